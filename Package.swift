@@ -1,0 +1,85 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// Settings every target of ours is built with: Swift 6 mode and the upcoming features that keep
+/// imports and existentials explicit.
+let strictSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "OpenUserNotifications",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "OpenUserNotifications", targets: ["OpenUserNotifications"]),
+        .library(name: "OpenUserNotificationsShim", targets: ["OpenUserNotificationsShim"]),
+        .library(name: "OpenUserNotificationsTesting", targets: ["OpenUserNotificationsTesting"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+    ],
+    targets: [
+        .target(
+            name: "NotificationCore",
+            dependencies: [.product(name: "HeapModule", package: "swift-collections")],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "OpenUserNotifications",
+            dependencies: ["NotificationCore"],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "OpenUserNotificationsShim",
+            dependencies: [
+                .target(name: "OpenUserNotifications", condition: .when(platforms: [.linux, .windows, .android, .wasi, .openbsd]))
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "OpenUserNotificationsTesting",
+            dependencies: ["OpenUserNotifications", "NotificationCore"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "NotificationCoreTests",
+            dependencies: [
+                "NotificationCore",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "OpenUserNotificationsTests",
+            dependencies: ["OpenUserNotifications", "OpenUserNotificationsTesting", "NotificationCore"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: strictSettings
+        ),
+    ]
+)
+
+// Benchmarks build only when asked for, so the everyday build and CI stay lean:
+// `OUN_BENCHMARKS=1 swift package --package-path . benchmark` (see BENCHMARKS.md).
+if Context.environment["OUN_BENCHMARKS"] != nil {
+    package.dependencies.append(
+        .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"])
+    )
+    package.targets.append(
+        .executableTarget(
+            name: "NotificationBenchmarks",
+            dependencies: [
+                "NotificationCore",
+                "OpenUserNotifications",
+                "OpenUserNotificationsTesting",
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/NotificationBenchmarks",
+            swiftSettings: strictSettings,
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        )
+    )
+}

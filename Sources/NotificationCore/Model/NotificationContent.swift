@@ -1,0 +1,76 @@
+package import Foundation
+
+/// How loudly a notification asks for attention; the raw values are Apple's.
+package enum InterruptionLevel: UInt, Sendable, Hashable, CaseIterable {
+    case passive = 0
+    case active = 1
+    case timeSensitive = 2
+    case critical = 3
+}
+
+/// The sound a notification plays.
+package struct NotificationSound: Sendable, Hashable {
+    /// The kind of sound: the system's default, or a named file; alerts or ringtones.
+    package enum Kind: Sendable, Hashable {
+        case `default`
+        case named(String)
+        case defaultRingtone
+        case ringtone(String)
+    }
+
+    package var kind: Kind
+    /// Critical sounds ignore the mute switch and Do Not Disturb.
+    package var isCritical: Bool
+    /// The volume of a critical sound, 0 (silent) to 1 (full).
+    package var volume: Float
+
+    package init(kind: Kind, isCritical: Bool = false, volume: Float = 1) {
+        self.kind = kind
+        self.isCritical = isCritical
+        self.volume = volume
+    }
+}
+
+/// A file shown with a notification, already validated and stored.
+package struct NotificationAttachment: Sendable, Hashable {
+    package var identifier: String
+    package var url: URL
+    /// The Uniform Type Identifier of the file, such as `public.png`.
+    package var type: String
+    package var thumbnailHidden: Bool
+
+    package init(identifier: String, url: URL, type: String, thumbnailHidden: Bool = false) {
+        self.identifier = identifier
+        self.url = url
+        self.type = type
+        self.thumbnailHidden = thumbnailHidden
+    }
+}
+
+/// What a notification shows and carries; the value behind `UNNotificationContent`.
+package struct NotificationContent: Sendable, Hashable {
+    package var title: String = ""
+    package var subtitle: String = ""
+    package var body: String = ""
+    package var attachments: [NotificationAttachment] = []
+    /// `nil` leaves the app's badge unchanged, 0 removes it, a positive number shows it.
+    package var badge: Int? = nil
+    package var sound: NotificationSound? = nil
+    package var launchImageName: String = ""
+    package var userInfo: [String: PropertyListValue] = [:]
+    package var categoryIdentifier: String = ""
+    package var threadIdentifier: String = ""
+    package var summaryArgument: String = ""
+    package var summaryArgumentCount: Int = 0
+    package var targetContentIdentifier: String? = nil
+    package var interruptionLevel: InterruptionLevel = .active
+    package var relevanceScore: Double = 0
+    package var filterCriteria: String? = nil
+
+    package init() {}
+
+    /// True when there is nothing at all to show, play or badge.
+    package var isEmpty: Bool {
+        title.isEmpty && subtitle.isEmpty && body.isEmpty && attachments.isEmpty && badge == nil && sound == nil
+    }
+}

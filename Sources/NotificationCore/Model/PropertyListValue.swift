@@ -1,0 +1,103 @@
+package import Foundation
+
+/// A value that can travel in a notification's `userInfo`: the property-list types Apple allows there.
+///
+/// `userInfo` is `[AnyHashable: Any]` in the public API; inside the system it is kept in this form so it
+/// is `Sendable`, comparable and can be stored or sent over the wire unchanged.
+package enum PropertyListValue: Sendable, Hashable {
+    case string(String)
+    case integer(Int)
+    case double(Double)
+    case bool(Bool)
+    case date(Date)
+    case data(Data)
+    case array([PropertyListValue])
+    case dictionary([String: PropertyListValue])
+}
+
+extension PropertyListValue {
+    /// Converts a Swift or Foundation value into a property-list value, or returns `nil` when the value
+    /// (or anything nested in it) is not a property-list type.
+    package init?(any value: Any) {
+        switch value {
+        case let v as String: self = .string(v)
+        case let v as Substring: self = .string(String(v))
+        case let v as Bool: self = .bool(v)
+        case let v as Int: self = .integer(v)
+        case let v as Int8: self = .integer(Int(v))
+        case let v as Int16: self = .integer(Int(v))
+        case let v as Int32: self = .integer(Int(v))
+        case let v as Int64: self = .integer(Int(v))
+        case let v as UInt8: self = .integer(Int(v))
+        case let v as UInt16: self = .integer(Int(v))
+        case let v as UInt32: self = .integer(Int(v))
+        case let v as UInt: 
+            guard let int = Int(exactly: v) else { return nil }
+            self = .integer(int)
+        case let v as UInt64:
+            guard let int = Int(exactly: v) else { return nil }
+            self = .integer(int)
+        case let v as Double: self = .double(v)
+        case let v as Float: self = .double(Double(v))
+        case let v as Date: self = .date(v)
+        case let v as Data: self = .data(v)
+        case let v as NSNumber: self = PropertyListValue(number: v)
+        case let v as [Any]:
+            var items: [PropertyListValue] = []
+            items.reserveCapacity(v.count)
+            for item in v {
+                guard let converted = PropertyListValue(any: item) else { return nil }
+                items.append(converted)
+            }
+            self = .array(items)
+        case let v as [AnyHashable: Any]:
+            guard let dictionary = PropertyListValue.dictionary(from: v) else { return nil }
+            self = .dictionary(dictionary)
+        default:
+            return nil
+        }
+    }
+
+    private init(number: NSNumber) {
+        switch String(cString: number.objCType) {
+        case "c", "B": self = .bool(number.boolValue)
+        case "f", "d": self = .double(number.doubleValue)
+        default: self = .integer(number.intValue)
+        }
+    }
+
+    /// Converts a `userInfo`-style dictionary; keys must be strings, as in a property list.
+    package static func dictionary(from value: [AnyHashable: Any]) -> [String: PropertyListValue]? {
+        var result: [String: PropertyListValue] = [:]
+        result.reserveCapacity(value.count)
+        for (key, item) in value {
+            guard let key = key.base as? String, let converted = PropertyListValue(any: item) else { return nil }
+            result[key] = converted
+        }
+        return result
+    }
+
+    /// The value as the plain Swift type an app reads out of `userInfo`.
+    package var anyValue: Any {
+        switch self {
+        case .string(let v): v
+        case .integer(let v): v
+        case .double(let v): v
+        case .bool(let v): v
+        case .date(let v): v
+        case .data(let v): v
+        case .array(let v): v.map(\.anyValue)
+        case .dictionary(let v): v.mapValues(\.anyValue) as [String: Any]
+        }
+    }
+
+    /// A `userInfo` dictionary rebuilt from stored values.
+    package static func userInfo(from dictionary: [String: PropertyListValue]) -> [AnyHashable: Any] {
+        var result: [AnyHashable: Any] = [:]
+        result.reserveCapacity(dictionary.count)
+        for (key, value) in dictionary {
+            result[AnyHashable(key)] = value.anyValue
+        }
+        return result
+    }
+}

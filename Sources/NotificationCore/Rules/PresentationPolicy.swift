@@ -1,0 +1,101 @@
+/// Whether the app is on screen, in the background, or not running at all.
+package enum AppState: String, Sendable, Hashable, CaseIterable {
+    case foreground
+    case background
+    case notRunning
+}
+
+/// How one delivered notification is shown to the person.
+package struct Presentation: Sendable, Hashable {
+    /// Shown as a banner (or alert) on screen.
+    package var banner: Bool
+    /// Kept in the notification center's list, so it is among the delivered notifications.
+    package var list: Bool
+    /// Shown on the lock screen.
+    package var lockScreen: Bool
+    /// Its sound plays.
+    package var sound: Bool
+    /// The app's badge becomes this number; `nil` leaves it alone.
+    package var badge: Int?
+
+    package init(banner: Bool = false, list: Bool = false, lockScreen: Bool = false, sound: Bool = false, badge: Int? = nil) {
+        self.banner = banner
+        self.list = list
+        self.lockScreen = lockScreen
+        self.sound = sound
+        self.badge = badge
+    }
+
+    /// Nothing is shown, played or badged.
+    package static let none = Presentation()
+
+    /// Reaches the person at all: on screen, in the list or on the lock screen.
+    package var isVisible: Bool { banner || list || lockScreen }
+
+    /// Arrives without interrupting: no banner and no sound.
+    package var isQuiet: Bool { !banner && !sound }
+}
+
+/// Decides how a notification is presented, from the app's state, the person's settings and, in the
+/// foreground, the app's own answer to `willPresent`.
+///
+/// The system enforces the person's settings in every case: an app in the foreground can ask for a
+/// sound, but gets none if the person turned sounds off.
+package enum PresentationPolicy {
+    /// The presentation when the app is in the foreground and its delegate answered `options`
+    /// (an empty set when it has no delegate, does not implement `willPresent`, or did not answer in time).
+    package static func foreground(
+        options: PresentationOptions,
+        content: NotificationContent,
+        settings: NotificationSettings
+    ) -> Presentation {
+        guard allowsDelivery(settings) else { return .none }
+        if settings.authorizationStatus == .provisional {
+            return provisional(options.contains(.list) || options.contains(.alert) || options.contains(.banner), settings)
+        }
+        let alertsAllowed = settings.alertSetting == .enabled && settings.alertStyle != .none
+        return Presentation(
+            banner: (options.contains(.banner) || options.contains(.alert)) && alertsAllowed,
+            list: (options.contains(.list) || options.contains(.alert)) && settings.notificationCenterSetting == .enabled,
+            lockScreen: false,
+            sound: options.contains(.sound) && content.sound != nil && soundAllowed(content, settings),
+            badge: options.contains(.badge) && settings.badgeSetting == .enabled ? content.badge : nil
+        )
+    }
+
+    /// The presentation when the app is in the background or not running: the person's settings decide.
+    package static func background(content: NotificationContent, settings: NotificationSettings) -> Presentation {
+        guard allowsDelivery(settings) else { return .none }
+        if settings.authorizationStatus == .provisional {
+            return provisional(true, settings)
+        }
+        let passive = content.interruptionLevel == .passive
+        return Presentation(
+            banner: !passive && settings.alertSetting == .enabled && settings.alertStyle != .none,
+            list: settings.notificationCenterSetting == .enabled,
+            lockScreen: settings.lockScreenSetting == .enabled,
+            sound: !passive && content.sound != nil && soundAllowed(content, settings),
+            badge: settings.badgeSetting == .enabled ? content.badge : nil
+        )
+    }
+
+    /// Whether notifications reach the person at all under these settings.
+    package static func allowsDelivery(_ settings: NotificationSettings) -> Bool {
+        switch settings.authorizationStatus {
+        case .authorized, .provisional, .ephemeral: true
+        case .denied, .notDetermined: false
+        }
+    }
+
+    private static func soundAllowed(_ content: NotificationContent, _ settings: NotificationSettings) -> Bool {
+        if content.sound?.isCritical == true || content.interruptionLevel == .critical {
+            return settings.criticalAlertSetting == .enabled || settings.soundSetting == .enabled
+        }
+        return settings.soundSetting == .enabled
+    }
+
+    /// Provisional notifications go quietly to the list, and nowhere else.
+    private static func provisional(_ listed: Bool, _ settings: NotificationSettings) -> Presentation {
+        Presentation(list: listed && settings.notificationCenterSetting == .enabled)
+    }
+}

@@ -1,0 +1,502 @@
+package import Foundation
+
+/// One app's notifications as the system keeps them, as a pure state machine.
+///
+/// Every input (an app's call, a person's action, the passing of time, a location update) is a method
+/// that changes the state and returns the effects the caller must carry out, in order: prompt the person,
+/// ask the app's delegate, show a notification, hand over a response. The machine itself does no I/O and
+/// reads no clock; the shell around it passes the time in and performs the effects.
+package struct NotificationCenterMachine: Sendable {
+    /// Limits and deadlines; the defaults are Apple's where Apple has one.
+    package struct Configuration: Sendable, Hashable {
+        /// How many requests with a date may be pending at once; `nil` for no limit. Apple keeps 64.
+        package var pendingRequestLimit: Int? = 64
+        /// How long the app's delegate has to answer `willPresent` before nothing is presented.
+        package var willPresentTimeout: TimeInterval = 5
+        /// How long the app's delegate has to call `didReceive`'s completion handler before it is reported.
+        package var responseTimeout: TimeInterval = 30
+
+        package init() {}
+    }
+
+    /// A request waiting for its trigger.
+    package struct PendingRequest: Sendable, Hashable {
+        package var request: NotificationRequest
+        /// When it fires next; `nil` for location triggers and for calendar components that never match.
+        package var nextFireDate: Date?
+        /// For location triggers: whether the device was inside the region at the last location update.
+        package var insideRegion: Bool?
+        fileprivate var sequence: UInt64
+    }
+
+    /// A notification the person can see: on screen, on the lock screen or in the list.
+    package struct VisibleNotification: Sendable, Hashable {
+        package var notification: DeliveredNotification
+        package var presentation: Presentation
+        /// The actions of its category when it was presented: what the person can pick.
+        package var actions: [NotificationAction]
+        package var categoryOptions: CategoryOptions
+    }
+
+    /// Something the shell must do, in the order given.
+    package enum Effect: Sendable, Hashable {
+        /// Show the person the authorization prompt for these options.
+        case promptForAuthorization(AuthorizationOptions)
+        /// Finish the app's `requestAuthorization` call `call`.
+        case authorizationCompleted(call: UInt64, granted: Bool)
+        /// The person's settings for the app changed.
+        case settingsChanged(NotificationSettings)
+        /// Ask the app's delegate `willPresent`; answer with ``NotificationCenterMachine/answerWillPresent(ticket:options:)``.
+        case askWillPresent(ticket: UInt64, DeliveredNotification)
+        /// A notification reached the person (or, with an empty presentation, was suppressed).
+        case presented(VisibleNotification)
+        /// The app's badge changed.
+        case badgeChanged(Int)
+        /// Hand a response to the app's delegate; confirm with ``NotificationCenterMachine/completeResponse(ticket:)``.
+        case deliverResponse(ticket: UInt64, NotificationResponse)
+        /// Tell the app's delegate the person opened its notification settings.
+        case openSettings(DeliveredNotification?)
+        /// The app moved to the foreground, the background, or stopped.
+        case appStateChanged(AppState)
+        /// The delegate did not answer `willPresent` in time; nothing was presented.
+        case willPresentTimedOut(ticket: UInt64, DeliveredNotification)
+        /// The delegate did not call `didReceive`'s completion handler in time.
+        case responseTimedOut(ticket: UInt64, NotificationResponse)
+        /// A pending request was dropped because more than the limit were pending.
+        case discardedOverLimit(NotificationRequest)
+    }
+
+    private enum WakeUp: Hashable, Sendable {
+        case request(String)
+        case willPresentDeadline(UInt64)
+        case responseDeadline(UInt64)
+    }
+
+    package let configuration: Configuration
+    /// The device's calendar, for calendar triggers that do not name one.
+    package private(set) var calendar: Calendar
+    /// The device's time zone, for calendar triggers that do not name one.
+    package private(set) var timeZone: TimeZone
+    package private(set) var now: Date
+    package private(set) var settings: NotificationSettings = .notDetermined
+    package private(set) var categories: [String: NotificationCategory] = [:]
+    package private(set) var badge: Int = 0
+    package private(set) var appState: AppState
+    package private(set) var location: Coordinate?
+    package private(set) var isDeviceLocked = false
+
+    private var pending: [String: PendingRequest] = [:]
+    private var visible: [String: VisibleNotification] = [:]
+    private var visibleOrder: [String: UInt64] = [:]
+    private var wakeUps = TriggerQueue<WakeUp>()
+    private var promptCalls: [UInt64]? = nil
+    private var promptOptions: AuthorizationOptions = []
+    private var awaitingPresentation: [UInt64: DeliveredNotification] = [:]
+    private var awaitingResponse: [UInt64: NotificationResponse] = [:]
+    private var nextSequence: UInt64 = 0
+
+    package init(
+        now: Date,
+        calendar: Calendar,
+        timeZone: TimeZone,
+        appState: AppState = .foreground,
+        configuration: Configuration = Configuration()
+    ) {
+        self.now = now
+        self.calendar = calendar
+        self.timeZone = timeZone
+        self.appState = appState
+        self.configuration = configuration
+    }
+
+    private mutating func takeSequence() -> UInt64 {
+        defer { nextSequence += 1 }
+        return nextSequence
+    }
+
+    // MARK: - Authorization
+
+    /// The app asks for authorization; `call` identifies the call to finish.
+    ///
+    /// The first explicit request prompts the person, and later ones return the stored answer without
+    /// asking. A provisional request is granted at once, quietly. A later explicit request while
+    /// provisional prompts the person for full authorization.
+    package mutating func requestAuthorization(options: AuthorizationOptions, call: UInt64) -> [Effect] {
+        switch settings.authorizationStatus {
+        case .notDetermined where options.contains(.provisional):
+            settings = .granting(options, status: .provisional)
+            return [.settingsChanged(settings), .authorizationCompleted(call: call, granted: true)]
+        case .notDetermined:
+            return showPrompt(options: options, call: call)
+        case .provisional where !options.contains(.provisional):
+            return showPrompt(options: options, call: call)
+        case .provisional, .authorized, .ephemeral:
+            return [.authorizationCompleted(call: call, granted: true)]
+        case .denied:
+            return [.authorizationCompleted(call: call, granted: false)]
+        }
+    }
+
+    private mutating func showPrompt(options: AuthorizationOptions, call: UInt64) -> [Effect] {
+            if promptCalls != nil {
+                promptCalls!.append(call)
+                return []
+            }
+            promptCalls = [call]
+            promptOptions = options
+            return [.promptForAuthorization(options)]
+    }
+
+    /// Whether the authorization prompt is on screen, waiting for the person.
+    package var isAuthorizationPromptShown: Bool { promptCalls != nil }
+
+    /// The options the prompt on screen asks for.
+    package var promptedOptions: AuthorizationOptions? { promptCalls == nil ? nil : promptOptions }
+
+    /// The person answers the authorization prompt.
+    package mutating func answerAuthorizationPrompt(allow: Bool) -> [Effect] {
+        guard let calls = promptCalls else { return [] }
+        promptCalls = nil
+        settings = .granting(promptOptions, status: allow ? .authorized : .denied)
+        return [.settingsChanged(settings)] + calls.map { .authorizationCompleted(call: $0, granted: allow) }
+    }
+
+    /// The person changes the app's notification settings (or an administrator resets them).
+    package mutating func changeSettings(_ newSettings: NotificationSettings) -> [Effect] {
+        guard newSettings != settings else { return [] }
+        settings = newSettings
+        return [.settingsChanged(settings)]
+    }
+
+    // MARK: - Categories
+
+    /// Replaces every registered category with `newCategories`, effective for the next presentation.
+    package mutating func setCategories(_ newCategories: [NotificationCategory]) {
+        categories = Dictionary(newCategories.map { ($0.identifier, $0) }, uniquingKeysWith: { _, last in last })
+    }
+
+    // MARK: - Requests
+
+    /// The app adds a request: it replaces any pending request with the same identifier, and fires at
+    /// once when it has no trigger.
+    ///
+    /// - Throws: `notificationsNotAllowed` unless the app is authorized (or provisional);
+    ///   `notificationInvalidNoContent` for content with nothing to show, play or badge;
+    ///   `notificationInvalidNoDate` for a calendar trigger whose components never match.
+    package mutating func add(_ request: NotificationRequest) throws(NotificationFailure) -> [Effect] {
+        guard PresentationPolicy.allowsDelivery(settings) else {
+            throw NotificationFailure(.notificationsNotAllowed)
+        }
+        guard !request.content.isEmpty else {
+            throw NotificationFailure(.notificationInvalidNoContent)
+        }
+        var nextFireDate: Date? = nil
+        var insideRegion: Bool? = nil
+        switch request.trigger {
+        case nil, .push:
+            removePending(request.identifier)
+            return fire(request, at: now)
+        case .timeInterval, .calendar:
+            nextFireDate = TriggerRules.firstFireDate(of: request.trigger!, scheduledAt: now, calendar: calendar, timeZone: timeZone)
+            guard nextFireDate != nil else {
+                throw NotificationFailure(.notificationInvalidNoDate, detail: "No date matches the trigger's date components.")
+            }
+        case .location(let region, _):
+            insideRegion = location.map(region.contains) ?? false
+        }
+        removePending(request.identifier)
+        pending[request.identifier] = PendingRequest(
+            request: request,
+            nextFireDate: nextFireDate,
+            insideRegion: insideRegion,
+            sequence: takeSequence()
+        )
+        if let nextFireDate {
+            wakeUps.schedule(.request(request.identifier), at: nextFireDate)
+        }
+        return enforcePendingLimit()
+    }
+
+    /// Keeps the soonest-firing requests within the limit (a repeating request counts once) and discards
+    /// the rest, latest-firing first; among requests firing at the same time the newest goes first.
+    private mutating func enforcePendingLimit() -> [Effect] {
+        guard let limit = configuration.pendingRequestLimit else { return [] }
+        let dated = pending.values.filter { $0.nextFireDate != nil }
+        guard dated.count > limit else { return [] }
+        let overflow = dated.sorted {
+            ($0.nextFireDate!, $0.sequence) > ($1.nextFireDate!, $1.sequence)
+        }.prefix(dated.count - limit)
+        return overflow.map { entry in
+            removePending(entry.request.identifier)
+            return .discardedOverLimit(entry.request)
+        }
+    }
+
+    /// The requests waiting for their triggers, in the order they were added.
+    package var pendingRequests: [PendingRequest] {
+        pending.values.sorted { $0.sequence < $1.sequence }
+    }
+
+    /// Removes pending requests; identifiers that are not pending are ignored.
+    package mutating func removePendingRequests(_ identifiers: [String]) {
+        identifiers.forEach { removePending($0) }
+    }
+
+    package mutating func removeAllPendingRequests() {
+        for identifier in pending.keys { wakeUps.remove(.request(identifier)) }
+        pending.removeAll()
+    }
+
+    private mutating func removePending(_ identifier: String) {
+        if pending.removeValue(forKey: identifier) != nil {
+            wakeUps.remove(.request(identifier))
+        }
+    }
+
+    // MARK: - Delivered
+
+    /// The notifications in the notification center's list, oldest first.
+    package var deliveredNotifications: [DeliveredNotification] {
+        visible.values
+            .filter(\.presentation.list)
+            .sorted { visibleOrder[$0.notification.request.identifier]! < visibleOrder[$1.notification.request.identifier]! }
+            .map(\.notification)
+    }
+
+    /// Every notification the person can currently see or act on, oldest first.
+    package var visibleNotifications: [VisibleNotification] {
+        visible.values.sorted {
+            visibleOrder[$0.notification.request.identifier]! < visibleOrder[$1.notification.request.identifier]!
+        }
+    }
+
+    package mutating func removeDeliveredNotifications(_ identifiers: [String]) {
+        for identifier in identifiers { removeVisible(identifier) }
+    }
+
+    package mutating func removeAllDeliveredNotifications() {
+        visible.removeAll()
+        visibleOrder.removeAll()
+    }
+
+    private mutating func removeVisible(_ identifier: String) {
+        visible.removeValue(forKey: identifier)
+        visibleOrder.removeValue(forKey: identifier)
+    }
+
+    // MARK: - Badge
+
+    /// The app sets its badge; 0 removes it.
+    ///
+    /// - Throws: `badgeInputInvalid` for a negative count; `notificationsNotAllowed` when the person has
+    ///   not allowed badges.
+    package mutating func setBadgeCount(_ count: Int) throws(NotificationFailure) -> [Effect] {
+        guard count >= 0 else { throw NotificationFailure(.badgeInputInvalid, detail: "Got \(count).") }
+        guard settings.badgeSetting == .enabled else { throw NotificationFailure(.notificationsNotAllowed, detail: "Badges are not allowed.") }
+        guard count != badge else { return [] }
+        badge = count
+        return [.badgeChanged(count)]
+    }
+
+    // MARK: - Time
+
+    /// The earliest date at which ``advance(to:)`` has something to do.
+    package mutating func nextWakeUpDate() -> Date? {
+        wakeUps.nextDate()
+    }
+
+    /// Moves time forward to `date` and carries out the first thing due by then: a trigger firing or a
+    /// deadline passing. Returns `nil` when nothing is due; call it again until it does, so that the
+    /// effects of each step are carried out before the next step happens.
+    package mutating func advance(to date: Date) -> [Effect]? {
+        guard let (wakeUp, dueDate) = wakeUps.popDue(at: date) else {
+            now = max(now, date)
+            return nil
+        }
+        now = max(now, dueDate)
+        switch wakeUp {
+        case .request(let identifier):
+            return fireScheduled(identifier, dueAt: dueDate)
+        case .willPresentDeadline(let ticket):
+            guard let notification = awaitingPresentation.removeValue(forKey: ticket) else { return [] }
+            return [.willPresentTimedOut(ticket: ticket, notification)] + present(notification, .none)
+        case .responseDeadline(let ticket):
+            guard let response = awaitingResponse.removeValue(forKey: ticket) else { return [] }
+            return [.responseTimedOut(ticket: ticket, response)]
+        }
+    }
+
+    /// Changes the device's time zone: calendar triggers that do not name a zone follow the device.
+    package mutating func changeTimeZone(_ newTimeZone: TimeZone) {
+        timeZone = newTimeZone
+        for (identifier, entry) in pending {
+            guard case .calendar(let components, _)? = entry.request.trigger, components.timeZone == nil else { continue }
+            let next = TriggerRules.nextDate(matching: components, after: now, calendar: calendar, timeZone: timeZone)
+            pending[identifier]?.nextFireDate = next
+            if let next { wakeUps.schedule(.request(identifier), at: next) } else { wakeUps.remove(.request(identifier)) }
+        }
+    }
+
+    private mutating func fireScheduled(_ identifier: String, dueAt dueDate: Date) -> [Effect] {
+        guard var entry = pending[identifier] else { return [] }
+        let request = entry.request
+        if let trigger = request.trigger,
+           let next = TriggerRules.fireDate(of: trigger, after: dueDate, calendar: calendar, timeZone: timeZone) {
+            entry.nextFireDate = next
+            pending[identifier] = entry
+            wakeUps.schedule(.request(identifier), at: next)
+        } else {
+            pending.removeValue(forKey: identifier)
+        }
+        return fire(request, at: dueDate)
+    }
+
+    // MARK: - Location
+
+    /// The device moved: location triggers whose region was entered or left fire.
+    package mutating func updateLocation(_ coordinate: Coordinate) -> [Effect] {
+        location = coordinate
+        var effects: [Effect] = []
+        for entry in pendingRequests {
+            guard case .location(let region, let repeats)? = entry.request.trigger else { continue }
+            let wasInside = entry.insideRegion ?? false
+            let isInside = region.contains(coordinate)
+            pending[entry.request.identifier]?.insideRegion = isInside
+            let crossed = (!wasInside && isInside && region.notifyOnEntry) || (wasInside && !isInside && region.notifyOnExit)
+            guard crossed else { continue }
+            if !repeats { removePending(entry.request.identifier) }
+            effects += fire(entry.request, at: now)
+        }
+        return effects
+    }
+
+    // MARK: - Delivery
+
+    private mutating func fire(_ request: NotificationRequest, at date: Date) -> [Effect] {
+        let notification = DeliveredNotification(request: request, date: date)
+        guard PresentationPolicy.allowsDelivery(settings) else { return [] }
+        if appState == .foreground {
+            let ticket = takeSequence()
+            awaitingPresentation[ticket] = notification
+            wakeUps.schedule(.willPresentDeadline(ticket), at: date.addingTimeInterval(configuration.willPresentTimeout))
+            return [.askWillPresent(ticket: ticket, notification)]
+        }
+        return present(notification, PresentationPolicy.background(content: request.content, settings: settings))
+    }
+
+    /// The app's delegate answered `willPresent`; `nil` options mean it does not implement the method.
+    package mutating func answerWillPresent(ticket: UInt64, options: PresentationOptions?) -> [Effect] {
+        guard let notification = awaitingPresentation.removeValue(forKey: ticket) else { return [] }
+        wakeUps.remove(.willPresentDeadline(ticket))
+        let presentation = PresentationPolicy.foreground(
+            options: options ?? [],
+            content: notification.request.content,
+            settings: settings
+        )
+        return present(notification, presentation)
+    }
+
+    private mutating func present(_ notification: DeliveredNotification, _ presentation: Presentation) -> [Effect] {
+        let identifier = notification.request.identifier
+        let category = categories[notification.request.content.categoryIdentifier]
+        let shown = VisibleNotification(
+            notification: notification,
+            presentation: presentation,
+            actions: category?.actions ?? [],
+            categoryOptions: category?.options ?? []
+        )
+        removeVisible(identifier)
+        if presentation.isVisible {
+            visible[identifier] = shown
+            visibleOrder[identifier] = takeSequence()
+        }
+        var effects: [Effect] = [.presented(shown)]
+        if let newBadge = presentation.badge, newBadge != badge {
+            badge = newBadge
+            effects.append(.badgeChanged(newBadge))
+        }
+        return effects
+    }
+
+    // MARK: - App state
+
+    /// The app moved to the foreground or background, or stopped running.
+    package mutating func setAppState(_ state: AppState) -> [Effect] {
+        guard state != appState else { return [] }
+        appState = state
+        return [.appStateChanged(state)]
+    }
+
+    /// Locks or unlocks the device.
+    package mutating func setDeviceLocked(_ locked: Bool) {
+        isDeviceLocked = locked
+    }
+
+    // MARK: - Responses
+
+    /// The person acts on a notification they can see; the app receives the response.
+    ///
+    /// Opening the notification or picking a `.foreground` action brings the app to the foreground; any
+    /// other response launches a stopped app in the background. A dismissal reaches the app only if the
+    /// notification's category has `.customDismissAction`. The notification leaves the screen and the list.
+    package mutating func respond(to identifier: String, with action: PersonAction) throws(PersonActionRejection) -> [Effect] {
+        guard let shown = visible[identifier] else { throw .notificationNotFound(identifier) }
+        let response: NotificationResponse?
+        var targetState: AppState = appState == .notRunning ? .background : appState
+        switch action {
+        case .open:
+            guard !isDeviceLocked else { throw .deviceLocked(SystemActionIdentifier.default) }
+            response = NotificationResponse(notification: shown.notification, actionIdentifier: SystemActionIdentifier.default)
+            targetState = .foreground
+        case .action(let actionIdentifier), .reply(let actionIdentifier, _):
+            guard let chosen = shown.actions.first(where: { $0.identifier == actionIdentifier }) else {
+                throw .unknownAction(actionIdentifier)
+            }
+            var userText: String? = nil
+            if case .reply(_, let text) = action {
+                guard chosen.textInput != nil else { throw .textInputNotAccepted(actionIdentifier) }
+                userText = text
+            } else if chosen.textInput != nil {
+                throw .textInputRequired(actionIdentifier)
+            }
+            let needsUnlock = chosen.options.contains(.authenticationRequired) || chosen.options.contains(.foreground)
+            guard !(needsUnlock && isDeviceLocked) else { throw .deviceLocked(actionIdentifier) }
+            if chosen.options.contains(.foreground) { targetState = .foreground }
+            response = NotificationResponse(notification: shown.notification, actionIdentifier: actionIdentifier, userText: userText)
+        case .dismiss:
+            response = shown.categoryOptions.contains(.customDismissAction)
+                ? NotificationResponse(notification: shown.notification, actionIdentifier: SystemActionIdentifier.dismiss)
+                : nil
+        }
+        removeVisible(identifier)
+        guard let response else { return [] }
+        var effects = setAppState(targetState)
+        let ticket = takeSequence()
+        awaitingResponse[ticket] = response
+        wakeUps.schedule(.responseDeadline(ticket), at: now.addingTimeInterval(configuration.responseTimeout))
+        effects.append(.deliverResponse(ticket: ticket, response))
+        return effects
+    }
+
+    /// The app's delegate called `didReceive`'s completion handler.
+    package mutating func completeResponse(ticket: UInt64) {
+        if awaitingResponse.removeValue(forKey: ticket) != nil {
+            wakeUps.remove(.responseDeadline(ticket))
+        }
+    }
+
+    /// The person opens the app's own notification settings, from a notification or from the system's
+    /// settings (`nil`). The app comes to the foreground.
+    package mutating func openAppSettings(from identifier: String?) throws(PersonActionRejection) -> [Effect] {
+        guard settings.providesAppNotificationSettings else { throw .appSettingsNotProvided }
+        var notification: DeliveredNotification? = nil
+        if let identifier {
+            guard let shown = visible[identifier] else { throw .notificationNotFound(identifier) }
+            notification = shown.notification
+        }
+        return setAppState(.foreground) + [.openSettings(notification)]
+    }
+
+    /// Deadline tickets still open: `willPresent` questions and responses not yet confirmed.
+    package var openTickets: Int { awaitingPresentation.count + awaitingResponse.count }
+}

@@ -1,0 +1,86 @@
+import HeapModule
+package import Foundation
+
+/// The dates at which scheduled items are due, soonest first.
+///
+/// Scheduling, rescheduling and removing an item cost O(log n); so does taking the next due item.
+/// Items due at the same instant come out in the order they were scheduled.
+package struct TriggerQueue<Key: Hashable & Sendable>: Sendable {
+    private struct Entry: Comparable, Sendable {
+        var date: Date
+        var sequence: UInt64
+        var key: Key
+
+        static func < (lhs: Entry, rhs: Entry) -> Bool {
+            (lhs.date, lhs.sequence) < (rhs.date, rhs.sequence)
+        }
+
+        static func == (lhs: Entry, rhs: Entry) -> Bool {
+            lhs.date == rhs.date && lhs.sequence == rhs.sequence
+        }
+    }
+
+    /// Heap entries are not removed in place: a removed or rescheduled key leaves a stale entry behind,
+    /// recognised by its sequence number and skipped. The heap is rebuilt when stale entries outnumber
+    /// live ones, so its size stays within twice the number of scheduled keys.
+    private var heap = Heap<Entry>()
+    private var live: [Key: (date: Date, sequence: UInt64)] = [:]
+    private var nextSequence: UInt64 = 0
+
+    package init() {}
+
+    /// The number of scheduled keys.
+    package var count: Int { live.count }
+
+    package var isEmpty: Bool { live.isEmpty }
+
+    /// When `key` is due, if it is scheduled.
+    package func date(of key: Key) -> Date? { live[key]?.date }
+
+    /// Schedules `key` at `date`, replacing any earlier schedule of the same key.
+    package mutating func schedule(_ key: Key, at date: Date) {
+        let sequence = nextSequence
+        nextSequence += 1
+        live[key] = (date, sequence)
+        heap.insert(Entry(date: date, sequence: sequence, key: key))
+        compactIfNeeded()
+    }
+
+    /// Unschedules `key`; does nothing if it is not scheduled.
+    package mutating func remove(_ key: Key) {
+        guard live.removeValue(forKey: key) != nil else { return }
+        compactIfNeeded()
+    }
+
+    /// Unschedules everything.
+    package mutating func removeAll() {
+        heap = Heap()
+        live.removeAll()
+    }
+
+    /// The soonest date anything is due.
+    package mutating func nextDate() -> Date? {
+        dropStaleMinimums()
+        return heap.min?.date
+    }
+
+    /// Takes the soonest item if it is due at or before `now`.
+    package mutating func popDue(at now: Date) -> (key: Key, date: Date)? {
+        dropStaleMinimums()
+        guard let first = heap.min, first.date <= now else { return nil }
+        _ = heap.popMin()
+        live.removeValue(forKey: first.key)
+        return (first.key, first.date)
+    }
+
+    private mutating func dropStaleMinimums() {
+        while let first = heap.min, live[first.key]?.sequence != first.sequence {
+            _ = heap.popMin()
+        }
+    }
+
+    private mutating func compactIfNeeded() {
+        guard heap.count > 64, heap.count > 2 * live.count else { return }
+        heap = Heap(live.map { Entry(date: $0.value.date, sequence: $0.value.sequence, key: $0.key) })
+    }
+}

@@ -1,0 +1,492 @@
+package import Foundation
+package import NotificationCore
+internal import Dispatch
+internal import Synchronization
+
+/// Where an in-process system reads the time, and how it gets woken up when something falls due.
+package protocol NotificationTimeSource: Sendable {
+    var now: Date { get }
+    /// Arranges for `wake` to be called once `date` has come, replacing any earlier arrangement;
+    /// `nil` cancels it. A manual clock ignores this: whoever moves it drives the system.
+    func scheduleWakeUp(at date: Date?, wake: @escaping @Sendable () -> Void)
+}
+
+/// Who answers the authorization prompt of an in-process system.
+package protocol NotificationPromptAnswerer: Sendable {
+    /// The prompt is on screen; answer it now or later with `system.answerAuthorizationPrompt(allow:)`.
+    func authorizationPromptShown(options: AuthorizationOptions, system: InProcessNotificationSystem)
+}
+
+/// What an in-process system reports to observers, such as a test harness's history.
+package enum InProcessEvent: Sendable {
+    /// The system carried out this effect.
+    case effect(NotificationCenterMachine.Effect)
+    /// The delegate answered `willPresent` (`nil`: there was no delegate).
+    case willPresentAnswered(DeliveredNotification, PresentationOptions?)
+    /// The delegate called `didReceive`'s completion handler.
+    case responseCompleted(NotificationResponse)
+}
+
+/// The notification system inside the app's own process: the state machine of
+/// ``NotificationCenterMachine`` with a clock, a person who answers prompts, and the app's delegate.
+///
+/// Everything the machine decides is carried out in order on one serial queue: completion handlers,
+/// delegate calls, prompts and observer events.
+package final class InProcessNotificationSystem: NotificationBackend, Sendable {
+    /// Configuration of an in-process system.
+    package struct Configuration: Sendable {
+        /// The rules and limits of the state machine.
+        package var machine = NotificationCenterMachine.Configuration()
+        package var calendar = Calendar.current
+        package var timeZone = TimeZone.current
+        /// The app's state when the system starts.
+        package var appState: AppState = .foreground
+        /// The folder attachment files are copied into; a fresh temporary folder by default.
+        package var attachmentStore: URL? = nil
+
+        package init() {}
+    }
+
+    private struct Shell {
+        var machine: NotificationCenterMachine
+        var authorizationCalls: [UInt64: @Sendable (Bool) -> Void] = [:]
+        var nextCall: UInt64 = 0
+        var queuedJobs = 0
+        var settleWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter: UInt64 = 0
+        var isSettled: Bool { queuedJobs == 0 && machine.openTickets == 0 }
+    }
+
+    private let shell: Mutex<Shell>
+    private let queue = DispatchQueue(label: "OpenUserNotifications.in-process-system")
+    private let time: any NotificationTimeSource
+    private let answerer: any NotificationPromptAnswerer
+    private let observer: (@Sendable (InProcessEvent) -> Void)?
+    private let attachmentStore: URL
+    private let centerBox = Mutex<UNUserNotificationCenter?>(nil)
+
+    /// Creates a system. Use ``center`` to talk to it as an app does.
+    package init(
+        configuration: Configuration = Configuration(),
+        time: any NotificationTimeSource,
+        answerer: any NotificationPromptAnswerer,
+        observer: (@Sendable (InProcessEvent) -> Void)? = nil
+    ) {
+        self.time = time
+        self.answerer = answerer
+        self.observer = observer
+        self.attachmentStore = configuration.attachmentStore
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("OpenUserNotifications-\(UUID().uuidString)")
+        self.shell = Mutex(Shell(machine: NotificationCenterMachine(
+            now: time.now,
+            calendar: configuration.calendar,
+            timeZone: configuration.timeZone,
+            appState: configuration.appState,
+            configuration: configuration.machine
+        )))
+    }
+
+    /// The process's own system when no other is bound: the wall clock, and a person who allows
+    /// notifications when asked (there is no one to ask in a process without a notification UI).
+    package static let processDefault: InProcessNotificationSystem = InProcessNotificationSystem(
+        time: WallClockTimeSource(),
+        answerer: AllowingPromptAnswerer()
+    )
+
+    /// The app's center for this system.
+    package var center: UNUserNotificationCenter {
+        if let center = centerBox.withLock({ $0 }) { return center }
+        let center = UNUserNotificationCenter(backend: self)
+        return centerBox.withLock { existing in
+            if let existing { return existing }
+            existing = center
+            return center
+        }
+    }
+
+    package func attach(_ center: UNUserNotificationCenter) {
+        centerBox.withLock { existing in
+            if existing == nil { existing = center }
+        }
+    }
+
+    package var environment: NotificationEnvironment {
+        shell.withLock { NotificationEnvironment(now: time.now, calendar: $0.machine.calendar, timeZone: $0.machine.timeZone) }
+    }
+
+    // MARK: - Running the machine
+
+    /// Runs a step of the machine under the lock, and queues its effects, in order, before the lock is
+    /// released: so effects from steps on different threads are still carried out in step order.
+    private func step(_ body: (inout NotificationCenterMachine) -> [NotificationCenterMachine.Effect]) {
+        shell.withLock { shell in
+            for effect in body(&shell.machine) { schedule(effect, in: &shell) }
+        }
+    }
+
+    /// Like ``step(_:)`` for an input the machine may refuse: nothing is queued when it does.
+    private func step<Failure: Error>(
+        _ body: (inout NotificationCenterMachine) throws(Failure) -> [NotificationCenterMachine.Effect]
+    ) throws(Failure) {
+        let result: Result<Void, Failure> = shell.withLock { shell in
+            do throws(Failure) {
+                for effect in try body(&shell.machine) { schedule(effect, in: &shell) }
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        try result.get()
+    }
+
+    /// Processes everything due by the time source's current time, then arranges the next wake-up.
+    package func catchUp() {
+        let now = time.now
+        while shell.withLock({ shell -> Bool in
+            guard let effects = shell.machine.advance(to: now) else { return false }
+            for effect in effects { schedule(effect, in: &shell) }
+            return true
+        }) {}
+        rearmWakeUp()
+    }
+
+    private func rearmWakeUp() {
+        let next = shell.withLock { $0.machine.nextWakeUpDate() }
+        time.scheduleWakeUp(at: next) { [weak self] in self?.catchUp() }
+    }
+
+    /// The earliest date the system has something to do.
+    package func nextWakeUpDate() -> Date? {
+        shell.withLock { $0.machine.nextWakeUpDate() }
+    }
+
+    private func enqueue(_ job: @escaping @Sendable () -> Void, in shell: inout Shell) {
+        shell.queuedJobs += 1
+        queue.async { [self] in
+            job()
+            finishJob()
+        }
+    }
+
+    private func finishJob() {
+        let waiters = shell.withLock { shell -> [CheckedContinuation<Void, Never>] in
+            shell.queuedJobs -= 1
+            return takeSettledWaiters(&shell)
+        }
+        waiters.forEach { $0.resume() }
+    }
+
+    private func takeSettledWaiters(_ shell: inout Shell) -> [CheckedContinuation<Void, Never>] {
+        guard shell.isSettled, !shell.settleWaiters.isEmpty else { return [] }
+        defer { shell.settleWaiters.removeAll() }
+        return Array(shell.settleWaiters.values)
+    }
+
+    /// Waits until every queued callback ran and every delegate question was answered or timed out,
+    /// or until `timeout` passes.
+    ///
+    /// - Returns: whether the system settled in time.
+    @discardableResult
+    package func waitUntilSettled(timeout: Duration) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask { await self.settled(); return true }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let first = await group.next()!
+            group.cancelAll()
+            return first
+        }
+    }
+
+    private func settled() async {
+        let id = shell.withLock { shell -> UInt64 in
+            defer { shell.nextWaiter += 1 }
+            return shell.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = shell.withLock { shell -> Bool in
+                    if shell.isSettled || Task.isCancelled { return true }
+                    shell.settleWaiters[id] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            shell.withLock { $0.settleWaiters.removeValue(forKey: id) }?.resume()
+        }
+    }
+
+    /// Queues what the shell does for one effect of the machine.
+    private func schedule(_ effect: NotificationCenterMachine.Effect, in shell: inout Shell) {
+        let observer = self.observer
+        switch effect {
+        case .promptForAuthorization(let options):
+            enqueue({ [self] in
+                observer?(.effect(effect))
+                answerer.authorizationPromptShown(options: options, system: self)
+            }, in: &shell)
+        case .authorizationCompleted(let call, let granted):
+            let completion = shell.authorizationCalls.removeValue(forKey: call)
+            enqueue({
+                observer?(.effect(effect))
+                completion?(granted)
+            }, in: &shell)
+        case .askWillPresent(let ticket, let notification):
+            enqueue({ [self] in
+                observer?(.effect(effect))
+                askWillPresent(ticket: ticket, notification)
+            }, in: &shell)
+        case .deliverResponse(let ticket, let response):
+            enqueue({ [self] in
+                observer?(.effect(effect))
+                deliverResponse(ticket: ticket, response)
+            }, in: &shell)
+        case .openSettings(let notification):
+            enqueue({ [self] in
+                observer?(.effect(effect))
+                let center = self.center
+                center.delegate?.userNotificationCenter(center, openSettingsFor: notification.map(UNNotification.init))
+            }, in: &shell)
+        case .settingsChanged, .presented, .badgeChanged, .appStateChanged, .willPresentTimedOut,
+             .responseTimedOut, .discardedOverLimit:
+            enqueue({ observer?(.effect(effect)) }, in: &shell)
+        }
+    }
+
+    private func askWillPresent(ticket: UInt64, _ notification: DeliveredNotification) {
+        let center = self.center
+        guard let delegate = center.delegate else {
+            answerWillPresent(ticket: ticket, notification, options: nil)
+            return
+        }
+        delegate.userNotificationCenter(center, willPresent: UNNotification(notification)) { [self] options in
+            answerWillPresent(ticket: ticket, notification, options: PresentationOptions(rawValue: options.rawValue))
+        }
+    }
+
+    private func answerWillPresent(ticket: UInt64, _ notification: DeliveredNotification, options: PresentationOptions?) {
+        let waiters = shell.withLock { shell -> [CheckedContinuation<Void, Never>] in
+            let effects = shell.machine.answerWillPresent(ticket: ticket, options: options)
+            guard !effects.isEmpty else { return [] }
+            let observer = self.observer
+            enqueue({ observer?(.willPresentAnswered(notification, options)) }, in: &shell)
+            for effect in effects { schedule(effect, in: &shell) }
+            return takeSettledWaiters(&shell)
+        }
+        waiters.forEach { $0.resume() }
+    }
+
+    private func deliverResponse(ticket: UInt64, _ response: NotificationResponse) {
+        let center = self.center
+        guard let delegate = center.delegate else {
+            completeResponse(ticket: ticket, response)
+            return
+        }
+        delegate.userNotificationCenter(center, didReceive: UNNotificationResponse.make(response)) { [self] in
+            completeResponse(ticket: ticket, response)
+        }
+    }
+
+    private func completeResponse(ticket: UInt64, _ response: NotificationResponse) {
+        let waiters = shell.withLock { shell -> [CheckedContinuation<Void, Never>] in
+            let wasOpen = shell.machine.openTickets
+            shell.machine.completeResponse(ticket: ticket)
+            guard shell.machine.openTickets < wasOpen else { return [] }
+            let observer = self.observer
+            enqueue({ observer?(.responseCompleted(response)) }, in: &shell)
+            return takeSettledWaiters(&shell)
+        }
+        waiters.forEach { $0.resume() }
+    }
+
+    // MARK: - The app's calls
+
+    package func requestAuthorization(options: AuthorizationOptions, completion: @escaping @Sendable (Bool) -> Void) {
+        catchUp()
+        shell.withLock { shell in
+            let call = shell.nextCall
+            shell.nextCall += 1
+            shell.authorizationCalls[call] = completion
+            for effect in shell.machine.requestAuthorization(options: options, call: call) {
+                schedule(effect, in: &shell)
+            }
+        }
+    }
+
+    package func setCategories(_ categories: [NotificationCategory]) {
+        shell.withLock { $0.machine.setCategories(categories) }
+    }
+
+    package func categories(completion: @escaping @Sendable ([NotificationCategory]) -> Void) {
+        let categories = shell.withLock { Array($0.machine.categories.values) }
+        reply { completion(categories) }
+    }
+
+    package func settings(completion: @escaping @Sendable (NotificationSettings) -> Void) {
+        let settings = shell.withLock { $0.machine.settings }
+        reply { completion(settings) }
+    }
+
+    package func add(_ request: NotificationRequest, completion: @escaping @Sendable (NotificationFailure?) -> Void) {
+        catchUp()
+        let failure: NotificationFailure?
+        do throws(NotificationFailure) {
+            let stored = try storeAttachments(of: request)
+            try step { machine throws(NotificationFailure) in try machine.add(stored) }
+            failure = nil
+        } catch {
+            failure = error
+        }
+        rearmWakeUp()
+        reply { completion(failure) }
+    }
+
+    package func pendingRequests(completion: @escaping @Sendable ([NotificationCenterMachine.PendingRequest]) -> Void) {
+        catchUp()
+        let pending = shell.withLock { $0.machine.pendingRequests }
+        reply { completion(pending) }
+    }
+
+    package func removePendingRequests(_ identifiers: [String]?) {
+        shell.withLock { shell in
+            if let identifiers {
+                shell.machine.removePendingRequests(identifiers)
+            } else {
+                shell.machine.removeAllPendingRequests()
+            }
+        }
+        rearmWakeUp()
+    }
+
+    package func deliveredNotifications(completion: @escaping @Sendable ([DeliveredNotification]) -> Void) {
+        catchUp()
+        let delivered = shell.withLock { $0.machine.deliveredNotifications }
+        reply { completion(delivered) }
+    }
+
+    package func removeDeliveredNotifications(_ identifiers: [String]?) {
+        shell.withLock { shell in
+            if let identifiers {
+                shell.machine.removeDeliveredNotifications(identifiers)
+            } else {
+                shell.machine.removeAllDeliveredNotifications()
+            }
+        }
+    }
+
+    package func setBadgeCount(_ count: Int, completion: @escaping @Sendable (NotificationFailure?) -> Void) {
+        let failure: NotificationFailure?
+        do throws(NotificationFailure) {
+            try step { machine throws(NotificationFailure) in try machine.setBadgeCount(count) }
+            failure = nil
+        } catch {
+            failure = error
+        }
+        reply { completion(failure) }
+    }
+
+    /// Runs a completion handler on the system's queue, after everything queued before it.
+    private func reply(_ job: @escaping @Sendable () -> Void) {
+        shell.withLock { enqueue(job, in: &$0) }
+    }
+
+    /// Copies every attachment file into the system's store, as Apple's system does when a request is
+    /// added, and returns the request pointing at the copies.
+    private func storeAttachments(of request: NotificationRequest) throws(NotificationFailure) -> NotificationRequest {
+        guard !request.content.attachments.isEmpty else { return request }
+        var stored = request
+        let fileManager = FileManager.default
+        let folder = attachmentStore.appendingPathComponent(UUID().uuidString, isDirectory: true)
+        for (index, attachment) in request.content.attachments.enumerated() {
+            let source = attachment.url
+            if source.path.hasPrefix(attachmentStore.path) {
+                guard fileManager.fileExists(atPath: source.path) else {
+                    throw NotificationFailure(.attachmentNotInDataStore, detail: "\(source.lastPathComponent) was removed from the store.")
+                }
+                continue
+            }
+            let destination = folder.appendingPathComponent("\(index)-\(source.lastPathComponent)")
+            do {
+                try fileManager.createDirectory(at: folder, withIntermediateDirectories: true)
+                try fileManager.copyItem(at: source, to: destination)
+            } catch {
+                throw NotificationFailure(.attachmentMoveIntoDataStoreFailed, detail: "\(source.path): \(error.localizedDescription)")
+            }
+            stored.content.attachments[index].url = destination
+        }
+        return stored
+    }
+
+    // MARK: - The person and the device
+
+    /// Whether the authorization prompt is waiting for an answer, and for which options.
+    package var promptedOptions: AuthorizationOptions? {
+        shell.withLock { $0.machine.promptedOptions }
+    }
+
+    /// The person answers the authorization prompt.
+    package func answerAuthorizationPrompt(allow: Bool) {
+        step { $0.answerAuthorizationPrompt(allow: allow) }
+    }
+
+    /// The person acts on a notification they can see.
+    package func respond(to identifier: String, with action: PersonAction) throws(PersonActionRejection) {
+        catchUp()
+        try step { machine throws(PersonActionRejection) in try machine.respond(to: identifier, with: action) }
+        rearmWakeUp()
+    }
+
+    /// The person opens the app's notification settings.
+    package func openAppSettings(from identifier: String?) throws(PersonActionRejection) {
+        try step { machine throws(PersonActionRejection) in try machine.openAppSettings(from: identifier) }
+    }
+
+    /// Reads the machine under the lock, for observers and tests.
+    package func inspect<T: Sendable>(_ body: (NotificationCenterMachine) -> T) -> T {
+        shell.withLock { body($0.machine) }
+    }
+
+    /// Changes the machine (settings, app state, location, time zone…) and carries out the effects.
+    package func update(_ body: (inout NotificationCenterMachine) -> [NotificationCenterMachine.Effect]) {
+        catchUp()
+        step(body)
+        rearmWakeUp()
+    }
+}
+
+/// The wall clock, with a Dispatch timer for wake-ups.
+package final class WallClockTimeSource: NotificationTimeSource {
+    private let timer = LockedValue<(any DispatchSourceTimer)?>(nil)
+    private let queue = DispatchQueue(label: "OpenUserNotifications.wall-clock")
+
+    package init() {}
+
+    package var now: Date { Date() }
+
+    package func scheduleWakeUp(at date: Date?, wake: @escaping @Sendable () -> Void) {
+        let previous = timer.withLock { current -> (any DispatchSourceTimer)? in
+            defer { current = nil }
+            return current
+        }
+        previous?.cancel()
+        guard let date else { return }
+        let source = DispatchSource.makeTimerSource(queue: queue)
+        let delay = max(0, date.timeIntervalSinceNow)
+        source.schedule(deadline: .now() + delay, leeway: .milliseconds(1))
+        source.setEventHandler(handler: wake)
+        source.resume()
+        timer.withLock { $0 = source }
+    }
+}
+
+/// Allows notifications whenever the prompt is shown.
+package struct AllowingPromptAnswerer: NotificationPromptAnswerer {
+    package init() {}
+
+    package func authorizationPromptShown(options: AuthorizationOptions, system: InProcessNotificationSystem) {
+        system.answerAuthorizationPrompt(allow: true)
+    }
+}

@@ -1,0 +1,45 @@
+package import Foundation
+package import NotificationCore
+
+/// The device-wide facts a trigger needs to compute its next date: the time, calendar and time zone.
+package struct NotificationEnvironment: Sendable {
+    package var now: Date
+    package var calendar: Calendar
+    package var timeZone: TimeZone
+
+    package init(now: Date, calendar: Calendar, timeZone: TimeZone) {
+        self.now = now
+        self.calendar = calendar
+        self.timeZone = timeZone
+    }
+
+    /// The environment of the notification system in scope: the one bound to the current task, else
+    /// the process's own.
+    package static var current: NotificationEnvironment {
+        UNUserNotificationCenter.current().backend.environment
+    }
+}
+
+/// The system behind `UNUserNotificationCenter`: where requests are kept, triggers fire and the person
+/// sees notifications.
+///
+/// There are two: the in-process system (tests, single-process apps), and the notification daemon. The
+/// framework's behaviour is the same with either. Completions may run on any thread.
+package protocol NotificationBackend: AnyObject, Sendable {
+    /// The time, calendar and time zone the backend schedules with.
+    var environment: NotificationEnvironment { get }
+    /// Connects the center whose delegate receives this backend's callbacks.
+    func attach(_ center: UNUserNotificationCenter)
+    func requestAuthorization(options: AuthorizationOptions, completion: @escaping @Sendable (Bool) -> Void)
+    func setCategories(_ categories: [NotificationCategory])
+    func categories(completion: @escaping @Sendable ([NotificationCategory]) -> Void)
+    func settings(completion: @escaping @Sendable (NotificationSettings) -> Void)
+    func add(_ request: NotificationRequest, completion: @escaping @Sendable (NotificationFailure?) -> Void)
+    func pendingRequests(completion: @escaping @Sendable ([NotificationCenterMachine.PendingRequest]) -> Void)
+    /// Removes the pending requests with these identifiers, or all of them for `nil`.
+    func removePendingRequests(_ identifiers: [String]?)
+    func deliveredNotifications(completion: @escaping @Sendable ([DeliveredNotification]) -> Void)
+    /// Removes the delivered notifications with these identifiers, or all of them for `nil`.
+    func removeDeliveredNotifications(_ identifiers: [String]?)
+    func setBadgeCount(_ count: Int, completion: @escaping @Sendable (NotificationFailure?) -> Void)
+}

@@ -1,0 +1,211 @@
+public import Foundation
+internal import NotificationCore
+
+/// The app's connection to the notification system: ask for authorization, declare categories,
+/// schedule, list and remove notifications, and receive what the person does through the delegate.
+///
+/// Get it with ``current()``; never create one. It is safe to use from any thread, and it handles
+/// calls in the order they are made. Completion handlers may run on a background thread.
+///
+/// ```swift
+/// let center = UNUserNotificationCenter.current()
+/// center.delegate = self
+/// if try await center.requestAuthorization(options: [.alert, .sound, .badge]) {
+///     let content = UNMutableNotificationContent()
+///     content.title = "Hello"
+///     let trigger = UNTimeIntervalNotificationTrigger(timeInterval: 5, repeats: false)
+///     try await center.add(UNNotificationRequest(identifier: "hello", content: content, trigger: trigger))
+/// }
+/// ```
+///
+/// Which system answers is chosen per task: inside a test harness of `OpenUserNotificationsTesting`, the
+/// harness's; otherwise the process's own in-process system.
+open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
+    // Sendable: `backend` is immutable and Sendable; the delegate reference lives behind a lock.
+    package let backend: any NotificationBackend
+    private let delegateBox = LockedValue(WeakDelegate())
+
+    package init(backend: any NotificationBackend) {
+        self.backend = backend
+        super.init()
+        backend.attach(self)
+    }
+
+    /// Binds a center to the tasks that run inside ``withCenter(_:operation:)``.
+    @TaskLocal package static var bound: UNUserNotificationCenter?
+
+    /// Runs `operation` with `center` as what ``current()`` returns, in this task and the tasks it creates.
+    package static func withCenter<T>(_ center: UNUserNotificationCenter, operation: () async throws -> T) async rethrows -> T {
+        try await $bound.withValue(center, operation: operation)
+    }
+
+    /// The app's notification center.
+    open class func current() -> UNUserNotificationCenter {
+        bound ?? InProcessNotificationSystem.processDefault.center
+    }
+
+    /// The object that decides foreground presentation and receives responses. Held weakly.
+    open weak var delegate: (any UNUserNotificationCenterDelegate)? {
+        get { delegateBox.withLock { $0.value } }
+        set { delegateBox.withLock { $0.value = newValue } }
+    }
+
+    /// Whether the device shows content extensions. There is no content extension host here yet.
+    open var supportsContentExtensions: Bool { false }
+
+    // MARK: Authorization
+
+    /// Asks the person to allow notifications, the first time only; later calls return the stored
+    /// answer. With `.provisional` the answer is yes at once and notifications arrive quietly.
+    open func requestAuthorization(
+        options: UNAuthorizationOptions = [],
+        completionHandler: @escaping @Sendable (Bool, (any Error)?) -> Void
+    ) {
+        backend.requestAuthorization(options: AuthorizationOptions(rawValue: options.rawValue)) { granted in
+            completionHandler(granted, nil)
+        }
+    }
+
+    /// Asks the person to allow notifications, the first time only; returns whether they are allowed.
+    open func requestAuthorization(options: UNAuthorizationOptions = []) async throws -> Bool {
+        await withCheckedContinuation { continuation in
+            backend.requestAuthorization(options: AuthorizationOptions(rawValue: options.rawValue)) {
+                continuation.resume(returning: $0)
+            }
+        }
+    }
+
+    /// The person's current settings for the app.
+    open func getNotificationSettings(completionHandler: @escaping @Sendable (UNNotificationSettings) -> Void) {
+        backend.settings { completionHandler(UNNotificationSettings(value: $0)) }
+    }
+
+    /// The person's current settings for the app.
+    open func notificationSettings() async -> UNNotificationSettings {
+        await withCheckedContinuation { continuation in
+            getNotificationSettings { continuation.resume(returning: $0) }
+        }
+    }
+
+    // MARK: Categories
+
+    /// Registers the app's categories, replacing all that were registered before. Requests added after
+    /// this call show the new categories' actions.
+    open func setNotificationCategories(_ categories: Set<UNNotificationCategory>) {
+        backend.setCategories(categories.map(\.value))
+    }
+
+    /// The app's registered categories.
+    open func getNotificationCategories(completionHandler: @escaping @Sendable (Set<UNNotificationCategory>) -> Void) {
+        backend.categories { completionHandler(Set($0.map { UNNotificationCategory(value: $0) })) }
+    }
+
+    /// The app's registered categories.
+    open func notificationCategories() async -> Set<UNNotificationCategory> {
+        await withCheckedContinuation { continuation in
+            getNotificationCategories { continuation.resume(returning: $0) }
+        }
+    }
+
+    // MARK: Requests
+
+    /// Schedules a request, replacing any pending request with the same identifier. Without a trigger it
+    /// is delivered at once.
+    ///
+    /// The completion receives a `UNError` when the request is refused: `notificationsNotAllowed` before
+    /// the person allowed notifications, an attachment error, `notificationInvalidNoDate` or
+    /// `notificationInvalidNoContent`.
+    ///
+    /// - Precondition: the content's `userInfo` holds only property-list types (strings, numbers,
+    ///   booleans, dates, data, and arrays and dictionaries of them). Apple's framework raises an
+    ///   exception otherwise; so does this one.
+    open func add(_ request: UNNotificationRequest, withCompletionHandler completionHandler: (@Sendable ((any Error)?) -> Void)? = nil) {
+        guard let content = request.content.coreValue else {
+            preconditionFailure("UNNotificationRequest \"\(request.identifier)\": userInfo must contain only property-list types")
+        }
+        let value = NotificationRequest(identifier: request.identifier, content: content, trigger: request.trigger?.value)
+        backend.add(value) { failure in
+            completionHandler?(failure.map(UNError.init))
+        }
+    }
+
+    /// Schedules a request, replacing any pending request with the same identifier.
+    ///
+    /// - Throws: `UNError`; see ``add(_:withCompletionHandler:)``.
+    open func add(_ request: UNNotificationRequest) async throws {
+        let error: (any Error)? = await withCheckedContinuation { continuation in
+            add(request) { continuation.resume(returning: $0) }
+        }
+        if let error { throw error }
+    }
+
+    /// The requests waiting for their triggers.
+    open func getPendingNotificationRequests(completionHandler: @escaping @Sendable ([UNNotificationRequest]) -> Void) {
+        backend.pendingRequests { pending in
+            completionHandler(pending.map { UNNotificationRequest($0.request, scheduledFireDate: $0.nextFireDate) })
+        }
+    }
+
+    /// The requests waiting for their triggers.
+    open func pendingNotificationRequests() async -> [UNNotificationRequest] {
+        await withCheckedContinuation { continuation in
+            getPendingNotificationRequests { continuation.resume(returning: $0) }
+        }
+    }
+
+    /// Cancels the pending requests with these identifiers.
+    open func removePendingNotificationRequests(withIdentifiers identifiers: [String]) {
+        backend.removePendingRequests(identifiers)
+    }
+
+    /// Cancels every pending request.
+    open func removeAllPendingNotificationRequests() {
+        backend.removePendingRequests(nil)
+    }
+
+    // MARK: Delivered
+
+    /// The app's notifications still in the notification center.
+    open func getDeliveredNotifications(completionHandler: @escaping @Sendable ([UNNotification]) -> Void) {
+        backend.deliveredNotifications { completionHandler($0.map(UNNotification.init)) }
+    }
+
+    /// The app's notifications still in the notification center.
+    open func deliveredNotifications() async -> [UNNotification] {
+        await withCheckedContinuation { continuation in
+            getDeliveredNotifications { continuation.resume(returning: $0) }
+        }
+    }
+
+    /// Removes the delivered notifications with these identifiers from the notification center.
+    open func removeDeliveredNotifications(withIdentifiers identifiers: [String]) {
+        backend.removeDeliveredNotifications(identifiers)
+    }
+
+    /// Removes all the app's delivered notifications from the notification center.
+    open func removeAllDeliveredNotifications() {
+        backend.removeDeliveredNotifications(nil)
+    }
+
+    // MARK: Badge
+
+    /// Sets the app's badge; 0 removes it. Fails with `badgeInputInvalid` for a negative count and with
+    /// `notificationsNotAllowed` when the person does not allow badges.
+    open func setBadgeCount(_ newBadgeCount: Int, withCompletionHandler completionHandler: (@Sendable ((any Error)?) -> Void)? = nil) {
+        backend.setBadgeCount(newBadgeCount) { failure in
+            completionHandler?(failure.map(UNError.init))
+        }
+    }
+
+    /// Sets the app's badge; 0 removes it.
+    open func setBadgeCount(_ newBadgeCount: Int) async throws {
+        let error: (any Error)? = await withCheckedContinuation { continuation in
+            setBadgeCount(newBadgeCount) { continuation.resume(returning: $0) }
+        }
+        if let error { throw error }
+    }
+}
+
+private struct WeakDelegate {
+    weak var value: (any UNUserNotificationCenterDelegate)?
+}

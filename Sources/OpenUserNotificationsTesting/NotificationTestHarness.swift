@@ -1,0 +1,168 @@
+public import Foundation
+public import OpenUserNotifications
+internal import NotificationCore
+
+/// A complete notification system for tests: a device with its own clock, a simulated person, the app's
+/// state, and a history of everything the app's delegate received.
+///
+/// Code under test keeps calling `UNUserNotificationCenter.current()`: inside ``run(_:)`` it gets this
+/// harness's center, so tests running in parallel never share a center.
+///
+/// ```swift
+/// let harness = NotificationTestHarness()
+/// try await harness.run { center in
+///     harness.person.willAnswerAuthorization(allow: true)
+///     _ = try await center.requestAuthorization(options: [.alert, .sound])
+///     try await center.add(request)               // a 5-second trigger
+///     await harness.clock.advance(by: 5)
+///     #expect(harness.history.willPresentQuestions.map(\.request.identifier) == ["hello"])
+/// }
+/// ```
+public final class NotificationTestHarness: Sendable {
+    /// The device's clock: advance it to make triggers fire.
+    public let clock: ManualClock
+    /// The person using the device: answers prompts, taps, replies, changes settings, moves around.
+    public let person: SimulatedPerson
+    /// The app under test: in the foreground, in the background or not running.
+    public let app: SimulatedApp
+    /// Everything that happened, in order.
+    public let history: NotificationHistory
+    let system: InProcessNotificationSystem
+
+    /// Creates a harness.
+    ///
+    /// - Parameters:
+    ///   - clock: the device's clock; a fresh ``ManualClock`` by default.
+    ///   - calendar: the device's calendar, for calendar triggers; Gregorian by default.
+    ///   - timeZone: the device's time zone; UTC by default.
+    ///   - appState: the app's state at the start; in the foreground by default, as when a test runs.
+    ///   - pendingRequestLimit: how many dated requests may be pending; Apple's 64 by default, `nil`
+    ///     for no limit.
+    ///   - willPresentTimeout: how long, on the device's clock, the delegate has to answer `willPresent`.
+    ///   - responseTimeout: how long, on the device's clock, the delegate has to finish `didReceive`.
+    ///   - delegateGrace: how long, in real time, advancing the clock waits for the delegate to answer
+    ///     before time moves on.
+    public init(
+        clock: ManualClock = ManualClock(),
+        calendar: Calendar = Calendar(identifier: .gregorian),
+        timeZone: TimeZone = TimeZone(identifier: "UTC")!,
+        appState: SimulatedAppState = .foreground,
+        pendingRequestLimit: Int? = 64,
+        willPresentTimeout: TimeInterval = 5,
+        responseTimeout: TimeInterval = 30,
+        delegateGrace: Duration = .seconds(2)
+    ) {
+        var configuration = InProcessNotificationSystem.Configuration()
+        configuration.calendar = calendar
+        configuration.timeZone = timeZone
+        configuration.appState = AppState(rawValue: appState.rawValue)!
+        configuration.machine.pendingRequestLimit = pendingRequestLimit
+        configuration.machine.willPresentTimeout = willPresentTimeout
+        configuration.machine.responseTimeout = responseTimeout
+        let history = NotificationHistory()
+        let answerer = PromptAnswers()
+        let system = InProcessNotificationSystem(
+            configuration: configuration,
+            time: clock,
+            answerer: answerer,
+            observer: { event in
+                if let recorded = NotificationEvent(event) { history.record(recorded) }
+            }
+        )
+        clock.drive(system, grace: delegateGrace)
+        self.clock = clock
+        self.history = history
+        self.system = system
+        self.person = SimulatedPerson(system: system, answers: answerer)
+        self.app = SimulatedApp(system: system)
+    }
+
+    /// The app's notification center in this harness.
+    public var center: UNUserNotificationCenter { system.center }
+
+    /// Runs `body` with this harness's center as `UNUserNotificationCenter.current()`, for the body and
+    /// every task it creates.
+    public func run<T>(_ body: (UNUserNotificationCenter) async throws -> T) async rethrows -> T {
+        let center = system.center
+        return try await UNUserNotificationCenter.withCenter(center) { try await body(center) }
+    }
+
+    /// Waits until every callback has run and every delegate question has been answered, or `timeout`
+    /// has passed in real time. Advancing the clock does this already.
+    ///
+    /// - Returns: whether everything settled in time.
+    @discardableResult
+    public func settle(timeout: Duration = .seconds(2)) async -> Bool {
+        await system.waitUntilSettled(timeout: timeout)
+    }
+
+    /// The app's badge.
+    public var badge: Int { system.inspect(\.badge) }
+
+    /// What the person sees now: every notification on screen, on the lock screen or in the list,
+    /// oldest first.
+    public var visibleNotifications: [VisibleNotification] {
+        system.inspect(\.visibleNotifications).map(VisibleNotification.init)
+    }
+}
+
+/// A notification as the person sees it.
+public struct VisibleNotification: Sendable {
+    /// The notification.
+    public var notification: UNNotification
+    /// How it is shown.
+    public var presentation: NotificationPresentation
+    /// The action buttons it shows: its category's actions when it was presented.
+    public var actions: [UNNotificationAction]
+
+    init(_ value: NotificationCenterMachine.VisibleNotification) {
+        notification = UNNotification(value.notification)
+        presentation = NotificationPresentation(value.presentation)
+        actions = value.actions.map(UNNotificationAction.make)
+    }
+}
+
+extension NotificationPresentation {
+    init(_ value: Presentation) {
+        self.init(banner: value.banner, list: value.list, lockScreen: value.lockScreen, sound: value.sound, badge: value.badge)
+    }
+}
+
+extension NotificationEvent {
+    /// The public event for what the in-process system reported; `nil` for internal bookkeeping.
+    init?(_ event: InProcessEvent) {
+        switch event {
+        case .willPresentAnswered(let notification, let options):
+            self = .willPresentAnswered(UNNotification(notification), options.map { UNNotificationPresentationOptions(rawValue: $0.rawValue) })
+        case .responseCompleted(let response):
+            self = .didReceiveCompleted(UNNotificationResponse.make(response))
+        case .effect(let effect):
+            switch effect {
+            case .promptForAuthorization(let options):
+                self = .authorizationPromptShown(UNAuthorizationOptions(rawValue: options.rawValue))
+            case .authorizationCompleted(_, let granted):
+                self = .authorizationCompleted(granted: granted)
+            case .settingsChanged(let settings):
+                self = .settingsChanged(UNNotificationSettings(value: settings))
+            case .askWillPresent(_, let notification):
+                self = .willPresent(UNNotification(notification))
+            case .presented(let shown):
+                self = .presented(UNNotification(shown.notification), NotificationPresentation(shown.presentation))
+            case .badgeChanged(let badge):
+                self = .badgeChanged(badge)
+            case .deliverResponse(_, let response):
+                self = .didReceive(UNNotificationResponse.make(response))
+            case .openSettings(let notification):
+                self = .openSettings(notification.map(UNNotification.init))
+            case .appStateChanged(let state):
+                self = .appStateChanged(SimulatedAppState(rawValue: state.rawValue)!)
+            case .willPresentTimedOut(_, let notification):
+                self = .willPresentTimedOut(UNNotification(notification))
+            case .responseTimedOut(_, let response):
+                self = .didReceiveNotCompleted(UNNotificationResponse.make(response))
+            case .discardedOverLimit(let request):
+                self = .discardedOverLimit(UNNotificationRequest(request))
+            }
+        }
+    }
+}

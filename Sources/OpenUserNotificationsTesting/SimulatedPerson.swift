@@ -1,0 +1,318 @@
+public import Foundation
+public import OpenUserNotifications
+internal import NotificationCore
+internal import Synchronization
+
+/// Something a simulated person tried to do that the system refused.
+public struct SimulatedPersonError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// Why the system refused.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Value: String, Hashable, Sendable {
+            case notificationNotFound, unknownAction, textInputRequired, textInputNotAccepted
+            case deviceLocked, appSettingsNotProvided, noAuthorizationPrompt
+        }
+
+        private let value: Value
+
+        /// No notification with that identifier is on screen or in the list.
+        public static let notificationNotFound = Code(value: .notificationNotFound)
+        /// The notification's category has no such action.
+        public static let unknownAction = Code(value: .unknownAction)
+        /// The action takes typed text: reply to it.
+        public static let textInputRequired = Code(value: .textInputRequired)
+        /// The action is a plain button and takes no text.
+        public static let textInputNotAccepted = Code(value: .textInputNotAccepted)
+        /// The action needs the device unlocked first.
+        public static let deviceLocked = Code(value: .deviceLocked)
+        /// The app did not ask for `.providesAppNotificationSettings`.
+        public static let appSettingsNotProvided = Code(value: .appSettingsNotProvided)
+        /// No authorization prompt is on screen.
+        public static let noAuthorizationPrompt = Code(value: .noAuthorizationPrompt)
+
+        public var description: String { value.rawValue }
+    }
+
+    /// Why the system refused.
+    public var code: Code
+    /// What happened, in a sentence.
+    public var message: String
+
+    public var description: String { "\(code): \(message)" }
+
+    init(_ rejection: PersonActionRejection) {
+        message = rejection.description
+        switch rejection {
+        case .notificationNotFound: code = .notificationNotFound
+        case .unknownAction: code = .unknownAction
+        case .textInputRequired: code = .textInputRequired
+        case .textInputNotAccepted: code = .textInputNotAccepted
+        case .deviceLocked: code = .deviceLocked
+        case .appSettingsNotProvided: code = .appSettingsNotProvided
+        }
+    }
+
+    init(code: Code, message: String) {
+        self.code = code
+        self.message = message
+    }
+}
+
+/// The answers a simulated person gives to authorization prompts.
+final class PromptAnswers: NotificationPromptAnswerer {
+    private let preset = Mutex<Bool?>(nil)
+
+    func set(_ allow: Bool?) { preset.withLock { $0 = allow } }
+
+    func authorizationPromptShown(options: AuthorizationOptions, system: InProcessNotificationSystem) {
+        if let allow = preset.withLock({ $0 }) {
+            system.answerAuthorizationPrompt(allow: allow)
+        }
+    }
+}
+
+/// The person using the simulated device: answers the authorization prompt, taps, picks actions,
+/// replies, dismisses, changes settings, locks the device and moves around.
+///
+/// Every action on a notification is checked as the real system would check it: a notification must be
+/// on screen or in the list, an action must belong to its category, text goes only to text-input
+/// actions, and actions that need authentication need the device unlocked.
+public final class SimulatedPerson: Sendable {
+    private let system: InProcessNotificationSystem
+    private let answers: PromptAnswers
+
+    init(system: InProcessNotificationSystem, answers: PromptAnswers) {
+        self.system = system
+        self.answers = answers
+    }
+
+    // MARK: Authorization
+
+    /// Decides the answer to every future authorization prompt: allow, deny, or (`nil`) leave the prompt
+    /// on screen until ``answerAuthorizationPrompt(allow:)``. A prompt already on screen is answered now.
+    public func willAnswerAuthorization(allow: Bool?) {
+        answers.set(allow)
+        if let allow, system.promptedOptions != nil {
+            system.answerAuthorizationPrompt(allow: allow)
+        }
+    }
+
+    /// The options of the authorization prompt on screen, if one is.
+    public var authorizationPrompt: UNAuthorizationOptions? {
+        system.promptedOptions.map { UNAuthorizationOptions(rawValue: $0.rawValue) }
+    }
+
+    /// Answers the authorization prompt on screen.
+    ///
+    /// - Throws: ``SimulatedPersonError/Code-swift.struct/noAuthorizationPrompt`` when there is none.
+    public func answerAuthorizationPrompt(allow: Bool) throws(SimulatedPersonError) {
+        guard system.promptedOptions != nil else {
+            throw SimulatedPersonError(code: .noAuthorizationPrompt, message: "No authorization prompt is on screen.")
+        }
+        system.answerAuthorizationPrompt(allow: allow)
+    }
+
+    // MARK: Notifications
+
+    /// Taps a notification, which opens the app; the app receives `UNNotificationDefaultActionIdentifier`.
+    public func tap(_ identifier: String) throws(SimulatedPersonError) {
+        try act(on: identifier, .open)
+    }
+
+    /// Picks one of a notification's action buttons.
+    public func chooseAction(_ actionIdentifier: String, on identifier: String) throws(SimulatedPersonError) {
+        try act(on: identifier, .action(actionIdentifier))
+    }
+
+    /// Types `text` into a notification's text-input action and sends it; the app receives a
+    /// `UNTextInputNotificationResponse`.
+    public func reply(_ text: String, withAction actionIdentifier: String, on identifier: String) throws(SimulatedPersonError) {
+        try act(on: identifier, .reply(actionIdentifier, text: text))
+    }
+
+    /// Swipes a notification away. The app hears of it only if its category has `.customDismissAction`.
+    public func dismiss(_ identifier: String) throws(SimulatedPersonError) {
+        try act(on: identifier, .dismiss)
+    }
+
+    /// Opens the app's own notification settings, from a notification or (`nil`) from the system's
+    /// settings. The app must have asked for `.providesAppNotificationSettings`.
+    public func openAppNotificationSettings(from identifier: String? = nil) throws(SimulatedPersonError) {
+        do {
+            try system.openAppSettings(from: identifier)
+        } catch {
+            throw SimulatedPersonError(error)
+        }
+    }
+
+    private func act(on identifier: String, _ action: PersonAction) throws(SimulatedPersonError) {
+        do {
+            try system.respond(to: identifier, with: action)
+        } catch {
+            throw SimulatedPersonError(error)
+        }
+    }
+
+    // MARK: Settings
+
+    /// Changes the app's notification settings, as the person does in the system's settings.
+    ///
+    /// ```swift
+    /// harness.person.changeSettings { $0.soundSetting = .disabled }
+    /// ```
+    public func changeSettings(_ change: (inout NotificationSettingsEditor) -> Void) {
+        system.update { machine in
+            var editor = NotificationSettingsEditor(machine.settings)
+            change(&editor)
+            return machine.changeSettings(editor.value)
+        }
+    }
+
+    /// Turns the app's notifications off: the authorization becomes `.denied`.
+    public func turnOffNotifications() {
+        system.update { machine in
+            machine.changeSettings(.granting([], status: .denied))
+        }
+    }
+
+    /// Keeps a provisionally authorized app's notifications, delivered quietly: the authorization becomes
+    /// `.authorized`, with notifications in the list only (no alerts, sounds or badges).
+    public func keepQuietNotifications() {
+        system.update { machine in
+            var settings = NotificationSettings.granting([], status: .authorized)
+            settings.notificationCenterSetting = .enabled
+            return machine.changeSettings(settings)
+        }
+    }
+
+    // MARK: The device
+
+    /// Locks the device: actions that need authentication are refused until it is unlocked.
+    public func lockDevice() {
+        system.update { machine in
+            machine.setDeviceLocked(true)
+            return []
+        }
+    }
+
+    /// Unlocks the device.
+    public func unlockDevice() {
+        system.update { machine in
+            machine.setDeviceLocked(false)
+            return []
+        }
+    }
+
+    /// Moves the device to `coordinate`: location triggers whose region it enters or leaves fire.
+    public func moveDevice(to coordinate: CLLocationCoordinate2D) {
+        system.update { machine in
+            machine.updateLocation(Coordinate(latitude: coordinate.latitude, longitude: coordinate.longitude))
+        }
+    }
+
+    /// Travels to another time zone: calendar triggers that do not name a zone follow the device.
+    public func changeTimeZone(to timeZone: TimeZone) {
+        system.update { machine in
+            machine.changeTimeZone(timeZone)
+            return []
+        }
+    }
+}
+
+/// The app's notification settings, as the person edits them.
+public struct NotificationSettingsEditor: Sendable {
+    var value: NotificationSettings
+
+    init(_ value: NotificationSettings) { self.value = value }
+
+    public var authorizationStatus: UNAuthorizationStatus {
+        get { UNAuthorizationStatus(rawValue: value.authorizationStatus.rawValue)! }
+        set { value.authorizationStatus = AuthorizationStatus(rawValue: newValue.rawValue)! }
+    }
+    public var soundSetting: UNNotificationSetting {
+        get { .init(value.soundSetting) }
+        set { value.soundSetting = .init(newValue) }
+    }
+    public var badgeSetting: UNNotificationSetting {
+        get { .init(value.badgeSetting) }
+        set { value.badgeSetting = .init(newValue) }
+    }
+    public var alertSetting: UNNotificationSetting {
+        get { .init(value.alertSetting) }
+        set { value.alertSetting = .init(newValue) }
+    }
+    public var notificationCenterSetting: UNNotificationSetting {
+        get { .init(value.notificationCenterSetting) }
+        set { value.notificationCenterSetting = .init(newValue) }
+    }
+    public var lockScreenSetting: UNNotificationSetting {
+        get { .init(value.lockScreenSetting) }
+        set { value.lockScreenSetting = .init(newValue) }
+    }
+    public var carPlaySetting: UNNotificationSetting {
+        get { .init(value.carPlaySetting) }
+        set { value.carPlaySetting = .init(newValue) }
+    }
+    public var alertStyle: UNAlertStyle {
+        get { UNAlertStyle(rawValue: value.alertStyle.rawValue)! }
+        set { value.alertStyle = AlertStyle(rawValue: newValue.rawValue)! }
+    }
+    public var showPreviewsSetting: UNShowPreviewsSetting {
+        get { UNShowPreviewsSetting(rawValue: value.showPreviewsSetting.rawValue)! }
+        set { value.showPreviewsSetting = ShowPreviews(rawValue: newValue.rawValue)! }
+    }
+    public var criticalAlertSetting: UNNotificationSetting {
+        get { .init(value.criticalAlertSetting) }
+        set { value.criticalAlertSetting = .init(newValue) }
+    }
+    public var announcementSetting: UNNotificationSetting {
+        get { .init(value.announcementSetting) }
+        set { value.announcementSetting = .init(newValue) }
+    }
+    public var timeSensitiveSetting: UNNotificationSetting {
+        get { .init(value.timeSensitiveSetting) }
+        set { value.timeSensitiveSetting = .init(newValue) }
+    }
+    public var scheduledDeliverySetting: UNNotificationSetting {
+        get { .init(value.scheduledDeliverySetting) }
+        set { value.scheduledDeliverySetting = .init(newValue) }
+    }
+    public var directMessagesSetting: UNNotificationSetting {
+        get { .init(value.directMessagesSetting) }
+        set { value.directMessagesSetting = .init(newValue) }
+    }
+}
+
+extension UNNotificationSetting {
+    init(_ value: SettingValue) { self.init(rawValue: value.rawValue)! }
+}
+
+extension SettingValue {
+    init(_ value: UNNotificationSetting) { self.init(rawValue: value.rawValue)! }
+}
+
+/// The app under test, as the system sees it.
+public final class SimulatedApp: Sendable {
+    private let system: InProcessNotificationSystem
+
+    init(system: InProcessNotificationSystem) {
+        self.system = system
+    }
+
+    /// Whether the app is in the foreground, in the background, or not running.
+    public var state: SimulatedAppState {
+        SimulatedAppState(rawValue: system.inspect(\.appState).rawValue)!
+    }
+
+    /// Brings the app to the foreground: `willPresent` decides how notifications show.
+    public func moveToForeground() { set(.foreground) }
+
+    /// Sends the app to the background: the person's settings decide how notifications show.
+    public func moveToBackground() { set(.background) }
+
+    /// Stops the app. Notifications still arrive; a response launches it again.
+    public func terminate() { set(.notRunning) }
+
+    private func set(_ state: AppState) {
+        system.update { $0.setAppState(state) }
+    }
+}
