@@ -55,7 +55,7 @@ let package = Package(
         ),
         .testTarget(
             name: "OpenUserNotificationsTests",
-            dependencies: ["OpenUserNotifications", "OpenUserNotificationsTesting", "NotificationCore"],
+            dependencies: ["OpenUserNotifications", "OpenUserNotificationsShim", "OpenUserNotificationsTesting"],
             resources: [.copy("Fixtures")],
             swiftSettings: strictSettings
         ),

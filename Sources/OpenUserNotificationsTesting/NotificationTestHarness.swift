@@ -42,6 +42,7 @@ public final class NotificationTestHarness: Sendable {
     ///   - responseTimeout: how long, on the device's clock, the delegate has to finish `didReceive`.
     ///   - delegateGrace: how long, in real time, advancing the clock waits for the delegate to answer
     ///     before time moves on.
+    ///   - attachmentStore: the folder attachment files are copied into; a fresh temporary folder by default.
     public init(
         clock: ManualClock = ManualClock(),
         calendar: Calendar = Calendar(identifier: .gregorian),
@@ -50,7 +51,8 @@ public final class NotificationTestHarness: Sendable {
         pendingRequestLimit: Int? = 64,
         willPresentTimeout: TimeInterval = 5,
         responseTimeout: TimeInterval = 30,
-        delegateGrace: Duration = .seconds(2)
+        delegateGrace: Duration = .seconds(2),
+        attachmentStore: URL? = nil
     ) {
         var configuration = InProcessNotificationSystem.Configuration()
         configuration.calendar = calendar
@@ -59,6 +61,7 @@ public final class NotificationTestHarness: Sendable {
         configuration.machine.pendingRequestLimit = pendingRequestLimit
         configuration.machine.willPresentTimeout = willPresentTimeout
         configuration.machine.responseTimeout = responseTimeout
+        configuration.attachmentStore = attachmentStore
         let history = NotificationHistory()
         let answerer = PromptAnswers()
         let system = InProcessNotificationSystem(

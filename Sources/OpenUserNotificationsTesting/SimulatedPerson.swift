@@ -175,11 +175,12 @@ public final class SimulatedPerson: Sendable {
     }
 
     /// Keeps a provisionally authorized app's notifications, delivered quietly: the authorization becomes
-    /// `.authorized`, with notifications in the list only (no alerts, sounds or badges).
+    /// `.authorized`, with notifications in the notification center only (no alerts, sounds, badges or
+    /// lock screen).
     public func keepQuietNotifications() {
         system.update { machine in
             var settings = NotificationSettings.granting([], status: .authorized)
-            settings.notificationCenterSetting = .enabled
+            settings.lockScreenSetting = .disabled
             return machine.changeSettings(settings)
         }
     }

@@ -35,8 +35,9 @@ package enum TriggerRules {
 
     /// The next date after `date` whose wall-clock components match `components`.
     ///
-    /// The components are read in the trigger's own calendar and time zone when it names them, and in
-    /// the device's `calendar` and `timeZone` otherwise. Wall-clock times that a daylight-saving change
+    /// The components are read in the trigger's own calendar when they name one (its calendar system and
+    /// week rules), and in the device's `calendar` otherwise; and in their own `timeZone` when they name
+    /// one, else in the device's current `timeZone`, so wall-clock triggers follow a travelling device. Wall-clock times that a daylight-saving change
     /// skips fire at the first moment after the gap; times that it repeats fire once, at the first
     /// occurrence.
     ///
@@ -49,7 +50,7 @@ package enum TriggerRules {
         timeZone: TimeZone
     ) -> Date? {
         var calendar = components.calendar ?? calendar
-        calendar.timeZone = components.timeZone ?? components.calendar?.timeZone ?? timeZone
+        calendar.timeZone = components.timeZone ?? timeZone
         var matching = DateComponents()
         var hasField = false
         for component in matchableComponents {
@@ -60,13 +61,59 @@ package enum TriggerRules {
         }
         if let leap = components.isLeapMonth { matching.isLeapMonth = leap }
         guard hasField else { return nil }
-        return calendar.nextDate(
-            after: date,
+        // Foundation's `.nextTime` policy cannot be used alone: it rolls dates that do not exist (February 30th,
+        // April 31st) over into the next month, moves some skipped times to the next whole hour instead of the
+        // end of the gap (Pacific/Chatham), and skips others by a whole day (Australia/Lord_Howe). So the exact
+        // match is found strictly, and skipped times are found from the transitions before it.
+        var exact = calendar.nextDate(
+            after: date, matching: matching, matchingPolicy: .strict, repeatedTimePolicy: .first, direction: .forward
+        )
+        // From between the two occurrences of a repeated time, Foundation returns the second one; the time
+        // has already fired at the first.
+        while let repeated = exact, isSecondOccurrence(repeated, in: calendar.timeZone) {
+            exact = calendar.nextDate(
+                after: repeated, matching: matching, matchingPolicy: .strict, repeatedTimePolicy: .first, direction: .forward
+            )
+        }
+        // Without an exact match, a one-off time can still lie in a gap: look as far as `.nextTime` does, or
+        // to the end of the year the components name.
+        let horizon = exact
+            ?? calendar.nextDate(after: date, matching: matching, matchingPolicy: .nextTime, repeatedTimePolicy: .first, direction: .forward)
+            ?? matching.year.flatMap { calendar.date(from: DateComponents(year: $0 + 1)) }
+        guard let horizon else { return nil }
+        var cursor = date
+        while let transition = calendar.timeZone.nextDaylightSavingTimeTransition(after: cursor), transition <= horizon {
+            if gapSkipsMatch(matching, at: transition, calendar: calendar) { return transition }
+            cursor = transition
+        }
+        return exact
+    }
+
+    /// Whether the clocks jumping forward at `transition` skip a wall-clock time that `matching` names.
+    private static func gapSkipsMatch(_ matching: DateComponents, at transition: Date, calendar: Calendar) -> Bool {
+        let before = calendar.timeZone.secondsFromGMT(for: transition.addingTimeInterval(-1))
+        let after = calendar.timeZone.secondsFromGMT(for: transition)
+        guard after > before, let unchanged = TimeZone(secondsFromGMT: before) else { return false }
+        // On a clock that kept the old offset, the skipped wall-clock times are the instants of the gap.
+        var unchangedCalendar = calendar
+        unchangedCalendar.timeZone = unchanged
+        guard let match = unchangedCalendar.nextDate(
+            after: transition.addingTimeInterval(-1),
             matching: matching,
-            matchingPolicy: .nextTime,
+            matchingPolicy: .strict,
             repeatedTimePolicy: .first,
             direction: .forward
-        )
+        ) else { return false }
+        return match < transition.addingTimeInterval(TimeInterval(after - before))
+    }
+
+    /// Whether the wall-clock time at `instant` already happened once, before the clocks were turned back.
+    private static func isSecondOccurrence(_ instant: Date, in zone: TimeZone) -> Bool {
+        let offset = zone.secondsFromGMT(for: instant)
+        let earlierOffset = zone.secondsFromGMT(for: instant.addingTimeInterval(-86_400))
+        guard earlierOffset > offset else { return false }
+        let firstOccurrence = instant.addingTimeInterval(-TimeInterval(earlierOffset - offset))
+        return zone.secondsFromGMT(for: firstOccurrence) == earlierOffset
     }
 
     /// When a trigger fires for the first time if it is scheduled at `date`.

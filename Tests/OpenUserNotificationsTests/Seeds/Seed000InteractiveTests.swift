@@ -7,9 +7,9 @@ import OpenUserNotificationsTesting
 import Synchronization
 import Testing
 
-final class TodoViewController: NSObject {
-    let log = Mutex<[String]>([])
-    func record(_ line: String) { log.withLock { $0.append(line) } }
+final class TodoViewController: NSObject, Sendable {
+    let log = LogBook()
+    func record(_ line: String) { log.append(line) }
 }
 
 extension TodoViewController: UNUserNotificationCenterDelegate {
@@ -146,7 +146,7 @@ extension TodoViewController: UNUserNotificationCenterDelegate {
 
         try harness.person.chooseAction("MARK_DONE", on: "daily-report")
         try await harness.history.waitForResponses(1)
-        #expect(controller.log.withLock { $0 } == ["用户点击了“完成”按钮"])
+        #expect(controller.log.lines == ["用户点击了“完成”按钮"])
 
         let content = UNMutableNotificationContent()
         content.title = "again"
@@ -159,7 +159,7 @@ extension TodoViewController: UNUserNotificationCenterDelegate {
         #expect(reply.actionIdentifier == "INPUT")
         #expect(harness.app.state == .foreground, "INPUT is a .foreground action")
         try await harness.history.waitFor { if case .didReceiveCompleted(let r) = $0 { r.actionIdentifier == "INPUT" } else { false } }
-        #expect(controller.log.withLock { $0 } == ["用户点击了“完成”按钮", "用户输入了：写完了"])
+        #expect(controller.log.lines == ["用户点击了“完成”按钮", "用户输入了：写完了"])
     }
 
     @Test func openSettingsReachesTheDelegate() async throws {
@@ -168,6 +168,6 @@ extension TodoViewController: UNUserNotificationCenterDelegate {
         try harness.person.openAppNotificationSettings()
         try await harness.history.waitFor { if case .openSettings = $0 { true } else { false } }
         await harness.settle()
-        #expect(controller.log.withLock { $0 } == ["openSettingsFor nil"])
+        #expect(controller.log.lines == ["openSettingsFor nil"])
     }
 }
