@@ -10,6 +10,9 @@ let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+/// Tests hold app code written as for iOS (`Error`, not `any Error`), so they use Swift 6 mode only.
+let testSettings: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
 let package = Package(
     name: "OpenUserNotifications",
     platforms: [.macOS(.v15)],
@@ -51,13 +54,13 @@ let package = Package(
                 "NotificationCore",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
-            swiftSettings: strictSettings
+            swiftSettings: testSettings
         ),
         .testTarget(
             name: "OpenUserNotificationsTests",
             dependencies: ["OpenUserNotifications", "OpenUserNotificationsShim", "OpenUserNotificationsTesting"],
             resources: [.copy("Fixtures")],
-            swiftSettings: strictSettings
+            swiftSettings: testSettings
         ),
     ]
 )

@@ -5,7 +5,8 @@ internal import NotificationCore
 /// schedule, list and remove notifications, and receive what the person does through the delegate.
 ///
 /// Get it with ``current()``; never create one. It is safe to use from any thread, and it handles
-/// calls in the order they are made. Completion handlers may run on a background thread.
+/// calls in the order they are made. Completion handlers and delegate methods run on the notification
+/// system's own serial queue, one at a time, as on Apple's platforms; hop to your own actor from there.
 ///
 /// ```swift
 /// let center = UNUserNotificationCenter.current()
@@ -59,10 +60,11 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// answer. With `.provisional` the answer is yes at once and notifications arrive quietly.
     open func requestAuthorization(
         options: UNAuthorizationOptions = [],
-        completionHandler: @escaping @Sendable (Bool, (any Error)?) -> Void
+        completionHandler: @escaping (Bool, (any Error)?) -> Void
     ) {
+        let handler = SystemQueueTransfer(completionHandler)
         backend.requestAuthorization(options: AuthorizationOptions(rawValue: options.rawValue)) { granted in
-            completionHandler(granted, nil)
+            handler.value(granted, nil)
         }
     }
 
@@ -76,8 +78,9 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     }
 
     /// The person's current settings for the app.
-    open func getNotificationSettings(completionHandler: @escaping @Sendable (UNNotificationSettings) -> Void) {
-        backend.settings { completionHandler(UNNotificationSettings(value: $0)) }
+    open func getNotificationSettings(completionHandler: @escaping (UNNotificationSettings) -> Void) {
+        let handler = SystemQueueTransfer(completionHandler)
+        backend.settings { handler.value(UNNotificationSettings(value: $0)) }
     }
 
     /// The person's current settings for the app.
@@ -96,8 +99,9 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     }
 
     /// The app's registered categories.
-    open func getNotificationCategories(completionHandler: @escaping @Sendable (Set<UNNotificationCategory>) -> Void) {
-        backend.categories { completionHandler(Set($0.map { UNNotificationCategory(value: $0) })) }
+    open func getNotificationCategories(completionHandler: @escaping (Set<UNNotificationCategory>) -> Void) {
+        let handler = SystemQueueTransfer(completionHandler)
+        backend.categories { handler.value(Set($0.map { UNNotificationCategory(value: $0) })) }
     }
 
     /// The app's registered categories.
@@ -119,13 +123,14 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// - Precondition: the content's `userInfo` holds only property-list types (strings, numbers,
     ///   booleans, dates, data, and arrays and dictionaries of them). Apple's framework raises an
     ///   exception otherwise; so does this one.
-    open func add(_ request: UNNotificationRequest, withCompletionHandler completionHandler: (@Sendable ((any Error)?) -> Void)? = nil) {
+    open func add(_ request: UNNotificationRequest, withCompletionHandler completionHandler: (((any Error)?) -> Void)? = nil) {
         guard let content = request.content.coreValue else {
             preconditionFailure("UNNotificationRequest \"\(request.identifier)\": userInfo must contain only property-list types")
         }
         let value = NotificationRequest(identifier: request.identifier, content: content, trigger: request.trigger?.value)
+        let handler = SystemQueueTransfer(completionHandler)
         backend.add(value) { failure in
-            completionHandler?(failure.map(UNError.init))
+            handler.value?(failure.map(UNError.init))
         }
     }
 
@@ -140,9 +145,10 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     }
 
     /// The requests waiting for their triggers.
-    open func getPendingNotificationRequests(completionHandler: @escaping @Sendable ([UNNotificationRequest]) -> Void) {
+    open func getPendingNotificationRequests(completionHandler: @escaping ([UNNotificationRequest]) -> Void) {
+        let handler = SystemQueueTransfer(completionHandler)
         backend.pendingRequests { pending in
-            completionHandler(pending.map { UNNotificationRequest($0.request, scheduledFireDate: $0.nextFireDate) })
+            handler.value(pending.map { UNNotificationRequest($0.request, scheduledFireDate: $0.nextFireDate) })
         }
     }
 
@@ -166,8 +172,9 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     // MARK: Delivered
 
     /// The app's notifications still in the notification center.
-    open func getDeliveredNotifications(completionHandler: @escaping @Sendable ([UNNotification]) -> Void) {
-        backend.deliveredNotifications { completionHandler($0.map(UNNotification.init)) }
+    open func getDeliveredNotifications(completionHandler: @escaping ([UNNotification]) -> Void) {
+        let handler = SystemQueueTransfer(completionHandler)
+        backend.deliveredNotifications { handler.value($0.map(UNNotification.init)) }
     }
 
     /// The app's notifications still in the notification center.
@@ -191,9 +198,10 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     /// Sets the app's badge; 0 removes it. Fails with `badgeInputInvalid` for a negative count and with
     /// `notificationsNotAllowed` when the person does not allow badges.
-    open func setBadgeCount(_ newBadgeCount: Int, withCompletionHandler completionHandler: (@Sendable ((any Error)?) -> Void)? = nil) {
+    open func setBadgeCount(_ newBadgeCount: Int, withCompletionHandler completionHandler: (((any Error)?) -> Void)? = nil) {
+        let handler = SystemQueueTransfer(completionHandler)
         backend.setBadgeCount(newBadgeCount) { failure in
-            completionHandler?(failure.map(UNError.init))
+            handler.value?(failure.map(UNError.init))
         }
     }
 

@@ -48,7 +48,7 @@ extension UNUserNotificationCenterDelegate {
         willPresent notification: UNNotification,
         withCompletionHandler completionHandler: @escaping @Sendable (UNNotificationPresentationOptions) -> Void
     ) {
-        let delegate = UncheckedDelegate(self)
+        let delegate = SystemQueueTransfer(self)
         Task {
             let options = await DelegateBridge.$isBridging.withValue(true) {
                 await delegate.value.userNotificationCenter(center, willPresent: notification)
@@ -72,7 +72,7 @@ extension UNUserNotificationCenterDelegate {
         didReceive response: UNNotificationResponse,
         withCompletionHandler completionHandler: @escaping @Sendable () -> Void
     ) {
-        let delegate = UncheckedDelegate(self)
+        let delegate = SystemQueueTransfer(self)
         Task {
             await DelegateBridge.$isBridging.withValue(true) {
                 await delegate.value.userNotificationCenter(center, didReceive: response)
@@ -91,10 +91,10 @@ extension UNUserNotificationCenterDelegate {
     public func userNotificationCenter(_ center: UNUserNotificationCenter, openSettingsFor notification: UNNotification?) {}
 }
 
-/// Carries a delegate into the task that runs its `async` method. Delegates are not `Sendable`; as on
-/// Apple's platforms, the system calls them from its own queue and the app is responsible for their
-/// thread safety.
-struct UncheckedDelegate: @unchecked Sendable {
-    let value: any UNUserNotificationCenterDelegate
-    init(_ value: any UNUserNotificationCenterDelegate) { self.value = value }
+/// Carries a value that is not `Sendable` (an app's delegate or completion handler) to the notification
+/// system's serial queue, where it is used once at a time. As on Apple's platforms, the app hands these
+/// over to the system and is responsible for their own thread safety.
+struct SystemQueueTransfer<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

@@ -8,7 +8,7 @@ import OpenUserNotificationsTesting
 import Synchronization
 import Testing
 
-final class Seed001AppDelegate: NSObject, UNUserNotificationCenterDelegate, Sendable {
+final class Seed001AppDelegate: NSObject, UNUserNotificationCenterDelegate {
     let log = LogBook()
     func record(_ line: String) { log.append(line) }
 
