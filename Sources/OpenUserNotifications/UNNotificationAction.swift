@@ -15,7 +15,7 @@ public struct UNNotificationActionOptions: OptionSet, Sendable, Hashable {
 }
 
 /// An image shown beside an action's title.
-open class UNNotificationActionIcon: NSObject, NSCopying, @unchecked Sendable {
+open class UNNotificationActionIcon: NSObject, NSCopying, NSSecureCoding, @unchecked Sendable {
     // Sendable: every stored property is an immutable value.
     let value: ActionIcon
 
@@ -34,6 +34,20 @@ open class UNNotificationActionIcon: NSObject, NSCopying, @unchecked Sendable {
         self.init(value: .system(systemImageName))
     }
 
+    /// Archives of this class can be read back safely.
+    public class var supportsSecureCoding: Bool { true }
+
+    /// Archives the icon.
+    open func encode(with coder: NSCoder) {
+        SecureCoding.encode(value, with: coder)
+    }
+
+    /// Reads an archived icon; `nil` when the archive is not one.
+    public required convenience init?(coder: NSCoder) {
+        guard let value = SecureCoding.decode(ActionIcon.self, from: coder) else { return nil }
+        self.init(value: value)
+    }
+
     open func copy(with zone: NSZone? = nil) -> Any { self }
 
     open override func isEqual(_ object: Any?) -> Bool { (object as? UNNotificationActionIcon)?.value == value }
@@ -46,7 +60,7 @@ open class UNNotificationActionIcon: NSObject, NSCopying, @unchecked Sendable {
 /// ```swift
 /// let done = UNNotificationAction(identifier: "MARK_DONE", title: "Done", options: [.authenticationRequired])
 /// ```
-open class UNNotificationAction: NSObject, NSCopying, @unchecked Sendable {
+open class UNNotificationAction: NSObject, NSCopying, NSSecureCoding, @unchecked Sendable {
     // Sendable: every stored property is an immutable value.
     package let value: NotificationAction
 
@@ -78,6 +92,20 @@ open class UNNotificationAction: NSObject, NSCopying, @unchecked Sendable {
     open var options: UNNotificationActionOptions { UNNotificationActionOptions(rawValue: value.options.rawValue) }
     /// The button's icon.
     open var icon: UNNotificationActionIcon? { value.icon.map { UNNotificationActionIcon(value: $0) } }
+
+    /// Archives of this class can be read back safely.
+    public class var supportsSecureCoding: Bool { true }
+
+    /// Archives the action.
+    open func encode(with coder: NSCoder) {
+        SecureCoding.encode(value, with: coder)
+    }
+
+    /// Reads an archived action; `nil` when the archive is not one.
+    public required convenience init?(coder: NSCoder) {
+        guard let value = SecureCoding.decode(NotificationAction.self, from: coder) else { return nil }
+        self.init(value: value)
+    }
 
     open func copy(with zone: NSZone? = nil) -> Any { self }
 

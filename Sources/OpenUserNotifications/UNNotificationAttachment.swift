@@ -15,7 +15,7 @@ public let UNNotificationAttachmentOptionsThumbnailTimeKey: String = "UNNotifica
 /// The file must be a local file of a supported type and within its size limit (audio 5 MB, images
 /// 10 MB, movies 50 MB). It is checked when the attachment is made, and copied into the notification
 /// system's own store when the request is added.
-open class UNNotificationAttachment: NSObject, NSCopying, @unchecked Sendable {
+open class UNNotificationAttachment: NSObject, NSCopying, NSSecureCoding, @unchecked Sendable {
     // Sendable: every stored property is an immutable value.
     let value: NotificationAttachment
     /// The options the app passed, kept so they can be read back.
@@ -76,6 +76,20 @@ open class UNNotificationAttachment: NSObject, NSCopying, @unchecked Sendable {
     open var url: URL { value.url }
     /// The file's Uniform Type Identifier, such as `public.png`.
     open var type: String { value.type }
+
+    /// Archives of this class can be read back safely.
+    public class var supportsSecureCoding: Bool { true }
+
+    /// Archives the attachment.
+    open func encode(with coder: NSCoder) {
+        SecureCoding.encode(value, with: coder)
+    }
+
+    /// Reads an archived attachment; `nil` when the archive is not one.
+    public required convenience init?(coder: NSCoder) {
+        guard let value = SecureCoding.decode(NotificationAttachment.self, from: coder) else { return nil }
+        self.init(value: value)
+    }
 
     open func copy(with zone: NSZone? = nil) -> Any { self }
 

@@ -29,7 +29,7 @@ public struct UNNotificationCategoryOptions: OptionSet, Sendable, Hashable {
 ///                                       intentIdentifiers: [], options: [.customDismissAction])
 /// UNUserNotificationCenter.current().setNotificationCategories([category])
 /// ```
-open class UNNotificationCategory: NSObject, NSCopying, @unchecked Sendable {
+open class UNNotificationCategory: NSObject, NSCopying, NSSecureCoding, @unchecked Sendable {
     // Sendable: every stored property is an immutable value.
     let value: NotificationCategory
 
@@ -92,6 +92,20 @@ open class UNNotificationCategory: NSObject, NSCopying, @unchecked Sendable {
     open var hiddenPreviewsBodyPlaceholder: String { value.hiddenPreviewsBodyPlaceholder }
     /// The format of the category's summary, such as "%u new messages from %@".
     open var categorySummaryFormat: String { value.categorySummaryFormat }
+
+    /// Archives of this class can be read back safely.
+    public class var supportsSecureCoding: Bool { true }
+
+    /// Archives the category.
+    open func encode(with coder: NSCoder) {
+        SecureCoding.encode(value, with: coder)
+    }
+
+    /// Reads an archived category; `nil` when the archive is not one.
+    public required convenience init?(coder: NSCoder) {
+        guard let value = SecureCoding.decode(NotificationCategory.self, from: coder) else { return nil }
+        self.init(value: value)
+    }
 
     open func copy(with zone: NSZone? = nil) -> Any { self }
 

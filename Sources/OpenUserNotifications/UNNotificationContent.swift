@@ -30,7 +30,7 @@ struct ContentFields {
 /// let content = request.content.mutableCopy() as! UNMutableNotificationContent
 /// content.body += " (edited)"
 /// ```
-open class UNNotificationContent: NSObject, NSCopying, NSMutableCopying, @unchecked Sendable {
+open class UNNotificationContent: NSObject, NSCopying, NSMutableCopying, NSSecureCoding, @unchecked Sendable {
     // Sendable: every field lives behind `fields`' lock, so the mutable subclass can be shared too.
     let fields: LockedValue<ContentFields>
 
@@ -89,6 +89,20 @@ open class UNNotificationContent: NSObject, NSCopying, NSMutableCopying, @unchec
     }
 
     /// An immutable copy (the content itself when it is already immutable).
+    /// Archives of this class can be read back safely.
+    public class var supportsSecureCoding: Bool { true }
+
+    /// Archives the content.
+    open func encode(with coder: NSCoder) {
+        if let value = coreValue { SecureCoding.encode(value, with: coder) }
+    }
+
+    /// Reads an archived content; `nil` when the archive is not one.
+    public required convenience init?(coder: NSCoder) {
+        guard let value = SecureCoding.decode(NotificationContent.self, from: coder) else { return nil }
+        self.init(value)
+    }
+
     open func copy(with zone: NSZone? = nil) -> Any {
         UNNotificationContent(fields: fields.withLock { $0 })
     }

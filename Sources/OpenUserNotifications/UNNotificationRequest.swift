@@ -8,7 +8,7 @@ package import NotificationCore
 /// let request = UNNotificationRequest(identifier: "daily-report", content: content, trigger: trigger)
 /// try await UNUserNotificationCenter.current().add(request)
 /// ```
-open class UNNotificationRequest: NSObject, NSCopying, @unchecked Sendable {
+open class UNNotificationRequest: NSObject, NSCopying, NSSecureCoding, @unchecked Sendable {
     // Sendable: every stored property is immutable and itself Sendable.
     /// The request's identifier: adding another request with the same one replaces this one.
     public let identifier: String
@@ -37,6 +37,25 @@ open class UNNotificationRequest: NSObject, NSCopying, @unchecked Sendable {
         )
     }
 
+    /// Archives of this class can be read back safely.
+    public class var supportsSecureCoding: Bool { true }
+
+    /// Archives the request.
+    open func encode(with coder: NSCoder) {
+        if let value = coreValue { SecureCoding.encode(value, with: coder) }
+    }
+
+    /// Reads an archived request; `nil` when the archive is not one.
+    public required convenience init?(coder: NSCoder) {
+        guard let value = SecureCoding.decode(NotificationRequest.self, from: coder) else { return nil }
+        self.init(value)
+    }
+
+    /// The request as the system keeps it, or `nil` when its `userInfo` is not a property list.
+    package var coreValue: NotificationRequest? {
+        content.coreValue.map { NotificationRequest(identifier: identifier, content: $0, trigger: trigger?.value) }
+    }
+
     open func copy(with zone: NSZone? = nil) -> Any { self }
 
     open override func isEqual(_ object: Any?) -> Bool {
@@ -48,7 +67,7 @@ open class UNNotificationRequest: NSObject, NSCopying, @unchecked Sendable {
 }
 
 /// A notification the system delivered. Apps receive these; they never create them.
-open class UNNotification: NSObject, NSCopying, @unchecked Sendable {
+open class UNNotification: NSObject, NSCopying, NSSecureCoding, @unchecked Sendable {
     // Sendable: every stored property is immutable and itself Sendable.
     /// When the notification was delivered.
     public let date: Date
@@ -61,6 +80,20 @@ open class UNNotification: NSObject, NSCopying, @unchecked Sendable {
         self.date = value.date
         self.request = UNNotificationRequest(value.request)
         super.init()
+    }
+
+    /// Archives of this class can be read back safely.
+    public class var supportsSecureCoding: Bool { true }
+
+    /// Archives the notification.
+    open func encode(with coder: NSCoder) {
+        SecureCoding.encode(value, with: coder)
+    }
+
+    /// Reads an archived notification; `nil` when the archive is not one.
+    public required convenience init?(coder: NSCoder) {
+        guard let value = SecureCoding.decode(DeliveredNotification.self, from: coder) else { return nil }
+        self.init(value)
     }
 
     open func copy(with zone: NSZone? = nil) -> Any { self }

@@ -8,7 +8,7 @@ public let UNNotificationDismissActionIdentifier: String = SystemActionIdentifie
 
 /// What the person did with a delivered notification: opened it, dismissed it or picked an action.
 /// The app's delegate receives it in `userNotificationCenter(_:didReceive:withCompletionHandler:)`.
-open class UNNotificationResponse: NSObject, NSCopying, @unchecked Sendable {
+open class UNNotificationResponse: NSObject, NSCopying, NSSecureCoding, @unchecked Sendable {
     // Sendable: every stored property is immutable and itself Sendable.
     /// The notification the person acted on.
     public let notification: UNNotification
@@ -26,6 +26,20 @@ open class UNNotificationResponse: NSObject, NSCopying, @unchecked Sendable {
     /// The public response for a stored one: a text-input response when it carries typed text.
     package static func make(_ value: NotificationResponse) -> UNNotificationResponse {
         value.userText == nil ? UNNotificationResponse(value) : UNTextInputNotificationResponse(value)
+    }
+
+    /// Archives of this class can be read back safely.
+    public class var supportsSecureCoding: Bool { true }
+
+    /// Archives the response.
+    open func encode(with coder: NSCoder) {
+        SecureCoding.encode(value, with: coder)
+    }
+
+    /// Reads an archived response; `nil` when the archive is not one.
+    public required convenience init?(coder: NSCoder) {
+        guard let value = SecureCoding.decode(NotificationResponse.self, from: coder) else { return nil }
+        self.init(value)
     }
 
     open func copy(with zone: NSZone? = nil) -> Any { self }

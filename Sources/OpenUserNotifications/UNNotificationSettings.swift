@@ -6,7 +6,7 @@ package import NotificationCore
 /// The system enforces these settings whatever the app does: an app whose sounds are turned off plays
 /// none. There is no public initializer, as with Apple's framework; tests build one with
 /// `OpenUserNotificationsTesting`.
-open class UNNotificationSettings: NSObject, NSCopying, @unchecked Sendable {
+open class UNNotificationSettings: NSObject, NSCopying, NSSecureCoding, @unchecked Sendable {
     // Sendable: every stored property is an immutable value.
     let value: NotificationSettings
 
@@ -45,6 +45,20 @@ open class UNNotificationSettings: NSObject, NSCopying, @unchecked Sendable {
     open var scheduledDeliverySetting: UNNotificationSetting { .init(value.scheduledDeliverySetting) }
     /// Whether direct messages may break through Focus.
     open var directMessagesSetting: UNNotificationSetting { .init(value.directMessagesSetting) }
+
+    /// Archives of this class can be read back safely.
+    public class var supportsSecureCoding: Bool { true }
+
+    /// Archives the settings.
+    open func encode(with coder: NSCoder) {
+        SecureCoding.encode(value, with: coder)
+    }
+
+    /// Reads an archived settings; `nil` when the archive is not one.
+    public required convenience init?(coder: NSCoder) {
+        guard let value = SecureCoding.decode(NotificationSettings.self, from: coder) else { return nil }
+        self.init(value: value)
+    }
 
     open func copy(with zone: NSZone? = nil) -> Any { self }
 

@@ -10,7 +10,7 @@ public struct UNNotificationSoundName: RawRepresentable, Hashable, Sendable, Exp
 }
 
 /// A sound played when a notification is delivered.
-open class UNNotificationSound: NSObject, NSCopying, @unchecked Sendable {
+open class UNNotificationSound: NSObject, NSCopying, NSSecureCoding, @unchecked Sendable {
     // Sendable: every stored property is an immutable value.
     let value: NotificationSound
 
@@ -53,6 +53,20 @@ open class UNNotificationSound: NSObject, NSCopying, @unchecked Sendable {
     /// A ringtone from the file `name`.
     open class func ringtoneSoundNamed(_ name: UNNotificationSoundName) -> UNNotificationSound {
         UNNotificationSound(value: NotificationSound(kind: .ringtone(name.rawValue)))
+    }
+
+    /// Archives of this class can be read back safely.
+    public class var supportsSecureCoding: Bool { true }
+
+    /// Archives the sound.
+    open func encode(with coder: NSCoder) {
+        SecureCoding.encode(value, with: coder)
+    }
+
+    /// Reads an archived sound; `nil` when the archive is not one.
+    public required convenience init?(coder: NSCoder) {
+        guard let value = SecureCoding.decode(NotificationSound.self, from: coder) else { return nil }
+        self.init(value: value)
     }
 
     open func copy(with zone: NSZone? = nil) -> Any { self }

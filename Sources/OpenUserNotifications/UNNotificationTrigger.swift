@@ -2,7 +2,7 @@ public import Foundation
 package import NotificationCore
 
 /// What makes a notification request fire. Use one of the concrete subclasses.
-open class UNNotificationTrigger: NSObject, NSCopying, @unchecked Sendable {
+open class UNNotificationTrigger: NSObject, NSCopying, NSSecureCoding, @unchecked Sendable {
     // Sendable: every stored property is an immutable value.
     package let value: NotificationTrigger
     /// When the system has this trigger scheduled, the date it will fire; `nil` before it is scheduled.
@@ -16,6 +16,20 @@ open class UNNotificationTrigger: NSObject, NSCopying, @unchecked Sendable {
 
     /// Whether the trigger fires again after it fired.
     open var repeats: Bool { value.repeats }
+
+    /// Archives of this class can be read back safely.
+    public class var supportsSecureCoding: Bool { true }
+
+    /// Archives the trigger.
+    open func encode(with coder: NSCoder) {
+        SecureCoding.encode(value, with: coder)
+    }
+
+    /// Reads an archived trigger; `nil` when the archive is not one.
+    public required convenience init?(coder: NSCoder) {
+        guard let value = SecureCoding.decode(NotificationTrigger.self, from: coder) else { return nil }
+        self.init(value: value)
+    }
 
     open func copy(with zone: NSZone? = nil) -> Any { self }
 

@@ -124,10 +124,9 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     ///   booleans, dates, data, and arrays and dictionaries of them). Apple's framework raises an
     ///   exception otherwise; so does this one.
     open func add(_ request: UNNotificationRequest, withCompletionHandler completionHandler: (((any Error)?) -> Void)? = nil) {
-        guard let content = request.content.coreValue else {
+        guard let value = request.coreValue else {
             preconditionFailure("UNNotificationRequest \"\(request.identifier)\": userInfo must contain only property-list types")
         }
-        let value = NotificationRequest(identifier: request.identifier, content: content, trigger: request.trigger?.value)
         let handler = SystemQueueTransfer(completionHandler)
         backend.add(value) { failure in
             handler.value?(failure.map(UNError.init))

@@ -56,9 +56,9 @@ extension UNNotificationSettings {
 
 extension UNNotificationRequest {
     var testValue: NotificationRequest {
-        guard let content = content.coreValue else {
+        guard let value = coreValue else {
             preconditionFailure("UNNotificationRequest \"\(identifier)\": userInfo must contain only property-list types")
         }
-        return NotificationRequest(identifier: identifier, content: content, trigger: trigger?.value)
+        return value
     }
 }

@@ -136,3 +136,56 @@ import Testing
         #expect(NSString.localizedUserNotificationString(forKey: "plain", arguments: nil) == "plain")
     }
 }
+
+/// The classes archive and unarchive with `NSSecureCoding`, keeping their kind and every field.
+@Suite struct SecureCodingTests {
+    func roundTrip<T: NSObject & NSSecureCoding>(_ object: T, as type: T.Type) throws -> T {
+        let data = try NSKeyedArchiver.archivedData(withRootObject: object, requiringSecureCoding: true)
+        return try #require(try NSKeyedUnarchiver.unarchivedObject(ofClass: type, from: data))
+    }
+
+    @Test func requestsRoundTripWithTheirContentAndTrigger() throws {
+        let content = UNMutableNotificationContent()
+        content.title = "t"
+        content.badge = 3
+        content.sound = .defaultCritical
+        content.userInfo = ["when": Date(timeIntervalSince1970: 5), "blob": Data([1, 2]), "n": 1]
+        var components = DateComponents(hour: 8, minute: 30)
+        components.timeZone = TimeZone(identifier: "Asia/Tokyo")
+        let request = UNNotificationRequest(identifier: "r", content: content,
+                                            trigger: UNCalendarNotificationTrigger(dateMatching: components, repeats: true))
+        let back = try roundTrip(request, as: UNNotificationRequest.self)
+        #expect(back == request)
+        let trigger = try #require(back.trigger as? UNCalendarNotificationTrigger)
+        #expect(trigger.dateComponents.hour == 8)
+        #expect(trigger.dateComponents.timeZone == TimeZone(identifier: "Asia/Tokyo"))
+        #expect(back.content.userInfo["when"] as? Date == Date(timeIntervalSince1970: 5))
+        #expect(back.content.userInfo["blob"] as? Data == Data([1, 2]))
+    }
+
+    @Test func subclassesComeBackAsThemselves() throws {
+        let action = UNTextInputNotificationAction(identifier: "reply", title: "Reply", options: [.foreground],
+                                                   textInputButtonTitle: "Send", textInputPlaceholder: "…")
+        let back = try roundTrip(action, as: UNNotificationAction.self)
+        #expect((back as? UNTextInputNotificationAction)?.textInputButtonTitle == "Send")
+        let mutable = UNMutableNotificationContent()
+        mutable.body = "b"
+        #expect(try roundTrip(mutable, as: UNNotificationContent.self) is UNMutableNotificationContent)
+        let interval = UNTimeIntervalNotificationTrigger(timeInterval: 60, repeats: true)
+        #expect((try roundTrip(interval, as: UNNotificationTrigger.self) as? UNTimeIntervalNotificationTrigger)?.timeInterval == 60)
+    }
+
+    @Test func categoriesAndSettingsRoundTrip() throws {
+        let category = UNNotificationCategory(identifier: "c", actions: [UNNotificationAction(identifier: "a", title: "A")],
+                                              intentIdentifiers: ["i"], options: [.customDismissAction])
+        #expect(try roundTrip(category, as: UNNotificationCategory.self) == category)
+        let settings = UNNotificationSettings.makeForTesting(authorizationStatus: .provisional)
+        #expect(try roundTrip(settings, as: UNNotificationSettings.self) == settings)
+        let notification = UNNotification.makeForTesting(request: UNNotificationRequest(identifier: "n", content: UNMutableNotificationContent(), trigger: nil),
+                                                         date: Date(timeIntervalSince1970: 9))
+        let response = UNTextInputNotificationResponse.makeForTesting(notification: notification, actionIdentifier: "reply", userText: "hi")
+        let back = try roundTrip(response, as: UNNotificationResponse.self)
+        #expect((back as? UNTextInputNotificationResponse)?.userText == "hi")
+        #expect(back.notification.date == Date(timeIntervalSince1970: 9))
+    }
+}

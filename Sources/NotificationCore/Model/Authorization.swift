@@ -45,7 +45,7 @@ package enum ShowPreviews: Int, Sendable, Hashable, CaseIterable {
 }
 
 /// Everything the person decided about one app's notifications; the value behind `UNNotificationSettings`.
-package struct NotificationSettings: Sendable, Hashable {
+package struct NotificationSettings: Sendable, Hashable, Codable {
     package var authorizationStatus: AuthorizationStatus
     package var soundSetting: SettingValue
     package var badgeSetting: SettingValue

@@ -27,9 +27,9 @@ package enum ActionIcon: Sendable, Hashable {
 }
 
 /// One button a person can pick on a notification, or a reply field.
-package struct NotificationAction: Sendable, Hashable {
+package struct NotificationAction: Sendable, Hashable, Codable {
     /// The reply field of a text-input action.
-    package struct TextInput: Sendable, Hashable {
+    package struct TextInput: Sendable, Hashable, Codable {
         package var buttonTitle: String
         package var placeholder: String
 
@@ -56,7 +56,7 @@ package struct NotificationAction: Sendable, Hashable {
 }
 
 /// A kind of notification an app declares, with the actions shown on it.
-package struct NotificationCategory: Sendable, Hashable {
+package struct NotificationCategory: Sendable, Hashable, Codable {
     package var identifier: String
     package var actions: [NotificationAction]
     package var intentIdentifiers: [String]

@@ -32,7 +32,7 @@ package struct NotificationSound: Sendable, Hashable {
 }
 
 /// A file shown with a notification, already validated and stored.
-package struct NotificationAttachment: Sendable, Hashable {
+package struct NotificationAttachment: Sendable, Hashable, Codable {
     package var identifier: String
     package var url: URL
     /// The Uniform Type Identifier of the file, such as `public.png`.

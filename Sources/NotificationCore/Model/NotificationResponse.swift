@@ -7,7 +7,7 @@ package enum SystemActionIdentifier {
 }
 
 /// What a person did with a delivered notification; the value behind `UNNotificationResponse`.
-package struct NotificationResponse: Sendable, Hashable {
+package struct NotificationResponse: Sendable, Hashable, Codable {
     package var notification: DeliveredNotification
     package var actionIdentifier: String
     /// The reply typed into a text-input action; `nil` for every other response.

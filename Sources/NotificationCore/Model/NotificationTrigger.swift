@@ -1,7 +1,7 @@
 package import Foundation
 
 /// A point on the Earth, in degrees.
-package struct Coordinate: Sendable, Hashable {
+package struct Coordinate: Sendable, Hashable, Codable {
     package var latitude: Double
     package var longitude: Double
 
@@ -23,7 +23,7 @@ package struct Coordinate: Sendable, Hashable {
 }
 
 /// A circle on the Earth that a location trigger watches for entry, exit or both.
-package struct CircularRegion: Sendable, Hashable {
+package struct CircularRegion: Sendable, Hashable, Codable {
     package var identifier: String
     package var center: Coordinate
     /// The radius in metres.
@@ -60,7 +60,7 @@ package enum NotificationTrigger: Sendable, Hashable {
 }
 
 /// A request to show a notification; the value behind `UNNotificationRequest`.
-package struct NotificationRequest: Sendable, Hashable {
+package struct NotificationRequest: Sendable, Hashable, Codable {
     package var identifier: String
     package var content: NotificationContent
     /// `nil` delivers the notification right away.
@@ -74,7 +74,7 @@ package struct NotificationRequest: Sendable, Hashable {
 }
 
 /// A notification the system delivered; the value behind `UNNotification`.
-package struct DeliveredNotification: Sendable, Hashable {
+package struct DeliveredNotification: Sendable, Hashable, Codable {
     package var request: NotificationRequest
     /// When it was delivered.
     package var date: Date

@@ -6,7 +6,7 @@ package enum AppState: String, Sendable, Hashable, CaseIterable {
 }
 
 /// How one delivered notification is shown to the person.
-package struct Presentation: Sendable, Hashable {
+package struct Presentation: Sendable, Hashable, Codable {
     /// Shown as a banner (or alert) on screen.
     package var banner: Bool
     /// Kept in the notification center's list, so it is among the delivered notifications.

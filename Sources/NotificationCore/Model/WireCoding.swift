@@ -1,0 +1,246 @@
+import Foundation
+
+// The JSON form of the model: how requests, notifications and settings are stored and sent between the
+// framework, the daemon and the gateway. Keys are spelled out and enums are tagged with a "type" field,
+// so that the form can be documented and read by programs written in other languages.
+
+extension PropertyListValue: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case date, data
+    }
+
+    /// Strings, numbers, booleans, arrays and objects are plain JSON; dates and data, which JSON lacks,
+    /// are objects with one key: `{"date": <seconds since 1970>}` and `{"data": "<base64>"}`.
+    package init(from decoder: any Decoder) throws {
+        let single = try decoder.singleValueContainer()
+        if let value = try? single.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? single.decode(Int.self) {
+            self = .integer(value)
+        } else if let value = try? single.decode(Double.self) {
+            self = .double(value)
+        } else if let value = try? single.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? single.decode([PropertyListValue].self) {
+            self = .array(value)
+        } else if let keyed = try? decoder.container(keyedBy: CodingKeys.self), keyed.allKeys.count == 1,
+                  let tagged = try Self.tagged(keyed) {
+            self = tagged
+        } else {
+            self = .dictionary(try single.decode([String: PropertyListValue].self))
+        }
+    }
+
+    private static func tagged(_ container: KeyedDecodingContainer<CodingKeys>) throws -> PropertyListValue? {
+        if let seconds = try? container.decode(Double.self, forKey: .date) {
+            return .date(Date(timeIntervalSince1970: seconds))
+        }
+        if let base64 = try? container.decode(String.self, forKey: .data), let data = Data(base64Encoded: base64) {
+            return .data(data)
+        }
+        return nil
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        switch self {
+        case .string(let value):
+            var single = encoder.singleValueContainer()
+            try single.encode(value)
+        case .integer(let value):
+            var single = encoder.singleValueContainer()
+            try single.encode(value)
+        case .double(let value):
+            var single = encoder.singleValueContainer()
+            try single.encode(value)
+        case .bool(let value):
+            var single = encoder.singleValueContainer()
+            try single.encode(value)
+        case .date(let value):
+            var keyed = encoder.container(keyedBy: CodingKeys.self)
+            try keyed.encode(value.timeIntervalSince1970, forKey: .date)
+        case .data(let value):
+            var keyed = encoder.container(keyedBy: CodingKeys.self)
+            try keyed.encode(value.base64EncodedString(), forKey: .data)
+        case .array(let value):
+            var single = encoder.singleValueContainer()
+            try single.encode(value)
+        case .dictionary(let value):
+            var single = encoder.singleValueContainer()
+            try single.encode(value)
+        }
+    }
+}
+
+extension InterruptionLevel: Codable {}
+extension AuthorizationStatus: Codable {}
+extension SettingValue: Codable {}
+extension AlertStyle: Codable {}
+extension ShowPreviews: Codable {}
+extension AppState: Codable {}
+extension AuthorizationOptions: Codable {}
+extension PresentationOptions: Codable {}
+extension ActionOptions: Codable {}
+extension CategoryOptions: Codable {}
+
+extension NotificationSound: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case type, name, critical, volume
+    }
+
+    /// `{"type": "default" | "named" | "defaultRingtone" | "ringtone", "name"?, "critical", "volume"}`.
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let type = try container.decode(String.self, forKey: .type)
+        switch type {
+        case "default": kind = .default
+        case "defaultRingtone": kind = .defaultRingtone
+        case "named": kind = .named(try container.decode(String.self, forKey: .name))
+        case "ringtone": kind = .ringtone(try container.decode(String.self, forKey: .name))
+        default:
+            throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "Unknown sound type \"\(type)\".")
+        }
+        isCritical = try container.decodeIfPresent(Bool.self, forKey: .critical) ?? false
+        volume = try container.decodeIfPresent(Float.self, forKey: .volume) ?? 1
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        switch kind {
+        case .default: try container.encode("default", forKey: .type)
+        case .defaultRingtone: try container.encode("defaultRingtone", forKey: .type)
+        case .named(let name):
+            try container.encode("named", forKey: .type)
+            try container.encode(name, forKey: .name)
+        case .ringtone(let name):
+            try container.encode("ringtone", forKey: .type)
+            try container.encode(name, forKey: .name)
+        }
+        try container.encode(isCritical, forKey: .critical)
+        try container.encode(volume, forKey: .volume)
+    }
+}
+
+extension ActionIcon: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case type, name
+    }
+
+    /// `{"type": "template" | "system", "name": "…"}`.
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let name = try container.decode(String.self, forKey: .name)
+        switch try container.decode(String.self, forKey: .type) {
+        case "template": self = .template(name)
+        case "system": self = .system(name)
+        case let type:
+            throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "Unknown icon type \"\(type)\".")
+        }
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .template(let name):
+            try container.encode("template", forKey: .type)
+            try container.encode(name, forKey: .name)
+        case .system(let name):
+            try container.encode("system", forKey: .type)
+            try container.encode(name, forKey: .name)
+        }
+    }
+}
+
+extension NotificationTrigger: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case type, interval, dateComponents, region, repeats
+    }
+
+    /// `{"type": "timeInterval", "interval": 5, "repeats": false}`, `{"type": "calendar", "dateComponents":
+    /// {…}, "repeats": true}`, `{"type": "location", "region": {…}, "repeats": false}` or `{"type": "push"}`.
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let repeats = try container.decodeIfPresent(Bool.self, forKey: .repeats) ?? false
+        switch try container.decode(String.self, forKey: .type) {
+        case "timeInterval":
+            self = .timeInterval(try container.decode(TimeInterval.self, forKey: .interval), repeats: repeats)
+        case "calendar":
+            self = .calendar(try container.decode(DateComponents.self, forKey: .dateComponents), repeats: repeats)
+        case "location":
+            self = .location(try container.decode(CircularRegion.self, forKey: .region), repeats: repeats)
+        case "push":
+            self = .push
+        case let type:
+            throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "Unknown trigger type \"\(type)\".")
+        }
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .timeInterval(let interval, let repeats):
+            try container.encode("timeInterval", forKey: .type)
+            try container.encode(interval, forKey: .interval)
+            try container.encode(repeats, forKey: .repeats)
+        case .calendar(let components, let repeats):
+            try container.encode("calendar", forKey: .type)
+            try container.encode(components, forKey: .dateComponents)
+            try container.encode(repeats, forKey: .repeats)
+        case .location(let region, let repeats):
+            try container.encode("location", forKey: .type)
+            try container.encode(region, forKey: .region)
+            try container.encode(repeats, forKey: .repeats)
+        case .push:
+            try container.encode("push", forKey: .type)
+        }
+    }
+}
+
+extension NotificationContent: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case title, subtitle, body, attachments, badge, sound, launchImageName, userInfo, categoryIdentifier
+        case threadIdentifier, summaryArgument, summaryArgumentCount, targetContentIdentifier, interruptionLevel
+        case relevanceScore, filterCriteria
+    }
+
+    /// Every field is optional on input and takes its default when missing, as on
+    /// `UNMutableNotificationContent()`.
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        title = try container.decodeIfPresent(String.self, forKey: .title) ?? ""
+        subtitle = try container.decodeIfPresent(String.self, forKey: .subtitle) ?? ""
+        body = try container.decodeIfPresent(String.self, forKey: .body) ?? ""
+        attachments = try container.decodeIfPresent([NotificationAttachment].self, forKey: .attachments) ?? []
+        badge = try container.decodeIfPresent(Int.self, forKey: .badge)
+        sound = try container.decodeIfPresent(NotificationSound.self, forKey: .sound)
+        launchImageName = try container.decodeIfPresent(String.self, forKey: .launchImageName) ?? ""
+        userInfo = try container.decodeIfPresent([String: PropertyListValue].self, forKey: .userInfo) ?? [:]
+        categoryIdentifier = try container.decodeIfPresent(String.self, forKey: .categoryIdentifier) ?? ""
+        threadIdentifier = try container.decodeIfPresent(String.self, forKey: .threadIdentifier) ?? ""
+        summaryArgument = try container.decodeIfPresent(String.self, forKey: .summaryArgument) ?? ""
+        summaryArgumentCount = try container.decodeIfPresent(Int.self, forKey: .summaryArgumentCount) ?? 0
+        targetContentIdentifier = try container.decodeIfPresent(String.self, forKey: .targetContentIdentifier)
+        interruptionLevel = try container.decodeIfPresent(InterruptionLevel.self, forKey: .interruptionLevel) ?? .active
+        relevanceScore = try container.decodeIfPresent(Double.self, forKey: .relevanceScore) ?? 0
+        filterCriteria = try container.decodeIfPresent(String.self, forKey: .filterCriteria)
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(title, forKey: .title)
+        try container.encode(subtitle, forKey: .subtitle)
+        try container.encode(body, forKey: .body)
+        try container.encode(attachments, forKey: .attachments)
+        try container.encodeIfPresent(badge, forKey: .badge)
+        try container.encodeIfPresent(sound, forKey: .sound)
+        try container.encode(launchImageName, forKey: .launchImageName)
+        try container.encode(userInfo, forKey: .userInfo)
+        try container.encode(categoryIdentifier, forKey: .categoryIdentifier)
+        try container.encode(threadIdentifier, forKey: .threadIdentifier)
+        try container.encode(summaryArgument, forKey: .summaryArgument)
+        try container.encode(summaryArgumentCount, forKey: .summaryArgumentCount)
+        try container.encodeIfPresent(targetContentIdentifier, forKey: .targetContentIdentifier)
+        try container.encode(interruptionLevel, forKey: .interruptionLevel)
+        try container.encode(relevanceScore, forKey: .relevanceScore)
+        try container.encodeIfPresent(filterCriteria, forKey: .filterCriteria)
+    }
+}
