@@ -1,4 +1,3 @@
-package import Foundation
 package import NotificationCore
 internal import Dispatch
 internal import Synchronization
@@ -160,10 +159,13 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
         shell.withLock { $0.machine.nextWakeUpDate() }
     }
 
+    /// Queues a job: a completion handler, a delegate call or an observer event. While it runs,
+    /// `UNUserNotificationCenter.current()` is this system's center, as it is for the code that made
+    /// the call, so an app calling `current()` from a callback stays with this system.
     private func enqueue(_ job: @escaping @Sendable () -> Void, in shell: inout Shell) {
         shell.queuedJobs += 1
         queue.async { [self] in
-            job()
+            UNUserNotificationCenter.$bound.withValue(center) { job() }
             finishJob()
         }
     }
@@ -334,8 +336,16 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
         catchUp()
         let failure: NotificationFailure?
         do throws(NotificationFailure) {
-            let stored = try storeAttachments(of: request)
-            try step { machine throws(NotificationFailure) in try machine.add(stored) }
+            guard shell.withLock({ PresentationPolicy.allowsDelivery($0.machine.settings) }) else {
+                throw NotificationFailure(.notificationsNotAllowed)
+            }
+            let (stored, copies) = try storeAttachments(of: request)
+            do throws(NotificationFailure) {
+                try step { machine throws(NotificationFailure) in try machine.add(stored) }
+            } catch {
+                if let copies { try? FileManager.default.removeItem(at: copies) }
+                throw error
+            }
             failure = nil
         } catch {
             failure = error
@@ -394,9 +404,10 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     }
 
     /// Copies every attachment file into the system's store, as Apple's system does when a request is
-    /// added, and returns the request pointing at the copies.
-    private func storeAttachments(of request: NotificationRequest) throws(NotificationFailure) -> NotificationRequest {
-        guard !request.content.attachments.isEmpty else { return request }
+    /// added, and returns the request pointing at the copies, and the folder of the copies (to remove
+    /// if the request is then refused).
+    private func storeAttachments(of request: NotificationRequest) throws(NotificationFailure) -> (NotificationRequest, URL?) {
+        guard !request.content.attachments.isEmpty else { return (request, nil) }
         var stored = request
         let fileManager = FileManager.default
         let folder = attachmentStore.appendingPathComponent(UUID().uuidString, isDirectory: true)
@@ -404,6 +415,7 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
             let source = attachment.url
             if source.path.hasPrefix(attachmentStore.path) {
                 guard fileManager.fileExists(atPath: source.path) else {
+                    try? fileManager.removeItem(at: folder)
                     throw NotificationFailure(.attachmentNotInDataStore, detail: "\(source.lastPathComponent) was removed from the store.")
                 }
                 continue
@@ -413,11 +425,12 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
                 try fileManager.createDirectory(at: folder, withIntermediateDirectories: true)
                 try fileManager.copyItem(at: source, to: destination)
             } catch {
+                try? fileManager.removeItem(at: folder)
                 throw NotificationFailure(.attachmentMoveIntoDataStoreFailed, detail: "\(source.path): \(error.localizedDescription)")
             }
             stored.content.attachments[index].url = destination
         }
-        return stored
+        return (stored, folder)
     }
 
     // MARK: - The person and the device

@@ -15,7 +15,6 @@ public struct UNNotificationCategoryOptions: OptionSet, Sendable, Hashable {
     /// Show the subtitle when previews are hidden.
     public static let hiddenPreviewsShowSubtitle = UNNotificationCategoryOptions(rawValue: 1 << 3)
     /// Let Siri announce the category's notifications.
-    @available(*, deprecated, message: "Announcement is always allowed")
     public static let allowAnnouncement = UNNotificationCategoryOptions(rawValue: 1 << 4)
 }
 

@@ -14,7 +14,7 @@ struct ContentFields {
     var categoryIdentifier = ""
     var threadIdentifier = ""
     var summaryArgument = ""
-    var summaryArgumentCount = 0
+    var summaryArgumentCount = 1
     var targetContentIdentifier: String? = nil
     var interruptionLevel: UNNotificationInterruptionLevel = .active
     var relevanceScore: Double = 0
@@ -88,7 +88,6 @@ open class UNNotificationContent: NSObject, NSCopying, NSMutableCopying, NSSecur
         throw UNError(NotificationFailure(.contentProvidingObjectNotAllowed, detail: "\(type(of: provider)) cannot provide content here."))
     }
 
-    /// An immutable copy (the content itself when it is already immutable).
     /// Archives of this class can be read back safely.
     public class var supportsSecureCoding: Bool { true }
 
@@ -103,6 +102,7 @@ open class UNNotificationContent: NSObject, NSCopying, NSMutableCopying, NSSecur
         self.init(value)
     }
 
+    /// An immutable copy.
     open func copy(with zone: NSZone? = nil) -> Any {
         UNNotificationContent(fields: fields.withLock { $0 })
     }

@@ -2,11 +2,10 @@ public import Foundation
 package import NotificationCore
 
 /// The name of a sound file, looked up where the system keeps the app's sounds.
-public struct UNNotificationSoundName: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral {
+public struct UNNotificationSoundName: RawRepresentable, Hashable, Sendable {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
     public init(_ rawValue: String) { self.rawValue = rawValue }
-    public init(stringLiteral value: String) { self.rawValue = value }
 }
 
 /// A sound played when a notification is delivered.

@@ -129,10 +129,10 @@ open class UNLocationNotificationTrigger: UNNotificationTrigger, @unchecked Send
 
     /// A trigger for `region`: set its `notifyOnEntry` and `notifyOnExit` to choose the crossings.
     ///
-    /// - Precondition: `region` is a `CLCircularRegion`, the only kind Apple supports.
+    /// - Precondition: `region` is a `CLCircularRegion`: the only kind of region this platform provides.
     public convenience init(region: CLRegion, repeats: Bool) {
         guard let circle = region as? CLCircularRegion else {
-            preconditionFailure("UNLocationNotificationTrigger: only CLCircularRegion is supported")
+            preconditionFailure("UNLocationNotificationTrigger: only CLCircularRegion is supported here")
         }
         let value = CircularRegion(
             identifier: circle.identifier,

@@ -54,7 +54,8 @@ public enum NotificationEvent: Sendable, CustomStringConvertible {
     case authorizationCompleted(granted: Bool)
     /// The app's notification settings changed.
     case settingsChanged(UNNotificationSettings)
-    /// The app's delegate was asked `willPresent` for a notification arriving in the foreground.
+    /// A notification arrived while the app was in the foreground, so the system asks the app's delegate
+    /// `willPresent`. With no delegate set, the next event for it is `willPresentAnswered(_, nil)`.
     case willPresent(UNNotification)
     /// The delegate answered `willPresent`; `nil` when the app had no delegate.
     case willPresentAnswered(UNNotification, UNNotificationPresentationOptions?)

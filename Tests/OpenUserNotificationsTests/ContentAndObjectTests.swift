@@ -51,6 +51,21 @@ import Testing
         #expect((userInfo["items"] as? [[String: AnyObject]])?.first?["title"] as? String == "t")
     }
 
+    @Test func numbersReadBackAsApplesNSNumbersDo() throws {
+        let content = UNMutableNotificationContent()
+        content.userInfo = ["whole": 1.0, "flag": true, "count": 2]
+        for _ in 0..<2 {
+            let data = try NSKeyedArchiver.archivedData(withRootObject: content, requiringSecureCoding: true)
+            let back = try #require(try NSKeyedUnarchiver.unarchivedObject(ofClass: UNNotificationContent.self, from: data))
+            content.userInfo = back.userInfo
+        }
+        #expect(content.userInfo["whole"] as? Double == 1.0)
+        #expect(content.userInfo["whole"] as? Int == 1)
+        #expect(content.userInfo["flag"] as? Bool == true)
+        #expect(content.userInfo["count"] as? Int == 2)
+        #expect(content.userInfo["count"] as? Double == 2.0)
+    }
+
     @Test func categoriesAreEqualByValueAndWorkInSets() {
         func make() -> UNNotificationCategory {
             UNNotificationCategory(identifier: "c", actions: [UNNotificationAction(identifier: "a", title: "A")], intentIdentifiers: [], options: [.customDismissAction])
@@ -105,11 +120,11 @@ import Testing
 
     @Test func soundsAreEqualByWhatTheyPlay() {
         #expect(UNNotificationSound.default == UNNotificationSound.default)
-        #expect(UNNotificationSound(named: "a.caf") == UNNotificationSound(named: UNNotificationSoundName(rawValue: "a.caf")))
-        #expect(UNNotificationSound(named: "a.caf") != UNNotificationSound.criticalSoundNamed("a.caf"))
+        #expect(UNNotificationSound(named: UNNotificationSoundName("a.caf")) == UNNotificationSound(named: UNNotificationSoundName(rawValue: "a.caf")))
+        #expect(UNNotificationSound(named: UNNotificationSoundName("a.caf")) != UNNotificationSound.criticalSoundNamed(UNNotificationSoundName("a.caf")))
         #expect(UNNotificationSound.defaultCritical == UNNotificationSound.defaultCriticalSound(withAudioVolume: 1))
-        #expect(UNNotificationSound.criticalSoundNamed("a.caf", withAudioVolume: 0.5) != UNNotificationSound.criticalSoundNamed("a.caf"))
-        #expect(UNNotificationSound.defaultRingtone != UNNotificationSound.ringtoneSoundNamed("ring.caf"))
+        #expect(UNNotificationSound.criticalSoundNamed(UNNotificationSoundName("a.caf"), withAudioVolume: 0.5) != UNNotificationSound.criticalSoundNamed(UNNotificationSoundName("a.caf")))
+        #expect(UNNotificationSound.defaultRingtone != UNNotificationSound.ringtoneSoundNamed(UNNotificationSoundName("ring.caf")))
     }
 
     @Test func testingFactoriesMakeTheObjectsAppleKeepsPrivate() {

@@ -213,3 +213,34 @@ import Testing
         #expect(!region.contains(CLLocationCoordinate2D(latitude: 31.2404, longitude: 121.4737))) // ~1.1 km north
     }
 }
+
+extension LocationTriggerTests {
+    @Test func locationNotificationsCannotBeListedButCanBeRemoved() async throws {
+        let harness = try await NotificationTestHarness.authorized()
+        harness.person.moveDevice(to: Self.home)
+        try await harness.add("arrive", trigger: UNLocationNotificationTrigger(region: region(entry: true, exit: false), repeats: false))
+        harness.person.moveDevice(to: Self.office)
+        await harness.settle()
+        #expect(harness.visibleNotifications.map(\.notification.request.identifier) == ["arrive"])
+        #expect(await harness.center.deliveredNotifications().isEmpty)
+        harness.center.removeDeliveredNotifications(withIdentifiers: ["arrive"])
+        #expect(harness.visibleNotifications.isEmpty)
+    }
+}
+
+/// Code that calls `current()` from a completion handler stays with the harness's system.
+@Suite struct CallbackBindingTests {
+    @Test func currentInsideACompletionHandlerIsTheHarnessCenter() async throws {
+        let harness = NotificationTestHarness()
+        harness.person.willAnswerAuthorization(allow: true)
+        await harness.run { _ in
+            UNUserNotificationCenter.current().requestAuthorization(options: [.alert]) { granted, _ in
+                let content = UNMutableNotificationContent()
+                content.title = "from the callback"
+                UNUserNotificationCenter.current().add(UNNotificationRequest(identifier: "cb", content: content, trigger: nil))
+            }
+        }
+        try await harness.history.waitFor { if case .presented = $0 { true } else { false } }
+        #expect(harness.history.presentations.map(\.notification.request.identifier) == ["cb"])
+    }
+}

@@ -186,3 +186,28 @@ import Testing
         #expect(code == .attachmentNotInDataStore)
     }
 }
+
+extension AttachmentValidationTests {
+    @Test func aRefusedRequestLeavesNoCopyBehind() async throws {
+        let store = folder.appendingPathComponent("store")
+        let harness = try await NotificationTestHarness.authorized(attachmentStore: store)
+        let content = UNMutableNotificationContent()
+        content.attachments = [try UNNotificationAttachment(identifier: "i", url: try file("w.png", header: Self.png, size: 16))]
+        let code = await unErrorCode {
+            try await harness.center.add(UNNotificationRequest(identifier: "r", content: content,
+                                                               trigger: UNCalendarNotificationTrigger(dateMatching: DateComponents(month: 2, day: 30), repeats: false)))
+        }
+        #expect(code == .notificationInvalidNoDate)
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: store.path)) ?? []
+        #expect(left.isEmpty)
+    }
+
+    @Test func notAllowedIsReportedBeforeAnyCopy() async throws {
+        let blocker = try file("blocker", header: [1], size: 1)
+        let harness = NotificationTestHarness(attachmentStore: blocker.appendingPathComponent("store"))
+        let content = UNMutableNotificationContent()
+        content.attachments = [try UNNotificationAttachment(identifier: "i", url: try file("v.png", header: Self.png, size: 16))]
+        let code = await unErrorCode { try await harness.center.add(UNNotificationRequest(identifier: "r", content: content, trigger: nil)) }
+        #expect(code == .notificationsNotAllowed)
+    }
+}

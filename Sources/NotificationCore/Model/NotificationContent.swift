@@ -61,7 +61,7 @@ package struct NotificationContent: Sendable, Hashable {
     package var categoryIdentifier: String = ""
     package var threadIdentifier: String = ""
     package var summaryArgument: String = ""
-    package var summaryArgumentCount: Int = 0
+    package var summaryArgumentCount: Int = 1
     package var targetContentIdentifier: String? = nil
     package var interruptionLevel: InterruptionLevel = .active
     package var relevanceScore: Double = 0

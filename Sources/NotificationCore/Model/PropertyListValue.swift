@@ -19,6 +19,12 @@ extension PropertyListValue {
     /// Converts a Swift or Foundation value into a property-list value, or returns `nil` when the value
     /// (or anything nested in it) is not a property-list type.
     package init?(any value: Any) {
+        // An NSNumber (what this type hands back for numbers) would also cast to Bool, Int and Double,
+        // so it is recognised by its own dynamic type first and read by the type it holds.
+        if type(of: value) is NSNumber.Type, let number = value as? NSNumber {
+            self.init(number: number)
+            return
+        }
         switch value {
         case let v as String: self = .string(v)
         case let v as Substring: self = .string(String(v))
@@ -41,7 +47,6 @@ extension PropertyListValue {
         case let v as Float: self = .double(Double(v))
         case let v as Date: self = .date(v)
         case let v as Data: self = .data(v)
-        case let v as NSNumber: self = PropertyListValue(number: v)
         case let v as [Any]:
             var items: [PropertyListValue] = []
             items.reserveCapacity(v.count)
@@ -77,13 +82,14 @@ extension PropertyListValue {
         return result
     }
 
-    /// The value as the plain Swift type an app reads out of `userInfo`.
+    /// The value as an app reads it out of `userInfo`: numbers and booleans as `NSNumber`, as on Apple's
+    /// platforms, so `as? Int` and `as? Double` both work whichever way the number was stored.
     package var anyValue: Any {
         switch self {
         case .string(let v): v
-        case .integer(let v): v
-        case .double(let v): v
-        case .bool(let v): v
+        case .integer(let v): NSNumber(value: v)
+        case .double(let v): NSNumber(value: v)
+        case .bool(let v): NSNumber(value: v)
         case .date(let v): v
         case .data(let v): v
         case .array(let v): v.map(\.anyValue)

@@ -6,11 +6,12 @@ import Foundation
 
 extension PropertyListValue: Codable {
     private enum CodingKeys: String, CodingKey {
-        case date, data
+        case date = "$date"
+        case data = "$data"
     }
 
     /// Strings, numbers, booleans, arrays and objects are plain JSON; dates and data, which JSON lacks,
-    /// are objects with one key: `{"date": <seconds since 1970>}` and `{"data": "<base64>"}`.
+    /// are objects with one key: `{"$date": <seconds since 1970>}` and `{"$data": "<base64>"}`.
     package init(from decoder: any Decoder) throws {
         let single = try decoder.singleValueContainer()
         if let value = try? single.decode(Bool.self) {
@@ -217,7 +218,7 @@ extension NotificationContent: Codable {
         categoryIdentifier = try container.decodeIfPresent(String.self, forKey: .categoryIdentifier) ?? ""
         threadIdentifier = try container.decodeIfPresent(String.self, forKey: .threadIdentifier) ?? ""
         summaryArgument = try container.decodeIfPresent(String.self, forKey: .summaryArgument) ?? ""
-        summaryArgumentCount = try container.decodeIfPresent(Int.self, forKey: .summaryArgumentCount) ?? 0
+        summaryArgumentCount = try container.decodeIfPresent(Int.self, forKey: .summaryArgumentCount) ?? 1
         targetContentIdentifier = try container.decodeIfPresent(String.self, forKey: .targetContentIdentifier)
         interruptionLevel = try container.decodeIfPresent(InterruptionLevel.self, forKey: .interruptionLevel) ?? .active
         relevanceScore = try container.decodeIfPresent(Double.self, forKey: .relevanceScore) ?? 0

@@ -255,10 +255,15 @@ package struct NotificationCenterMachine: Sendable {
 
     // MARK: - Delivered
 
-    /// The notifications in the notification center's list, oldest first.
+    /// The notifications in the notification center's list, oldest first. As on Apple's platforms,
+    /// notifications fired by a location trigger are not listed (they can still be removed).
     package var deliveredNotifications: [DeliveredNotification] {
         visible.values
-            .filter(\.presentation.list)
+            .filter { shown in
+                guard shown.presentation.list else { return false }
+                if case .location? = shown.notification.request.trigger { return false }
+                return true
+            }
             .sorted { visibleOrder[$0.notification.request.identifier]! < visibleOrder[$1.notification.request.identifier]! }
             .map(\.notification)
     }

@@ -145,7 +145,7 @@ extension TodoViewController: UNUserNotificationCenterDelegate {
         #expect(harness.history.presentations.last?.presentation.list == true)
 
         try harness.person.chooseAction("MARK_DONE", on: "daily-report")
-        try await harness.history.waitForResponses(1)
+        try await harness.history.waitFor { if case .didReceiveCompleted = $0 { true } else { false } }
         #expect(controller.log.lines == ["用户点击了“完成”按钮"])
 
         let content = UNMutableNotificationContent()

@@ -137,7 +137,7 @@ final class Seed001AppDelegate: NSObject, UNUserNotificationCenterDelegate {
         #expect(shown.presentation == NotificationPresentation(banner: true, list: true, sound: true, badge: 0))
         let delivered = await harness.center.deliveredNotifications()
         #expect(delivered.map(\.request.content.subtitle) == ["副标题"])
-        #expect(delivered.first?.request.content.sound == UNNotificationSound(named: "sound.wav"))
+        #expect(delivered.first?.request.content.sound == UNNotificationSound(named: UNNotificationSoundName("sound.wav")))
     }
 
     @Test func textInputResponsesAreTextInputResponses() async throws {
