@@ -190,7 +190,8 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     /// - Returns: whether the system settled in time.
     @discardableResult
     package func waitUntilSettled(timeout: Duration) async -> Bool {
-        await withTaskGroup(of: Bool.self) { group in
+        if shell.withLock({ $0.isSettled }) { return true }
+        return await withTaskGroup(of: Bool.self) { group in
             group.addTask { await self.settled(); return true }
             group.addTask {
                 try? await Task.sleep(for: timeout)

@@ -1,4 +1,3 @@
-package import Foundation
 package import NotificationCore
 
 /// The device-wide facts a trigger needs to compute its next date: the time, calendar and time zone.

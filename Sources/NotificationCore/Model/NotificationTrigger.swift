@@ -47,7 +47,8 @@ package struct CircularRegion: Sendable, Hashable, Codable {
 /// What makes a request fire; the value behind the `UN…NotificationTrigger` classes.
 package enum NotificationTrigger: Sendable, Hashable {
     case timeInterval(TimeInterval, repeats: Bool)
-    case calendar(DateComponents, repeats: Bool)
+    /// Indirect: `DateComponents` is large, and every request would otherwise carry its size.
+    indirect case calendar(DateComponents, repeats: Bool)
     case location(CircularRegion, repeats: Bool)
     case push
 
@@ -62,15 +63,58 @@ package enum NotificationTrigger: Sendable, Hashable {
 /// A request to show a notification; the value behind `UNNotificationRequest`.
 package struct NotificationRequest: Sendable, Hashable, Codable {
     package var identifier: String
-    package var content: NotificationContent
+    /// What the notification shows. Kept in a shared immutable box: a request is copied between the
+    /// pending and delivered tables and into every effect, and the content is its large part.
+    package var content: NotificationContent {
+        get { contentBox.value }
+        set { contentBox = ContentBox(newValue) }
+    }
     /// `nil` delivers the notification right away.
     package var trigger: NotificationTrigger?
+    private var contentBox: ContentBox
 
     package init(identifier: String, content: NotificationContent, trigger: NotificationTrigger?) {
         self.identifier = identifier
-        self.content = content
+        self.contentBox = ContentBox(content)
         self.trigger = trigger
     }
+
+    private enum CodingKeys: String, CodingKey {
+        case identifier, content, trigger
+    }
+
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            identifier: try container.decode(String.self, forKey: .identifier),
+            content: try container.decodeIfPresent(NotificationContent.self, forKey: .content) ?? NotificationContent(),
+            trigger: try container.decodeIfPresent(NotificationTrigger.self, forKey: .trigger)
+        )
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(identifier, forKey: .identifier)
+        try container.encode(content, forKey: .content)
+        try container.encodeIfPresent(trigger, forKey: .trigger)
+    }
+
+    package static func == (lhs: NotificationRequest, rhs: NotificationRequest) -> Bool {
+        lhs.identifier == rhs.identifier && lhs.trigger == rhs.trigger
+            && (lhs.contentBox === rhs.contentBox || lhs.content == rhs.content)
+    }
+
+    package func hash(into hasher: inout Hasher) {
+        hasher.combine(identifier)
+        hasher.combine(trigger)
+        hasher.combine(content)
+    }
+}
+
+/// An immutable, shared copy of a request's content.
+private final class ContentBox: Sendable {
+    let value: NotificationContent
+    init(_ value: NotificationContent) { self.value = value }
 }
 
 /// A notification the system delivered; the value behind `UNNotification`.
