@@ -37,9 +37,12 @@ package enum TriggerRules {
     ///
     /// The components are read in the trigger's own calendar when they name one (its calendar system and
     /// week rules), and in the device's `calendar` otherwise; and in their own `timeZone` when they name
-    /// one, else in the device's current `timeZone`, so wall-clock triggers follow a travelling device. Wall-clock times that a daylight-saving change
-    /// skips fire at the first moment after the gap; times that it repeats fire once, at the first
-    /// occurrence.
+    /// one, else in the device's current `timeZone`, so wall-clock triggers follow a travelling device.
+    ///
+    /// Daylight-saving changes: a trigger that names the hour means one time of day, so a time the
+    /// change skips fires at the first moment after the gap, and a time it repeats fires once, at its
+    /// first occurrence. A trigger that names no hour (every hour at minute 30, say) fires at every
+    /// instant whose clock matches: in both copies of a repeated hour, and not at all in a skipped one.
     ///
     /// - Returns: `nil` when no date ever matches (for example February 30th), or when the components
     ///   name no field to match.
@@ -61,32 +64,38 @@ package enum TriggerRules {
         }
         if let leap = components.isLeapMonth { matching.isLeapMonth = leap }
         guard hasField else { return nil }
-        // Foundation's `.nextTime` policy cannot be used alone: it rolls dates that do not exist (February 30th,
-        // April 31st) over into the next month, moves some skipped times to the next whole hour instead of the
-        // end of the gap (Pacific/Chatham), and skips others by a whole day (Australia/Lord_Howe). So the exact
-        // match is found strictly, and skipped times are found from the transitions before it.
-        var exact = calendar.nextDate(
-            after: date, matching: matching, matchingPolicy: .strict, repeatedTimePolicy: .first, direction: .forward
-        )
-        // From between the two occurrences of a repeated time, Foundation returns the second one; the time
-        // has already fired at the first.
-        while let repeated = exact, isSecondOccurrence(repeated, in: calendar.timeZone) {
-            exact = calendar.nextDate(
-                after: repeated, matching: matching, matchingPolicy: .strict, repeatedTimePolicy: .first, direction: .forward
+        // Foundation matches wall-clock times in zones with daylight saving unreliably: `.nextTime` rolls dates
+        // that do not exist (February 30th) into the next month and moves some skipped times to the next whole
+        // hour (Pacific/Chatham), and both `.nextTime` and `.strict` skip real times next to a change that is
+        // not on the hour (Chatham, Australia/Lord_Howe) and, from between the two occurrences of a repeated
+        // time, return the second. In a zone with a fixed offset it is exact. So the search runs one stretch of
+        // constant offset at a time, on a clock with that offset.
+        let zone = calendar.timeZone
+        let namesHour = matching.hour != nil
+        var searchAfter = date
+        var stretchStart = date
+        while true {
+            let stretchEnd = zone.nextDaylightSavingTimeTransition(after: stretchStart)
+            var stretchCalendar = calendar
+            stretchCalendar.timeZone = TimeZone(secondsFromGMT: zone.secondsFromGMT(for: stretchStart)) ?? zone
+            var match = stretchCalendar.nextDate(
+                after: searchAfter, matching: matching, matchingPolicy: .strict, repeatedTimePolicy: .first, direction: .forward
             )
+            guard match != nil else { return nil }
+            // A time the clocks repeat has fired at its first occurrence: skip the second.
+            while namesHour, let repeated = match, stretchEnd.map({ repeated < $0 }) ?? true, isSecondOccurrence(repeated, in: zone) {
+                match = stretchCalendar.nextDate(
+                    after: repeated, matching: matching, matchingPolicy: .strict, repeatedTimePolicy: .first, direction: .forward
+                )
+            }
+            if let match, stretchEnd.map({ match < $0 }) ?? true { return match }
+            guard let stretchEnd else { return nil }
+            // A time the clocks skip fires at the first moment after the gap.
+            if namesHour, gapSkipsMatch(matching, at: stretchEnd, calendar: calendar) { return stretchEnd }
+            // Transitions fall on whole seconds, so searching after the second before one finds matches at it.
+            searchAfter = max(searchAfter, stretchEnd.addingTimeInterval(-1))
+            stretchStart = stretchEnd
         }
-        // Without an exact match, a one-off time can still lie in a gap: look as far as `.nextTime` does, or
-        // to the end of the year the components name.
-        let horizon = exact
-            ?? calendar.nextDate(after: date, matching: matching, matchingPolicy: .nextTime, repeatedTimePolicy: .first, direction: .forward)
-            ?? matching.year.flatMap { calendar.date(from: DateComponents(year: $0 + 1)) }
-        guard let horizon else { return nil }
-        var cursor = date
-        while let transition = calendar.timeZone.nextDaylightSavingTimeTransition(after: cursor), transition <= horizon {
-            if gapSkipsMatch(matching, at: transition, calendar: calendar) { return transition }
-            cursor = transition
-        }
-        return exact
     }
 
     /// Whether the clocks jumping forward at `transition` skip a wall-clock time that `matching` names.
