@@ -254,7 +254,7 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
                 center.delegate?.userNotificationCenter(center, openSettingsFor: notification.map(UNNotification.init))
             }, in: &shell)
         case .settingsChanged, .presented, .badgeChanged, .appStateChanged, .willPresentTimedOut,
-             .responseTimedOut, .discardedOverLimit:
+             .responseTimedOut, .discardedOverLimit, .launchApp:
             enqueue({ observer?(.effect(effect)) }, in: &shell)
         }
     }

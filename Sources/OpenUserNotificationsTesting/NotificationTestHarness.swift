@@ -165,6 +165,9 @@ extension NotificationEvent {
                 self = .didReceiveNotCompleted(UNNotificationResponse.make(response))
             case .discardedOverLimit(let request):
                 self = .discardedOverLimit(UNNotificationRequest(request))
+            case .launchApp:
+                // The app of an in-process system is the process itself: always reachable.
+                return nil
             }
         }
     }

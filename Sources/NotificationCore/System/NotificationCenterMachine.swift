@@ -6,9 +6,9 @@ package import Foundation
 /// that changes the state and returns the effects the caller must carry out, in order: prompt the person,
 /// ask the app's delegate, show a notification, hand over a response. The machine itself does no I/O and
 /// reads no clock; the shell around it passes the time in and performs the effects.
-package struct NotificationCenterMachine: Sendable {
+package struct NotificationCenterMachine: Sendable, Codable {
     /// Limits and deadlines; the defaults are Apple's where Apple has one.
-    package struct Configuration: Sendable, Hashable {
+    package struct Configuration: Sendable, Hashable, Codable {
         /// How many requests with a date may be pending at once; `nil` for no limit. Apple keeps 64.
         package var pendingRequestLimit: Int? = 64
         /// How long the app's delegate has to answer `willPresent` before nothing is presented.
@@ -20,7 +20,7 @@ package struct NotificationCenterMachine: Sendable {
     }
 
     /// A request waiting for its trigger.
-    package struct PendingRequest: Sendable, Hashable {
+    package struct PendingRequest: Sendable, Hashable, Codable {
         package var request: NotificationRequest
         /// When it fires next; `nil` for location triggers and for calendar components that never match.
         package var nextFireDate: Date?
@@ -30,7 +30,7 @@ package struct NotificationCenterMachine: Sendable {
     }
 
     /// A notification the person can see: on screen, on the lock screen or in the list.
-    package struct VisibleNotification: Sendable, Hashable {
+    package struct VisibleNotification: Sendable, Hashable, Codable {
         package var notification: DeliveredNotification
         package var presentation: Presentation
         /// The actions of its category when it was presented: what the person can pick.
@@ -64,9 +64,17 @@ package struct NotificationCenterMachine: Sendable {
         case responseTimedOut(ticket: UInt64, NotificationResponse)
         /// A pending request was dropped because more than the limit were pending.
         case discardedOverLimit(NotificationRequest)
+        /// The app must be started (in this state) to receive what the person did; it is kept until then.
+        case launchApp(AppState)
     }
 
-    private enum WakeUp: Hashable, Sendable {
+    /// Something for the app that waits until the app is reachable.
+    private enum QueuedForApp: Sendable, Hashable, Codable {
+        case response(ticket: UInt64, NotificationResponse)
+        case openSettings(DeliveredNotification?)
+    }
+
+    private enum WakeUp: Hashable, Sendable, Codable {
         case request(String)
         case willPresentDeadline(UInt64)
         case responseDeadline(UInt64)
@@ -84,6 +92,9 @@ package struct NotificationCenterMachine: Sendable {
     package private(set) var appState: AppState
     package private(set) var location: Coordinate?
     package private(set) var isDeviceLocked = false
+    /// Whether the app can be called right now. In-process the app always can; the daemon's apps only
+    /// while they are connected. Responses for an unreachable app are kept, in order, until it is.
+    package private(set) var isAppReachable: Bool
 
     private var pending: [String: PendingRequest] = [:]
     private var visible: [String: VisibleNotification] = [:]
@@ -93,6 +104,7 @@ package struct NotificationCenterMachine: Sendable {
     private var promptOptions: AuthorizationOptions = []
     private var awaitingPresentation: [UInt64: DeliveredNotification] = [:]
     private var awaitingResponse: [UInt64: NotificationResponse] = [:]
+    private var queuedForApp: [QueuedForApp] = []
     private var nextSequence: UInt64 = 0
 
     package init(
@@ -100,12 +112,14 @@ package struct NotificationCenterMachine: Sendable {
         calendar: Calendar,
         timeZone: TimeZone,
         appState: AppState = .foreground,
+        appReachable: Bool = true,
         configuration: Configuration = Configuration()
     ) {
         self.now = now
         self.calendar = calendar
         self.timeZone = timeZone
         self.appState = appState
+        self.isAppReachable = appReachable
         self.configuration = configuration
     }
 
@@ -380,7 +394,7 @@ package struct NotificationCenterMachine: Sendable {
     private mutating func fire(_ request: NotificationRequest, at date: Date) -> [Effect] {
         let notification = DeliveredNotification(request: request, date: date)
         guard PresentationPolicy.allowsDelivery(settings) else { return [] }
-        if appState == .foreground {
+        if appState == .foreground && isAppReachable {
             let ticket = takeSequence()
             awaitingPresentation[ticket] = notification
             wakeUps.schedule(.willPresentDeadline(ticket), at: date.addingTimeInterval(configuration.willPresentTimeout))
@@ -475,12 +489,70 @@ package struct NotificationCenterMachine: Sendable {
         }
         removeVisible(identifier)
         guard let response else { return [] }
-        var effects = setAppState(targetState)
         let ticket = takeSequence()
+        guard isAppReachable else {
+            queuedForApp.append(.response(ticket: ticket, response))
+            return [.launchApp(targetState)]
+        }
+        return setAppState(targetState) + deliver(response, ticket: ticket)
+    }
+
+    private mutating func deliver(_ response: NotificationResponse, ticket: UInt64) -> [Effect] {
         awaitingResponse[ticket] = response
         wakeUps.schedule(.responseDeadline(ticket), at: now.addingTimeInterval(configuration.responseTimeout))
-        effects.append(.deliverResponse(ticket: ticket, response))
+        return [.deliverResponse(ticket: ticket, response)]
+    }
+
+    /// The app connected (in `state`) or went away.
+    ///
+    /// When it connects, everything kept for it is handed over in order. When it goes away, a
+    /// `willPresent` question it had not answered is settled as for an app in the background, and a
+    /// response it had not confirmed is kept to be handed over again when it is back.
+    package mutating func setAppReachable(_ reachable: Bool, state: AppState) -> [Effect] {
+        isAppReachable = reachable
+        var effects = setAppState(reachable ? state : .notRunning)
+        if reachable {
+            let queued = queuedForApp
+            queuedForApp.removeAll()
+            for item in queued {
+                switch item {
+                case .response(let ticket, let response): effects += deliver(response, ticket: ticket)
+                case .openSettings(let notification): effects.append(.openSettings(notification))
+                }
+            }
+            return effects
+        }
+        let unconfirmed = awaitingResponse.sorted { $0.key < $1.key }
+        awaitingResponse.removeAll()
+        for (ticket, _) in unconfirmed { wakeUps.remove(.responseDeadline(ticket)) }
+        queuedForApp.insert(contentsOf: unconfirmed.map { .response(ticket: $0.key, $0.value) }, at: 0)
+        for (ticket, notification) in awaitingPresentation.sorted(by: { $0.key < $1.key }) {
+            awaitingPresentation.removeValue(forKey: ticket)
+            wakeUps.remove(.willPresentDeadline(ticket))
+            effects += present(notification, PresentationPolicy.background(content: notification.request.content, settings: settings))
+        }
         return effects
+    }
+
+    /// Picks up after the system was down until `date`: the app is not running, and repeating triggers
+    /// that fell due meanwhile move on to their next date after `date` without firing for the missed
+    /// ones. One-shot triggers that fell due still fire once, at the next ``advance(to:)``.
+    package mutating func resume(at date: Date) -> [Effect] {
+        for (identifier, entry) in pending {
+            guard let trigger = entry.request.trigger, trigger.repeats, let due = entry.nextFireDate, due <= date else { continue }
+            var next: Date? = due
+            while let candidate = next, candidate <= date {
+                next = TriggerRules.fireDate(of: trigger, after: candidate, calendar: calendar, timeZone: timeZone)
+                if case .timeInterval(let interval, _) = trigger, let stepped = next, stepped <= date {
+                    // Jump over whole missed intervals at once.
+                    let missed = (date.timeIntervalSince(stepped) / interval).rounded(.down)
+                    next = stepped.addingTimeInterval(missed * interval)
+                }
+            }
+            pending[identifier]?.nextFireDate = next
+            if let next { wakeUps.schedule(.request(identifier), at: next) } else { wakeUps.remove(.request(identifier)) }
+        }
+        return setAppReachable(false, state: .notRunning)
     }
 
     /// The app's delegate called `didReceive`'s completion handler.
@@ -499,9 +571,16 @@ package struct NotificationCenterMachine: Sendable {
             guard let shown = visible[identifier] else { throw .notificationNotFound(identifier) }
             notification = shown.notification
         }
+        guard isAppReachable else {
+            queuedForApp.append(.openSettings(notification))
+            return [.launchApp(.foreground)]
+        }
         return setAppState(.foreground) + [.openSettings(notification)]
     }
 
     /// Deadline tickets still open: `willPresent` questions and responses not yet confirmed.
     package var openTickets: Int { awaitingPresentation.count + awaitingResponse.count }
+
+    /// Responses and settings requests waiting for the app to be reachable.
+    package var queuedForAppCount: Int { queuedForApp.count }
 }

@@ -84,3 +84,32 @@ package struct TriggerQueue<Key: Hashable & Sendable>: Sendable {
         heap = Heap(live.map { Entry(date: $0.value.date, sequence: $0.value.sequence, key: $0.key) })
     }
 }
+
+extension TriggerQueue: Codable where Key: Codable {
+    private struct Scheduled: Codable {
+        var key: Key
+        var date: Date
+        var sequence: UInt64
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case scheduled, nextSequence
+    }
+
+    /// Stored as the scheduled keys with their dates and order; the heap is rebuilt on decoding.
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let scheduled = try container.decode([Scheduled].self, forKey: .scheduled)
+        nextSequence = try container.decode(UInt64.self, forKey: .nextSequence)
+        live = Dictionary(scheduled.map { ($0.key, (date: $0.date, sequence: $0.sequence)) }, uniquingKeysWith: { first, _ in first })
+        heap = Heap(scheduled.map { Entry(date: $0.date, sequence: $0.sequence, key: $0.key) })
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        let scheduled = live.map { Scheduled(key: $0.key, date: $0.value.date, sequence: $0.value.sequence) }
+            .sorted { $0.sequence < $1.sequence }
+        try container.encode(scheduled, forKey: .scheduled)
+        try container.encode(nextSequence, forKey: .nextSequence)
+    }
+}
