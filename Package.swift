@@ -20,10 +20,20 @@ let package = Package(
         .library(name: "OpenUserNotifications", targets: ["OpenUserNotifications"]),
         .library(name: "OpenUserNotificationsShim", targets: ["OpenUserNotificationsShim"]),
         .library(name: "OpenUserNotificationsTesting", targets: ["OpenUserNotificationsTesting"]),
+        .executable(name: "unotify", targets: ["unotify"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
     ],
     targets: [
         .target(
@@ -47,6 +57,54 @@ let package = Package(
             name: "OpenUserNotificationsTesting",
             dependencies: ["OpenUserNotifications", "NotificationCore"],
             swiftSettings: strictSettings
+        ),
+        .target(
+            name: "NotificationDaemon",
+            dependencies: [
+                "NotificationCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "NotificationDaemonClient",
+            dependencies: [
+                "NotificationCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "unotify",
+            dependencies: [
+                "NotificationCore",
+                "NotificationDaemon",
+                "NotificationDaemonClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "NotificationDaemonTests",
+            dependencies: [
+                "NotificationCore",
+                "NotificationDaemon",
+                "NotificationDaemonClient",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: testSettings
         ),
         .testTarget(
             name: "NotificationCoreTests",

@@ -1,0 +1,295 @@
+package import Foundation
+
+/// The bodies of the daemon's local API (version 1), shared by the daemon, the `unotify` command and
+/// the framework's daemon client. `Docs/local-api.openapi.yaml` describes the HTTP part and
+/// `Docs/local-api-streams.md` the WebSocket messages; the tests check the server against both.
+package enum LocalAPI {
+    /// The version prefix of every path.
+    package static let version = "v1"
+
+    // MARK: - Problems
+
+    /// An error, as an RFC 9457 problem document (`application/problem+json`).
+    package struct Problem: Codable, Sendable, Hashable, Error {
+        /// `urn:unotify:problem:<code>`.
+        package var type: String
+        package var title: String
+        package var status: Int
+        /// A stable code to switch on: a daemon error code, or `notification` / `personAction`.
+        package var code: String
+        /// For refusals of the notification system: Apple's `UNError` code, such as 1 for
+        /// `notificationsNotAllowed`.
+        package var unErrorCode: Int?
+        /// For refusals of a person's action: why, such as `unknownAction`.
+        package var reason: String?
+        package var detail: String
+
+        package init(status: Int, code: String, title: String, detail: String, unErrorCode: Int? = nil, reason: String? = nil) {
+            self.type = "urn:unotify:problem:\(code)"
+            self.title = title
+            self.status = status
+            self.code = code
+            self.unErrorCode = unErrorCode
+            self.reason = reason
+            self.detail = detail
+        }
+    }
+
+    // MARK: - The app's calls
+
+    package struct AuthorizationRequest: Codable, Sendable, Hashable {
+        /// `UNAuthorizationOptions` raw value.
+        package var options: UInt
+        package init(options: UInt) { self.options = options }
+    }
+
+    package struct AuthorizationResult: Codable, Sendable, Hashable {
+        package var granted: Bool
+        package init(granted: Bool) { self.granted = granted }
+    }
+
+    package struct BadgeRequest: Codable, Sendable, Hashable {
+        package var count: Int
+        package init(count: Int) { self.count = count }
+    }
+
+    /// A pending request with the date it fires next.
+    package struct PendingRequest: Codable, Sendable, Hashable {
+        package var request: NotificationRequest
+        package var nextFireDate: Date?
+        package init(request: NotificationRequest, nextFireDate: Date?) {
+            self.request = request
+            self.nextFireDate = nextFireDate
+        }
+    }
+
+    /// What the app is called about on its event stream (`GET /v1/events`, WebSocket).
+    package enum AppEvent: Codable, Sendable, Hashable {
+        /// Answer with `willPresentAnswer` and the same ticket.
+        case willPresent(ticket: UInt64, notification: DeliveredNotification)
+        /// Confirm with `responseCompleted` and the same ticket once the delegate is done.
+        case response(ticket: UInt64, response: NotificationResponse)
+        case openSettings(notification: DeliveredNotification?)
+        /// The first message: the app is connected and reachable from now on.
+        case connected
+
+        private enum CodingKeys: String, CodingKey { case type, ticket, notification, response }
+
+        package init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            switch try container.decode(String.self, forKey: .type) {
+            case "willPresent":
+                self = .willPresent(ticket: try container.decode(UInt64.self, forKey: .ticket),
+                                    notification: try container.decode(DeliveredNotification.self, forKey: .notification))
+            case "response":
+                self = .response(ticket: try container.decode(UInt64.self, forKey: .ticket),
+                                 response: try container.decode(NotificationResponse.self, forKey: .response))
+            case "openSettings":
+                self = .openSettings(notification: try container.decodeIfPresent(DeliveredNotification.self, forKey: .notification))
+            case "connected":
+                self = .connected
+            case let type:
+                throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "Unknown event \"\(type)\".")
+            }
+        }
+
+        package func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            switch self {
+            case .willPresent(let ticket, let notification):
+                try container.encode("willPresent", forKey: .type)
+                try container.encode(ticket, forKey: .ticket)
+                try container.encode(notification, forKey: .notification)
+            case .response(let ticket, let response):
+                try container.encode("response", forKey: .type)
+                try container.encode(ticket, forKey: .ticket)
+                try container.encode(response, forKey: .response)
+            case .openSettings(let notification):
+                try container.encode("openSettings", forKey: .type)
+                try container.encodeIfPresent(notification, forKey: .notification)
+            case .connected:
+                try container.encode("connected", forKey: .type)
+            }
+        }
+    }
+
+    /// What the app sends on its event stream.
+    package enum AppReply: Codable, Sendable, Hashable {
+        /// The app is in the foreground or the background (sent first, and on every change).
+        case state(AppState)
+        /// The delegate's `willPresent` answer; `nil` options when the app has no delegate.
+        case willPresentAnswer(ticket: UInt64, options: UInt?)
+        /// The delegate finished with the response of this ticket.
+        case responseCompleted(ticket: UInt64)
+
+        private enum CodingKeys: String, CodingKey { case type, state, ticket, options }
+
+        package init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            switch try container.decode(String.self, forKey: .type) {
+            case "state":
+                self = .state(try container.decode(AppState.self, forKey: .state))
+            case "willPresentAnswer":
+                self = .willPresentAnswer(ticket: try container.decode(UInt64.self, forKey: .ticket),
+                                          options: try container.decodeIfPresent(UInt.self, forKey: .options))
+            case "responseCompleted":
+                self = .responseCompleted(ticket: try container.decode(UInt64.self, forKey: .ticket))
+            case let type:
+                throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "Unknown reply \"\(type)\".")
+            }
+        }
+
+        package func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            switch self {
+            case .state(let state):
+                try container.encode("state", forKey: .type)
+                try container.encode(state, forKey: .state)
+            case .willPresentAnswer(let ticket, let options):
+                try container.encode("willPresentAnswer", forKey: .type)
+                try container.encode(ticket, forKey: .ticket)
+                try container.encodeIfPresent(options, forKey: .options)
+            case .responseCompleted(let ticket):
+                try container.encode("responseCompleted", forKey: .type)
+                try container.encode(ticket, forKey: .ticket)
+            }
+        }
+    }
+
+    // MARK: - The person's and the administrator's calls
+
+    package struct RegisterApp: Codable, Sendable, Hashable {
+        package var bundleIdentifier: String
+        package var launchCommand: String?
+        package init(bundleIdentifier: String, launchCommand: String? = nil) {
+            self.bundleIdentifier = bundleIdentifier
+            self.launchCommand = launchCommand
+        }
+    }
+
+    package struct AppKey: Codable, Sendable, Hashable {
+        package var bundleIdentifier: String
+        package var key: String
+        package init(bundleIdentifier: String, key: String) {
+            self.bundleIdentifier = bundleIdentifier
+            self.key = key
+        }
+    }
+
+    package struct AppSummary: Codable, Sendable, Hashable {
+        package var bundleIdentifier: String
+        package var launchCommand: String?
+        package init(bundleIdentifier: String, launchCommand: String?) {
+            self.bundleIdentifier = bundleIdentifier
+            self.launchCommand = launchCommand
+        }
+    }
+
+    package struct AuthorizationDecision: Codable, Sendable, Hashable {
+        /// `grant`, `deny`, `provisional` or `reset`.
+        package var decision: String
+        package init(decision: String) { self.decision = decision }
+    }
+
+    /// A change to an app's settings: every field is optional, and only those given change.
+    package struct SettingsChange: Codable, Sendable, Hashable {
+        package var alertSetting: SettingValue?
+        package var soundSetting: SettingValue?
+        package var badgeSetting: SettingValue?
+        package var notificationCenterSetting: SettingValue?
+        package var lockScreenSetting: SettingValue?
+        package var carPlaySetting: SettingValue?
+        package var criticalAlertSetting: SettingValue?
+        package var timeSensitiveSetting: SettingValue?
+        package var scheduledDeliverySetting: SettingValue?
+        package var announcementSetting: SettingValue?
+        package var directMessagesSetting: SettingValue?
+        package var alertStyle: AlertStyle?
+        package var showPreviewsSetting: ShowPreviews?
+
+        package init() {}
+
+        package func apply(to settings: inout NotificationSettings) {
+            if let alertSetting { settings.alertSetting = alertSetting }
+            if let soundSetting { settings.soundSetting = soundSetting }
+            if let badgeSetting { settings.badgeSetting = badgeSetting }
+            if let notificationCenterSetting { settings.notificationCenterSetting = notificationCenterSetting }
+            if let lockScreenSetting { settings.lockScreenSetting = lockScreenSetting }
+            if let carPlaySetting { settings.carPlaySetting = carPlaySetting }
+            if let criticalAlertSetting { settings.criticalAlertSetting = criticalAlertSetting }
+            if let timeSensitiveSetting { settings.timeSensitiveSetting = timeSensitiveSetting }
+            if let scheduledDeliverySetting { settings.scheduledDeliverySetting = scheduledDeliverySetting }
+            if let announcementSetting { settings.announcementSetting = announcementSetting }
+            if let directMessagesSetting { settings.directMessagesSetting = directMessagesSetting }
+            if let alertStyle { settings.alertStyle = alertStyle }
+            if let showPreviewsSetting { settings.showPreviewsSetting = showPreviewsSetting }
+        }
+    }
+
+    /// What a person does with a notification.
+    package struct Respond: Codable, Sendable, Hashable {
+        /// `open`, `action`, `reply`, `dismiss` or `settings`.
+        package var kind: String
+        /// For `action` and `reply`: the action's identifier.
+        package var actionIdentifier: String?
+        /// For `reply`: the typed text.
+        package var text: String?
+
+        package init(kind: String, actionIdentifier: String? = nil, text: String? = nil) {
+            self.kind = kind
+            self.actionIdentifier = actionIdentifier
+            self.text = text
+        }
+    }
+
+    /// A change to the device: where it is, whether it is locked, its time zone.
+    package struct DeviceChange: Codable, Sendable, Hashable {
+        package var latitude: Double?
+        package var longitude: Double?
+        package var locked: Bool?
+        package var timeZone: String?
+        package init(latitude: Double? = nil, longitude: Double? = nil, locked: Bool? = nil, timeZone: String? = nil) {
+            self.latitude = latitude
+            self.longitude = longitude
+            self.locked = locked
+            self.timeZone = timeZone
+        }
+    }
+
+    /// A notification as the person sees it, with its app.
+    package struct VisibleNotification: Codable, Sendable, Hashable {
+        package var bundleIdentifier: String
+        package var notification: DeliveredNotification
+        package var presentation: Presentation
+        package var actions: [NotificationAction]
+        package var categoryOptions: CategoryOptions
+
+        package init(bundleIdentifier: String, _ shown: NotificationCenterMachine.VisibleNotification) {
+            self.bundleIdentifier = bundleIdentifier
+            self.notification = shown.notification
+            self.presentation = shown.presentation
+            self.actions = shown.actions
+            self.categoryOptions = shown.categoryOptions
+        }
+    }
+
+    /// What presenters receive on `GET /v1/admin/events` (WebSocket).
+    package struct WatchEvent: Codable, Sendable, Hashable {
+        /// `presented`, `authorizationPrompt`, `settingsChanged`, `badgeChanged`, `appStateChanged`,
+        /// `responseDelivered`, `responseNotCompleted`, `willPresentTimedOut` or `discardedOverLimit`.
+        package var type: String
+        package var bundleIdentifier: String
+        package var notification: VisibleNotification?
+        package var options: UInt?
+        package var settings: NotificationSettings?
+        package var badge: Int?
+        package var state: AppState?
+        package var response: NotificationResponse?
+        package var request: NotificationRequest?
+
+        package init(type: String, bundleIdentifier: String) {
+            self.type = type
+            self.bundleIdentifier = bundleIdentifier
+        }
+    }
+}

@@ -1,0 +1,217 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import NotificationCore
+
+/// The routes of the person and the developer, under `/v1/admin`, authenticated with the
+/// administrator's key (written by the daemon to `admin.key` in its data directory, readable only by
+/// its user).
+struct AdminRoutes: Sendable {
+    let engine: DaemonEngine
+    let adminKey: String
+
+    func authenticate(_ request: Request) throws {
+        guard let key = bearerKey(request), constantTimeEqual(key, adminKey) else {
+            throw DaemonError(.unauthorized, "Send the administrator's key (the daemon's admin.key file) as `Authorization: Bearer <key>`.")
+        }
+    }
+
+    private func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8)
+        let y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    func addRoutes(to router: Router<LocalAPIRouter.Context>) {
+        let engine = self.engine
+        router.get("/v1/admin/apps") { request, _ in
+            try authenticate(request)
+            return jsonResponse(try await engine.apps().map { LocalAPI.AppSummary(bundleIdentifier: $0.bundleIdentifier, launchCommand: $0.launchCommand) })
+        }
+        router.post("/v1/admin/apps") { request, context in
+            try authenticate(request)
+            let body = try await decode(LocalAPI.RegisterApp.self, request, context)
+            let key = try await engine.registerApp(body.bundleIdentifier, launchCommand: body.launchCommand)
+            return jsonResponse(LocalAPI.AppKey(bundleIdentifier: body.bundleIdentifier, key: key), status: .created)
+        }
+        router.delete("/v1/admin/apps/:app") { request, context in
+            try authenticate(request)
+            try await engine.removeApp(try context.parameters.require("app"))
+            return Response(status: .noContent)
+        }
+        router.post("/v1/admin/apps/:app/key") { request, context in
+            try authenticate(request)
+            let bundle = try context.parameters.require("app")
+            return jsonResponse(LocalAPI.AppKey(bundleIdentifier: bundle, key: try await engine.renewKey(of: bundle)))
+        }
+        router.post("/v1/admin/apps/:app/authorization") { request, context in
+            try authenticate(request)
+            let body = try await decode(LocalAPI.AuthorizationDecision.self, request, context)
+            guard let decision = DaemonEngine.AuthorizationDecision(rawValue: body.decision) else {
+                throw DaemonError(.invalidRequest, "decision must be grant, deny, provisional or reset; got \"\(body.decision)\".")
+            }
+            return jsonResponse(try await engine.authorize(try context.parameters.require("app"), decision))
+        }
+        router.get("/v1/admin/apps/:app/settings") { request, context in
+            try authenticate(request)
+            return jsonResponse(try await engine.settings(try context.parameters.require("app")))
+        }
+        router.patch("/v1/admin/apps/:app/settings") { request, context in
+            try authenticate(request)
+            let change = try await decode(LocalAPI.SettingsChange.self, request, context)
+            return jsonResponse(try await engine.changeSettings(try context.parameters.require("app")) { change.apply(to: &$0) })
+        }
+        router.get("/v1/admin/apps/:app/requests") { request, context in
+            try authenticate(request)
+            let pending = try await engine.pendingRequests(try context.parameters.require("app"))
+            return jsonResponse(pending.map { LocalAPI.PendingRequest(request: $0.request, nextFireDate: $0.nextFireDate) })
+        }
+        router.get("/v1/admin/apps/:app/delivered") { request, context in
+            try authenticate(request)
+            return jsonResponse(try await engine.deliveredNotifications(try context.parameters.require("app")))
+        }
+        router.get("/v1/admin/notifications") { request, _ in
+            try authenticate(request)
+            let only = request.uri.queryParameters.get("app")
+            var visible: [LocalAPI.VisibleNotification] = []
+            for app in try await engine.apps() where only == nil || only == app.bundleIdentifier {
+                visible += try await engine.visibleNotifications(app.bundleIdentifier).map {
+                    LocalAPI.VisibleNotification(bundleIdentifier: app.bundleIdentifier, $0)
+                }
+            }
+            return jsonResponse(visible.sorted { $0.notification.date < $1.notification.date })
+        }
+        router.post("/v1/admin/apps/:app/notifications/:identifier/respond") { request, context in
+            try authenticate(request)
+            let bundle = try context.parameters.require("app")
+            let identifier = try context.parameters.require("identifier")
+            let body = try await decode(LocalAPI.Respond.self, request, context)
+            if body.kind == "settings" {
+                try await engine.openAppSettings(bundle, from: identifier)
+            } else {
+                try await engine.respond(bundle, to: identifier, with: try Self.action(body))
+            }
+            return Response(status: .noContent)
+        }
+        router.post("/v1/admin/apps/:app/open-settings") { request, context in
+            try authenticate(request)
+            try await engine.openAppSettings(try context.parameters.require("app"), from: nil)
+            return Response(status: .noContent)
+        }
+        router.post("/v1/admin/device") { request, context in
+            try authenticate(request)
+            let change = try await decode(LocalAPI.DeviceChange.self, request, context)
+            try await Self.apply(change, to: engine)
+            return Response(status: .noContent)
+        }
+        router.ws("/v1/admin/events") { request, _ in
+            try authenticate(request)
+            return .upgrade([:])
+        } onUpgrade: { inbound, outbound, _ in
+            let encoder = JSONEncoder()
+            let events = await engine.watch()
+            // Tells the presenter it is subscribed: every event from here on reaches it.
+            try await outbound.write(.text(#"{"type":"subscribed","bundleIdentifier":""}"#))
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await event in events {
+                        guard let data = try? encoder.encode(Self.watchEvent(event)) else { continue }
+                        do {
+                            try await outbound.write(.text(String(decoding: data, as: UTF8.self)))
+                        } catch {
+                            return
+                        }
+                    }
+                }
+                group.addTask {
+                    // The presenter sends nothing; its stream ends when it closes the socket.
+                    _ = try? await inbound.messages(maxSize: 1 << 16).reduce(0) { count, _ in count + 1 }
+                }
+                _ = await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+
+    static func action(_ body: LocalAPI.Respond) throws -> PersonAction {
+        switch body.kind {
+        case "open": return .open
+        case "dismiss": return .dismiss
+        case "action":
+            guard let identifier = body.actionIdentifier else {
+                throw DaemonError(.invalidRequest, "kind \"action\" needs actionIdentifier.")
+            }
+            return .action(identifier)
+        case "reply":
+            guard let identifier = body.actionIdentifier, let text = body.text else {
+                throw DaemonError(.invalidRequest, "kind \"reply\" needs actionIdentifier and text.")
+            }
+            return .reply(identifier, text: text)
+        default:
+            throw DaemonError(.invalidRequest, "kind must be open, action, reply, dismiss or settings; got \"\(body.kind)\".")
+        }
+    }
+
+    static func apply(_ change: LocalAPI.DeviceChange, to engine: DaemonEngine) async throws {
+        switch (change.latitude, change.longitude) {
+        case (let latitude?, let longitude?):
+            guard (-90...90).contains(latitude), (-180...180).contains(longitude) else {
+                throw DaemonError(.invalidRequest, "latitude must be within ±90 and longitude within ±180.")
+            }
+            try await engine.updateLocation(Coordinate(latitude: latitude, longitude: longitude))
+        case (nil, nil):
+            break
+        default:
+            throw DaemonError(.invalidRequest, "Give both latitude and longitude, or neither.")
+        }
+        if let locked = change.locked { try await engine.setDeviceLocked(locked) }
+        if let identifier = change.timeZone {
+            guard let zone = TimeZone(identifier: identifier) else {
+                throw DaemonError(.invalidRequest, "\"\(identifier)\" is not a time zone identifier such as Europe/Paris.")
+            }
+            try await engine.changeTimeZone(zone)
+        }
+    }
+
+    static func watchEvent(_ event: DaemonEvent) -> LocalAPI.WatchEvent {
+        switch event {
+        case .presented(let app, let shown):
+            var value = LocalAPI.WatchEvent(type: "presented", bundleIdentifier: app)
+            value.notification = LocalAPI.VisibleNotification(bundleIdentifier: app, shown)
+            return value
+        case .authorizationPrompt(let app, let options):
+            var value = LocalAPI.WatchEvent(type: "authorizationPrompt", bundleIdentifier: app)
+            value.options = options.rawValue
+            return value
+        case .settingsChanged(let app, let settings):
+            var value = LocalAPI.WatchEvent(type: "settingsChanged", bundleIdentifier: app)
+            value.settings = settings
+            return value
+        case .badgeChanged(let app, let badge):
+            var value = LocalAPI.WatchEvent(type: "badgeChanged", bundleIdentifier: app)
+            value.badge = badge
+            return value
+        case .appStateChanged(let app, let state):
+            var value = LocalAPI.WatchEvent(type: "appStateChanged", bundleIdentifier: app)
+            value.state = state
+            return value
+        case .responseDelivered(let app, let response):
+            var value = LocalAPI.WatchEvent(type: "responseDelivered", bundleIdentifier: app)
+            value.response = response
+            return value
+        case .responseNotCompleted(let app, let response):
+            var value = LocalAPI.WatchEvent(type: "responseNotCompleted", bundleIdentifier: app)
+            value.response = response
+            return value
+        case .willPresentTimedOut(let app, let notification):
+            var value = LocalAPI.WatchEvent(type: "willPresentTimedOut", bundleIdentifier: app)
+            value.request = notification.request
+            return value
+        case .discardedOverLimit(let app, let request):
+            var value = LocalAPI.WatchEvent(type: "discardedOverLimit", bundleIdentifier: app)
+            value.request = request
+            return value
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NotificationCore
+
+/// An app's event stream (`GET /v1/events`, WebSocket): while it is open the app is running and
+/// reachable, and receives its delegate calls; when it closes the app is not running.
+///
+/// The app says its state with `?state=foreground|background` on the upgrade request and with `state`
+/// replies afterwards. See `Docs/local-api-streams.md` for every message.
+enum AppEventStream {
+    static func run(
+        engine: DaemonEngine,
+        request: Request,
+        inbound: WebSocketInboundStream,
+        outbound: WebSocketOutboundWriter,
+        logger: Logger
+    ) async throws {
+        guard let key = bearerKey(request) else { return }
+        let bundle = try await engine.authenticate(key: key)
+        let state = request.uri.queryParameters.get("state").flatMap(AppState.init(rawValue:)) ?? .background
+        let (connection, messages) = try await engine.connect(bundle, state: state)
+        let encoder = JSONEncoder()
+        // Tells the app it is connected: from here on it is reachable.
+        try await outbound.write(.text(#"{"type":"connected"}"#))
+        let decoder = JSONDecoder()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await message in messages {
+                    let event: LocalAPI.AppEvent = switch message {
+                    case .willPresent(let ticket, let notification): .willPresent(ticket: ticket, notification: notification)
+                    case .response(let ticket, let response): .response(ticket: ticket, response: response)
+                    case .openSettings(let notification): .openSettings(notification: notification)
+                    }
+                    guard let data = try? encoder.encode(event) else { continue }
+                    do {
+                        try await outbound.write(.text(String(decoding: data, as: UTF8.self)))
+                    } catch {
+                        return
+                    }
+                }
+            }
+            group.addTask {
+                do {
+                    for try await message in inbound.messages(maxSize: 1 << 20) {
+                        guard case .text(let text) = message,
+                              let reply = try? decoder.decode(LocalAPI.AppReply.self, from: Data(text.utf8)) else {
+                            logger.notice("ignored a malformed message on an app's event stream", metadata: ["app": .string(bundle)])
+                            continue
+                        }
+                        switch reply {
+                        case .state(let newState):
+                            try await engine.updateState(bundle, connection: connection, newState)
+                        case .willPresentAnswer(let ticket, let options):
+                            try await engine.answerWillPresent(bundle, ticket: ticket, options: options.map(PresentationOptions.init(rawValue:)))
+                        case .responseCompleted(let ticket):
+                            try await engine.completeResponse(bundle, ticket: ticket)
+                        }
+                    }
+                } catch {
+                    logger.debug("an app's event stream ended", metadata: ["app": .string(bundle), "error": .string("\(error)")])
+                }
+            }
+            // Either side ending ends the connection.
+            _ = await group.next()
+            group.cancelAll()
+        }
+        try? await engine.disconnect(bundle, connection: connection)
+    }
+}

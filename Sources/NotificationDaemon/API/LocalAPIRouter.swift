@@ -1,0 +1,202 @@
+import Foundation
+package import Hummingbird
+package import HummingbirdWebSocket
+import Logging
+import NotificationCore
+
+/// The routes of the local API, version 1 (see `Docs/local-api.openapi.yaml`).
+///
+/// Every call is authenticated with `Authorization: Bearer <key>`: an app's key for the app routes,
+/// which act on that app alone, and the administrator's key for `/v1/admin/…`, the routes of the person
+/// and the developer (what `unotify` uses).
+package enum LocalAPIRouter {
+    package typealias Context = BasicWebSocketRequestContext
+
+    /// Builds the router over `engine`; `adminKey` authenticates the administrator.
+    package static func make(engine: DaemonEngine, adminKey: String) -> Router<Context> {
+        let router = Router(context: Context.self)
+        router.middlewares.add(ProblemMiddleware())
+        let app = AppRoutes(engine: engine)
+        let admin = AdminRoutes(engine: engine, adminKey: adminKey)
+
+        router.get("/v1/health") { _, _ in jsonResponse(["status": "ok"]) }
+
+        router.post("/v1/authorization") { request, context in
+            let bundle = try await app.authenticate(request)
+            let body = try await decode(LocalAPI.AuthorizationRequest.self, request, context)
+            let granted = try await engine.requestAuthorization(bundle, options: AuthorizationOptions(rawValue: body.options))
+            return jsonResponse(LocalAPI.AuthorizationResult(granted: granted))
+        }
+        router.get("/v1/settings") { request, _ in
+            jsonResponse(try await engine.settings(try await app.authenticate(request)))
+        }
+        router.get("/v1/categories") { request, _ in
+            jsonResponse(try await engine.categories(try await app.authenticate(request)))
+        }
+        router.put("/v1/categories") { request, context in
+            let bundle = try await app.authenticate(request)
+            let categories = try await decode([NotificationCategory].self, request, context)
+            try await engine.setCategories(bundle, categories)
+            return Response(status: .noContent)
+        }
+        router.post("/v1/requests") { request, context in
+            let bundle = try await app.authenticate(request)
+            let body = try await decode(NotificationRequest.self, request, context)
+            try await engine.add(bundle, body)
+            return Response(status: .created)
+        }
+        router.get("/v1/requests") { request, _ in
+            let pending = try await engine.pendingRequests(try await app.authenticate(request))
+            return jsonResponse(pending.map { LocalAPI.PendingRequest(request: $0.request, nextFireDate: $0.nextFireDate) })
+        }
+        router.delete("/v1/requests") { request, _ in
+            let bundle = try await app.authenticate(request)
+            try await engine.removePendingRequests(bundle, identifiers(in: request))
+            return Response(status: .noContent)
+        }
+        router.get("/v1/delivered") { request, _ in
+            jsonResponse(try await engine.deliveredNotifications(try await app.authenticate(request)))
+        }
+        router.delete("/v1/delivered") { request, _ in
+            let bundle = try await app.authenticate(request)
+            try await engine.removeDeliveredNotifications(bundle, identifiers(in: request))
+            return Response(status: .noContent)
+        }
+        router.put("/v1/badge") { request, context in
+            let bundle = try await app.authenticate(request)
+            let body = try await decode(LocalAPI.BadgeRequest.self, request, context)
+            try await engine.setBadgeCount(bundle, body.count)
+            return Response(status: .noContent)
+        }
+        router.ws("/v1/events") { request, _ in
+            _ = try await app.authenticate(request)
+            return .upgrade([:])
+        } onUpgrade: { inbound, outbound, context in
+            try await AppEventStream.run(engine: engine, request: context.request, inbound: inbound, outbound: outbound, logger: context.logger)
+        }
+
+        admin.addRoutes(to: router)
+        return router
+    }
+
+    /// The `identifier` query items of a request, or `nil` (meaning all) when there are none.
+    static func identifiers(in request: Request) -> [String]? {
+        let values = request.uri.queryParameters.getAll("identifier").map { String($0) }
+        return values.isEmpty ? nil : values
+    }
+}
+
+/// Authenticates the app routes.
+struct AppRoutes: Sendable {
+    let engine: DaemonEngine
+
+    func authenticate(_ request: Request) async throws -> String {
+        guard let key = bearerKey(request) else {
+            throw DaemonError(.unauthorized, "Send the app's key as `Authorization: Bearer <key>`; `unotify apps add` issues it.")
+        }
+        return try await engine.authenticate(key: key)
+    }
+}
+
+/// The key in a request's `Authorization: Bearer` header.
+func bearerKey(_ request: Request) -> String? {
+    guard let value = request.headers[.authorization], value.hasPrefix("Bearer ") else { return nil }
+    let key = value.dropFirst("Bearer ".count).trimmingCharacters(in: .whitespaces)
+    return key.isEmpty ? nil : key
+}
+
+/// Decodes a JSON body, turning any decoding failure into an `invalidRequest` problem.
+func decode<T: Decodable>(_ type: T.Type, _ request: Request, _ context: some RequestContext) async throws -> T {
+    do {
+        return try await request.decode(as: T.self, context: context)
+    } catch let error as DecodingError {
+        throw DaemonError(.invalidRequest, "The body is not a valid \(T.self): \(describe(error))")
+    } catch let error as HTTPError {
+        throw DaemonError(.invalidRequest, error.body ?? "The body could not be read.")
+    }
+}
+
+private func describe(_ error: DecodingError) -> String {
+    switch error {
+    case .keyNotFound(let key, let context):
+        "missing field \"\((context.codingPath + [key]).map(\.stringValue).joined(separator: "."))\"."
+    case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+        "\(context.debugDescription) (at \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\")."
+    @unknown default:
+        "\(error)"
+    }
+}
+
+private let jsonEncoder: JSONEncoder = {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    return encoder
+}()
+
+/// A `200 OK` JSON response.
+func jsonResponse(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
+    let data = (try? jsonEncoder.encode(value)) ?? Data("null".utf8)
+    return Response(
+        status: status,
+        headers: [.contentType: "application/json"],
+        body: ResponseBody(byteBuffer: ByteBuffer(bytes: data))
+    )
+}
+
+/// Turns every error into an RFC 9457 problem document with a stable code.
+struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as DaemonError {
+            return Self.response(for: Self.problem(for: error))
+        } catch let error as HTTPError {
+            let problem = LocalAPI.Problem(
+                status: Int(error.status.code), code: error.status == .notFound ? "notFound" : "httpError",
+                title: error.status.reasonPhrase, detail: error.body ?? error.status.reasonPhrase
+            )
+            return Self.response(for: problem)
+        }
+    }
+
+    static func response(for problem: LocalAPI.Problem) -> Response {
+        let data = (try? jsonEncoder.encode(problem)) ?? Data()
+        return Response(
+            status: HTTPResponse.Status(code: problem.status),
+            headers: [.contentType: "application/problem+json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: data))
+        )
+    }
+
+    static func problem(for error: DaemonError) -> LocalAPI.Problem {
+        if let failure = error.notificationFailure {
+            let status = failure.code == .notificationsNotAllowed ? 403 : 422
+            return LocalAPI.Problem(
+                status: status, code: "notification", title: "\(failure.code)",
+                detail: failure.message, unErrorCode: failure.code.rawValue
+            )
+        }
+        if let rejection = error.personRejection {
+            let reason: String
+            let status: Int
+            switch rejection {
+            case .notificationNotFound: (reason, status) = ("notificationNotFound", 404)
+            case .unknownAction: (reason, status) = ("unknownAction", 422)
+            case .textInputRequired: (reason, status) = ("textInputRequired", 422)
+            case .textInputNotAccepted: (reason, status) = ("textInputNotAccepted", 422)
+            case .deviceLocked: (reason, status) = ("deviceLocked", 409)
+            case .appSettingsNotProvided: (reason, status) = ("appSettingsNotProvided", 409)
+            }
+            return LocalAPI.Problem(status: status, code: "personAction", title: reason, detail: rejection.description, reason: reason)
+        }
+        let status: Int
+        switch error.code {
+        case .unauthorized: status = 401
+        case .appNotFound: status = 404
+        case .appAlreadyRegistered: status = 409
+        case .invalidRequest: status = 400
+        default: status = 500
+        }
+        return LocalAPI.Problem(status: status, code: error.code.description, title: error.code.description, detail: error.message)
+    }
+}

@@ -1,0 +1,58 @@
+package import NotificationCore
+
+/// A failure of the daemon, with a code a program can switch on and a message that says what to do.
+package struct DaemonError: Error, Sendable, CustomStringConvertible {
+    /// The kind of failure; new codes can be added without breaking anyone's `switch`.
+    package struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Value: String, Hashable, Sendable {
+            case appNotFound, appAlreadyRegistered, unauthorized, invalidRequest, notification
+            case personAction, databaseUnreadable, storageFailed
+        }
+
+        private let value: Value
+
+        /// No app is registered under that bundle identifier.
+        package static let appNotFound = Code(value: .appNotFound)
+        /// An app with that bundle identifier is already registered.
+        package static let appAlreadyRegistered = Code(value: .appAlreadyRegistered)
+        /// The key is missing or does not belong to any app (or is not the administrator's).
+        package static let unauthorized = Code(value: .unauthorized)
+        /// The request is malformed: bad JSON, a missing field, a value out of range.
+        package static let invalidRequest = Code(value: .invalidRequest)
+        /// The notification system refused the call with a `UNError` code (see ``DaemonError/notificationFailure``).
+        package static let notification = Code(value: .notification)
+        /// The system refused what the person tried to do (see ``DaemonError/personRejection``).
+        package static let personAction = Code(value: .personAction)
+        /// The database exists but cannot be read: it is corrupt, or not a daemon database.
+        package static let databaseUnreadable = Code(value: .databaseUnreadable)
+        /// Writing to the database failed.
+        package static let storageFailed = Code(value: .storageFailed)
+
+        /// The code as it appears in the local API's problem documents, such as `appNotFound`.
+        package var description: String { value.rawValue }
+    }
+
+    package var code: Code
+    package var message: String
+    /// For `.notification`: the refusal, with its `UNError` code.
+    package var notificationFailure: NotificationFailure?
+    /// For `.personAction`: why the system refused.
+    package var personRejection: PersonActionRejection?
+
+    package init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    package init(_ failure: NotificationFailure) {
+        self.init(.notification, failure.message)
+        notificationFailure = failure
+    }
+
+    package init(_ rejection: PersonActionRejection) {
+        self.init(.personAction, rejection.description)
+        personRejection = rejection
+    }
+
+    package var description: String { "\(code): \(message)" }
+}

@@ -1,0 +1,575 @@
+package import Foundation
+internal import Crypto
+package import Logging
+package import NotificationCore
+internal import Synchronization
+
+/// Where the daemon reads the time and how it waits; tests pass a manual clock.
+package protocol DaemonClock: Sendable {
+    var now: Date { get }
+    /// Returns once `deadline` has come; throws when the waiting task is cancelled.
+    func sleep(until deadline: Date) async throws
+}
+
+/// The wall clock.
+package struct SystemDaemonClock: DaemonClock {
+    package init() {}
+    package var now: Date { Date() }
+    package func sleep(until deadline: Date) async throws {
+        let seconds = deadline.timeIntervalSinceNow
+        if seconds > 0 { try await Task.sleep(for: .milliseconds(Int64((seconds * 1000).rounded(.up)))) }
+    }
+}
+
+/// The notification system of a device, for every app on it: each app's ``NotificationCenterMachine``,
+/// kept in a ``DaemonStore`` and saved after every step, with the apps' connections and the presenters.
+///
+/// An app is loaded when something concerns it (a call, a trigger due, a person's action) and kept in a
+/// bounded cache; what is due is found through the store's index, so the daemon never needs every app
+/// in memory. A step's new state is saved before anything is told about it: a crash at any moment
+/// leaves the state before the step (nothing happened) or after it (and the step is not repeated).
+package actor DaemonEngine {
+    /// Configuration of the engine; the defaults are Apple's where Apple has one.
+    package struct Configuration: Sendable {
+        /// The rules and limits each app's notifications follow.
+        package var machine = NotificationCenterMachine.Configuration()
+        /// The device's calendar and time zone, for calendar triggers.
+        package var calendar = Calendar(identifier: .gregorian)
+        package var timeZone = TimeZone.current
+        /// How many apps' states are kept in memory at most (connected apps are always kept).
+        package var cachedApps = 4096
+
+        package init() {}
+    }
+
+    private let store: any DaemonStore
+    private let clock: any DaemonClock
+    private let configuration: Configuration
+    private let logger: Logger
+    private let launcher: @Sendable (_ command: String, _ bundleIdentifier: String) -> Void
+    /// Identifies this run of the daemon; an app saved by another run is resumed when loaded.
+    package let bootID = UUID().uuidString
+
+    private var cache: [String: NotificationCenterMachine] = [:]
+    private var connections: [String: (id: UUID, continuation: AsyncStream<AppMessage>.Continuation)] = [:]
+    private var watchers: [UUID: AsyncStream<DaemonEvent>.Continuation] = [:]
+    private var authorizationWaiters: [UInt64: CheckedContinuation<Bool, any Error>] = [:]
+    private var nextCall: UInt64 = 0
+    private var timeZone: TimeZone
+    private let workSignal = WorkSignal()
+
+    /// Creates an engine over `store`.
+    ///
+    /// - Parameter launcher: starts an app for a response waiting for it, given the app's launch command.
+    package init(
+        store: any DaemonStore,
+        clock: any DaemonClock = SystemDaemonClock(),
+        configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "unotify.daemon"),
+        launcher: @escaping @Sendable (_ command: String, _ bundleIdentifier: String) -> Void = { _, _ in }
+    ) {
+        self.store = store
+        self.clock = clock
+        self.configuration = configuration
+        self.logger = logger
+        self.launcher = launcher
+        self.timeZone = configuration.timeZone
+    }
+
+    // MARK: - Apps and keys
+
+    /// Registers an app and returns its key, which authenticates every call it makes.
+    package func registerApp(_ bundleIdentifier: String, launchCommand: String? = nil) throws(DaemonError) -> String {
+        guard Self.isValidBundleIdentifier(bundleIdentifier) else {
+            throw DaemonError(.invalidRequest, "\"\(bundleIdentifier)\" is not a bundle identifier: use letters, digits, '.', '-' and '_', such as com.example.todo.")
+        }
+        let key = Self.makeKey()
+        let machine = NotificationCenterMachine(
+            now: clock.now,
+            calendar: configuration.calendar,
+            timeZone: timeZone,
+            appState: .notRunning,
+            appReachable: false,
+            configuration: configuration.machine
+        )
+        try store.insert(StoredApp(
+            bundleIdentifier: bundleIdentifier,
+            keyHash: Self.hash(key),
+            launchCommand: launchCommand,
+            machine: machine,
+            bootID: bootID
+        ))
+        logger.info("registered app", metadata: ["app": .string(bundleIdentifier)])
+        return key
+    }
+
+    /// Issues a new key for an app; the old one stops working.
+    package func renewKey(of bundleIdentifier: String) throws(DaemonError) -> String {
+        let key = Self.makeKey()
+        try store.replaceKey(of: bundleIdentifier, with: Self.hash(key))
+        return key
+    }
+
+    /// Removes an app with all its notifications.
+    package func removeApp(_ bundleIdentifier: String) throws(DaemonError) {
+        try store.delete(bundleIdentifier)
+        cache.removeValue(forKey: bundleIdentifier)
+        connections.removeValue(forKey: bundleIdentifier)?.continuation.finish()
+    }
+
+    /// Every registered app, with its launch command.
+    package func apps() throws(DaemonError) -> [(bundleIdentifier: String, launchCommand: String?)] {
+        try store.apps()
+    }
+
+    /// The app a key belongs to.
+    ///
+    /// - Throws: `unauthorized` for a key that belongs to no app.
+    package func authenticate(key: String) throws(DaemonError) -> String {
+        guard let bundleIdentifier = try store.bundleIdentifier(forKeyHash: Self.hash(key)) else {
+            throw DaemonError(.unauthorized, "The key does not belong to any registered app.")
+        }
+        return bundleIdentifier
+    }
+
+    package static func isValidBundleIdentifier(_ value: String) -> Bool {
+        !value.isEmpty && value.count <= 255
+            && value.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0) }
+            && value.unicodeScalars.allSatisfy(\.isASCII)
+    }
+
+    /// A new random key: 32 bytes, base64url.
+    package static func makeKey() -> String {
+        let bytes = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
+        return bytes.base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    package static func hash(_ key: String) -> String {
+        SHA256.hash(data: Data(key.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    // MARK: - Steps
+
+    /// Runs one step for an app: loads it, brings it up to the current time, applies `body`, saves the
+    /// result, then carries out the effects. When `body` throws, nothing is saved and nothing happens.
+    private func step<T, Failure: Error>(
+        _ bundleIdentifier: String,
+        _ body: (inout NotificationCenterMachine) throws(Failure) -> (T, [NotificationCenterMachine.Effect])
+    ) throws -> T {
+        var (machine, effects) = try load(bundleIdentifier)
+        let now = clock.now
+        while let due = machine.advance(to: now) { effects += due }
+        let (value, more) = try body(&machine)
+        effects += more
+        let nextWakeUp = machine.nextWakeUpDate()
+        try store.save(machine, nextWakeUp: nextWakeUp, bootID: bootID, for: bundleIdentifier)
+        cache[bundleIdentifier] = machine
+        trimCache()
+        carryOut(effects, for: bundleIdentifier)
+        workSignal.signal()
+        return value
+    }
+
+    /// A non-throwing body's step.
+    private func step(_ bundleIdentifier: String, _ body: (inout NotificationCenterMachine) -> [NotificationCenterMachine.Effect]) throws {
+        try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in ((), body(&machine)) }
+    }
+
+    /// The app's machine, from the cache or the store. An app last saved by another run of the daemon
+    /// is resumed first: its app is not running, and its missed repeats are skipped.
+    private func load(_ bundleIdentifier: String) throws(DaemonError) -> (NotificationCenterMachine, [NotificationCenterMachine.Effect]) {
+        if let machine = cache[bundleIdentifier] { return (machine, []) }
+        guard let stored = try store.app(bundleIdentifier) else {
+            throw DaemonError(.appNotFound, "No app is registered as \(bundleIdentifier). Register it with `unotify apps add \(bundleIdentifier)`.")
+        }
+        var machine = stored.machine
+        var effects: [NotificationCenterMachine.Effect] = []
+        if stored.bootID != bootID {
+            effects = machine.resume(at: clock.now)
+            logger.debug("resumed app after restart", metadata: ["app": .string(bundleIdentifier)])
+        }
+        return (machine, effects)
+    }
+
+    private func trimCache() {
+        guard cache.count > configuration.cachedApps else { return }
+        for bundleIdentifier in cache.keys where connections[bundleIdentifier] == nil {
+            cache.removeValue(forKey: bundleIdentifier)
+            if cache.count <= configuration.cachedApps / 2 { break }
+        }
+    }
+
+    private func launchCommand(of bundleIdentifier: String) -> String? {
+        (try? store.apps())?.first { $0.bundleIdentifier == bundleIdentifier }?.launchCommand ?? nil
+    }
+
+    private func carryOut(_ effects: [NotificationCenterMachine.Effect], for app: String) {
+        for effect in effects {
+            switch effect {
+            case .promptForAuthorization(let options):
+                publish(.authorizationPrompt(bundleIdentifier: app, options))
+            case .authorizationCompleted(let call, let granted):
+                authorizationWaiters.removeValue(forKey: call)?.resume(returning: granted)
+            case .settingsChanged(let settings):
+                publish(.settingsChanged(bundleIdentifier: app, settings))
+            case .askWillPresent(let ticket, let notification):
+                connections[app]?.continuation.yield(.willPresent(ticket: ticket, notification))
+            case .presented(let shown):
+                publish(.presented(bundleIdentifier: app, shown))
+            case .badgeChanged(let badge):
+                publish(.badgeChanged(bundleIdentifier: app, badge))
+            case .deliverResponse(let ticket, let response):
+                connections[app]?.continuation.yield(.response(ticket: ticket, response))
+                publish(.responseDelivered(bundleIdentifier: app, response))
+            case .openSettings(let notification):
+                connections[app]?.continuation.yield(.openSettings(notification))
+            case .appStateChanged(let state):
+                publish(.appStateChanged(bundleIdentifier: app, state))
+            case .willPresentTimedOut(_, let notification):
+                logger.notice("app did not answer willPresent in time", metadata: ["app": .string(app), "notification": .string(notification.request.identifier)])
+                publish(.willPresentTimedOut(bundleIdentifier: app, notification))
+            case .responseTimedOut(_, let response):
+                logger.warning("app did not confirm a response in time", metadata: ["app": .string(app), "notification": .string(response.notification.request.identifier)])
+                publish(.responseNotCompleted(bundleIdentifier: app, response))
+            case .discardedOverLimit(let request):
+                logger.notice("pending request discarded over the limit", metadata: ["app": .string(app), "request": .string(request.identifier)])
+                publish(.discardedOverLimit(bundleIdentifier: app, request))
+            case .launchApp:
+                if let command = launchCommand(of: app) {
+                    logger.info("launching app for a response", metadata: ["app": .string(app)])
+                    launcher(command, app)
+                }
+            }
+        }
+    }
+
+    private func publish(_ event: DaemonEvent) {
+        for watcher in watchers.values { watcher.yield(event) }
+    }
+
+    // MARK: - The app's calls
+
+    /// Asks the person to allow notifications (the first time), and returns the answer once given.
+    package func requestAuthorization(_ bundleIdentifier: String, options: AuthorizationOptions) async throws -> Bool {
+        let call = nextCall
+        nextCall += 1
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Bool, any Error>) in
+            authorizationWaiters[call] = continuation
+            do {
+                try step(bundleIdentifier) { $0.requestAuthorization(options: options, call: call) }
+            } catch {
+                authorizationWaiters.removeValue(forKey: call)?.resume(throwing: error)
+            }
+        }
+    }
+
+    package func setCategories(_ bundleIdentifier: String, _ categories: [NotificationCategory]) throws {
+        try step(bundleIdentifier) { machine in
+            machine.setCategories(categories)
+            return []
+        }
+    }
+
+    package func categories(_ bundleIdentifier: String) throws -> [NotificationCategory] {
+        try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in
+            (machine.categories.values.sorted { $0.identifier < $1.identifier }, [])
+        }
+    }
+
+    package func settings(_ bundleIdentifier: String) throws -> NotificationSettings {
+        try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in (machine.settings, []) }
+    }
+
+    package func badge(_ bundleIdentifier: String) throws -> Int {
+        try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in (machine.badge, []) }
+    }
+
+    /// Adds a request.
+    ///
+    /// - Throws: a `DaemonError` with code `notification` and the `UNError` code when it is refused.
+    package func add(_ bundleIdentifier: String, _ request: NotificationRequest) throws {
+        do {
+            try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(NotificationFailure) in
+                ((), try machine.add(request))
+            }
+        } catch let failure as NotificationFailure {
+            throw DaemonError(failure)
+        }
+    }
+
+    package func pendingRequests(_ bundleIdentifier: String) throws -> [NotificationCenterMachine.PendingRequest] {
+        try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in (machine.pendingRequests, []) }
+    }
+
+    /// Removes pending requests by identifier, or all of them for `nil`.
+    package func removePendingRequests(_ bundleIdentifier: String, _ identifiers: [String]?) throws {
+        try step(bundleIdentifier) { machine in
+            if let identifiers { machine.removePendingRequests(identifiers) } else { machine.removeAllPendingRequests() }
+            return []
+        }
+    }
+
+    package func deliveredNotifications(_ bundleIdentifier: String) throws -> [DeliveredNotification] {
+        try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in (machine.deliveredNotifications, []) }
+    }
+
+    /// Removes delivered notifications by identifier, or all of them for `nil`.
+    package func removeDeliveredNotifications(_ bundleIdentifier: String, _ identifiers: [String]?) throws {
+        try step(bundleIdentifier) { machine in
+            if let identifiers { machine.removeDeliveredNotifications(identifiers) } else { machine.removeAllDeliveredNotifications() }
+            return []
+        }
+    }
+
+    package func setBadgeCount(_ bundleIdentifier: String, _ count: Int) throws {
+        do {
+            try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(NotificationFailure) in
+                ((), try machine.setBadgeCount(count))
+            }
+        } catch let failure as NotificationFailure {
+            throw DaemonError(failure)
+        }
+    }
+
+    // MARK: - The app's connection
+
+    /// The app connected: from now on it receives its delegate calls on the returned stream, starting
+    /// with everything that waited for it. A new connection replaces the app's previous one.
+    package func connect(_ bundleIdentifier: String, state: AppState) throws -> (id: UUID, messages: AsyncStream<AppMessage>) {
+        let id = UUID()
+        let (stream, continuation) = AsyncStream<AppMessage>.makeStream()
+        let previous = connections.updateValue((id, continuation), forKey: bundleIdentifier)
+        previous?.continuation.finish()
+        do {
+            try step(bundleIdentifier) { machine in
+                (previous == nil ? [] : machine.setAppReachable(false, state: .notRunning))
+                    + machine.setAppReachable(true, state: state == .notRunning ? .background : state)
+            }
+        } catch {
+            connections.removeValue(forKey: bundleIdentifier)
+            continuation.finish()
+            throw error
+        }
+        return (id, stream)
+    }
+
+    /// The connected app moved to the foreground or the background.
+    package func updateState(_ bundleIdentifier: String, connection: UUID, _ state: AppState) throws {
+        guard connections[bundleIdentifier]?.id == connection, state != .notRunning else { return }
+        try step(bundleIdentifier) { $0.setAppState(state) }
+    }
+
+    /// The app's connection closed: it is not running until it connects again.
+    package func disconnect(_ bundleIdentifier: String, connection: UUID) throws {
+        guard connections[bundleIdentifier]?.id == connection else { return }
+        connections.removeValue(forKey: bundleIdentifier)?.continuation.finish()
+        try step(bundleIdentifier) { $0.setAppReachable(false, state: .notRunning) }
+    }
+
+    /// The app's delegate answered `willPresent`.
+    package func answerWillPresent(_ bundleIdentifier: String, ticket: UInt64, options: PresentationOptions?) throws {
+        try step(bundleIdentifier) { $0.answerWillPresent(ticket: ticket, options: options) }
+    }
+
+    /// The app's delegate finished with a response.
+    package func completeResponse(_ bundleIdentifier: String, ticket: UInt64) throws {
+        try step(bundleIdentifier) { machine in
+            machine.completeResponse(ticket: ticket)
+            return []
+        }
+    }
+
+    // MARK: - The person
+
+    /// A person's decision about an app's notifications, as `simctl privacy` offers.
+    package enum AuthorizationDecision: String, Sendable, CaseIterable {
+        case grant, deny, provisional, reset
+    }
+
+    /// Answers the app's authorization prompt if one is showing, or sets the app's authorization.
+    package func authorize(_ bundleIdentifier: String, _ decision: AuthorizationDecision) throws -> NotificationSettings {
+        try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in
+            var effects: [NotificationCenterMachine.Effect]
+            let asked = machine.promptedOptions
+            switch decision {
+            case .grant where asked != nil:
+                effects = machine.answerAuthorizationPrompt(allow: true)
+            case .deny where asked != nil:
+                effects = machine.answerAuthorizationPrompt(allow: false)
+            case .grant:
+                effects = machine.changeSettings(.granting([.alert, .sound, .badge], status: .authorized))
+            case .deny:
+                effects = machine.changeSettings(.granting([], status: .denied))
+            case .provisional:
+                effects = machine.changeSettings(.granting([], status: .provisional))
+            case .reset:
+                effects = machine.changeSettings(.notDetermined)
+            }
+            return (machine.settings, effects)
+        }
+    }
+
+    /// Changes an app's settings as the person does in the system's settings.
+    package func changeSettings(_ bundleIdentifier: String, _ change: @Sendable (inout NotificationSettings) -> Void) throws -> NotificationSettings {
+        try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in
+            var settings = machine.settings
+            change(&settings)
+            let effects = machine.changeSettings(settings)
+            return (machine.settings, effects)
+        }
+    }
+
+    /// What the person sees of an app: every notification on screen, on the lock screen or in the list.
+    package func visibleNotifications(_ bundleIdentifier: String) throws -> [NotificationCenterMachine.VisibleNotification] {
+        try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in (machine.visibleNotifications, []) }
+    }
+
+    /// The person acts on one of an app's notifications.
+    ///
+    /// - Throws: a `DaemonError` with code `personAction` saying why the system refused.
+    package func respond(_ bundleIdentifier: String, to identifier: String, with action: PersonAction) throws {
+        do {
+            try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(PersonActionRejection) in
+                ((), try machine.respond(to: identifier, with: action))
+            }
+        } catch let rejection as PersonActionRejection {
+            throw DaemonError(rejection)
+        }
+    }
+
+    /// The person opens an app's notification settings, from one of its notifications or from the system.
+    package func openAppSettings(_ bundleIdentifier: String, from identifier: String?) throws {
+        do {
+            try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(PersonActionRejection) in
+                ((), try machine.openAppSettings(from: identifier))
+            }
+        } catch let rejection as PersonActionRejection {
+            throw DaemonError(rejection)
+        }
+    }
+
+    /// The device moved: every app's location triggers are checked.
+    package func updateLocation(_ coordinate: Coordinate) throws {
+        for app in try store.apps() {
+            try step(app.bundleIdentifier) { $0.updateLocation(coordinate) }
+        }
+    }
+
+    /// The device was locked or unlocked.
+    package func setDeviceLocked(_ locked: Bool) throws {
+        for app in try store.apps() {
+            try step(app.bundleIdentifier) { machine in
+                machine.setDeviceLocked(locked)
+                return []
+            }
+        }
+    }
+
+    /// The device moved to another time zone.
+    package func changeTimeZone(_ newTimeZone: TimeZone) throws {
+        timeZone = newTimeZone
+        for app in try store.apps() {
+            try step(app.bundleIdentifier) { machine in
+                machine.changeTimeZone(newTimeZone)
+                return []
+            }
+        }
+    }
+
+    /// A stream of everything the person would see, for presenters.
+    package func watch() -> AsyncStream<DaemonEvent> {
+        let id = UUID()
+        let (stream, continuation) = AsyncStream<DaemonEvent>.makeStream(bufferingPolicy: .bufferingNewest(10_000))
+        watchers[id] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.stopWatching(id) }
+        }
+        return stream
+    }
+
+    private func stopWatching(_ id: UUID) {
+        watchers.removeValue(forKey: id)
+    }
+
+    // MARK: - Time
+
+    /// Processes every app with something due by now, and returns when something is next due.
+    @discardableResult
+    package func processDue() -> Date? {
+        let now = clock.now
+        while true {
+            let due: [String]
+            do {
+                due = try store.appsDue(by: now, limit: 256)
+            } catch {
+                logger.error("could not read what is due", metadata: ["error": .string("\(error)")])
+                return nil
+            }
+            guard !due.isEmpty else { break }
+            var progressed = false
+            for bundleIdentifier in due {
+                do {
+                    try step(bundleIdentifier) { _ in [] }
+                    progressed = true
+                } catch {
+                    logger.error("could not process an app", metadata: ["app": .string(bundleIdentifier), "error": .string("\(error)")])
+                }
+            }
+            guard progressed else { break }
+        }
+        return try? store.earliestWakeUp()
+    }
+
+    /// Waits until `deadline`, or until a step may have changed what is due next.
+    package nonisolated func waitForWork(until deadline: Date?) async {
+        let clock = self.clock
+        let signal = workSignal
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await signal.wait() }
+            if let deadline {
+                group.addTask { try? await clock.sleep(until: deadline) }
+            }
+            _ = await group.next()
+            group.cancelAll()
+        }
+    }
+}
+
+/// A wake-up call for the scheduler: a signal sent while nobody waits is kept for the next wait.
+final class WorkSignal: Sendable {
+    private let state = Mutex<(signalled: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+
+    func signal() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard let waiter = state.waiter else {
+                state.signalled = true
+                return nil
+            }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Returns at the next signal (or at once if one came since the last wait), or when cancelled.
+    func wait() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { state -> Bool in
+                    if state.signalled || Task.isCancelled {
+                        state.signalled = false
+                        return true
+                    }
+                    state.waiter = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            signal()
+        }
+    }
+}

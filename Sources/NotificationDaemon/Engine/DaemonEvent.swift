@@ -1,0 +1,34 @@
+package import NotificationCore
+
+/// What the daemon tells a connected app: the delegate calls of `UNUserNotificationCenterDelegate`.
+package enum AppMessage: Sendable, Hashable {
+    /// A notification arrived while the app is in the foreground: answer with its presentation options.
+    case willPresent(ticket: UInt64, DeliveredNotification)
+    /// The person acted on a notification: confirm when the delegate is done.
+    case response(ticket: UInt64, NotificationResponse)
+    /// The person asked for the app's own notification settings.
+    case openSettings(DeliveredNotification?)
+}
+
+/// What the daemon tells the presenters (`unotify watch`, the web notification center): what a person
+/// sees and what happens to it.
+package enum DaemonEvent: Sendable, Hashable {
+    /// A notification reached the person (or was suppressed, with an empty presentation).
+    case presented(bundleIdentifier: String, NotificationCenterMachine.VisibleNotification)
+    /// An app asks the person to allow notifications.
+    case authorizationPrompt(bundleIdentifier: String, AuthorizationOptions)
+    /// An app's settings changed (after a prompt was answered, or the person changed them).
+    case settingsChanged(bundleIdentifier: String, NotificationSettings)
+    /// An app's badge changed.
+    case badgeChanged(bundleIdentifier: String, Int)
+    /// An app connected, went to the background or foreground, or stopped.
+    case appStateChanged(bundleIdentifier: String, AppState)
+    /// A response was handed to an app.
+    case responseDelivered(bundleIdentifier: String, NotificationResponse)
+    /// An app did not confirm a response in time.
+    case responseNotCompleted(bundleIdentifier: String, NotificationResponse)
+    /// An app did not answer `willPresent` in time.
+    case willPresentTimedOut(bundleIdentifier: String, DeliveredNotification)
+    /// A pending request was discarded over the limit.
+    case discardedOverLimit(bundleIdentifier: String, NotificationRequest)
+}

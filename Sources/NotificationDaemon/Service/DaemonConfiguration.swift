@@ -1,0 +1,50 @@
+package import Foundation
+
+/// Where the daemon keeps its files and where it listens.
+package struct DaemonConfiguration: Sendable {
+    /// The folder of the database, the administrator's key and the app keys. Created (mode 0700) if
+    /// missing. Default: `$UNOTIFY_DATA_DIR`, else `$XDG_DATA_HOME/unotify`, else `~/.local/share/unotify`.
+    package var dataDirectory: URL
+    /// The Unix domain socket of the local API (mode 0600). Default: `$UNOTIFY_SOCKET`, else
+    /// `$XDG_RUNTIME_DIR/unotify.sock`, else `unotify.sock` in the data directory.
+    package var socketPath: String
+    /// Also serve the local API over TCP on this port (`nil`: not at all).
+    package var tcpPort: Int?
+    /// The address the TCP listener binds; loopback unless told otherwise.
+    package var tcpHost: String = "127.0.0.1"
+    /// The engine's rules and limits.
+    package var engine = DaemonEngine.Configuration()
+
+    package init(dataDirectory: URL, socketPath: String? = nil, tcpPort: Int? = nil) {
+        self.dataDirectory = dataDirectory
+        self.socketPath = socketPath ?? dataDirectory.appendingPathComponent("unotify.sock").path
+        self.tcpPort = tcpPort
+    }
+
+    /// The configuration the environment describes, with the defaults above.
+    package static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> DaemonConfiguration {
+        let dataDirectory: URL
+        if let explicit = environment["UNOTIFY_DATA_DIR"], !explicit.isEmpty {
+            dataDirectory = URL(fileURLWithPath: explicit, isDirectory: true)
+        } else if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty {
+            dataDirectory = URL(fileURLWithPath: xdg, isDirectory: true).appendingPathComponent("unotify", isDirectory: true)
+        } else {
+            let home = environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path
+            dataDirectory = URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".local/share/unotify", isDirectory: true)
+        }
+        var socket = environment["UNOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
+        if socket == nil, let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
+            socket = URL(fileURLWithPath: runtime, isDirectory: true).appendingPathComponent("unotify.sock").path
+        }
+        return DaemonConfiguration(dataDirectory: dataDirectory, socketPath: socket)
+    }
+
+    /// The SQLite database.
+    package var databasePath: String { dataDirectory.appendingPathComponent("unotify.sqlite").path }
+    /// The administrator's key, readable only by the daemon's user.
+    package var adminKeyPath: String { dataDirectory.appendingPathComponent("admin.key").path }
+    /// Where `unotify apps add` writes an app's key.
+    package func appKeyPath(for bundleIdentifier: String) -> String {
+        dataDirectory.appendingPathComponent("apps/\(bundleIdentifier).key").path
+    }
+}

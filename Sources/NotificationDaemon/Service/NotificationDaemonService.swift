@@ -1,0 +1,101 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+package import Logging
+import NotificationCore
+package import ServiceLifecycle
+
+/// The daemon as services to run in one `ServiceGroup`: the scheduler and the local API's listeners.
+package struct NotificationDaemonServices: Sendable {
+    /// The engine, for tests and for `unotify serve`'s other parts.
+    package let engine: DaemonEngine
+    /// The services to run.
+    package let services: [any Service]
+    /// The administrator's key.
+    package let adminKey: String
+
+    /// Prepares the daemon: the data directory, the database (whose problems are reported now, before
+    /// anything listens), the administrator's key, and the listeners.
+    ///
+    /// - Parameter onListening: called once the local API listens on its Unix socket.
+    package init(
+        configuration: DaemonConfiguration,
+        clock: any DaemonClock = SystemDaemonClock(),
+        logger: Logger = Logger(label: "unotify.daemon"),
+        onListening: @escaping @Sendable () -> Void = {}
+    ) throws {
+        let fileManager = FileManager.default
+        try fileManager.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let store = try SQLiteDaemonStore(path: configuration.databasePath)
+        adminKey = try Self.adminKey(at: configuration.adminKeyPath)
+        engine = DaemonEngine(store: store, clock: clock, configuration: configuration.engine, logger: logger, launcher: Self.launch)
+
+        let router = LocalAPIRouter.make(engine: engine, adminKey: adminKey)
+        let socketPath = configuration.socketPath
+        try? fileManager.removeItem(atPath: socketPath)
+        var services: [any Service] = [SchedulerService(engine: engine)]
+        services.append(Application(
+            router: router,
+            server: .http1WebSocketUpgrade(webSocketRouter: router),
+            configuration: ApplicationConfiguration(address: .unixDomainSocket(path: socketPath), serverName: "unotify"),
+            onServerRunning: { _ in
+                // Only the daemon's user may talk to it.
+                _ = chmod(socketPath, 0o600)
+                logger.info("local API listening", metadata: ["socket": .string(socketPath)])
+                onListening()
+            },
+            logger: logger
+        ))
+        if let port = configuration.tcpPort {
+            let host = configuration.tcpHost
+            services.append(Application(
+                router: router,
+                server: .http1WebSocketUpgrade(webSocketRouter: router),
+                configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "unotify"),
+                onServerRunning: { channel in
+                    logger.info("local API listening", metadata: ["address": .string("\(channel.localAddress.map { "\($0)" } ?? "\(host):\(port)")")])
+                },
+                logger: logger
+            ))
+        }
+        self.services = services
+    }
+
+    /// Reads the administrator's key, creating it (mode 0600) on first start.
+    private static func adminKey(at path: String) throws -> String {
+        if let existing = try? String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), !existing.isEmpty {
+            return existing
+        }
+        let key = DaemonEngine.makeKey()
+        guard FileManager.default.createFile(atPath: path, contents: Data((key + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw DaemonError(.storageFailed, "Could not write the administrator's key to \(path).")
+        }
+        return key
+    }
+
+    /// Starts an app with its launch command, to receive what waits for it.
+    private static func launch(_ command: String, _ bundleIdentifier: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        var environment = ProcessInfo.processInfo.environment
+        environment["UNOTIFY_LAUNCHED_FOR"] = bundleIdentifier
+        process.environment = environment
+        try? process.run()
+    }
+}
+
+/// Fires triggers on time: processes what is due, then sleeps until the next due date or until a
+/// change may have brought it forward.
+struct SchedulerService: Service {
+    let engine: DaemonEngine
+
+    func run() async {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                let next = await engine.processDue()
+                await engine.waitForWork(until: next)
+            }
+        }
+    }
+}

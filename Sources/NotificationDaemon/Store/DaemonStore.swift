@@ -1,0 +1,46 @@
+package import Foundation
+package import NotificationCore
+
+/// An app as the daemon keeps it.
+package struct StoredApp: Sendable {
+    package var bundleIdentifier: String
+    /// The SHA-256 of the app's key, hex-encoded; the key itself is never stored.
+    package var keyHash: String
+    /// A shell command the daemon runs to start the app when a response is waiting for it.
+    package var launchCommand: String?
+    /// Everything about the app's notifications: authorization, settings, categories, pending,
+    /// delivered, badge and the responses waiting for it.
+    package var machine: NotificationCenterMachine
+    /// The run of the daemon that last saved the app; a different one means the daemon restarted since.
+    package var bootID: String
+
+    package init(bundleIdentifier: String, keyHash: String, launchCommand: String?, machine: NotificationCenterMachine, bootID: String) {
+        self.bundleIdentifier = bundleIdentifier
+        self.keyHash = keyHash
+        self.launchCommand = launchCommand
+        self.machine = machine
+        self.bootID = bootID
+    }
+}
+
+/// Where the daemon keeps every app's state. Every method is atomic: it happens completely or not at all.
+package protocol DaemonStore: Sendable {
+    /// Registers a new app. Throws `appAlreadyRegistered` if the bundle identifier is taken.
+    func insert(_ app: StoredApp) throws(DaemonError)
+    /// The app with this bundle identifier, if registered.
+    func app(_ bundleIdentifier: String) throws(DaemonError) -> StoredApp?
+    /// The bundle identifier of the app whose key hashes to `keyHash`.
+    func bundleIdentifier(forKeyHash keyHash: String) throws(DaemonError) -> String?
+    /// Saves an app's state, and when it next has something due.
+    func save(_ machine: NotificationCenterMachine, nextWakeUp: Date?, bootID: String, for bundleIdentifier: String) throws(DaemonError)
+    /// Changes an app's key.
+    func replaceKey(of bundleIdentifier: String, with keyHash: String) throws(DaemonError)
+    /// Removes an app and everything about it.
+    func delete(_ bundleIdentifier: String) throws(DaemonError)
+    /// Every registered app's bundle identifier and launch command, by bundle identifier.
+    func apps() throws(DaemonError) -> [(bundleIdentifier: String, launchCommand: String?)]
+    /// The apps with something due at or before `date`, soonest first, at most `limit` of them.
+    func appsDue(by date: Date, limit: Int) throws(DaemonError) -> [String]
+    /// The earliest time any app has something due.
+    func earliestWakeUp() throws(DaemonError) -> Date?
+}

@@ -1,0 +1,204 @@
+import Foundation
+import Logging
+import NotificationCore
+@testable import NotificationDaemon
+import NotificationDaemonClient
+import ServiceLifecycle
+import Synchronization
+
+/// A clock that moves only when a test moves it; sleepers wake when it passes their deadline.
+final class ManualDaemonClock: DaemonClock {
+    private struct State {
+        var now: Date
+        var sleepers: [UUID: (deadline: Date, continuation: CheckedContinuation<Void, any Error>)] = [:]
+    }
+
+    private let state: Mutex<State>
+
+    init(now: Date = Date(timeIntervalSince1970: 1_767_225_600)) {
+        state = Mutex(State(now: now))
+    }
+
+    var now: Date { state.withLock { $0.now } }
+
+    func advance(by seconds: TimeInterval) {
+        let due = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+            state.now = state.now.addingTimeInterval(seconds)
+            let ready = state.sleepers.filter { $0.value.deadline <= state.now }
+            for id in ready.keys { state.sleepers.removeValue(forKey: id) }
+            return ready.values.map(\.continuation)
+        }
+        due.forEach { $0.resume() }
+    }
+
+    func sleep(until deadline: Date) async throws {
+        let id = UUID()
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let resumeNow = state.withLock { state -> Bool in
+                    if deadline <= state.now { return true }
+                    state.sleepers[id] = (deadline, continuation)
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.sleepers.removeValue(forKey: id) }?.continuation.resume(throwing: CancellationError())
+        }
+    }
+}
+
+/// A daemon running in the test process: a real SQLite file and a real Unix socket in a fresh folder.
+struct RunningDaemon: Sendable {
+    let directory: URL
+    let configuration: DaemonConfiguration
+    let engine: DaemonEngine
+    let clock: ManualDaemonClock
+    let adminKey: String
+
+    var socketPath: String { configuration.socketPath }
+    var admin: LocalAPIClient { LocalAPIClient(socketPath: socketPath, key: adminKey) }
+
+    /// Registers an app and returns a client authenticated as it.
+    func registerApp(_ bundleIdentifier: String) async throws -> LocalAPIClient {
+        let key = try await admin.call(.POST, "/v1/admin/apps", body: LocalAPI.RegisterApp(bundleIdentifier: bundleIdentifier), as: LocalAPI.AppKey.self)
+        return LocalAPIClient(socketPath: socketPath, key: key.key)
+    }
+
+    /// Registers an app and grants it alerts, sounds and badges.
+    func authorizedApp(_ bundleIdentifier: String) async throws -> LocalAPIClient {
+        let app = try await registerApp(bundleIdentifier)
+        _ = try await admin.call(.POST, "/v1/admin/apps/\(bundleIdentifier)/authorization",
+                                 body: LocalAPI.AuthorizationDecision(decision: "grant"), as: NotificationSettings.self)
+        return app
+    }
+}
+
+/// A fresh folder for one test's daemon. Unix socket paths are limited to about 100 bytes, so the
+/// folder is short and directly under /tmp.
+func makeTestDirectory() throws -> URL {
+    let url = URL(fileURLWithPath: "/tmp/un-\(UUID().uuidString.prefix(8))", isDirectory: true)
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+/// Runs a daemon over `directory` for the duration of `body`, then shuts it down gracefully.
+func withDaemon<T: Sendable>(
+    directory: URL? = nil,
+    clock: ManualDaemonClock = ManualDaemonClock(),
+    configure: (inout DaemonConfiguration) -> Void = { _ in },
+    _ body: @Sendable (RunningDaemon) async throws -> T
+) async throws -> T {
+    let directory = try directory ?? makeTestDirectory()
+    var configuration = DaemonConfiguration(dataDirectory: directory)
+    configuration.engine.timeZone = TimeZone(identifier: "UTC")!
+    configure(&configuration)
+    var logger = Logger(label: "test.daemon")
+    logger.logLevel = .critical
+    let (listening, listeningContinuation) = AsyncStream<Void>.makeStream()
+    let services = try NotificationDaemonServices(configuration: configuration, clock: clock, logger: logger) {
+        listeningContinuation.yield()
+    }
+    let group = ServiceGroup(services: services.services, gracefulShutdownSignals: [], cancellationSignals: [], logger: logger)
+    let daemon = RunningDaemon(directory: directory, configuration: configuration, engine: services.engine, clock: clock, adminKey: services.adminKey)
+    return try await withThrowingTaskGroup(of: T?.self) { tasks in
+        tasks.addTask {
+            try await group.run()
+            return nil
+        }
+        var iterator = listening.makeAsyncIterator()
+        _ = await iterator.next()
+        do {
+            let result = try await body(daemon)
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+            return result
+        } catch {
+            await group.triggerGracefulShutdown()
+            try? await tasks.waitForAll()
+            throw error
+        }
+    }
+}
+
+extension LocalAPIClient {
+    /// Adds a request with a title and an optional trigger.
+    func add(_ identifier: String, title: String = "title", category: String = "", trigger: NotificationTrigger? = nil) async throws {
+        var content = NotificationContent()
+        content.title = title
+        content.categoryIdentifier = category
+        try await call(.POST, "/v1/requests", body: NotificationRequest(identifier: identifier, content: content, trigger: trigger))
+    }
+
+    func pending() async throws -> [LocalAPI.PendingRequest] {
+        try await call(.GET, "/v1/requests", as: [LocalAPI.PendingRequest].self)
+    }
+
+    func delivered() async throws -> [DeliveredNotification] {
+        try await call(.GET, "/v1/delivered", as: [DeliveredNotification].self)
+    }
+}
+
+/// The problem a call failed with, or `nil` if it did not fail with one.
+func problem(_ body: () async throws -> Void) async -> LocalAPI.Problem? {
+    do {
+        try await body()
+        return nil
+    } catch LocalAPIClientError.problem(let problem) {
+        return problem
+    } catch {
+        return nil
+    }
+}
+
+/// A presenter's stream of what the person sees (`/v1/admin/events`), already subscribed.
+struct WatchStream: Sendable {
+    let connection: LocalAPIWebSocket.Connection
+
+    /// The first event from now on that matches `predicate`.
+    func next(where predicate: (LocalAPI.WatchEvent) -> Bool = { _ in true }) async throws -> LocalAPI.WatchEvent {
+        for try await text in connection.messages {
+            let event = try JSONDecoder().decode(LocalAPI.WatchEvent.self, from: Data(text.utf8))
+            if predicate(event) { return event }
+        }
+        throw LocalAPIClientError.transport("the presenters' stream ended")
+    }
+}
+
+/// An app's event stream (`/v1/events`), already connected.
+struct AppStream: Sendable {
+    let connection: LocalAPIWebSocket.Connection
+
+    func next() async throws -> LocalAPI.AppEvent {
+        for try await text in connection.messages {
+            return try JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data(text.utf8))
+        }
+        throw LocalAPIClientError.transport("the app's stream ended")
+    }
+
+    func reply(_ reply: LocalAPI.AppReply) async throws {
+        try await connection.send(String(decoding: try JSONEncoder().encode(reply), as: UTF8.self))
+    }
+}
+
+extension RunningDaemon {
+    /// Opens the presenters' stream and waits until it is subscribed.
+    func withWatch<T: Sendable>(_ body: @Sendable (WatchStream) async throws -> T) async throws -> T {
+        try await LocalAPIWebSocket.withConnection(socketPath: socketPath, path: "/v1/admin/events", key: adminKey) { connection in
+            let stream = WatchStream(connection: connection)
+            _ = try await stream.next { $0.type == "subscribed" }
+            return try await body(stream)
+        }
+    }
+
+    /// Connects as the app with `key`, in `state`, and waits until it is connected.
+    func withApp<T: Sendable>(key: String, state: AppState = .background, _ body: @Sendable (AppStream) async throws -> T) async throws -> T {
+        try await LocalAPIWebSocket.withConnection(socketPath: socketPath, path: "/v1/events?state=\(state.rawValue)", key: key) { connection in
+            let stream = AppStream(connection: connection)
+            guard case .connected = try await stream.next() else {
+                throw LocalAPIClientError.transport("the app's stream did not start with `connected`")
+            }
+            return try await body(stream)
+        }
+    }
+}
