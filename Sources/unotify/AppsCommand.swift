@@ -1,0 +1,164 @@
+import ArgumentParser
+import Foundation
+import NotificationCore
+import NIOHTTP1
+import NotificationDaemon
+import NotificationDaemonClient
+
+struct AppsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apps",
+        abstract: "Register, list and remove apps.",
+        subcommands: [Add.self, List.self, Remove.self, Key.self]
+    )
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Register an app and issue its key.",
+            discussion: "Prints the key and writes it to apps/<bundle identifier>.key in the data directory, readable only by you. An app authenticates every call with it."
+        )
+
+        @OptionGroup var location: LocationOptions
+        @Argument(help: "The app's bundle identifier, such as com.example.todo.") var bundleIdentifier: String
+        @Option(name: .long, help: "A shell command that starts the app, run when a response waits for it.") var launchCommand: String?
+
+        func run() async throws {
+            let admin = try location.adminClient()
+            let issued = try await admin.call(.POST, "/v1/admin/apps",
+                                              body: LocalAPI.RegisterApp(bundleIdentifier: bundleIdentifier, launchCommand: launchCommand),
+                                              as: LocalAPI.AppKey.self)
+            let path = location.configuration.appKeyPath(for: bundleIdentifier)
+            try writeKey(issued.key, to: path)
+            print(issued.key)
+            FileHandle.standardError.write(Data("Registered \(bundleIdentifier); its key is in \(path).\n".utf8))
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the registered apps.")
+        @OptionGroup var location: LocationOptions
+        @Flag(name: .long, help: "Print JSON.") var json = false
+
+        func run() async throws {
+            let apps = try await location.adminClient().call(.GET, "/v1/admin/apps", as: [LocalAPI.AppSummary].self)
+            if json { return try printJSON(apps) }
+            for app in apps {
+                print(app.bundleIdentifier + (app.launchCommand.map { "  (launch: \($0))" } ?? ""))
+            }
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove an app and all its notifications.")
+        @OptionGroup var location: LocationOptions
+        @Argument var bundleIdentifier: String
+
+        func run() async throws {
+            try await location.adminClient().call(.DELETE, "/v1/admin/apps/\(segment(bundleIdentifier))")
+            try? FileManager.default.removeItem(atPath: location.configuration.appKeyPath(for: bundleIdentifier))
+        }
+    }
+
+    struct Key: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Issue a new key for an app; the old one stops working.")
+        @OptionGroup var location: LocationOptions
+        @Argument var bundleIdentifier: String
+
+        func run() async throws {
+            let issued = try await location.adminClient().call(.POST, "/v1/admin/apps/\(segment(bundleIdentifier))/key", as: LocalAPI.AppKey.self)
+            try writeKey(issued.key, to: location.configuration.appKeyPath(for: bundleIdentifier))
+            print(issued.key)
+        }
+    }
+}
+
+/// Writes a key to a file only its owner can read.
+private func writeKey(_ key: String, to path: String) throws {
+    let folder = (path as NSString).deletingLastPathComponent
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    try? FileManager.default.removeItem(atPath: path)
+    guard FileManager.default.createFile(atPath: path, contents: Data((key + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
+        throw ValidationError("Could not write the key to \(path).")
+    }
+}
+
+struct AuthorizeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "authorize",
+        abstract: "Decide an app's authorization, as the person would (like `simctl privacy`).",
+        discussion: "grant or deny answers the app's authorization prompt if one is showing; otherwise it sets the authorization. provisional grants quiet delivery; reset makes the app ask again."
+    )
+
+    @OptionGroup var location: LocationOptions
+    @Option(name: .long, help: "The app's bundle identifier.") var app: String
+    @Argument(help: "grant, deny, provisional or reset.") var decision: String
+    @Flag(name: .long, help: "Print JSON.") var json = false
+
+    func run() async throws {
+        let settings = try await location.adminClient().call(.POST, "/v1/admin/apps/\(segment(app))/authorization",
+                                                             body: LocalAPI.AuthorizationDecision(decision: decision), as: NotificationSettings.self)
+        if json { try printJSON(settings) } else { print("\(app): \(settings.authorizationStatus)") }
+    }
+}
+
+struct SettingsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "settings",
+        abstract: "Show or change an app's notification settings, as the person does in the system's settings."
+    )
+
+    @OptionGroup var location: LocationOptions
+    @Option(name: .long, help: "The app's bundle identifier.") var app: String
+    @Option(name: .long, help: "on or off.") var alerts: SettingValue?
+    @Option(name: .long, help: "on or off.") var sounds: SettingValue?
+    @Option(name: .long, help: "on or off.") var badges: SettingValue?
+    @Option(name: .long, help: "on or off.") var lockScreen: SettingValue?
+    @Option(name: .long, help: "on or off.") var notificationCenter: SettingValue?
+    @Option(name: .long, help: "on or off.") var carPlay: SettingValue?
+    @Option(name: .long, help: "on or off.") var criticalAlerts: SettingValue?
+    @Option(name: .long, help: "on or off.") var timeSensitive: SettingValue?
+    @Option(name: .long, help: "on or off.") var scheduledSummary: SettingValue?
+    @Option(name: .long, help: "on or off.") var announcements: SettingValue?
+    @Option(name: .long, help: "none, banner or alert.") var alertStyle: String?
+    @Option(name: .long, help: "always, when-unlocked or never.") var previews: String?
+    @Flag(name: .long, help: "Print JSON.") var json = false
+
+    func run() async throws {
+        var change = LocalAPI.SettingsChange()
+        change.alertSetting = alerts
+        change.soundSetting = sounds
+        change.badgeSetting = badges
+        change.lockScreenSetting = lockScreen
+        change.notificationCenterSetting = notificationCenter
+        change.carPlaySetting = carPlay
+        change.criticalAlertSetting = criticalAlerts
+        change.timeSensitiveSetting = timeSensitive
+        change.scheduledDeliverySetting = scheduledSummary
+        change.announcementSetting = announcements
+        if let alertStyle {
+            guard let style = ["none": AlertStyle.none, "banner": .banner, "alert": .alert][alertStyle] else {
+                throw ValidationError("--alert-style must be none, banner or alert.")
+            }
+            change.alertStyle = style
+        }
+        if let previews {
+            guard let value = ["always": ShowPreviews.always, "when-unlocked": .whenAuthenticated, "never": .never][previews] else {
+                throw ValidationError("--previews must be always, when-unlocked or never.")
+            }
+            change.showPreviewsSetting = value
+        }
+        let admin = try location.adminClient()
+        let path = "/v1/admin/apps/\(segment(app))/settings"
+        let settings = change == LocalAPI.SettingsChange()
+            ? try await admin.call(.GET, path, as: NotificationSettings.self)
+            : try await admin.call(.PATCH, path, body: change, as: NotificationSettings.self)
+        if json { return try printJSON(settings) }
+        print("""
+            authorization: \(settings.authorizationStatus)
+            alerts: \(settings.alertSetting) (style \(settings.alertStyle)), sounds: \(settings.soundSetting), badges: \(settings.badgeSetting)
+            lock screen: \(settings.lockScreenSetting), notification center: \(settings.notificationCenterSetting), CarPlay: \(settings.carPlaySetting)
+            critical alerts: \(settings.criticalAlertSetting), time sensitive: \(settings.timeSensitiveSetting), previews: \(settings.showPreviewsSetting)
+            in-app settings button: \(settings.providesAppNotificationSettings)
+            """)
+    }
+}

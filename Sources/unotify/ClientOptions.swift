@@ -1,0 +1,77 @@
+import ArgumentParser
+import Foundation
+import NotificationCore
+import NotificationDaemon
+import NIOHTTP1
+import NotificationDaemonClient
+
+/// Where the daemon is: its data directory and socket.
+struct LocationOptions: ParsableArguments {
+    @Option(name: .long, help: "The daemon's data directory (database, keys).")
+    var dataDir: String?
+
+    @Option(name: .long, help: "The daemon's Unix socket.")
+    var socket: String?
+
+    /// The daemon's configuration, from these options and the environment.
+    var configuration: DaemonConfiguration {
+        var environment = ProcessInfo.processInfo.environment
+        if let dataDir { environment["UNOTIFY_DATA_DIR"] = dataDir }
+        if let socket { environment["UNOTIFY_SOCKET"] = socket }
+        return DaemonConfiguration.fromEnvironment(environment)
+    }
+
+    /// A client of the daemon authenticated as its administrator.
+    func adminClient() throws -> LocalAPIClient {
+        let configuration = configuration
+        guard let key = try? String(contentsOfFile: configuration.adminKeyPath, encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines), !key.isEmpty else {
+            throw ValidationError("No administrator key at \(configuration.adminKeyPath). Start the daemon (`unotify daemon`) with the same data directory first.")
+        }
+        return LocalAPIClient(socketPath: configuration.socketPath, key: key)
+    }
+}
+
+/// Prints `value` as indented JSON.
+func printJSON(_ value: some Encodable) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+    encoder.dateEncodingStrategy = .iso8601
+    print(String(decoding: try encoder.encode(value), as: UTF8.self))
+}
+
+/// Percent-encodes one path segment (a bundle or request identifier).
+func segment(_ value: String) -> String {
+    value.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? value
+}
+
+/// A one-line description of a notification as the person sees it.
+func describe(_ shown: LocalAPI.VisibleNotification) -> String {
+    let content = shown.notification.request.content
+    var text = "[\(shown.bundleIdentifier)] \(shown.notification.request.identifier)"
+    var how: [String] = []
+    if shown.presentation.banner { how.append("banner") }
+    if shown.presentation.list { how.append("list") }
+    if shown.presentation.lockScreen { how.append("lock screen") }
+    if shown.presentation.sound { how.append("sound") }
+    if let badge = shown.presentation.badge { how.append("badge \(badge)") }
+    text += " (\(how.isEmpty ? "not shown" : how.joined(separator: ", ")); \(shown.presentation.isQuiet ? "quiet" : "alerting"))"
+    let words = [content.title, content.subtitle, content.body].filter { !$0.isEmpty }
+    if !words.isEmpty { text += "\n    " + words.joined(separator: " — ") }
+    if !shown.actions.isEmpty {
+        text += "\n    actions: " + shown.actions.map { action in
+            action.textInput == nil ? "\(action.identifier) (\(action.title))" : "\(action.identifier) (\(action.title), typed reply)"
+        }.joined(separator: ", ")
+    }
+    return text
+}
+
+extension SettingValue: ExpressibleByArgument {
+    public init?(argument: String) {
+        switch argument {
+        case "on", "enabled": self = .enabled
+        case "off", "disabled": self = .disabled
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,147 @@
+import ArgumentParser
+import Foundation
+import NotificationCore
+import NIOHTTP1
+import NotificationDaemon
+import NotificationDaemonClient
+
+struct PendingCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "pending", abstract: "List an app's pending requests, soonest first.")
+
+    @OptionGroup var location: LocationOptions
+    @Option(name: .long, help: "The app's bundle identifier.") var app: String
+    @Flag(name: .long, help: "Print JSON.") var json = false
+
+    func run() async throws {
+        let pending = try await location.adminClient().call(.GET, "/v1/admin/apps/\(segment(app))/requests", as: [LocalAPI.PendingRequest].self)
+        if json { return try printJSON(pending) }
+        let formatter = ISO8601DateFormatter()
+        for item in pending.sorted(by: { ($0.nextFireDate ?? .distantFuture) < ($1.nextFireDate ?? .distantFuture) }) {
+            let when = item.nextFireDate.map(formatter.string(from:)) ?? "on location"
+            print("\(item.request.identifier)\t\(when)\t\(item.request.content.title)")
+        }
+    }
+}
+
+struct DeliveredCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "delivered", abstract: "List an app's delivered notifications still in the notification center.")
+
+    @OptionGroup var location: LocationOptions
+    @Option(name: .long, help: "The app's bundle identifier.") var app: String
+    @Flag(name: .long, help: "Print JSON.") var json = false
+
+    func run() async throws {
+        let delivered = try await location.adminClient().call(.GET, "/v1/admin/apps/\(segment(app))/delivered", as: [DeliveredNotification].self)
+        if json { return try printJSON(delivered) }
+        let formatter = ISO8601DateFormatter()
+        for item in delivered {
+            print("\(item.request.identifier)\t\(formatter.string(from: item.date))\t\(item.request.content.title)")
+        }
+    }
+}
+
+struct NotificationsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "notifications",
+        abstract: "Show what the person sees: every notification on screen, on the lock screen or in the list."
+    )
+
+    @OptionGroup var location: LocationOptions
+    @Option(name: .long, help: "Only this app's.") var app: String?
+    @Flag(name: .long, help: "Print JSON.") var json = false
+
+    func run() async throws {
+        let path = "/v1/admin/notifications" + (app.map { "?app=\(segment($0))" } ?? "")
+        let visible = try await location.adminClient().call(.GET, path, as: [LocalAPI.VisibleNotification].self)
+        if json { return try printJSON(visible) }
+        if visible.isEmpty { print("No notifications.") }
+        visible.forEach { print(describe($0)) }
+    }
+}
+
+struct RespondCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "respond",
+        abstract: "Act on a notification as the person: open it, pick an action, type a reply, dismiss it, or open the app's settings.",
+        discussion: "The app receives the response now if it is running, or when it next connects (and its launch command is run)."
+    )
+
+    @OptionGroup var location: LocationOptions
+    @Argument(help: "The notification's identifier.") var identifier: String
+    @Option(name: .long, help: "The app's bundle identifier (needed when several apps have this identifier).") var app: String?
+    @Option(name: .long, help: "Pick this action.") var action: String?
+    @Option(name: .long, help: "Type this reply (into --action, or the notification's only text-input action).") var text: String?
+    @Flag(name: .long, help: "Swipe it away.") var dismiss = false
+    @Flag(name: .long, help: "Tap it, opening the app.") var open = false
+    @Flag(name: .long, help: "Open the app's own notification settings from it.") var settings = false
+
+    func validate() throws {
+        let chosen = [action != nil || text != nil, dismiss, open, settings].filter { $0 }.count
+        guard chosen == 1 else {
+            throw ValidationError("Say exactly one of --action (with or without --text), --text, --dismiss, --open or --settings.")
+        }
+    }
+
+    func run() async throws {
+        let admin = try location.adminClient()
+        let visible = try await admin.call(.GET, "/v1/admin/notifications" + (app.map { "?app=\(segment($0))" } ?? ""),
+                                           as: [LocalAPI.VisibleNotification].self)
+            .filter { $0.notification.request.identifier == identifier }
+        guard let target = visible.first else {
+            throw ValidationError("No notification \"\(identifier)\" is on screen or in the list\(app.map { " for \($0)" } ?? "").")
+        }
+        guard visible.count == 1 else {
+            throw ValidationError("Several apps have a notification \"\(identifier)\": say which with --app.")
+        }
+        let body: LocalAPI.Respond
+        if dismiss {
+            body = LocalAPI.Respond(kind: "dismiss")
+        } else if open {
+            body = LocalAPI.Respond(kind: "open")
+        } else if settings {
+            body = LocalAPI.Respond(kind: "settings")
+        } else if let text {
+            let textActions = target.actions.filter { $0.textInput != nil }
+            guard let chosen = action ?? (textActions.count == 1 ? textActions[0].identifier : nil) else {
+                throw ValidationError("Say which text-input action the reply is for with --action.")
+            }
+            body = LocalAPI.Respond(kind: "reply", actionIdentifier: chosen, text: text)
+        } else {
+            body = LocalAPI.Respond(kind: "action", actionIdentifier: action)
+        }
+        try await admin.call(.POST, "/v1/admin/apps/\(segment(target.bundleIdentifier))/notifications/\(segment(identifier))/respond", body: body)
+    }
+}
+
+struct LocationCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "location",
+        abstract: "Move the device: location triggers whose region it enters or leaves fire."
+    )
+
+    @OptionGroup var location: LocationOptions
+    @Argument(help: "Latitude in degrees.") var latitude: Double
+    @Argument(help: "Longitude in degrees.") var longitude: Double
+
+    func run() async throws {
+        try await location.adminClient().call(.POST, "/v1/admin/device", body: LocalAPI.DeviceChange(latitude: latitude, longitude: longitude))
+    }
+}
+
+struct DeviceCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "device",
+        abstract: "Lock or unlock the device, or move it to another time zone."
+    )
+
+    @OptionGroup var location: LocationOptions
+    @Flag(name: .long, help: "Lock the device: actions that need authentication are refused.") var lock = false
+    @Flag(name: .long, help: "Unlock the device.") var unlock = false
+    @Option(name: .long, help: "A time zone identifier such as Europe/Paris.") var timeZone: String?
+
+    func run() async throws {
+        guard !(lock && unlock) else { throw ValidationError("Say --lock or --unlock, not both.") }
+        let change = LocalAPI.DeviceChange(locked: lock ? true : unlock ? false : nil, timeZone: timeZone)
+        try await location.adminClient().call(.POST, "/v1/admin/device", body: change)
+    }
+}
