@@ -9,7 +9,22 @@ if ! command -v swift >/dev/null 2>&1; then
     exit 1
 fi
 
-# Swift Testing runs the tests in parallel; the XCTest line that follows reports 0 tests and is not ours.
+# Debian packages the build and the tests use.
+needed=()
+dpkg -s libsqlite3-dev >/dev/null 2>&1 || needed+=(libsqlite3-dev)
+if [ ${#needed[@]} -gt 0 ]; then
+    echo "Installing ${needed[*]}…"
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${needed[@]}"
+fi
+
+# Python tools the tests use (the local API's spec is validated with openapi-spec-validator).
+python3 -c "import openapi_spec_validator, yaml" 2>/dev/null || python3 -m pip install --quiet openapi-spec-validator pyyaml
+
+# Build everything, the `unotify` executable included (the end-to-end tests run it), then run all tests.
+swift build
 swift build --build-tests
 swift test --skip-build 2>&1 | tee .build/test-output.txt
 grep -qE "Test run with [0-9]+ tests? .*passed" .build/test-output.txt

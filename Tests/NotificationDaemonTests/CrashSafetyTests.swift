@@ -1,0 +1,216 @@
+import Foundation
+import NotificationCore
+import NotificationDaemonClient
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real `unotify daemon` process, started and killed by a test.
+final class DaemonProcess: Sendable {
+    let directory: URL
+    let socketPath: String
+    private let process: Process
+
+    /// The `unotify` executable built beside the test bundle.
+    static var executable: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("unotify")
+    }
+
+    /// Starts the daemon over `directory` and returns once it listens (it says so on its log).
+    init(directory: URL) async throws {
+        self.directory = directory
+        socketPath = directory.appendingPathComponent("unotify.sock").path
+        let executable = Self.executable
+        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+            throw LocalAPIClientError.transport("\(executable.path) is missing: build everything first (`swift build --build-tests`).")
+        }
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["daemon", "--data-dir", directory.path, "--socket", socketPath, "--log-level", "info"]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        let (listening, continuation) = AsyncStream<Void>.makeStream()
+        let log = Mutex("")
+        errors.fileHandleForReading.readabilityHandler = { handle in
+            let text = String(decoding: handle.availableData, as: UTF8.self)
+            let all = log.withLock { $0 += text; return $0 }
+            if all.contains("local API listening") { continuation.yield() }
+            if text.isEmpty { continuation.finish() }
+        }
+        try process.run()
+        self.process = process
+        let started = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                var iterator = listening.makeAsyncIterator()
+                return await iterator.next() != nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(30))
+                return false
+            }
+            let first = await group.next()!
+            group.cancelAll()
+            return first
+        }
+        guard started else {
+            process.terminate()
+            throw LocalAPIClientError.transport("The daemon did not start listening within 30 s. Its log: \(log.withLock { $0 })")
+        }
+    }
+
+    var admin: LocalAPIClient {
+        get throws {
+            let key = try String(contentsOf: directory.appendingPathComponent("admin.key"), encoding: .utf8)
+            return LocalAPIClient(socketPath: socketPath, key: key.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+    }
+
+    /// Kills the process with SIGKILL, as a crash or a power cut would stop it, and waits for it to be gone.
+    func kill9() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// Stops it gracefully.
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
+
+/// A `kill -9` at any moment loses no accepted request and no queued response, and never delivers a
+/// one-shot notification twice. These run the real `unotify` executable.
+@Suite(.serialized) struct CrashSafetyTests {
+    @Test func killingTheDaemonMidLoadLosesNoAcceptedRequest() async throws {
+        let directory = try makeTestDirectory()
+        let first = try await DaemonProcess(directory: directory)
+        let admin = try first.admin
+        let issued = try await admin.call(.POST, "/v1/admin/apps", body: LocalAPI.RegisterApp(bundleIdentifier: "com.example.load"), as: LocalAPI.AppKey.self)
+        _ = try await admin.call(.POST, "/v1/admin/apps/com.example.load/authorization",
+                                 body: LocalAPI.AuthorizationDecision(decision: "grant"), as: NotificationSettings.self)
+        let app = LocalAPIClient(socketPath: first.socketPath, key: issued.key)
+
+        // Four writers add requests as fast as they can; the daemon is killed while they are at it. Two
+        // writers add requests delivered at once; two add location requests, which stay pending (and,
+        // like Apple's, do not count towards the limit of 64 dated requests).
+        let accepted = AcceptedRequests()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<4 {
+                group.addTask {
+                    for index in 0..<10_000 {
+                        let identifier = (writer < 2 ? "now" : "place") + "-\(writer)-\(index)"
+                        var content = NotificationContent()
+                        content.title = identifier
+                        let region = CircularRegion(identifier: identifier, center: Coordinate(latitude: 0, longitude: 0), radius: 10)
+                        let trigger: NotificationTrigger? = writer < 2 ? nil : .location(region, repeats: false)
+                        do {
+                            try await app.call(.POST, "/v1/requests", body: NotificationRequest(identifier: identifier, content: content, trigger: trigger))
+                            accepted.insert(identifier)
+                        } catch {
+                            return // the daemon is gone
+                        }
+                    }
+                }
+            }
+            group.addTask {
+                // Kill once a good number were accepted, without waiting for the writers.
+                while accepted.all.count < 300 { await Task.yield() }
+                first.kill9()
+            }
+            try await group.waitForAll()
+        }
+        let acceptedBeforeCrash = accepted.all
+        #expect(acceptedBeforeCrash.count >= 300)
+
+        let second = try await DaemonProcess(directory: directory)
+        defer { second.stop() }
+        let restarted = LocalAPIClient(socketPath: second.socketPath, key: issued.key)
+        let pending = try await restarted.call(.GET, "/v1/requests", as: [LocalAPI.PendingRequest].self).map(\.request.identifier)
+        let delivered = try await restarted.call(.GET, "/v1/delivered", as: [DeliveredNotification].self).map(\.request.identifier)
+        let kept = Set(pending).union(delivered)
+        #expect(acceptedBeforeCrash.isSubset(of: kept), "lost: \(acceptedBeforeCrash.subtracting(kept).sorted().prefix(10))")
+        #expect(kept.count == pending.count + delivered.count, "nothing is both pending and delivered, nor kept twice")
+        // Every one-shot notification delivered before the crash is delivered, not pending: it cannot fire again.
+        #expect(Set(pending).allSatisfy { $0.hasPrefix("place") })
+        #expect(acceptedBeforeCrash.filter { $0.hasPrefix("now") }.isSubset(of: Set(delivered)))
+    }
+
+    @Test func queuedResponsesSurviveACrashAndArriveOnceInOrder() async throws {
+        let directory = try makeTestDirectory()
+        let first = try await DaemonProcess(directory: directory)
+        let admin = try first.admin
+        let issued = try await admin.call(.POST, "/v1/admin/apps", body: LocalAPI.RegisterApp(bundleIdentifier: "com.example.todo"), as: LocalAPI.AppKey.self)
+        _ = try await admin.call(.POST, "/v1/admin/apps/com.example.todo/authorization",
+                                 body: LocalAPI.AuthorizationDecision(decision: "grant"), as: NotificationSettings.self)
+        let app = LocalAPIClient(socketPath: first.socketPath, key: issued.key)
+        for identifier in ["a", "b", "c", "d"] {
+            var content = NotificationContent()
+            content.title = identifier
+            try await app.call(.POST, "/v1/requests", body: NotificationRequest(identifier: identifier, content: content, trigger: nil))
+        }
+        // The app is not running: the person's taps wait for it.
+        for identifier in ["c", "a", "d", "b"] {
+            try await admin.call(.POST, "/v1/admin/apps/com.example.todo/notifications/\(identifier)/respond", body: LocalAPI.Respond(kind: "open"))
+        }
+        first.kill9()
+
+        let second = try await DaemonProcess(directory: directory)
+        defer { second.stop() }
+        let received = try await LocalAPIWebSocket.withConnection(socketPath: second.socketPath, path: "/v1/events", key: issued.key) { stream in
+            var order: [String] = []
+            for try await text in stream.messages {
+                guard case .response(let ticket, let response) = try JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data(text.utf8)) else { continue }
+                order.append(response.notification.request.identifier)
+                try await stream.send(String(decoding: try JSONEncoder().encode(LocalAPI.AppReply.responseCompleted(ticket: ticket)), as: UTF8.self))
+                if order.count == 4 { break }
+            }
+            return order
+        }
+        #expect(received == ["c", "a", "d", "b"])
+
+        // Confirmed responses are never handed over again, not even after another crash.
+        second.kill9()
+        let third = try await DaemonProcess(directory: directory)
+        defer { third.stop() }
+        let again = try await LocalAPIWebSocket.withConnection(socketPath: third.socketPath, path: "/v1/events", key: issued.key) { stream in
+            var events: [String] = []
+            for try await text in stream.messages {
+                events.append(text)
+                if text.contains("\"connected\"") { break }
+            }
+            return events
+        }
+        #expect(again == [#"{"type":"connected"}"#])
+    }
+
+    @Test func aCorruptDatabaseIsReportedAtStartAndLeftAlone() async throws {
+        let directory = try makeTestDirectory()
+        let database = directory.appendingPathComponent("unotify.sqlite")
+        let garbage = Data(repeating: 0x42, count: 8192)
+        try garbage.write(to: database)
+        let process = Process()
+        process.executableURL = DaemonProcess.executable
+        process.arguments = ["daemon", "--data-dir", directory.path, "--socket", directory.appendingPathComponent("s.sock").path]
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        let output = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus != 0)
+        #expect(output.contains(database.path))
+        #expect(output.contains("cannot be read"))
+        #expect(try Data(contentsOf: database) == garbage, "nothing was changed")
+    }
+}
+
+/// The identifiers the daemon accepted, from several writers at once.
+final class AcceptedRequests: Sendable {
+    private let identifiers = Mutex<Set<String>>([])
+    func insert(_ identifier: String) { identifiers.withLock { _ = $0.insert(identifier) } }
+    var all: Set<String> { identifiers.withLock { $0 } }
+}
