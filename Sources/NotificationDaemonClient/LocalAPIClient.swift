@@ -1,5 +1,5 @@
 package import AsyncHTTPClient
-import Foundation
+package import Foundation
 package import NIOCore
 package import NIOHTTP1
 package import NotificationCore
@@ -56,7 +56,10 @@ package struct LocalAPIClient: Sendable {
         _ = try await send(method, path, body: body, timeout: timeout)
     }
 
-    private func send(_ method: HTTPMethod, _ path: String, body: (some Encodable)?, timeout: TimeAmount) async throws -> Data {
+    /// Calls `method path` and returns the answer as it came: status, content type and body.
+    package func raw(_ method: HTTPMethod, _ path: String, body: (some Encodable)? = nil as String?, timeout: TimeAmount = .seconds(30))
+        async throws -> (status: Int, contentType: String?, body: Data)
+    {
         guard let url = URL(httpURLWithSocketPath: socketPath, uri: path) else {
             throw LocalAPIClientError.transport("\(socketPath) cannot be used as a socket path.")
         }
@@ -74,12 +77,16 @@ package struct LocalAPIClient: Sendable {
             throw LocalAPIClientError.transport("The daemon at \(socketPath) could not be reached (\(error)). Is `unotify daemon` running?")
         }
         let bytes = try await response.body.collect(upTo: 64 << 20)
-        let data = Data(buffer: bytes)
-        guard (200..<300).contains(response.status.code) else {
+        return (Int(response.status.code), response.headers.first(name: "Content-Type"), Data(buffer: bytes))
+    }
+
+    private func send(_ method: HTTPMethod, _ path: String, body: (some Encodable)?, timeout: TimeAmount) async throws -> Data {
+        let (status, _, data) = try await raw(method, path, body: body, timeout: timeout)
+        guard (200..<300).contains(status) else {
             if let problem = try? Self.decoder.decode(LocalAPI.Problem.self, from: data) {
                 throw LocalAPIClientError.problem(problem)
             }
-            throw LocalAPIClientError.transport("\(method) \(path) answered \(response.status).")
+            throw LocalAPIClientError.transport("\(method) \(path) answered \(status).")
         }
         return data
     }

@@ -4,7 +4,7 @@ package import HummingbirdWebSocket
 import Logging
 import NotificationCore
 
-/// The routes of the local API, version 1 (see `Docs/local-api.openapi.yaml`).
+/// The routes of the local API, version 1 (see `Docs/local-api.openapi.json`).
 ///
 /// Every call is authenticated with `Authorization: Bearer <key>`: an app's key for the app routes,
 /// which act on that app alone, and the administrator's key for `/v1/admin/…`, the routes of the person
