@@ -1,7 +1,7 @@
 package import Foundation
 
 /// The bodies of the daemon's local API (version 1), shared by the daemon, the `unotify` command and
-/// the framework's daemon client. `Docs/local-api.openapi.yaml` describes the HTTP part and
+/// the framework's daemon client. `Docs/local-api.openapi.json` describes the HTTP part and
 /// `Docs/local-api-streams.md` the WebSocket messages; the tests check the server against both.
 package enum LocalAPI {
     /// The version prefix of every path.
