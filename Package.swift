@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "OpenUserNotifications", targets: ["OpenUserNotifications"]),
         .library(name: "OpenUserNotificationsShim", targets: ["OpenUserNotificationsShim"]),
         .library(name: "OpenUserNotificationsTesting", targets: ["OpenUserNotificationsTesting"]),
+        .library(name: "OpenUserNotificationsLink", targets: ["OpenUserNotificationsLink"]),
         .executable(name: "unotify", targets: ["unotify"]),
     ],
     dependencies: [
@@ -62,6 +63,7 @@ let package = Package(
             name: "NotificationDaemon",
             dependencies: [
                 "NotificationCore",
+                "NotificationDaemonClient",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -80,6 +82,17 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "OpenUserNotificationsLink",
+            dependencies: [
+                "OpenUserNotifications",
+                "NotificationCore",
+                "NotificationDaemonClient",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: strictSettings
         ),
@@ -103,6 +116,8 @@ let package = Package(
                 "NotificationCore",
                 "NotificationDaemon",
                 "NotificationDaemonClient",
+                "OpenUserNotifications",
+                "OpenUserNotificationsLink",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -165,7 +165,7 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     private func enqueue(_ job: @escaping @Sendable () -> Void, in shell: inout Shell) {
         shell.queuedJobs += 1
         queue.async { [self] in
-            UNUserNotificationCenter.$bound.withValue(center) { job() }
+            UNUserNotificationCenter.withBound(center) { job() }
             finishJob()
         }
     }
@@ -355,9 +355,9 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
         reply { completion(failure) }
     }
 
-    package func pendingRequests(completion: @escaping @Sendable ([NotificationCenterMachine.PendingRequest]) -> Void) {
+    package func pendingRequests(completion: @escaping @Sendable ([LocalAPI.PendingRequest]) -> Void) {
         catchUp()
-        let pending = shell.withLock { $0.machine.pendingRequests }
+        let pending = shell.withLock { $0.machine.pendingRequests.map { LocalAPI.PendingRequest(request: $0.request, nextFireDate: $0.nextFireDate) } }
         reply { completion(pending) }
     }
 

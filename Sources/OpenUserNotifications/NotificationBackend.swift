@@ -34,7 +34,7 @@ package protocol NotificationBackend: AnyObject, Sendable {
     func categories(completion: @escaping @Sendable ([NotificationCategory]) -> Void)
     func settings(completion: @escaping @Sendable (NotificationSettings) -> Void)
     func add(_ request: NotificationRequest, completion: @escaping @Sendable (NotificationFailure?) -> Void)
-    func pendingRequests(completion: @escaping @Sendable ([NotificationCenterMachine.PendingRequest]) -> Void)
+    func pendingRequests(completion: @escaping @Sendable ([LocalAPI.PendingRequest]) -> Void)
     /// Removes the pending requests with these identifiers, or all of them for `nil`.
     func removePendingRequests(_ identifiers: [String]?)
     func deliveredNotifications(completion: @escaping @Sendable ([DeliveredNotification]) -> Void)

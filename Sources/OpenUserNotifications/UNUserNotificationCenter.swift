@@ -35,14 +35,28 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// Binds a center to the tasks that run inside ``withCenter(_:operation:)``.
     @TaskLocal package static var bound: UNUserNotificationCenter?
 
+    /// Runs `body` synchronously with `center` as what ``current()`` returns: for callbacks on a system's queue.
+    package static func withBound<T>(_ center: UNUserNotificationCenter, _ body: () throws -> T) rethrows -> T {
+        try $bound.withValue(center, operation: body)
+    }
+
     /// Runs `operation` with `center` as what ``current()`` returns, in this task and the tasks it creates.
     package static func withCenter<T>(_ center: UNUserNotificationCenter, operation: () async throws -> T) async rethrows -> T {
         try await $bound.withValue(center, operation: operation)
     }
 
+    /// The center `current()` returns outside any binding; `nil` for the process's in-process system.
+    private static let processCenter = LockedValue<UNUserNotificationCenter?>(nil)
+
+    /// Makes `center` what `current()` returns in this process, outside harnesses and other bindings;
+    /// `nil` goes back to the process's in-process system. Used to connect to the notification daemon.
+    package static func setProcessCenter(_ center: UNUserNotificationCenter?) {
+        processCenter.withLock { $0 = center }
+    }
+
     /// The app's notification center.
     open class func current() -> UNUserNotificationCenter {
-        bound ?? InProcessNotificationSystem.processDefault.center
+        bound ?? processCenter.withLock { $0 } ?? InProcessNotificationSystem.processDefault.center
     }
 
     /// The object that decides foreground presentation and receives responses. Held weakly.

@@ -36,6 +36,7 @@ struct WatchCommand: AsyncParsableCommand {
         }
         print("Watching \(socket). Type `<n> open`, `<n> dismiss`, `<n> <action> [text]`, `allow <app>`; Ctrl-D quits.")
         try await LocalAPIWebSocket.withConnection(socketPath: socket, path: "/v1/admin/events", key: admin.key) { stream in
+            try await stream.send(#"{"type":"subscribe"}"#)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     for try await text in stream.messages {

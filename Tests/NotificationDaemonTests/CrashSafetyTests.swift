@@ -162,6 +162,7 @@ final class DaemonProcess: Sendable {
         let second = try await DaemonProcess(directory: directory)
         defer { second.stop() }
         let received = try await LocalAPIWebSocket.withConnection(socketPath: second.socketPath, path: "/v1/events", key: issued.key) { stream in
+            try await stream.send(#"{"type":"state","state":"background"}"#)
             var order: [String] = []
             for try await text in stream.messages {
                 guard case .response(let ticket, let response) = try JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data(text.utf8)) else { continue }
@@ -178,6 +179,7 @@ final class DaemonProcess: Sendable {
         let third = try await DaemonProcess(directory: directory)
         defer { third.stop() }
         let again = try await LocalAPIWebSocket.withConnection(socketPath: third.socketPath, path: "/v1/events", key: issued.key) { stream in
+            try await stream.send(#"{"type":"state","state":"background"}"#)
             var events: [String] = []
             for try await text in stream.messages {
                 events.append(text)

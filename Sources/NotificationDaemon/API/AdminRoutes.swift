@@ -110,6 +110,10 @@ struct AdminRoutes: Sendable {
             return .upgrade([:])
         } onUpgrade: { inbound, outbound, _ in
             let encoder = JSONEncoder()
+            // The presenter speaks first (`subscribe`), so nothing the daemon sends can arrive before the
+            // presenter's side of the socket is ready.
+            var messages = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
+            guard try await messages.next() != nil else { return }
             let events = await engine.watch()
             // Tells the presenter it is subscribed: every event from here on reaches it.
             try await outbound.write(.text(#"{"type":"subscribed","bundleIdentifier":""}"#))
@@ -124,9 +128,11 @@ struct AdminRoutes: Sendable {
                         }
                     }
                 }
+                let remaining = RemainingPresenterMessages(iterator: messages)
                 group.addTask {
-                    // The presenter sends nothing; its stream ends when it closes the socket.
-                    _ = try? await inbound.messages(maxSize: 1 << 16).reduce(0) { count, _ in count + 1 }
+                    // The presenter sends nothing more; its stream ends when it closes the socket.
+                    var iterator = remaining.iterator
+                    while (try? await iterator.next()) != nil {}
                 }
                 _ = await group.next()
                 group.cancelAll()
@@ -214,4 +220,10 @@ struct AdminRoutes: Sendable {
             return value
         }
     }
+}
+
+/// Carries the rest of a presenter's inbound messages into the task that reads them.
+private struct RemainingPresenterMessages: @unchecked Sendable {
+    // Sendable: the iterator is handed over once, to the one task that reads it from then on.
+    var iterator: WebSocketInboundMessageStream.AsyncIterator
 }

@@ -7,8 +7,9 @@ import NotificationCore
 /// An app's event stream (`GET /v1/events`, WebSocket): while it is open the app is running and
 /// reachable, and receives its delegate calls; when it closes the app is not running.
 ///
-/// The app says its state with `?state=foreground|background` on the upgrade request and with `state`
-/// replies afterwards. See `Docs/local-api-streams.md` for every message.
+/// The app speaks first: its first message is `state` (foreground or background); the daemon then
+/// connects it and answers `connected`. Sending nothing before the app does means no message of the
+/// daemon can arrive before the app's side of the socket is ready. See `Docs/local-api-streams.md`.
 enum AppEventStream {
     static func run(
         engine: DaemonEngine,
@@ -19,12 +20,18 @@ enum AppEventStream {
     ) async throws {
         guard let key = bearerKey(request) else { return }
         let bundle = try await engine.authenticate(key: key)
-        let state = request.uri.queryParameters.get("state").flatMap(AppState.init(rawValue:)) ?? .background
+        let decoder = JSONDecoder()
+        var replies = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
+        guard case .text(let first)? = try await replies.next(),
+              case .state(let state)? = try? decoder.decode(LocalAPI.AppReply.self, from: Data(first.utf8)) else {
+            logger.notice("an app's event stream did not start with its state", metadata: ["app": .string(bundle)])
+            return
+        }
         let (connection, messages) = try await engine.connect(bundle, state: state)
         let encoder = JSONEncoder()
         // Tells the app it is connected: from here on it is reachable.
         try await outbound.write(.text(#"{"type":"connected"}"#))
-        let decoder = JSONDecoder()
+        let remaining = RemainingMessages(iterator: replies)
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await message in messages {
@@ -43,7 +50,8 @@ enum AppEventStream {
             }
             group.addTask {
                 do {
-                    for try await message in inbound.messages(maxSize: 1 << 20) {
+                    var iterator = remaining.iterator
+                    while let message = try await iterator.next() {
                         guard case .text(let text) = message,
                               let reply = try? decoder.decode(LocalAPI.AppReply.self, from: Data(text.utf8)) else {
                             logger.notice("ignored a malformed message on an app's event stream", metadata: ["app": .string(bundle)])
@@ -68,4 +76,10 @@ enum AppEventStream {
         }
         try? await engine.disconnect(bundle, connection: connection)
     }
+}
+
+/// Carries the rest of an app's inbound messages into the task that reads them.
+private struct RemainingMessages: @unchecked Sendable {
+    // Sendable: the iterator is handed over once, to the one task that reads it from then on.
+    var iterator: WebSocketInboundMessageStream.AsyncIterator
 }

@@ -1,4 +1,5 @@
 package import Foundation
+package import NotificationDaemonClient
 
 /// Where the daemon keeps its files and where it listens.
 package struct DaemonConfiguration: Sendable {
@@ -23,28 +24,17 @@ package struct DaemonConfiguration: Sendable {
 
     /// The configuration the environment describes, with the defaults above.
     package static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> DaemonConfiguration {
-        let dataDirectory: URL
-        if let explicit = environment["UNOTIFY_DATA_DIR"], !explicit.isEmpty {
-            dataDirectory = URL(fileURLWithPath: explicit, isDirectory: true)
-        } else if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty {
-            dataDirectory = URL(fileURLWithPath: xdg, isDirectory: true).appendingPathComponent("unotify", isDirectory: true)
-        } else {
-            let home = environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path
-            dataDirectory = URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".local/share/unotify", isDirectory: true)
-        }
-        var socket = environment["UNOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
-        if socket == nil, let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
-            socket = URL(fileURLWithPath: runtime, isDirectory: true).appendingPathComponent("unotify.sock").path
-        }
-        return DaemonConfiguration(dataDirectory: dataDirectory, socketPath: socket)
+        let location = DaemonLocation.fromEnvironment(environment)
+        return DaemonConfiguration(dataDirectory: location.dataDirectory, socketPath: location.socketPath)
     }
+
+    /// Where the daemon is, as its clients find it.
+    package var location: DaemonLocation { DaemonLocation(dataDirectory: dataDirectory, socketPath: socketPath) }
 
     /// The SQLite database.
     package var databasePath: String { dataDirectory.appendingPathComponent("unotify.sqlite").path }
     /// The administrator's key, readable only by the daemon's user.
-    package var adminKeyPath: String { dataDirectory.appendingPathComponent("admin.key").path }
+    package var adminKeyPath: String { location.adminKeyPath }
     /// Where `unotify apps add` writes an app's key.
-    package func appKeyPath(for bundleIdentifier: String) -> String {
-        dataDirectory.appendingPathComponent("apps/\(bundleIdentifier).key").path
-    }
+    package func appKeyPath(for bundleIdentifier: String) -> String { location.appKeyPath(for: bundleIdentifier) }
 }

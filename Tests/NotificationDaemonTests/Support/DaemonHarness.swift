@@ -103,11 +103,16 @@ func withDaemon<T: Sendable>(
     let daemon = RunningDaemon(directory: directory, configuration: configuration, engine: services.engine, clock: clock, adminKey: services.adminKey)
     return try await withThrowingTaskGroup(of: T?.self) { tasks in
         tasks.addTask {
+            defer { listeningContinuation.finish() }
             try await group.run()
             return nil
         }
         var iterator = listening.makeAsyncIterator()
-        _ = await iterator.next()
+        guard await iterator.next() != nil else {
+            // The daemon stopped before it listened: its error says why.
+            try await tasks.waitForAll()
+            throw LocalAPIClientError.transport("the daemon stopped before listening")
+        }
         do {
             let result = try await body(daemon)
             await group.triggerGracefulShutdown()
@@ -185,6 +190,7 @@ extension RunningDaemon {
     /// Opens the presenters' stream and waits until it is subscribed.
     func withWatch<T: Sendable>(_ body: @Sendable (WatchStream) async throws -> T) async throws -> T {
         try await LocalAPIWebSocket.withConnection(socketPath: socketPath, path: "/v1/admin/events", key: adminKey) { connection in
+            try await connection.send(#"{"type":"subscribe"}"#)
             let stream = WatchStream(connection: connection)
             _ = try await stream.next { $0.type == "subscribed" }
             return try await body(stream)
@@ -193,8 +199,9 @@ extension RunningDaemon {
 
     /// Connects as the app with `key`, in `state`, and waits until it is connected.
     func withApp<T: Sendable>(key: String, state: AppState = .background, _ body: @Sendable (AppStream) async throws -> T) async throws -> T {
-        try await LocalAPIWebSocket.withConnection(socketPath: socketPath, path: "/v1/events?state=\(state.rawValue)", key: key) { connection in
+        try await LocalAPIWebSocket.withConnection(socketPath: socketPath, path: "/v1/events", key: key) { connection in
             let stream = AppStream(connection: connection)
+            try await stream.reply(.state(state))
             guard case .connected = try await stream.next() else {
                 throw LocalAPIClientError.transport("the app's stream did not start with `connected`")
             }

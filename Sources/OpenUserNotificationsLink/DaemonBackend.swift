@@ -1,0 +1,251 @@
+import Dispatch
+import Foundation
+import NIOHTTP1
+package import NotificationCore
+package import NotificationDaemonClient
+import NIOCore
+package import OpenUserNotifications
+
+/// The notification daemon as the backend of `UNUserNotificationCenter`: every call goes over the local
+/// API, in the order it was made, and the app's event stream brings the delegate calls.
+package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
+    // Sendable: `center` is set once in `attach`, under `lock`; everything else is immutable.
+    private let client: LocalAPIClient
+    private let bundleIdentifier: String
+    private let operations: AsyncStream<@Sendable () async -> Void>.Continuation
+    private let replies: (stream: AsyncStream<LocalAPI.AppReply>, continuation: AsyncStream<LocalAPI.AppReply>.Continuation)
+    private let delegateQueue = DispatchQueue(label: "OpenUserNotificationsLink.delegate")
+    private let lock = NSLock()
+    private weak var attached: UNUserNotificationCenter?
+    private var workers: [Task<Void, Never>] = []
+
+    package init(bundleIdentifier: String, client: LocalAPIClient, initialState: AppState) {
+        self.bundleIdentifier = bundleIdentifier
+        self.client = client
+        let (operationStream, operations) = AsyncStream<@Sendable () async -> Void>.makeStream()
+        self.operations = operations
+        replies = AsyncStream<LocalAPI.AppReply>.makeStream()
+        // The calls run one after the other, in the order the app made them, as Apple's center does.
+        // This task and the event-stream task live as long as the backend: for the app's lifetime.
+        let serial = Task {
+            for await operation in operationStream { await operation() }
+        }
+        let events = startEventStream(initialState: initialState)
+        lock.lock()
+        workers = [serial, events]
+        lock.unlock()
+    }
+
+    deinit {
+        lock.lock()
+        workers.forEach { $0.cancel() }
+        lock.unlock()
+        operations.finish()
+        replies.continuation.finish()
+    }
+
+    /// Closes the link: the app's event stream closes (the daemon sees the app stop) and calls not yet
+    /// made are dropped. Returns once everything has stopped.
+    package func close() async {
+        let running = lock.withLock { workers }
+        operations.finish()
+        replies.continuation.finish()
+        running.forEach { $0.cancel() }
+        for task in running { await task.value }
+    }
+
+    package var environment: NotificationEnvironment {
+        NotificationEnvironment(now: Date(), calendar: .current, timeZone: .current)
+    }
+
+    package func attach(_ center: UNUserNotificationCenter) {
+        lock.lock()
+        defer { lock.unlock() }
+        if attached == nil { attached = center }
+    }
+
+    private var center: UNUserNotificationCenter? {
+        lock.lock()
+        defer { lock.unlock() }
+        return attached
+    }
+
+    // MARK: - Calls
+
+    private func enqueue(_ operation: @escaping @Sendable () async -> Void) {
+        operations.yield(operation)
+    }
+
+    /// The refusal an answer carries: its `UNError` code, or (the daemon unreachable) not allowed.
+    private static func failure(_ error: any Error) -> NotificationFailure {
+        if case LocalAPIClientError.problem(let problem) = error,
+           let raw = problem.unErrorCode, let code = NotificationErrorCode(rawValue: raw) {
+            return NotificationFailure(code, detail: problem.detail)
+        }
+        return NotificationFailure(.notificationsNotAllowed, detail: "The notification daemon refused or could not be reached: \(error)")
+    }
+
+    package func requestAuthorization(options: AuthorizationOptions, completion: @escaping @Sendable (Bool) -> Void) {
+        let client = self.client
+        enqueue {
+            let result = try? await client.call(.POST, "/v1/authorization", body: LocalAPI.AuthorizationRequest(options: options.rawValue),
+                                                timeout: .hours(24), as: LocalAPI.AuthorizationResult.self)
+            completion(result?.granted ?? false)
+        }
+    }
+
+    package func setCategories(_ categories: [NotificationCategory]) {
+        let client = self.client
+        enqueue { try? await client.call(.PUT, "/v1/categories", body: categories) }
+    }
+
+    package func categories(completion: @escaping @Sendable ([NotificationCategory]) -> Void) {
+        let client = self.client
+        enqueue { completion((try? await client.call(.GET, "/v1/categories", as: [NotificationCategory].self)) ?? []) }
+    }
+
+    package func settings(completion: @escaping @Sendable (NotificationSettings) -> Void) {
+        let client = self.client
+        enqueue { completion((try? await client.call(.GET, "/v1/settings", as: NotificationSettings.self)) ?? .notDetermined) }
+    }
+
+    package func add(_ request: NotificationRequest, completion: @escaping @Sendable (NotificationFailure?) -> Void) {
+        let client = self.client
+        enqueue {
+            do {
+                try await client.call(.POST, "/v1/requests", body: request)
+                completion(nil)
+            } catch {
+                completion(Self.failure(error))
+            }
+        }
+    }
+
+    package func pendingRequests(completion: @escaping @Sendable ([LocalAPI.PendingRequest]) -> Void) {
+        let client = self.client
+        enqueue {
+            let pending = (try? await client.call(.GET, "/v1/requests", as: [LocalAPI.PendingRequest].self)) ?? []
+            completion(pending)
+        }
+    }
+
+    package func removePendingRequests(_ identifiers: [String]?) {
+        let client = self.client
+        let query = Self.query(identifiers)
+        enqueue { try? await client.call(.DELETE, "/v1/requests" + query) }
+    }
+
+    package func deliveredNotifications(completion: @escaping @Sendable ([DeliveredNotification]) -> Void) {
+        let client = self.client
+        enqueue { completion((try? await client.call(.GET, "/v1/delivered", as: [DeliveredNotification].self)) ?? []) }
+    }
+
+    package func removeDeliveredNotifications(_ identifiers: [String]?) {
+        let client = self.client
+        let query = Self.query(identifiers)
+        enqueue { try? await client.call(.DELETE, "/v1/delivered" + query) }
+    }
+
+    package func setBadgeCount(_ count: Int, completion: @escaping @Sendable (NotificationFailure?) -> Void) {
+        let client = self.client
+        enqueue {
+            do {
+                try await client.call(.PUT, "/v1/badge", body: LocalAPI.BadgeRequest(count: count))
+                completion(nil)
+            } catch {
+                completion(Self.failure(error))
+            }
+        }
+    }
+
+    private static func query(_ identifiers: [String]?) -> String {
+        guard let identifiers, !identifiers.isEmpty else { return identifiers == nil ? "" : "?identifier=" }
+        return "?" + identifiers.map { "identifier=\($0.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed.subtracting(CharacterSet(charactersIn: "&=+"))) ?? $0)" }
+            .joined(separator: "&")
+    }
+
+    /// Tells the daemon the app moved to the foreground or the background.
+    package func setAppState(_ state: AppState) {
+        replies.continuation.yield(.state(state))
+    }
+
+    // MARK: - The event stream
+
+    /// Keeps the app's event stream open, reconnecting when it drops, and carries its messages to the
+    /// delegate on the delegate queue.
+    private func startEventStream(initialState: AppState) -> Task<Void, Never> {
+        let client = self.client
+        let replies = self.replies
+        let handle: @Sendable (LocalAPI.AppEvent) -> Void = { [weak self] event in self?.handle(event) }
+        return Task {
+            var delay: Duration = .milliseconds(100)
+            while !Task.isCancelled {
+                do {
+                    try await LocalAPIWebSocket.withConnection(
+                        socketPath: client.socketPath,
+                        path: "/v1/events",
+                        key: client.key
+                    ) { connection in
+                        // The app speaks first: its state.
+                        guard let hello = try? JSONEncoder().encode(LocalAPI.AppReply.state(initialState)) else { return }
+                        try await connection.send(String(decoding: hello, as: UTF8.self))
+                        await withTaskGroup(of: Void.self) { group in
+                            group.addTask {
+                                for await reply in replies.stream {
+                                    guard let data = try? JSONEncoder().encode(reply) else { continue }
+                                    do { try await connection.send(String(decoding: data, as: UTF8.self)) } catch { return }
+                                }
+                            }
+                            group.addTask {
+                                do {
+                                    for try await text in connection.messages {
+                                        guard let event = try? JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data(text.utf8)) else { continue }
+                                        handle(event)
+                                    }
+                                } catch {}
+                            }
+                            _ = await group.next()
+                            group.cancelAll()
+                        }
+                    }
+                    delay = .milliseconds(100)
+                } catch {
+                    // The daemon is not there (yet): try again, backing off to 5 s between attempts.
+                    delay = min(delay * 2, .seconds(5))
+                }
+                try? await Task.sleep(for: delay)
+            }
+        }
+    }
+
+    private func handle(_ event: LocalAPI.AppEvent) {
+        let replies = self.replies.continuation
+        delegateQueue.async { [weak self] in
+            guard let center = self?.center else { return }
+            UNUserNotificationCenter.withBound(center) {
+                switch event {
+                case .connected:
+                    break
+                case .willPresent(let ticket, let notification):
+                    guard let delegate = center.delegate else {
+                        replies.yield(.willPresentAnswer(ticket: ticket, options: nil))
+                        return
+                    }
+                    delegate.userNotificationCenter(center, willPresent: UNNotification(notification)) { options in
+                        replies.yield(.willPresentAnswer(ticket: ticket, options: options.rawValue))
+                    }
+                case .response(let ticket, let response):
+                    guard let delegate = center.delegate else {
+                        replies.yield(.responseCompleted(ticket: ticket))
+                        return
+                    }
+                    delegate.userNotificationCenter(center, didReceive: UNNotificationResponse.make(response)) {
+                        replies.yield(.responseCompleted(ticket: ticket))
+                    }
+                case .openSettings(let notification):
+                    center.delegate?.userNotificationCenter(center, openSettingsFor: notification.map(UNNotification.init))
+                }
+            }
+        }
+    }
+}
