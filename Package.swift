@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "OpenUserNotificationsTesting", targets: ["OpenUserNotificationsTesting"]),
         .library(name: "OpenUserNotificationsLink", targets: ["OpenUserNotificationsLink"]),
         .executable(name: "unotify", targets: ["unotify"]),
+        .executable(name: "todo-example", targets: ["TodoExample"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
@@ -109,6 +110,12 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "TodoExample",
+            dependencies: ["OpenUserNotifications", "OpenUserNotificationsLink"],
+            path: "Examples/TodoExample",
+            swiftSettings: testSettings
         ),
         .testTarget(
             name: "NotificationDaemonTests",

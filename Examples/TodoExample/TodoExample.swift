@@ -1,0 +1,79 @@
+// A small app that uses notifications exactly as an iOS app would, connected to the notification
+// daemon: it asks for authorization, declares a category with a "done" button and a reply field,
+// schedules a reminder, and prints what the person does with it — also when it happened while the app
+// was not running.
+//
+//     UNOTIFY_APP_ID=com.example.todo swift run todo-example --schedule 5
+import Foundation
+import OpenUserNotifications
+import OpenUserNotificationsLink
+
+final class ReminderHandler: NSObject, UNUserNotificationCenterDelegate, Sendable {
+    func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification,
+                                withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void) {
+        print("arrived while running: \(notification.request.content.title)")
+        completionHandler([.banner, .list, .sound])
+    }
+
+    func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
+                                withCompletionHandler completionHandler: @escaping () -> Void) {
+        switch response.actionIdentifier {
+        case UNNotificationDefaultActionIdentifier:
+            print("the person opened \"\(response.notification.request.identifier)\"")
+        case UNNotificationDismissActionIdentifier:
+            print("the person dismissed \"\(response.notification.request.identifier)\"")
+        case "MARK_DONE":
+            print("the person marked \"\(response.notification.request.identifier)\" done")
+        default:
+            if let reply = response as? UNTextInputNotificationResponse {
+                print("the person replied to \"\(response.notification.request.identifier)\": \(reply.userText)")
+            }
+        }
+        fflush(nil)
+        completionHandler()
+    }
+}
+
+@main
+struct TodoExample {
+    static func main() async throws {
+        let arguments = CommandLine.arguments
+        guard try NotificationDaemonLink.bootstrapFromEnvironment() else {
+            print("Set UNOTIFY_APP_ID (and register the app with `unotify apps add`) to connect to the daemon.")
+            exit(1)
+        }
+        let handler = ReminderHandler()
+        let center = UNUserNotificationCenter.current()
+        center.delegate = handler
+
+        let done = UNNotificationAction(identifier: "MARK_DONE", title: "Done", options: [.authenticationRequired])
+        let reply = UNTextInputNotificationAction(identifier: "INPUT", title: "Reply", options: [.foreground],
+                                                  textInputButtonTitle: "Send", textInputPlaceholder: "How did it go?")
+        center.setNotificationCategories([UNNotificationCategory(identifier: "TODO_CATEGORY", actions: [done, reply],
+                                                                 intentIdentifiers: [], options: [.customDismissAction])])
+
+        print("asking for permission (answer in `unotify watch` with `allow com.example.todo`)…")
+        fflush(nil)
+        guard try await center.requestAuthorization(options: [.alert, .sound, .badge]) else {
+            print("notifications are not allowed")
+            exit(1)
+        }
+
+        if let index = arguments.firstIndex(of: "--schedule"), index + 1 < arguments.count, let seconds = TimeInterval(arguments[index + 1]) {
+            let content = UNMutableNotificationContent()
+            content.title = "📌 Daily reminder"
+            content.body = "Write the report!"
+            content.categoryIdentifier = "TODO_CATEGORY"
+            content.sound = .default
+            let request = UNNotificationRequest(identifier: "daily-report", content: content,
+                                                trigger: UNTimeIntervalNotificationTrigger(timeInterval: seconds, repeats: false))
+            try await center.add(request)
+            print("scheduled \"daily-report\" in \(Int(seconds)) s")
+        }
+        print("waiting for the person (Ctrl-C to stop)…")
+        fflush(nil)
+        while true {
+            try await Task.sleep(for: .seconds(3600))
+        }
+    }
+}
