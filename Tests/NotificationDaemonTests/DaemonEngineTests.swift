@@ -1,0 +1,67 @@
+import Foundation
+import NotificationCore
+@testable import NotificationDaemon
+import Synchronization
+import Testing
+
+/// The engine over a real SQLite file, without the HTTP layer: restarts and launching stopped apps.
+@Suite struct DaemonEngineTests {
+    final class Launches: Sendable {
+        private let commands = Mutex<[String]>([])
+        func record(_ command: String, _ app: String) { commands.withLock { $0.append("\(app): \(command)") } }
+        var all: [String] { commands.withLock { $0 } }
+    }
+
+    func engine(at path: String, clock: ManualDaemonClock, launches: Launches = Launches()) throws -> DaemonEngine {
+        var configuration = DaemonEngine.Configuration()
+        configuration.timeZone = TimeZone(identifier: "UTC")!
+        return DaemonEngine(store: try SQLiteDaemonStore(path: path), clock: clock, configuration: configuration,
+                            launcher: { launches.record($0, $1) })
+    }
+
+    func request(_ identifier: String, _ trigger: NotificationTrigger?) -> NotificationRequest {
+        var content = NotificationContent()
+        content.title = identifier
+        return NotificationRequest(identifier: identifier, content: content, trigger: trigger)
+    }
+
+    @Test func aResponseForAStoppedAppRunsItsLaunchCommand() async throws {
+        let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
+        let launches = Launches()
+        let engine = try engine(at: path, clock: ManualDaemonClock(), launches: launches)
+        _ = try await engine.registerApp("com.example.todo", launchCommand: "todo-example")
+        _ = try await engine.registerApp("com.example.quiet")
+        for app in ["com.example.todo", "com.example.quiet"] {
+            _ = try await engine.authorize(app, .grant)
+            try await engine.add(app, request("n", nil))
+            try await engine.respond(app, to: "n", with: .open)
+        }
+        #expect(launches.all == ["com.example.todo: todo-example"], "only an app with a launch command is started")
+    }
+
+    @Test func afterARestartOverdueOneShotsFireOnceAndMissedRepeatsAreSkipped() async throws {
+        let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
+        let clock = ManualDaemonClock()
+        do {
+            let first = try engine(at: path, clock: clock)
+            _ = try await first.registerApp("com.example.todo")
+            _ = try await first.authorize("com.example.todo", .grant)
+            try await first.add("com.example.todo", request("once", .timeInterval(60, repeats: false)))
+            try await first.add("com.example.todo", request("hourly", .timeInterval(3600, repeats: true)))
+        }
+        // The daemon is down for a day.
+        clock.advance(by: 86_400 + 30)
+        let second = try engine(at: path, clock: clock)
+        let events = await second.watch()
+        let next = await second.processDue()
+        #expect(next == Date(timeIntervalSince1970: 1_767_225_600 + 86_400 + 3600), "the hourly one resumes at its next hour")
+        let delivered = try await second.deliveredNotifications("com.example.todo").map(\.request.identifier)
+        #expect(delivered == ["once"], "the overdue one-shot fired once; none of the 24 missed hourly ones did")
+        var presented: [String] = []
+        for await event in events {
+            if case .presented(_, let shown) = event { presented.append(shown.notification.request.identifier) }
+            if presented.count == 1 { break }
+        }
+        #expect(presented == ["once"])
+    }
+}
