@@ -44,8 +44,13 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
-            name: "OpenUserNotifications",
+            name: "NotificationAttachmentStore",
             dependencies: ["NotificationCore"],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "OpenUserNotifications",
+            dependencies: ["NotificationCore", "NotificationAttachmentStore"],
             swiftSettings: strictSettings
         ),
         .target(
@@ -64,6 +69,7 @@ let package = Package(
             name: "NotificationDaemon",
             dependencies: [
                 "NotificationCore",
+                "NotificationAttachmentStore",
                 "NotificationDaemonClient",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -1,4 +1,5 @@
 package import NotificationCore
+internal import NotificationAttachmentStore
 internal import Dispatch
 internal import Synchronization
 
@@ -61,7 +62,7 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     private let time: any NotificationTimeSource
     private let answerer: any NotificationPromptAnswerer
     private let observer: (@Sendable (InProcessEvent) -> Void)?
-    private let attachmentStore: URL
+    private let attachments: AttachmentStore
     private let centerBox = Mutex<UNUserNotificationCenter?>(nil)
 
     /// Creates a system. Use ``center`` to talk to it as an app does.
@@ -74,8 +75,8 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
         self.time = time
         self.answerer = answerer
         self.observer = observer
-        self.attachmentStore = configuration.attachmentStore
-            ?? FileManager.default.temporaryDirectory.appendingPathComponent("OpenUserNotifications-\(UUID().uuidString)")
+        self.attachments = AttachmentStore(root: configuration.attachmentStore
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("OpenUserNotifications-\(UUID().uuidString)"))
         self.shell = Mutex(Shell(machine: NotificationCenterMachine(
             now: time.now,
             calendar: configuration.calendar,
@@ -340,11 +341,11 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
             guard shell.withLock({ PresentationPolicy.allowsDelivery($0.machine.settings) }) else {
                 throw NotificationFailure(.notificationsNotAllowed)
             }
-            let (stored, copies) = try storeAttachments(of: request)
+            let (stored, copies) = try attachments.store(request)
             do throws(NotificationFailure) {
                 try step { machine throws(NotificationFailure) in try machine.add(stored) }
             } catch {
-                if let copies { try? FileManager.default.removeItem(at: copies) }
+                attachments.discard(copies)
                 throw error
             }
             failure = nil
@@ -402,36 +403,6 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     /// Runs a completion handler on the system's queue, after everything queued before it.
     private func reply(_ job: @escaping @Sendable () -> Void) {
         shell.withLock { enqueue(job, in: &$0) }
-    }
-
-    /// Copies every attachment file into the system's store, as Apple's system does when a request is
-    /// added, and returns the request pointing at the copies, and the folder of the copies (to remove
-    /// if the request is then refused).
-    private func storeAttachments(of request: NotificationRequest) throws(NotificationFailure) -> (NotificationRequest, URL?) {
-        guard !request.content.attachments.isEmpty else { return (request, nil) }
-        var stored = request
-        let fileManager = FileManager.default
-        let folder = attachmentStore.appendingPathComponent(UUID().uuidString, isDirectory: true)
-        for (index, attachment) in request.content.attachments.enumerated() {
-            let source = attachment.url
-            if source.path.hasPrefix(attachmentStore.path) {
-                guard fileManager.fileExists(atPath: source.path) else {
-                    try? fileManager.removeItem(at: folder)
-                    throw NotificationFailure(.attachmentNotInDataStore, detail: "\(source.lastPathComponent) was removed from the store.")
-                }
-                continue
-            }
-            let destination = folder.appendingPathComponent("\(index)-\(source.lastPathComponent)")
-            do {
-                try fileManager.createDirectory(at: folder, withIntermediateDirectories: true)
-                try fileManager.copyItem(at: source, to: destination)
-            } catch {
-                try? fileManager.removeItem(at: folder)
-                throw NotificationFailure(.attachmentMoveIntoDataStoreFailed, detail: "\(source.path): \(error.localizedDescription)")
-            }
-            stored.content.attachments[index].url = destination
-        }
-        return (stored, folder)
     }
 
     // MARK: - The person and the device

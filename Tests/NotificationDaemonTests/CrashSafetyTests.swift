@@ -69,6 +69,15 @@ final class DaemonProcess: Sendable {
         }
     }
 
+    /// Registers an app and grants it alerts, sounds and badges; returns a client authenticated as it.
+    func registerAuthorizedApp(_ bundleIdentifier: String) async throws -> LocalAPIClient {
+        let admin = try self.admin
+        let issued = try await admin.call(.POST, "/v1/admin/apps", body: LocalAPI.RegisterApp(bundleIdentifier: bundleIdentifier), as: LocalAPI.AppKey.self)
+        _ = try await admin.call(.POST, "/v1/admin/apps/\(bundleIdentifier)/authorization",
+                                 body: LocalAPI.AuthorizationDecision(decision: "grant"), as: NotificationSettings.self)
+        return LocalAPIClient(socketPath: socketPath, key: issued.key)
+    }
+
     /// Kills the process with SIGKILL, as a crash or a power cut would stop it, and waits for it to be gone.
     func kill9() {
         kill(process.processIdentifier, SIGKILL)
@@ -89,11 +98,8 @@ final class DaemonProcess: Sendable {
     @Test func killingTheDaemonMidLoadLosesNoAcceptedRequest() async throws {
         let directory = try makeTestDirectory()
         let first = try await DaemonProcess(directory: directory)
-        let admin = try first.admin
-        let issued = try await admin.call(.POST, "/v1/admin/apps", body: LocalAPI.RegisterApp(bundleIdentifier: "com.example.load"), as: LocalAPI.AppKey.self)
-        _ = try await admin.call(.POST, "/v1/admin/apps/com.example.load/authorization",
-                                 body: LocalAPI.AuthorizationDecision(decision: "grant"), as: NotificationSettings.self)
-        let app = LocalAPIClient(socketPath: first.socketPath, key: issued.key)
+        let app = try await first.registerAuthorizedApp("com.example.load")
+        let issued = LocalAPI.AppKey(bundleIdentifier: "com.example.load", key: app.key)
 
         // Four writers add requests as fast as they can; the daemon is killed while they are at it. Two
         // writers add requests delivered at once; two add location requests, which stay pending (and,
@@ -144,10 +150,8 @@ final class DaemonProcess: Sendable {
         let directory = try makeTestDirectory()
         let first = try await DaemonProcess(directory: directory)
         let admin = try first.admin
-        let issued = try await admin.call(.POST, "/v1/admin/apps", body: LocalAPI.RegisterApp(bundleIdentifier: "com.example.todo"), as: LocalAPI.AppKey.self)
-        _ = try await admin.call(.POST, "/v1/admin/apps/com.example.todo/authorization",
-                                 body: LocalAPI.AuthorizationDecision(decision: "grant"), as: NotificationSettings.self)
-        let app = LocalAPIClient(socketPath: first.socketPath, key: issued.key)
+        let app = try await first.registerAuthorizedApp("com.example.todo")
+        let issued = LocalAPI.AppKey(bundleIdentifier: "com.example.todo", key: app.key)
         for identifier in ["a", "b", "c", "d"] {
             var content = NotificationContent()
             content.title = identifier

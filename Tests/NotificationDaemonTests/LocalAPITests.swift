@@ -208,3 +208,34 @@ import Testing
         }
     }
 }
+
+/// The daemon keeps its own copy of every attachment, as Apple's system does.
+@Suite struct DaemonAttachmentTests {
+    @Test func attachmentsAreCopiedIntoTheDaemonsStore() async throws {
+        try await withDaemon { daemon in
+            let app = try await daemon.authorizedApp("com.example.media")
+            let image = daemon.directory.appendingPathComponent("photo.png")
+            let bytes = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 1, 2, 3])
+            try bytes.write(to: image)
+            var content = NotificationContent()
+            content.title = "photo"
+            content.attachments = [NotificationAttachment(identifier: "p", url: image, type: "public.png")]
+            try await app.call(.POST, "/v1/requests", body: NotificationRequest(identifier: "media", content: content, trigger: nil))
+            try FileManager.default.removeItem(at: image)
+
+            let stored = try #require(try await app.delivered().first?.request.content.attachments.first)
+            #expect(stored.url.path.hasPrefix(daemon.directory.appendingPathComponent("attachments/com.example.media").path))
+            #expect(try Data(contentsOf: stored.url) == bytes, "the app's file is gone, the daemon's copy is not")
+
+            // A refused request leaves no copy behind.
+            try bytes.write(to: image)
+            let refused = await problem {
+                try await app.call(.POST, "/v1/requests", body: NotificationRequest(identifier: "never", content: content,
+                                                                                   trigger: .calendar(DateComponents(month: 2, day: 30), repeats: false)))
+            }
+            #expect(refused?.unErrorCode == 1400)
+            let folders = try FileManager.default.contentsOfDirectory(atPath: daemon.directory.appendingPathComponent("attachments/com.example.media").path)
+            #expect(folders.count == 1)
+        }
+    }
+}

@@ -3,6 +3,7 @@ internal import Crypto
 package import Logging
 package import NotificationCore
 internal import Synchronization
+internal import NotificationAttachmentStore
 
 /// Where the daemon reads the time and how it waits; tests pass a manual clock.
 package protocol DaemonClock: Sendable {
@@ -38,6 +39,8 @@ package actor DaemonEngine {
         package var timeZone = TimeZone.current
         /// How many apps' states are kept in memory at most (connected apps are always kept).
         package var cachedApps = 4096
+        /// Where attachment files are copied when a request is added; `nil` keeps the app's own files.
+        package var attachmentStore: URL? = nil
 
         package init() {}
     }
@@ -291,12 +294,21 @@ package actor DaemonEngine {
     ///
     /// - Throws: a `DaemonError` with code `notification` and the `UNError` code when it is refused.
     package func add(_ bundleIdentifier: String, _ request: NotificationRequest) throws {
+        let store = configuration.attachmentStore.map { AttachmentStore(root: $0.appendingPathComponent(bundleIdentifier, isDirectory: true)) }
+        var copies: URL? = nil
         do {
             try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(NotificationFailure) in
-                ((), try machine.add(request))
+                guard PresentationPolicy.allowsDelivery(machine.settings) else { throw NotificationFailure(.notificationsNotAllowed) }
+                var stored = request
+                if let store { (stored, copies) = try store.store(request) }
+                return ((), try machine.add(stored))
             }
         } catch let failure as NotificationFailure {
+            store?.discard(copies)
             throw DaemonError(failure)
+        } catch {
+            store?.discard(copies)
+            throw error
         }
     }
 

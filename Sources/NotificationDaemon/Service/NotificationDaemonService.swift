@@ -27,8 +27,11 @@ package struct NotificationDaemonServices: Sendable {
         let fileManager = FileManager.default
         try fileManager.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let store = try SQLiteDaemonStore(path: configuration.databasePath)
+        var engineConfiguration = configuration.engine
+        engineConfiguration.attachmentStore = engineConfiguration.attachmentStore
+            ?? configuration.dataDirectory.appendingPathComponent("attachments", isDirectory: true)
         adminKey = try Self.adminKey(at: configuration.adminKeyPath)
-        engine = DaemonEngine(store: store, clock: clock, configuration: configuration.engine, logger: logger, launcher: Self.launch)
+        engine = DaemonEngine(store: store, clock: clock, configuration: engineConfiguration, logger: logger, launcher: Self.launch)
 
         let router = LocalAPIRouter.make(engine: engine, adminKey: adminKey)
         let socketPath = configuration.socketPath
