@@ -11,7 +11,6 @@ package import OpenUserNotifications
 package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
     // Sendable: `center` is set once in `attach`, under `lock`; everything else is immutable.
     private let client: LocalAPIClient
-    private let bundleIdentifier: String
     private let operations: AsyncStream<@Sendable () async -> Void>.Continuation
     private let replies: (stream: AsyncStream<LocalAPI.AppReply>, continuation: AsyncStream<LocalAPI.AppReply>.Continuation)
     private let delegateQueue = DispatchQueue(label: "OpenUserNotificationsLink.delegate")
@@ -19,8 +18,7 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
     private weak var attached: UNUserNotificationCenter?
     private var workers: [Task<Void, Never>] = []
 
-    package init(bundleIdentifier: String, client: LocalAPIClient, initialState: AppState) {
-        self.bundleIdentifier = bundleIdentifier
+    package init(client: LocalAPIClient, initialState: AppState) {
         self.client = client
         let (operationStream, operations) = AsyncStream<@Sendable () async -> Void>.makeStream()
         self.operations = operations

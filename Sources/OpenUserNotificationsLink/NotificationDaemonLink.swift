@@ -75,7 +75,6 @@ public enum NotificationDaemonLink {
     @discardableResult
     public static func bootstrap(_ configuration: Configuration) -> UNUserNotificationCenter {
         let backend = DaemonBackend(
-            bundleIdentifier: configuration.bundleIdentifier,
             client: LocalAPIClient(socketPath: configuration.socketPath, key: configuration.key),
             initialState: configuration.startsInForeground ? .foreground : .background
         )

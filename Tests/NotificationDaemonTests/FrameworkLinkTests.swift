@@ -39,7 +39,6 @@ final class LinkedAppDelegate: NSObject, UNUserNotificationCenterDelegate, Senda
         let configuration = NotificationDaemonLink.Configuration(bundleIdentifier: "com.example.todo", key: key, socketPath: daemon.socketPath,
                                                                  startsInForeground: foreground)
         return UNUserNotificationCenter(backend: DaemonBackend(
-            bundleIdentifier: configuration.bundleIdentifier,
             client: LocalAPIClient(socketPath: configuration.socketPath, key: configuration.key),
             initialState: foreground ? .foreground : .background
         ))

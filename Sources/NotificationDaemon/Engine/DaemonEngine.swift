@@ -206,7 +206,7 @@ package actor DaemonEngine {
     }
 
     private func launchCommand(of bundleIdentifier: String) -> String? {
-        (try? store.apps())?.first { $0.bundleIdentifier == bundleIdentifier }?.launchCommand ?? nil
+        (try? store.app(bundleIdentifier))??.launchCommand
     }
 
     private func carryOut(_ effects: [NotificationCenterMachine.Effect], for app: String) {
