@@ -131,6 +131,7 @@ let package = Package(
                 "NotificationDaemonClient",
                 "OpenUserNotifications",
                 "OpenUserNotificationsLink",
+                "OpenUserNotificationsTesting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -49,4 +49,22 @@ package struct AttachmentStore: Sendable {
     package func discard(_ copies: URL?) {
         if let copies { try? FileManager.default.removeItem(at: copies) }
     }
+
+    /// Deletes attachment files nothing refers to any more, and each request's folder once it is empty.
+    /// Only files inside the store are touched: a file elsewhere (the app's own, when a request was kept
+    /// without copying) is never deleted.
+    package func release(_ files: [URL]) {
+        guard !files.isEmpty else { return }
+        let fileManager = FileManager.default
+        let rootPath = root.standardizedFileURL.path + "/"
+        for file in files {
+            let path = file.standardizedFileURL.path
+            guard path.hasPrefix(rootPath) else { continue }
+            try? fileManager.removeItem(atPath: path)
+            let folder = file.standardizedFileURL.deletingLastPathComponent()
+            if folder.path.hasPrefix(rootPath), (try? fileManager.contentsOfDirectory(atPath: folder.path))?.isEmpty == true {
+                try? fileManager.removeItem(at: folder)
+            }
+        }
+    }
 }

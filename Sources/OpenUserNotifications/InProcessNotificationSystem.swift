@@ -116,10 +116,20 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
 
     // MARK: - Running the machine
 
+    /// Changes the shell under the lock, then deletes the attachment files the change left unreferenced.
+    private func mutate<T: Sendable>(_ body: (inout Shell) -> T) -> T {
+        let (value, unusedFiles) = shell.withLock { shell in
+            let value = body(&shell)
+            return (value, shell.machine.takeUnreferencedAttachments())
+        }
+        attachments.release(unusedFiles)
+        return value
+    }
+
     /// Runs a step of the machine under the lock, and queues its effects, in order, before the lock is
     /// released: so effects from steps on different threads are still carried out in step order.
     private func step(_ body: (inout NotificationCenterMachine) -> [NotificationCenterMachine.Effect]) {
-        shell.withLock { shell in
+        mutate { shell in
             for effect in body(&shell.machine) { schedule(effect, in: &shell) }
         }
     }
@@ -128,7 +138,7 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     private func step<Failure: Error>(
         _ body: (inout NotificationCenterMachine) throws(Failure) -> [NotificationCenterMachine.Effect]
     ) throws(Failure) {
-        let result: Result<Void, Failure> = shell.withLock { shell in
+        let result: Result<Void, Failure> = mutate { shell in
             do throws(Failure) {
                 for effect in try body(&shell.machine) { schedule(effect, in: &shell) }
                 return .success(())
@@ -142,7 +152,7 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     /// Processes everything due by the time source's current time, then arranges the next wake-up.
     package func catchUp() {
         let now = time.now
-        while shell.withLock({ shell -> Bool in
+        while mutate({ shell -> Bool in
             guard let effects = shell.machine.advance(to: now) else { return false }
             for effect in effects { schedule(effect, in: &shell) }
             return true
@@ -272,7 +282,7 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     }
 
     private func answerWillPresent(ticket: UInt64, _ notification: DeliveredNotification, options: PresentationOptions?) {
-        let waiters = shell.withLock { shell -> [CheckedContinuation<Void, Never>] in
+        let waiters = mutate { shell -> [CheckedContinuation<Void, Never>] in
             let effects = shell.machine.answerWillPresent(ticket: ticket, options: options)
             guard !effects.isEmpty else { return [] }
             let observer = self.observer
@@ -295,7 +305,7 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     }
 
     private func completeResponse(ticket: UInt64, _ response: NotificationResponse) {
-        let waiters = shell.withLock { shell -> [CheckedContinuation<Void, Never>] in
+        let waiters = mutate { shell -> [CheckedContinuation<Void, Never>] in
             let wasOpen = shell.machine.openTickets
             shell.machine.completeResponse(ticket: ticket)
             guard shell.machine.openTickets < wasOpen else { return [] }
@@ -363,7 +373,7 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     }
 
     package func removePendingRequests(_ identifiers: [String]?) {
-        shell.withLock { shell in
+        mutate { shell in
             if let identifiers {
                 shell.machine.removePendingRequests(identifiers)
             } else {
@@ -380,7 +390,7 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     }
 
     package func removeDeliveredNotifications(_ identifiers: [String]?) {
-        shell.withLock { shell in
+        mutate { shell in
             if let identifiers {
                 shell.machine.removeDeliveredNotifications(identifiers)
             } else {

@@ -9,7 +9,7 @@ package import OpenUserNotifications
 /// The notification daemon as the backend of `UNUserNotificationCenter`: every call goes over the local
 /// API, in the order it was made, and the app's event stream brings the delegate calls.
 package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
-    // Sendable: `center` is set once in `attach`, under `lock`; everything else is immutable.
+    // Sendable: `attached`, `workers` and `appState` change only under `lock`; everything else is immutable.
     private let client: LocalAPIClient
     private let operations: AsyncStream<@Sendable () async -> Void>.Continuation
     private let replies: (stream: AsyncStream<LocalAPI.AppReply>, continuation: AsyncStream<LocalAPI.AppReply>.Continuation)
@@ -17,9 +17,12 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
     private let lock = NSLock()
     private weak var attached: UNUserNotificationCenter?
     private var workers: [Task<Void, Never>] = []
+    /// The app's latest state, told to the daemon again whenever the link reconnects.
+    private var appState: AppState
 
     package init(client: LocalAPIClient, initialState: AppState) {
         self.client = client
+        self.appState = initialState
         let (operationStream, operations) = AsyncStream<@Sendable () async -> Void>.makeStream()
         self.operations = operations
         replies = AsyncStream<LocalAPI.AppReply>.makeStream()
@@ -28,7 +31,7 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
         let serial = Task {
             for await operation in operationStream { await operation() }
         }
-        let events = startEventStream(initialState: initialState)
+        let events = startEventStream()
         lock.lock()
         workers = [serial, events]
         lock.unlock()
@@ -42,14 +45,15 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
         replies.continuation.finish()
     }
 
-    /// Closes the link: the app's event stream closes (the daemon sees the app stop) and calls not yet
-    /// made are dropped. Returns once everything has stopped.
+    /// Closes the link: the app's event stream closes (the daemon sees the app stop). Calls already made
+    /// still complete, in order, before this returns; calls made afterwards go straight to the daemon.
     package func close() async {
-        let running = lock.withLock { workers }
+        let (serial, events) = lock.withLock { (workers[0], workers[1]) }
         operations.finish()
         replies.continuation.finish()
-        running.forEach { $0.cancel() }
-        for task in running { await task.value }
+        events.cancel()
+        await serial.value
+        await events.value
     }
 
     package var environment: NotificationEnvironment {
@@ -71,7 +75,10 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
     // MARK: - Calls
 
     private func enqueue(_ operation: @escaping @Sendable () async -> Void) {
-        operations.yield(operation)
+        if case .terminated = operations.yield(operation) {
+            // Closed: no queue to keep the order any more, but every call still gets its answer.
+            Task { await operation() }
+        }
     }
 
     /// The refusal an answer carries: its `UNError` code, or (the daemon unreachable) not allowed.
@@ -164,17 +171,23 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
 
     /// Tells the daemon the app moved to the foreground or the background.
     package func setAppState(_ state: AppState) {
-        replies.continuation.yield(.state(state))
+        lock.withLock {
+            appState = state
+            replies.continuation.yield(.state(state))
+        }
     }
+
+    private var currentAppState: AppState { lock.withLock { appState } }
 
     // MARK: - The event stream
 
     /// Keeps the app's event stream open, reconnecting when it drops, and carries its messages to the
     /// delegate on the delegate queue.
-    private func startEventStream(initialState: AppState) -> Task<Void, Never> {
+    private func startEventStream() -> Task<Void, Never> {
         let client = self.client
         let replies = self.replies
         let handle: @Sendable (LocalAPI.AppEvent) -> Void = { [weak self] event in self?.handle(event) }
+        let currentState: @Sendable () -> AppState? = { [weak self] in self?.currentAppState }
         return Task {
             var delay: Duration = .milliseconds(100)
             while !Task.isCancelled {
@@ -184,8 +197,8 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
                         path: "/v1/events",
                         key: client.key
                     ) { connection in
-                        // The app speaks first: its state.
-                        guard let hello = try? JSONEncoder().encode(LocalAPI.AppReply.state(initialState)) else { return }
+                        // The app speaks first: its state now, which may have changed since it last connected.
+                        guard let state = currentState(), let hello = try? JSONEncoder().encode(LocalAPI.AppReply.state(state)) else { return }
                         try await connection.send(String(decoding: hello, as: UTF8.self))
                         await withTaskGroup(of: Void.self) { group in
                             group.addTask {

@@ -122,4 +122,24 @@ import Testing
         let effects = restored.setAppReachable(true, state: .background)
         #expect(deliveredTickets(effects).map(\.1) == ["now"])
     }
+
+    @Test func anAttachmentStaysWhileAResponseWaitsForTheAppAndIsReleasedWhenItIsConfirmed() throws {
+        var machine = stoppedApp()
+        let file = URL(fileURLWithPath: "/store/1/0-photo.png")
+        var photo = request("photo")
+        photo.content.attachments = [NotificationAttachment(identifier: "p", url: file, type: "public.png")]
+        _ = try machine.add(photo)
+        #expect(machine.takeUnreferencedAttachments().isEmpty)
+
+        _ = try machine.respond(to: "photo", with: .open)
+        #expect(machine.deliveredNotifications.isEmpty)
+        #expect(machine.takeUnreferencedAttachments().isEmpty, "the queued response still shows the photo to the app")
+
+        let tickets = deliveredTickets(machine.setAppReachable(true, state: .background))
+        #expect(tickets.map(\.1) == ["photo"])
+        #expect(machine.takeUnreferencedAttachments().isEmpty, "the app has not confirmed yet")
+        machine.completeResponse(ticket: tickets[0].0)
+        #expect(machine.takeUnreferencedAttachments() == [file])
+        #expect(machine.takeUnreferencedAttachments().isEmpty, "each file is handed over once")
+    }
 }

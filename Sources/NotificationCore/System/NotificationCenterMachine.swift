@@ -106,6 +106,15 @@ package struct NotificationCenterMachine: Sendable, Codable {
     private var awaitingResponse: [UInt64: NotificationResponse] = [:]
     private var queuedForApp: [QueuedForApp] = []
     private var nextSequence: UInt64 = 0
+    /// Attachment files of requests and notifications that left the machine since the shell last took
+    /// them; some may still be referenced by others (a repeating request and its deliveries share files).
+    private var releasedAttachments: Set<URL> = []
+
+    private enum CodingKeys: String, CodingKey {
+        case configuration, calendar, timeZone, now, settings, categories, badge, appState, location
+        case isDeviceLocked, isAppReachable, pending, visible, visibleOrder, wakeUps, promptCalls, promptOptions
+        case awaitingPresentation, awaitingResponse, queuedForApp, nextSequence
+    }
 
     package init(
         now: Date,
@@ -257,13 +266,17 @@ package struct NotificationCenterMachine: Sendable, Codable {
     }
 
     package mutating func removeAllPendingRequests() {
-        for identifier in pending.keys { wakeUps.remove(.request(identifier)) }
+        for (identifier, entry) in pending {
+            wakeUps.remove(.request(identifier))
+            release(entry.request)
+        }
         pending.removeAll()
     }
 
     private mutating func removePending(_ identifier: String) {
-        if pending.removeValue(forKey: identifier) != nil {
+        if let entry = pending.removeValue(forKey: identifier) {
             wakeUps.remove(.request(identifier))
+            release(entry.request)
         }
     }
 
@@ -294,12 +307,13 @@ package struct NotificationCenterMachine: Sendable, Codable {
     }
 
     package mutating func removeAllDeliveredNotifications() {
+        for shown in visible.values { release(shown.notification.request) }
         visible.removeAll()
         visibleOrder.removeAll()
     }
 
     private mutating func removeVisible(_ identifier: String) {
-        visible.removeValue(forKey: identifier)
+        if let shown = visible.removeValue(forKey: identifier) { release(shown.notification.request) }
         visibleOrder.removeValue(forKey: identifier)
     }
 
@@ -341,6 +355,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
             return [.willPresentTimedOut(ticket: ticket, notification)] + present(notification, .none)
         case .responseDeadline(let ticket):
             guard let response = awaitingResponse.removeValue(forKey: ticket) else { return [] }
+            release(response.notification.request)
             return [.responseTimedOut(ticket: ticket, response)]
         }
     }
@@ -366,6 +381,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
             wakeUps.schedule(.request(identifier), at: next)
         } else {
             pending.removeValue(forKey: identifier)
+            release(request)
         }
         return fire(request, at: dueDate)
     }
@@ -428,6 +444,8 @@ package struct NotificationCenterMachine: Sendable, Codable {
         if presentation.isVisible {
             visible[identifier] = shown
             visibleOrder[identifier] = takeSequence()
+        } else {
+            release(notification.request)
         }
         var effects: [Effect] = [.presented(shown)]
         if let newBadge = presentation.badge, newBadge != badge {
@@ -557,8 +575,9 @@ package struct NotificationCenterMachine: Sendable, Codable {
 
     /// The app's delegate called `didReceive`'s completion handler.
     package mutating func completeResponse(ticket: UInt64) {
-        if awaitingResponse.removeValue(forKey: ticket) != nil {
+        if let response = awaitingResponse.removeValue(forKey: ticket) {
             wakeUps.remove(.responseDeadline(ticket))
+            release(response.notification.request)
         }
     }
 
@@ -583,4 +602,34 @@ package struct NotificationCenterMachine: Sendable, Codable {
 
     /// Responses and settings requests waiting for the app to be reachable.
     package var queuedForAppCount: Int { queuedForApp.count }
+
+    // MARK: - Attachment files
+
+    /// Notes that `request` left the machine: its attachment files may no longer be needed.
+    private mutating func release(_ request: NotificationRequest) {
+        for attachment in request.content.attachments { releasedAttachments.insert(attachment.url) }
+    }
+
+    /// The attachment files that nothing in the machine refers to any more, since the last call: the
+    /// shell deletes them from its store once the machine's new state is safe. Costs nothing for an app
+    /// without attachments.
+    package mutating func takeUnreferencedAttachments() -> [URL] {
+        guard !releasedAttachments.isEmpty else { return [] }
+        defer { releasedAttachments.removeAll() }
+        var referenced = Set<URL>()
+        func note(_ request: NotificationRequest) {
+            for attachment in request.content.attachments { referenced.insert(attachment.url) }
+        }
+        for entry in pending.values { note(entry.request) }
+        for shown in visible.values { note(shown.notification.request) }
+        for notification in awaitingPresentation.values { note(notification.request) }
+        for response in awaitingResponse.values { note(response.notification.request) }
+        for item in queuedForApp {
+            switch item {
+            case .response(_, let response): note(response.notification.request)
+            case .openSettings(let notification): notification.map { note($0.request) }
+            }
+        }
+        return releasedAttachments.subtracting(referenced).sorted { $0.path < $1.path }
+    }
 }

@@ -57,6 +57,7 @@ package actor DaemonEngine {
     private var connections: [String: (id: UUID, continuation: AsyncStream<AppMessage>.Continuation)] = [:]
     private var watchers: [UUID: AsyncStream<DaemonEvent>.Continuation] = [:]
     private var authorizationWaiters: [UInt64: CheckedContinuation<Bool, any Error>] = [:]
+    private var answerWaiters: [String: [UUID: CheckedContinuation<Void, Never>]] = [:]
     private var nextCall: UInt64 = 0
     private var timeZone: TimeZone
     private let workSignal = WorkSignal()
@@ -118,6 +119,9 @@ package actor DaemonEngine {
         try store.delete(bundleIdentifier)
         cache.removeValue(forKey: bundleIdentifier)
         connections.removeValue(forKey: bundleIdentifier)?.continuation.finish()
+        if let folder = attachmentStore(of: bundleIdentifier)?.root {
+            try? FileManager.default.removeItem(at: folder)
+        }
     }
 
     /// Every registered app, with its launch command.
@@ -167,13 +171,25 @@ package actor DaemonEngine {
         while let due = machine.advance(to: now) { effects += due }
         let (value, more) = try body(&machine)
         effects += more
+        let unusedFiles = machine.takeUnreferencedAttachments()
         let nextWakeUp = machine.nextWakeUpDate()
         try store.save(machine, nextWakeUp: nextWakeUp, bootID: bootID, for: bundleIdentifier)
         cache[bundleIdentifier] = machine
         trimCache()
         carryOut(effects, for: bundleIdentifier)
+        // Only once the state that no longer refers to them is saved: a crash before this line leaves
+        // a stray file behind, never a notification without its file.
+        attachmentStore(of: bundleIdentifier)?.release(unusedFiles)
+        if machine.openTickets == 0, let waiters = answerWaiters.removeValue(forKey: bundleIdentifier) {
+            waiters.values.forEach { $0.resume() }
+        }
         workSignal.signal()
         return value
+    }
+
+    /// The folder an app's attachment files are copied into, when the daemon copies them.
+    private func attachmentStore(of bundleIdentifier: String) -> AttachmentStore? {
+        configuration.attachmentStore.map { AttachmentStore(root: $0.appendingPathComponent(bundleIdentifier, isDirectory: true)) }
     }
 
     /// A non-throwing body's step.
@@ -294,7 +310,7 @@ package actor DaemonEngine {
     ///
     /// - Throws: a `DaemonError` with code `notification` and the `UNError` code when it is refused.
     package func add(_ bundleIdentifier: String, _ request: NotificationRequest) throws {
-        let store = configuration.attachmentStore.map { AttachmentStore(root: $0.appendingPathComponent(bundleIdentifier, isDirectory: true)) }
+        let store = attachmentStore(of: bundleIdentifier)
         var copies: URL? = nil
         do {
             try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(NotificationFailure) in
@@ -392,6 +408,34 @@ package actor DaemonEngine {
             machine.completeResponse(ticket: ticket)
             return []
         }
+    }
+
+    /// Returns once the connected app has answered every `willPresent` question and confirmed every
+    /// response handed to it (at once when nothing is open), or when the calling task is cancelled.
+    /// For tools and tests that move the daemon's clock by hand and wait for the app's delegate.
+    package func waitUntilAnswered(_ bundleIdentifier: String) async {
+        guard let machine = cache[bundleIdentifier], machine.openTickets > 0 else { return }
+        let id = UUID()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                if Task.isCancelled {
+                    continuation.resume()
+                } else {
+                    answerWaiters[bundleIdentifier, default: [:]][id] = continuation
+                }
+            }
+        } onCancel: {
+            Task { await self.stopWaitingForAnswers(id, of: bundleIdentifier) }
+        }
+    }
+
+    private func stopWaitingForAnswers(_ id: UUID, of bundleIdentifier: String) {
+        answerWaiters[bundleIdentifier]?.removeValue(forKey: id)?.resume()
+    }
+
+    /// Whether the app is in the foreground, in the background, or not running (not connected).
+    package func appState(_ bundleIdentifier: String) throws -> AppState {
+        try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in (machine.appState, []) }
     }
 
     // MARK: - The person

@@ -31,6 +31,11 @@ final class ManualDaemonClock: DaemonClock {
         due.forEach { $0.resume() }
     }
 
+    /// Moves the clock forward to `date`; a date in the past leaves it where it is.
+    func advance(to date: Date) {
+        advance(by: max(0, date.timeIntervalSince(now)))
+    }
+
     func sleep(until deadline: Date) async throws {
         let id = UUID()
         try await withTaskCancellationHandler {
