@@ -175,4 +175,19 @@ if Context.environment["OUN_BENCHMARKS"] != nil {
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         )
     )
+    // The daemon at scale: a driver that seeds a million pending requests and measures the real
+    // `unotify` binary (see BENCHMARKS.md).
+    package.targets.append(
+        .executableTarget(
+            name: "DaemonBenchmarks",
+            dependencies: [
+                "NotificationCore",
+                "NotificationDaemon",
+                "NotificationDaemonClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Benchmarks/DaemonBenchmarks",
+            swiftSettings: testSettings
+        )
+    )
 }

@@ -197,6 +197,15 @@ package actor DaemonEngine {
         try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in ((), body(&machine)) }
     }
 
+    /// Reads an app's state. An app in the cache with nothing due is read as it is, without a write;
+    /// otherwise a step brings it up to date (and saves it) first.
+    private func read<T>(_ bundleIdentifier: String, _ body: (NotificationCenterMachine) -> T) throws -> T {
+        if var machine = cache[bundleIdentifier], !(machine.nextWakeUpDate().map { $0 <= clock.now } ?? false) {
+            return body(machine)
+        }
+        return try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in (body(machine), []) }
+    }
+
     /// The app's machine, from the cache or the store. An app last saved by another run of the daemon
     /// is resumed first: its app is not running, and its missed repeats are skipped.
     private func load(_ bundleIdentifier: String) throws(DaemonError) -> (NotificationCenterMachine, [NotificationCenterMachine.Effect]) {
@@ -293,17 +302,15 @@ package actor DaemonEngine {
     }
 
     package func categories(_ bundleIdentifier: String) throws -> [NotificationCategory] {
-        try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in
-            (machine.categories.values.sorted { $0.identifier < $1.identifier }, [])
-        }
+        try read(bundleIdentifier) { machine in machine.categories.values.sorted { $0.identifier < $1.identifier } }
     }
 
     package func settings(_ bundleIdentifier: String) throws -> NotificationSettings {
-        try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in (machine.settings, []) }
+        try read(bundleIdentifier) { machine in machine.settings }
     }
 
     package func badge(_ bundleIdentifier: String) throws -> Int {
-        try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in (machine.badge, []) }
+        try read(bundleIdentifier) { machine in machine.badge }
     }
 
     /// Adds a request.
@@ -329,7 +336,7 @@ package actor DaemonEngine {
     }
 
     package func pendingRequests(_ bundleIdentifier: String) throws -> [NotificationCenterMachine.PendingRequest] {
-        try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in (machine.pendingRequests, []) }
+        try read(bundleIdentifier) { machine in machine.pendingRequests }
     }
 
     /// Removes pending requests by identifier, or all of them for `nil`.
@@ -341,7 +348,7 @@ package actor DaemonEngine {
     }
 
     package func deliveredNotifications(_ bundleIdentifier: String) throws -> [DeliveredNotification] {
-        try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in (machine.deliveredNotifications, []) }
+        try read(bundleIdentifier) { machine in machine.deliveredNotifications }
     }
 
     /// Removes delivered notifications by identifier, or all of them for `nil`.
@@ -435,7 +442,7 @@ package actor DaemonEngine {
 
     /// Whether the app is in the foreground, in the background, or not running (not connected).
     package func appState(_ bundleIdentifier: String) throws -> AppState {
-        try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in (machine.appState, []) }
+        try read(bundleIdentifier) { machine in machine.appState }
     }
 
     // MARK: - The person
@@ -480,7 +487,7 @@ package actor DaemonEngine {
 
     /// What the person sees of an app: every notification on screen, on the lock screen or in the list.
     package func visibleNotifications(_ bundleIdentifier: String) throws -> [NotificationCenterMachine.VisibleNotification] {
-        try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in (machine.visibleNotifications, []) }
+        try read(bundleIdentifier) { machine in machine.visibleNotifications }
     }
 
     /// The person acts on one of an app's notifications.

@@ -1,0 +1,185 @@
+import Foundation
+import NotificationCore
+import NotificationDaemon
+import NotificationDaemonClient
+import Synchronization
+
+/// What one measured daemon did.
+struct DaemonReport: Sendable {
+    var label: String
+    var pending: Int
+    var startUpSeconds: [Double] = []
+    var idleResidentBytes = 0
+    var loadedResidentBytes = 0
+    var peakResidentBytes = 0
+    var databaseBytes = 0
+    var adds = 0
+    var addSeconds = 0.0
+    var addLatencies: [Double] = []
+    var lateness: [Double] = []
+    var expectedFires = 0
+    var sampledPending: [Int] = []
+
+    var addsPerSecond: Double { Double(adds) / addSeconds }
+}
+
+/// Measures a running `unotify daemon` over a seeded data directory: start-up, memory, adds through
+/// the local API, and how late notifications fire while those adds go on.
+struct DaemonMeasurement {
+    var unotify: String
+    var directory: URL
+    var apps: Int
+    var pendingPerApp: Int
+    var loadSeconds: Double
+    var concurrency: Int
+    var fires: Int
+
+    var socketPath: String { directory.appendingPathComponent("unotify.sock").path }
+
+    func run(label: String) async throws -> DaemonReport {
+        var report = DaemonReport(label: label, pending: apps * pendingPerApp)
+        report.expectedFires = fires
+        // Start-up, three times: the first two daemons are stopped at once, the third is measured on.
+        var daemon: Process? = nil
+        for attempt in 0..<3 {
+            let (process, seconds) = try await start()
+            report.startUpSeconds.append(seconds)
+            if attempt < 2 { try await stop(process) } else { daemon = process }
+        }
+        guard let daemon else { fatalError("no daemon") }
+        defer { if daemon.isRunning { daemon.terminate() } }
+        report.idleResidentBytes = Self.memory(of: daemon.processIdentifier).resident
+
+        let adminKey = try String(contentsOfFile: directory.appendingPathComponent("admin.key").path, encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let received = Mutex<[Double]>([])
+        let allFired = AsyncStream<Void>.makeStream()
+        let watcher = Task {
+            try await LocalAPIWebSocket.withConnection(socketPath: socketPath, path: "/v1/admin/events", key: adminKey) { connection in
+                try await connection.send(#"{"type":"subscribe"}"#)
+                for try await text in connection.messages {
+                    let arrived = Date()
+                    guard let event = try? JSONDecoder().decode(LocalAPI.WatchEvent.self, from: Data(text.utf8)) else { continue }
+                    if event.type == "subscribed" { allFired.continuation.yield() }
+                    guard event.type == "presented", let shown = event.notification,
+                          shown.notification.request.identifier.hasPrefix("due-") else { continue }
+                    let count = received.withLock { lateness in
+                        lateness.append(arrived.timeIntervalSince(shown.notification.date))
+                        return lateness.count
+                    }
+                    if count == fires { allFired.continuation.yield() }
+                }
+            }
+        }
+        defer { watcher.cancel() }
+        var signals = allFired.stream.makeAsyncIterator()
+        _ = await signals.next()  // subscribed
+
+        // The requests whose lateness is measured: one each for `fires` apps, due 5 to 15 s from now.
+        var generator = SplitMix64(seed: 0xF14E)
+        for index in 0..<fires {
+            let app = Int(generator.next() % UInt64(apps))
+            let client = LocalAPIClient(socketPath: socketPath, key: BenchmarkApps.key(app))
+            let interval = 5 + 10 * Double(index) / Double(fires)
+            try await client.call(.POST, "/v1/requests", body: NotificationRequest(
+                identifier: "due-\(index)", content: BenchmarkApps.content("due-\(index)"), trigger: .timeInterval(interval, repeats: false)))
+        }
+
+        // The load: `concurrency` clients replacing random apps' requests for `loadSeconds`.
+        let (adds, latencies, elapsed) = try await addLoad()
+        report.adds = adds
+        report.addLatencies = latencies
+        report.addSeconds = elapsed
+        let memory = Self.memory(of: daemon.processIdentifier)
+        report.loadedResidentBytes = memory.resident
+        report.peakResidentBytes = memory.peak
+
+        // Every measured request fires, late or not; give up 30 s after the last was due.
+        let waited = Task {
+            try? await Task.sleep(for: .seconds(30))
+            allFired.continuation.yield()
+        }
+        _ = await signals.next()
+        waited.cancel()
+        report.lateness = received.withLock { $0 }
+
+        for app in stride(from: 0, to: apps, by: max(1, apps / 10)) {
+            let client = LocalAPIClient(socketPath: socketPath, key: BenchmarkApps.key(app))
+            let pending = try await client.call(.GET, "/v1/requests", as: [LocalAPI.PendingRequest].self)
+            report.sampledPending.append(pending.filter { !$0.request.identifier.hasPrefix("due-") }.count)
+        }
+        report.databaseBytes = ["unotify.sqlite", "unotify.sqlite-wal"].reduce(0) { total, name in
+            let attributes = try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(name).path)
+            return total + ((attributes?[.size] as? NSNumber)?.intValue ?? 0)
+        }
+        try await stop(daemon)
+        return report
+    }
+
+    /// Starts the daemon and returns it with the seconds until its local API answered.
+    private func start() async throws -> (Process, Double) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: unotify)
+        process.arguments = ["daemon", "--data-dir", directory.path, "--socket", socketPath, "--log-level", "warning"]
+        let began = ContinuousClock.now
+        try process.run()
+        let health = LocalAPIClient(socketPath: socketPath, key: "")
+        while true {
+            if let answer = try? await health.raw(.GET, "/v1/health", timeout: .seconds(5)), answer.status == 200 { break }
+            guard process.isRunning else { throw BenchmarkError("the daemon exited with status \(process.terminationStatus)") }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        let elapsed = ContinuousClock.now - began
+        return (process, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    private func stop(_ process: Process) async throws {
+        process.terminate()
+        while process.isRunning { try await Task.sleep(for: .milliseconds(10)) }
+    }
+
+    private func addLoad() async throws -> (adds: Int, latencies: [Double], seconds: Double) {
+        let began = ContinuousClock.now
+        let deadline = began + .milliseconds(Int64(loadSeconds * 1000))
+        let results = try await withThrowingTaskGroup(of: [Double].self) { group in
+            for worker in 0..<concurrency {
+                group.addTask { [apps, socketPath] in
+                    var generator = SplitMix64(seed: 0xADD5 &+ UInt64(worker))
+                    var latencies: [Double] = []
+                    while ContinuousClock.now < deadline {
+                        let app = Int(generator.next() % UInt64(apps))
+                        let identifier = "r\(generator.next() % 64)"
+                        let client = LocalAPIClient(socketPath: socketPath, key: BenchmarkApps.key(app))
+                        let request = NotificationRequest(identifier: identifier, content: BenchmarkApps.content(identifier),
+                                                          trigger: .timeInterval(3 * 86_400, repeats: false))
+                        let start = ContinuousClock.now
+                        try await client.call(.POST, "/v1/requests", body: request)
+                        let took = ContinuousClock.now - start
+                        latencies.append(Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18)
+                    }
+                    return latencies
+                }
+            }
+            var all: [Double] = []
+            for try await latencies in group { all += latencies }
+            return all
+        }
+        let elapsed = ContinuousClock.now - began
+        return (results.count, results, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    /// The resident and peak resident memory of a process, from `/proc`.
+    static func memory(of pid: Int32) -> (resident: Int, peak: Int) {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return (0, 0) }
+        func kilobytes(_ field: String) -> Int {
+            guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) }) else { return 0 }
+            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "0") ?? 0
+        }
+        return (kilobytes("VmRSS:") * 1024, kilobytes("VmHWM:") * 1024)
+    }
+}
+
+struct BenchmarkError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
