@@ -94,18 +94,20 @@ extension DaemonReport {
             + " latency p50 \(Self.ms(Self.percentile(addLatencies, 50))) p99 \(Self.ms(Self.percentile(addLatencies, 99)))\n"
             + "  fired \(lateness.count) of \(expectedFires): lateness p50 \(Self.ms(Self.percentile(lateness, 50)))"
             + " p99 \(Self.ms(Self.percentile(lateness, 99))) max \(Self.ms(lateness.max() ?? .nan))"
-            + " · pending in sampled apps \(sampledPending)"
+            + " · pending in sampled apps \(sampledPending)\n"
+            + "  lock the device \(Self.ms(lockSeconds)), move it \(Self.ms(moveSeconds)), list what is shown (\(listed)) \(Self.ms(listSeconds))"
     }
 
     /// Every run, then each measured run against the reference run just before it.
     static func table(_ reports: [DaemonReport], fires: Int) -> String {
-        var rows = ["| run | pending | start-up (median of 3) | RSS idle | RSS after load | database | adds/s | add p50 | add p99 | fired | late p50 | late p99 | late max |",
-                    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        var rows = ["| run | pending | start-up (median of 3) | RSS idle | RSS after load | database | adds/s | add p50 | add p99 | fired | late p50 | late p99 | late max | lock | move | list shown |",
+                    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for report in reports {
             rows.append("| \(report.label) | \(report.pending) | \(ms(report.startUp)) | \(mib(report.idleResidentBytes)) | \(mib(report.loadedResidentBytes))"
                 + " | \(mib(report.databaseBytes)) | \(String(format: "%.0f", report.addsPerSecond)) | \(ms(percentile(report.addLatencies, 50)))"
                 + " | \(ms(percentile(report.addLatencies, 99))) | \(report.lateness.count)/\(fires) | \(ms(percentile(report.lateness, 50)))"
-                + " | \(ms(percentile(report.lateness, 99))) | \(ms(report.lateness.max() ?? .nan)) |")
+                + " | \(ms(percentile(report.lateness, 99))) | \(ms(report.lateness.max() ?? .nan))"
+                + " | \(ms(report.lockSeconds)) | \(ms(report.moveSeconds)) | \(ms(report.listSeconds)) (\(report.listed)) |")
         }
         rows.append("")
         rows.append("| measured ÷ reference | start-up | adds/s | add p99 | late p99 | RSS after load per extra pending request | database bytes per extra pending request |")

@@ -19,6 +19,11 @@ struct DaemonReport: Sendable {
     var lateness: [Double] = []
     var expectedFires = 0
     var sampledPending: [Int] = []
+    /// Seconds for the person's calls that concern every app: lock the device, move it, list what is shown.
+    var lockSeconds = 0.0
+    var moveSeconds = 0.0
+    var listSeconds = 0.0
+    var listed = 0
 
     var addsPerSecond: Double { Double(adds) / addSeconds }
 }
@@ -103,6 +108,16 @@ struct DaemonMeasurement {
         waited.cancel()
         report.lateness = received.withLock { $0 }
 
+        // The person's calls that concern every app, once the load is over.
+        let admin = LocalAPIClient(socketPath: socketPath, key: adminKey)
+        report.lockSeconds = try await Self.time { try await admin.call(.POST, "/v1/admin/device", body: LocalAPI.DeviceChange(locked: true)) }
+        report.moveSeconds = try await Self.time {
+            try await admin.call(.POST, "/v1/admin/device", body: LocalAPI.DeviceChange(latitude: 48.8566, longitude: 2.3522))
+        }
+        report.listSeconds = try await Self.time {
+            report.listed = try await admin.call(.GET, "/v1/admin/notifications", timeout: .minutes(5), as: [LocalAPI.VisibleNotification].self).count
+        }
+
         for app in stride(from: 0, to: apps, by: max(1, apps / 10)) {
             let client = LocalAPIClient(socketPath: socketPath, key: BenchmarkApps.key(app))
             let pending = try await client.call(.GET, "/v1/requests", as: [LocalAPI.PendingRequest].self)
@@ -166,6 +181,12 @@ struct DaemonMeasurement {
         }
         let elapsed = ContinuousClock.now - began
         return (results.count, results, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    static func time(_ body: () async throws -> Void) async throws -> Double {
+        let start = ContinuousClock.now
+        try await body()
+        return (ContinuousClock.now - start).seconds
     }
 
     /// The resident and peak resident memory of a process, from `/proc`.

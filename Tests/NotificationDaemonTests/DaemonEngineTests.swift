@@ -64,4 +64,51 @@ import Testing
         }
         #expect(presented == ["once"])
     }
+
+    @Test func theDevicesLockAndLocationReachAppsRegisteredAfterTheyChanged() async throws {
+        let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
+        let engine = try engine(at: path, clock: ManualDaemonClock())
+        await engine.setDeviceLocked(true)
+        try await engine.updateLocation(Coordinate(latitude: 48.8566, longitude: 2.3522))
+
+        _ = try await engine.registerApp("com.example.later")
+        _ = try await engine.authorize("com.example.later", .grant)
+        try await engine.setCategories("com.example.later", [NotificationCategory(
+            identifier: "C", actions: [NotificationAction(identifier: "DELETE", title: "Delete", options: [.authenticationRequired])])])
+        var content = NotificationContent()
+        content.title = "n"
+        content.categoryIdentifier = "C"
+        try await engine.add("com.example.later", NotificationRequest(identifier: "n", content: content, trigger: nil))
+        await #expect(throws: DaemonError.self) { try await engine.respond("com.example.later", to: "n", with: .action("DELETE")) }
+
+        // A region around where the device already is: leaving it fires, entering it never happened.
+        let paris = CircularRegion(identifier: "paris", center: Coordinate(latitude: 48.8566, longitude: 2.3522), radius: 1000,
+                                   notifyOnEntry: true, notifyOnExit: true)
+        try await engine.add("com.example.later", request("paris", .location(paris, repeats: false)))
+        let events = await engine.watch()
+        try await engine.updateLocation(Coordinate(latitude: 51.5072, longitude: -0.1276))
+        var iterator = events.makeAsyncIterator()
+        var presented: [String] = []
+        while presented.isEmpty, let event = await iterator.next() {
+            if case .presented(_, let shown) = event { presented.append(shown.notification.request.identifier) }
+        }
+        #expect(presented == ["paris"])
+
+        await engine.setDeviceLocked(false)
+        try await engine.respond("com.example.later", to: "n", with: .action("DELETE"))
+    }
+
+    @Test func listingWhatThePersonSeesReadsOnlyTheAppsThatShowSomething() async throws {
+        let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
+        let engine = try engine(at: path, clock: ManualDaemonClock())
+        for app in ["com.example.a", "com.example.b", "com.example.c"] {
+            _ = try await engine.registerApp(app)
+            _ = try await engine.authorize(app, .grant)
+        }
+        try await engine.add("com.example.b", request("shown", nil))
+        try await engine.add("com.example.c", request("later", .timeInterval(60, repeats: false)))
+        #expect(try await engine.appsShowingNotifications() == ["com.example.b"])
+        try await engine.removeDeliveredNotifications("com.example.b", nil)
+        #expect(try await engine.appsShowingNotifications().isEmpty)
+    }
 }

@@ -603,6 +603,15 @@ package struct NotificationCenterMachine: Sendable, Codable {
     /// Responses and settings requests waiting for the app to be reachable.
     package var queuedForAppCount: Int { queuedForApp.count }
 
+    /// Whether a pending request waits for the device to enter or leave a region: only such apps need
+    /// to hear of every move at once.
+    package var watchesLocation: Bool {
+        pending.values.contains { if case .location? = $0.request.trigger { true } else { false } }
+    }
+
+    /// Whether the person can see any of the app's notifications.
+    package var hasVisibleNotifications: Bool { !visible.isEmpty }
+
     // MARK: - Attachment files
 
     /// Notes that `request` left the machine: its attachment files may no longer be needed.

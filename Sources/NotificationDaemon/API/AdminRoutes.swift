@@ -73,12 +73,12 @@ struct AdminRoutes: Sendable {
         }
         router.get("/v1/admin/notifications") { request, _ in
             try authenticate(request)
-            let only = request.uri.queryParameters.get("app")
+            // Only the apps that show something are read, however many apps there are.
+            let apps: [String]
+            if let only = request.uri.queryParameters.get("app") { apps = [only] } else { apps = try await engine.appsShowingNotifications() }
             var visible: [LocalAPI.VisibleNotification] = []
-            for app in try await engine.apps() where only == nil || only == app.bundleIdentifier {
-                visible += try await engine.visibleNotifications(app.bundleIdentifier).map {
-                    LocalAPI.VisibleNotification(bundleIdentifier: app.bundleIdentifier, $0)
-                }
+            for app in apps {
+                visible += try await engine.visibleNotifications(app).map { LocalAPI.VisibleNotification(bundleIdentifier: app, $0) }
             }
             return jsonResponse(visible.sorted { $0.notification.date < $1.notification.date })
         }
@@ -171,7 +171,7 @@ struct AdminRoutes: Sendable {
         default:
             throw DaemonError(.invalidRequest, "Give both latitude and longitude, or neither.")
         }
-        if let locked = change.locked { try await engine.setDeviceLocked(locked) }
+        if let locked = change.locked { await engine.setDeviceLocked(locked) }
         if let identifier = change.timeZone {
             guard let zone = TimeZone(identifier: identifier) else {
                 throw DaemonError(.invalidRequest, "\"\(identifier)\" is not a time zone identifier such as Europe/Paris.")

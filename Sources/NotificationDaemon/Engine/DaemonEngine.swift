@@ -60,6 +60,11 @@ package actor DaemonEngine {
     private var answerWaiters: [String: [UUID: CheckedContinuation<Void, Never>]] = [:]
     private var nextCall: UInt64 = 0
     private var timeZone: TimeZone
+    /// The device's state, kept once for every app and brought to each app at its next step: a lock
+    /// or a move does not load every app. Not kept across restarts: the device starts unlocked, its
+    /// location unknown until the next update.
+    private var isDeviceLocked = false
+    private var location: Coordinate?
     private let workSignal = WorkSignal()
 
     /// Creates an engine over `store`.
@@ -167,6 +172,8 @@ package actor DaemonEngine {
         _ body: (inout NotificationCenterMachine) throws(Failure) -> (T, [NotificationCenterMachine.Effect])
     ) throws -> T {
         var (machine, effects) = try load(bundleIdentifier)
+        if machine.isDeviceLocked != isDeviceLocked { machine.setDeviceLocked(isDeviceLocked) }
+        if let location, machine.location != location { effects += machine.updateLocation(location) }
         let now = clock.now
         while let due = machine.advance(to: now) { effects += due }
         let (value, more) = try body(&machine)
@@ -514,21 +521,23 @@ package actor DaemonEngine {
         }
     }
 
-    /// The device moved: every app's location triggers are checked.
+    /// The device moved: the apps with location triggers check them now (each step brings the new
+    /// location); the others learn of it at their next step.
     package func updateLocation(_ coordinate: Coordinate) throws {
-        for app in try store.apps() {
-            try step(app.bundleIdentifier) { $0.updateLocation(coordinate) }
+        location = coordinate
+        for app in try store.appsWatchingLocation() {
+            try step(app) { _ in [] }
         }
     }
 
-    /// The device was locked or unlocked.
-    package func setDeviceLocked(_ locked: Bool) throws {
-        for app in try store.apps() {
-            try step(app.bundleIdentifier) { machine in
-                machine.setDeviceLocked(locked)
-                return []
-            }
-        }
+    /// The device was locked or unlocked; each app learns of it at its next step, before anything else.
+    package func setDeviceLocked(_ locked: Bool) {
+        isDeviceLocked = locked
+    }
+
+    /// The apps with a notification the person can see.
+    package func appsShowingNotifications() throws -> [String] {
+        try store.appsShowingNotifications()
     }
 
     /// The device moved to another time zone.

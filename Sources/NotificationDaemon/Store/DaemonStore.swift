@@ -41,6 +41,10 @@ package protocol DaemonStore: Sendable {
     func apps() throws(DaemonError) -> [(bundleIdentifier: String, launchCommand: String?)]
     /// The apps with something due at or before `date`, soonest first, at most `limit` of them.
     func appsDue(by date: Date, limit: Int) throws(DaemonError) -> [String]
+    /// The apps with a pending location trigger (and any not saved since that was recorded).
+    func appsWatchingLocation() throws(DaemonError) -> [String]
+    /// The apps with a notification the person can see (and any not saved since that was recorded).
+    func appsShowingNotifications() throws(DaemonError) -> [String]
     /// The earliest time any app has something due.
     func earliestWakeUp() throws(DaemonError) -> Date?
 }

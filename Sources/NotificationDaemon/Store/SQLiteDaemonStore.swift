@@ -55,6 +55,15 @@ package final class SQLiteDaemonStore: DaemonStore {
                 CREATE INDEX app_nextWakeUp ON app(nextWakeUp) WHERE nextWakeUp IS NOT NULL;
                 """)
         }
+        migrator.registerMigration("v2: apps that watch the location or show notifications") { db in
+            // Rows saved before this migration are marked as both until their next save, so none is missed.
+            try db.execute(sql: """
+                ALTER TABLE app ADD COLUMN watchesLocation BOOLEAN NOT NULL DEFAULT 1;
+                ALTER TABLE app ADD COLUMN showsNotifications BOOLEAN NOT NULL DEFAULT 1;
+                CREATE INDEX app_watchesLocation ON app(bundleIdentifier) WHERE watchesLocation;
+                CREATE INDEX app_showsNotifications ON app(bundleIdentifier) WHERE showsNotifications;
+                """)
+        }
         return migrator
     }
 
@@ -97,10 +106,13 @@ package final class SQLiteDaemonStore: DaemonStore {
             }
             var machine = app.machine
             try db.execute(
-                sql: "INSERT INTO app (bundleIdentifier, keyHash, launchCommand, machine, nextWakeUp, bootID) VALUES (?, ?, ?, ?, ?, ?)",
+                sql: """
+                    INSERT INTO app (bundleIdentifier, keyHash, launchCommand, machine, nextWakeUp, bootID, watchesLocation, showsNotifications)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
                 arguments: [
                     app.bundleIdentifier, app.keyHash, app.launchCommand, try Self.encode(app.machine),
-                    machine.nextWakeUpDate()?.timeIntervalSince1970, app.bootID,
+                    machine.nextWakeUpDate()?.timeIntervalSince1970, app.bootID, machine.watchesLocation, machine.hasVisibleNotifications,
                 ]
             )
         }
@@ -136,8 +148,14 @@ package final class SQLiteDaemonStore: DaemonStore {
     package func save(_ machine: NotificationCenterMachine, nextWakeUp: Date?, bootID: String, for bundleIdentifier: String) throws(DaemonError) {
         try write { db in
             try db.execute(
-                sql: "UPDATE app SET machine = ?, nextWakeUp = ?, bootID = ? WHERE bundleIdentifier = ?",
-                arguments: [try Self.encode(machine), nextWakeUp?.timeIntervalSince1970, bootID, bundleIdentifier]
+                sql: """
+                    UPDATE app SET machine = ?, nextWakeUp = ?, bootID = ?, watchesLocation = ?, showsNotifications = ?
+                    WHERE bundleIdentifier = ?
+                    """,
+                arguments: [
+                    try Self.encode(machine), nextWakeUp?.timeIntervalSince1970, bootID,
+                    machine.watchesLocation, machine.hasVisibleNotifications, bundleIdentifier,
+                ]
             )
             guard db.changesCount == 1 else {
                 throw DaemonError(.appNotFound, "No app is registered as \(bundleIdentifier).")
@@ -179,6 +197,14 @@ package final class SQLiteDaemonStore: DaemonStore {
                 arguments: [date.timeIntervalSince1970, limit]
             )
         }
+    }
+
+    package func appsWatchingLocation() throws(DaemonError) -> [String] {
+        try read { db in try String.fetchAll(db, sql: "SELECT bundleIdentifier FROM app WHERE watchesLocation ORDER BY bundleIdentifier") }
+    }
+
+    package func appsShowingNotifications() throws(DaemonError) -> [String] {
+        try read { db in try String.fetchAll(db, sql: "SELECT bundleIdentifier FROM app WHERE showsNotifications ORDER BY bundleIdentifier") }
     }
 
     package func earliestWakeUp() throws(DaemonError) -> Date? {
