@@ -62,7 +62,7 @@ package actor DaemonEngine {
     private var timeZone: TimeZone
     /// The device's state, kept once for every app and brought to each app at its next step: a lock
     /// or a move does not load every app. Not kept across restarts: the device starts unlocked, its
-    /// location unknown until the next update.
+    /// location unknown until the next update, in the configured time zone.
     private var isDeviceLocked = false
     private var location: Coordinate?
     private let workSignal = WorkSignal()
@@ -173,6 +173,7 @@ package actor DaemonEngine {
     ) throws -> T {
         var (machine, effects) = try load(bundleIdentifier)
         if machine.isDeviceLocked != isDeviceLocked { machine.setDeviceLocked(isDeviceLocked) }
+        if machine.timeZone != timeZone { machine.changeTimeZone(timeZone) }
         if let location, machine.location != location { effects += machine.updateLocation(location) }
         let now = clock.now
         while let due = machine.advance(to: now) { effects += due }
@@ -540,14 +541,12 @@ package actor DaemonEngine {
         try store.appsShowingNotifications()
     }
 
-    /// The device moved to another time zone.
+    /// The device moved to another time zone. Every app is stepped at once (each step brings the new
+    /// zone), so that calendar triggers which follow the device are found at their new dates.
     package func changeTimeZone(_ newTimeZone: TimeZone) throws {
         timeZone = newTimeZone
         for app in try store.apps() {
-            try step(app.bundleIdentifier) { machine in
-                machine.changeTimeZone(newTimeZone)
-                return []
-            }
+            try step(app.bundleIdentifier) { _ in [] }
         }
     }
 
