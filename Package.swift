@@ -162,9 +162,13 @@ if Context.environment["OUN_BENCHMARKS"] != nil {
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"])
     )
     package.targets.append(
+        .target(name: "BenchmarkSupport", path: "Benchmarks/BenchmarkSupport", swiftSettings: strictSettings)
+    )
+    package.targets.append(
         .executableTarget(
             name: "NotificationBenchmarks",
             dependencies: [
+                "BenchmarkSupport",
                 "NotificationCore",
                 "OpenUserNotifications",
                 "OpenUserNotificationsTesting",
@@ -181,6 +185,7 @@ if Context.environment["OUN_BENCHMARKS"] != nil {
         .executableTarget(
             name: "DaemonBenchmarks",
             dependencies: [
+                "BenchmarkSupport",
                 "NotificationCore",
                 "NotificationDaemon",
                 "NotificationDaemonClient",

@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import Foundation
 import NotificationCore
 import NotificationDaemon
@@ -81,7 +82,7 @@ struct DaemonMeasurement {
         _ = await signals.next()  // subscribed
 
         // The requests whose lateness is measured: one each for `fires` apps, due 5 to 15 s from now.
-        var generator = SplitMix64(seed: 0xF14E)
+        var generator = SeededGenerator(seed: 0xF14E)
         for index in 0..<fires {
             let app = Int(generator.next() % UInt64(apps))
             let client = LocalAPIClient(socketPath: socketPath, key: BenchmarkApps.key(app))
@@ -159,7 +160,7 @@ struct DaemonMeasurement {
         let results = try await withThrowingTaskGroup(of: [Double].self) { group in
             for worker in 0..<concurrency {
                 group.addTask { [apps, socketPath] in
-                    var generator = SplitMix64(seed: 0xADD5 &+ UInt64(worker))
+                    var generator = SeededGenerator(seed: 0xADD5 &+ UInt64(worker))
                     var latencies: [Double] = []
                     while ContinuousClock.now < deadline {
                         let app = Int(generator.next() % UInt64(apps))

@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import Foundation
 import NotificationCore
 import NotificationDaemon
@@ -32,7 +33,7 @@ struct Seeder {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
         let now = Date()
-        var generator = SplitMix64(seed: 0x5EED_0001)
+        var generator = SeededGenerator(seed: 0x5EED_0001)
         for index in 0..<apps {
             var machine = NotificationCenterMachine(now: now, calendar: calendar, timeZone: calendar.timeZone, appState: .notRunning, appReachable: false)
             _ = machine.requestAuthorization(options: [.alert, .sound, .badge], call: 0)
@@ -47,19 +48,6 @@ struct Seeder {
                                        launchCommand: nil, machine: machine, bootID: "seeded"))
             if index % 1000 == 999 { print("  seeded \(index + 1) of \(apps) apps") }
         }
-    }
-}
-
-/// A small, fast, seeded generator, so that every run does exactly the same work.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

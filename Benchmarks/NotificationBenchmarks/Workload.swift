@@ -1,20 +1,6 @@
 import Benchmark
+import BenchmarkSupport
 import Foundation
-
-/// A small, fast, seeded random number generator (SplitMix64), so every run schedules the same work.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// What the scheduling benchmarks schedule: `count` time-interval triggers, one per request.
 enum SchedulingWorkload {
