@@ -132,6 +132,7 @@ let package = Package(
                 "OpenUserNotifications",
                 "OpenUserNotificationsLink",
                 "OpenUserNotificationsTesting",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -41,4 +41,10 @@ package protocol NotificationBackend: AnyObject, Sendable {
     /// Removes the delivered notifications with these identifiers, or all of them for `nil`.
     func removeDeliveredNotifications(_ identifiers: [String]?)
     func setBadgeCount(_ count: Int, completion: @escaping @Sendable (NotificationFailure?) -> Void)
+    /// The app set (or cleared) its center's delegate.
+    func delegateDidChange()
+}
+
+extension NotificationBackend {
+    package func delegateDidChange() {}
 }

@@ -62,7 +62,10 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// The object that decides foreground presentation and receives responses. Held weakly.
     open weak var delegate: (any UNUserNotificationCenterDelegate)? {
         get { delegateBox.withLock { $0.value } }
-        set { delegateBox.withLock { $0.value = newValue } }
+        set {
+            delegateBox.withLock { $0.value = newValue }
+            backend.delegateDidChange()
+        }
     }
 
     /// Whether the device shows content extensions. There is no content extension host here yet.

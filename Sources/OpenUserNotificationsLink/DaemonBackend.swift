@@ -11,6 +11,7 @@ package import OpenUserNotifications
 package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
     // Sendable: `attached`, `workers` and `appState` change only under `lock`; everything else is immutable.
     private let client: LocalAPIClient
+    private let eventHandled: (@Sendable (LocalAPI.AppEvent) -> Void)?
     private let operations: AsyncStream<@Sendable () async -> Void>.Continuation
     private let replies: (stream: AsyncStream<LocalAPI.AppReply>, continuation: AsyncStream<LocalAPI.AppReply>.Continuation)
     private let delegateQueue = DispatchQueue(label: "OpenUserNotificationsLink.delegate")
@@ -19,9 +20,16 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
     private var workers: [Task<Void, Never>] = []
     /// The app's latest state, told to the daemon again whenever the link reconnects.
     private var appState: AppState
+    /// Responses and settings requests that arrived before the app set its delegate, in order; used only
+    /// on `delegateQueue`. An app that starts for a response connects first and sets its delegate just
+    /// after: what the daemon handed over meanwhile waits for it.
+    private var heldForDelegate: [LocalAPI.AppEvent] = []
 
-    package init(client: LocalAPIClient, initialState: AppState) {
+    /// - Parameter eventHandled: called on the delegate queue after each event from the daemon has been
+    ///   handed to the delegate, or held for it; for tests.
+    package init(client: LocalAPIClient, initialState: AppState, eventHandled: (@Sendable (LocalAPI.AppEvent) -> Void)? = nil) {
         self.client = client
+        self.eventHandled = eventHandled
         self.appState = initialState
         let (operationStream, operations) = AsyncStream<@Sendable () async -> Void>.makeStream()
         self.operations = operations
@@ -229,33 +237,54 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
         }
     }
 
-    private func handle(_ event: LocalAPI.AppEvent) {
-        let replies = self.replies.continuation
+    package func delegateDidChange() {
         delegateQueue.async { [weak self] in
-            guard let center = self?.center else { return }
-            UNUserNotificationCenter.withBound(center) {
-                switch event {
-                case .connected:
-                    break
-                case .willPresent(let ticket, let notification):
-                    guard let delegate = center.delegate else {
-                        replies.yield(.willPresentAnswer(ticket: ticket, options: nil))
-                        return
-                    }
-                    delegate.userNotificationCenter(center, willPresent: UNNotification(notification)) { options in
-                        replies.yield(.willPresentAnswer(ticket: ticket, options: options.rawValue))
-                    }
-                case .response(let ticket, let response):
-                    guard let delegate = center.delegate else {
-                        replies.yield(.responseCompleted(ticket: ticket))
-                        return
-                    }
-                    delegate.userNotificationCenter(center, didReceive: UNNotificationResponse.make(response)) {
-                        replies.yield(.responseCompleted(ticket: ticket))
-                    }
-                case .openSettings(let notification):
-                    center.delegate?.userNotificationCenter(center, openSettingsFor: notification.map(UNNotification.init))
+            guard let self, let center = self.center, center.delegate != nil, !self.heldForDelegate.isEmpty else { return }
+            let held = self.heldForDelegate
+            self.heldForDelegate.removeAll()
+            for event in held { self.deliver(event, to: center) }
+        }
+    }
+
+    private func handle(_ event: LocalAPI.AppEvent) {
+        delegateQueue.async { [weak self] in
+            guard let self, let center = self.center else { return }
+            self.deliver(event, to: center)
+            self.eventHandled?(event)
+        }
+    }
+
+    /// Calls the delegate for one event; on `delegateQueue`.
+    private func deliver(_ event: LocalAPI.AppEvent, to center: UNUserNotificationCenter) {
+        let replies = self.replies.continuation
+        UNUserNotificationCenter.withBound(center) {
+            switch event {
+            case .connected:
+                break
+            case .willPresent(let ticket, let notification):
+                // No delegate: the app shows nothing in the foreground, as on Apple's platforms.
+                guard let delegate = center.delegate else {
+                    replies.yield(.willPresentAnswer(ticket: ticket, options: nil))
+                    return
                 }
+                delegate.userNotificationCenter(center, willPresent: UNNotification(notification)) { options in
+                    replies.yield(.willPresentAnswer(ticket: ticket, options: options.rawValue))
+                }
+            case .response(let ticket, let response):
+                // Unconfirmed, a held response is handed over again if the app stops before it sets a delegate.
+                guard let delegate = center.delegate else {
+                    heldForDelegate.append(event)
+                    return
+                }
+                delegate.userNotificationCenter(center, didReceive: UNNotificationResponse.make(response)) {
+                    replies.yield(.responseCompleted(ticket: ticket))
+                }
+            case .openSettings(let notification):
+                guard let delegate = center.delegate else {
+                    heldForDelegate.append(event)
+                    return
+                }
+                delegate.userNotificationCenter(center, openSettingsFor: notification.map(UNNotification.init))
             }
         }
     }

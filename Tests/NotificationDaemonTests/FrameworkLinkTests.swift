@@ -111,4 +111,31 @@ final class LinkedAppDelegate: NSObject, UNUserNotificationCenterDelegate, Senda
             await NotificationDaemonLink.close(center)
         }
     }
+
+    @Test func aResponseHandedOverBeforeTheAppSetsItsDelegateWaitsForTheDelegate() async throws {
+        try await withDaemon { daemon in
+            let registered = try await daemon.authorizedApp("com.example.todo")
+            try await registered.add("plants", title: "Water the plants")
+            try await daemon.admin.call(.POST, "/v1/admin/apps/com.example.todo/notifications/plants/respond", body: LocalAPI.Respond(kind: "open"))
+
+            // The app starts (as its launch command starts it for the response), connects, and is handed
+            // the response before its code gets to set the delegate.
+            let (handled, handledContinuation) = AsyncStream<LocalAPI.AppEvent>.makeStream()
+            let center = UNUserNotificationCenter(backend: DaemonBackend(
+                client: LocalAPIClient(socketPath: daemon.socketPath, key: registered.key), initialState: .background,
+                eventHandled: { handledContinuation.yield($0) }
+            ))
+            try await withDeadline("the response to reach the app") {
+                for await event in handled {
+                    if case .response = event { return }
+                }
+            }
+            let delegate = LinkedAppDelegate()
+            center.delegate = delegate
+            let response = try await withDeadline("the held response to reach the delegate") { await delegate.nextResponse() }
+            #expect(response?.notification.request.identifier == "plants")
+            #expect(response?.actionIdentifier == UNNotificationDefaultActionIdentifier)
+            await NotificationDaemonLink.close(center)
+        }
+    }
 }

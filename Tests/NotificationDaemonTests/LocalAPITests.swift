@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import NotificationCore
 @testable import NotificationDaemon
@@ -210,6 +211,35 @@ import Testing
 }
 
 /// The daemon keeps its own copy of every attachment, as Apple's system does.
+/// The local API over TCP on loopback, for clients that cannot reach a Unix socket.
+@Suite struct TCPListenerTests {
+    @Test func theLocalAPIAlsoListensOnLoopbackTCPWithTheSameKeys() async throws {
+        try await withDaemon(configure: { $0.tcpPort = 0 }) { daemon in
+            let port = try #require(daemon.tcpPort)
+            #expect(port > 0)
+            #expect(daemon.configuration.tcpHost == "127.0.0.1", "loopback unless told otherwise")
+            let app = try await daemon.authorizedApp("com.example.tcp")
+            try await app.add("over-the-socket")
+
+            func get(_ path: String, key: String?) async throws -> (status: UInt, body: Data) {
+                var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
+                if let key { request.headers.add(name: "Authorization", value: "Bearer \(key)") }
+                let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+                return (response.status.code, Data(buffer: try await response.body.collect(upTo: 1 << 20)))
+            }
+            #expect(try await get("/v1/health", key: nil).status == 200)
+            #expect(try await get("/v1/requests", key: nil).status == 401)
+            #expect(try await get("/v1/requests", key: "not-a-key").status == 401)
+            let answer = try await get("/v1/requests", key: app.key)
+            #expect(answer.status == 200)
+            let pending = try JSONDecoder().decode([LocalAPI.PendingRequest].self, from: answer.body)
+            #expect(pending.isEmpty, "an immediate request is delivered, not pending")
+            let delivered = try await get("/v1/delivered", key: app.key)
+            #expect(try JSONDecoder().decode([DeliveredNotification].self, from: delivered.body).map(\.request.identifier) == ["over-the-socket"])
+        }
+    }
+}
+
 @Suite struct DaemonAttachmentTests {
     @Test func attachmentsAreCopiedIntoTheDaemonsStore() async throws {
         try await withDaemon { daemon in

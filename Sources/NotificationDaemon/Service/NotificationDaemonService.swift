@@ -17,12 +17,13 @@ package struct NotificationDaemonServices: Sendable {
     /// Prepares the daemon: the data directory, the database (whose problems are reported now, before
     /// anything listens), the administrator's key, and the listeners.
     ///
-    /// - Parameter onListening: called once the local API listens on its Unix socket.
+    /// - Parameter onListening: called once the local API listens on its Unix socket, and once more
+    ///   with the port when it also listens on TCP (the port the system chose, for `tcpPort` 0).
     package init(
         configuration: DaemonConfiguration,
         clock: any DaemonClock = SystemDaemonClock(),
         logger: Logger = Logger(label: "unotify.daemon"),
-        onListening: @escaping @Sendable () -> Void = {}
+        onListening: @escaping @Sendable (_ tcpPort: Int?) -> Void = { _ in }
     ) throws {
         let fileManager = FileManager.default
         try fileManager.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -45,7 +46,7 @@ package struct NotificationDaemonServices: Sendable {
                 // Only the daemon's user may talk to it.
                 _ = chmod(socketPath, 0o600)
                 logger.info("local API listening", metadata: ["socket": .string(socketPath)])
-                onListening()
+                onListening(nil)
             },
             logger: logger
         ))
@@ -57,6 +58,7 @@ package struct NotificationDaemonServices: Sendable {
                 configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "unotify"),
                 onServerRunning: { channel in
                     logger.info("local API listening", metadata: ["address": .string("\(channel.localAddress.map { "\($0)" } ?? "\(host):\(port)")")])
+                    onListening(channel.localAddress?.port ?? port)
                 },
                 logger: logger
             ))

@@ -329,19 +329,18 @@ struct SystemUnderTestError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Runs `body`, failing when it has not finished within `timeout` of real time.
-func withDeadline(_ what: String, timeout: Duration = .seconds(10), _ body: @escaping @Sendable () async throws -> Void) async throws {
-    try await withThrowingTaskGroup(of: Bool.self) { group in
-        group.addTask {
-            try await body()
-            return true
-        }
+/// Runs `body` and returns its result, failing when it has not finished within `timeout` of real time.
+@discardableResult
+func withDeadline<T: Sendable>(_ what: String, timeout: Duration = .seconds(10), _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await body() }
         group.addTask {
             try await Task.sleep(for: timeout)
-            return false
+            return nil
         }
-        let finished = try await group.next()!
+        let first = try await group.next()!
         group.cancelAll()
-        if !finished { throw SystemUnderTestError("timed out after \(timeout) waiting for \(what)") }
+        guard let first else { throw SystemUnderTestError("timed out after \(timeout) waiting for \(what)") }
+        return first
     }
 }

@@ -60,6 +60,8 @@ struct RunningDaemon: Sendable {
     let engine: DaemonEngine
     let clock: ManualDaemonClock
     let adminKey: String
+    /// The TCP port the local API also listens on, when configured.
+    let tcpPort: Int?
 
     var socketPath: String { configuration.socketPath }
     var admin: LocalAPIClient { LocalAPIClient(socketPath: socketPath, key: adminKey) }
@@ -100,24 +102,30 @@ func withDaemon<T: Sendable>(
     configure(&configuration)
     var logger = Logger(label: "test.daemon")
     logger.logLevel = .critical
-    let (listening, listeningContinuation) = AsyncStream<Void>.makeStream()
-    let services = try NotificationDaemonServices(configuration: configuration, clock: clock, logger: logger) {
-        listeningContinuation.yield()
+    let (listening, listeningContinuation) = AsyncStream<Int?>.makeStream()
+    let services = try NotificationDaemonServices(configuration: configuration, clock: clock, logger: logger) { port in
+        listeningContinuation.yield(port)
     }
     let group = ServiceGroup(services: services.services, gracefulShutdownSignals: [], cancellationSignals: [], logger: logger)
-    let daemon = RunningDaemon(directory: directory, configuration: configuration, engine: services.engine, clock: clock, adminKey: services.adminKey)
     return try await withThrowingTaskGroup(of: T?.self) { tasks in
         tasks.addTask {
             defer { listeningContinuation.finish() }
             try await group.run()
             return nil
         }
+        // Every listener: the Unix socket, and TCP when configured.
+        var tcpPort: Int? = nil
         var iterator = listening.makeAsyncIterator()
-        guard await iterator.next() != nil else {
-            // The daemon stopped before it listened: its error says why.
-            try await tasks.waitForAll()
-            throw LocalAPIClientError.transport("the daemon stopped before listening")
+        for _ in 0..<(configuration.tcpPort == nil ? 1 : 2) {
+            guard let port = await iterator.next() else {
+                // The daemon stopped before it listened: its error says why.
+                try await tasks.waitForAll()
+                throw LocalAPIClientError.transport("the daemon stopped before listening")
+            }
+            tcpPort = tcpPort ?? port
         }
+        let daemon = RunningDaemon(directory: directory, configuration: configuration, engine: services.engine, clock: clock,
+                                   adminKey: services.adminKey, tcpPort: tcpPort)
         do {
             let result = try await body(daemon)
             await group.triggerGracefulShutdown()
