@@ -94,7 +94,7 @@ final class DaemonProcess: Sendable {
 
 /// A `kill -9` at any moment loses no accepted request and no queued response, and never delivers a
 /// one-shot notification twice. These run the real `unotify` executable.
-@Suite(.serialized) struct CrashSafetyTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct CrashSafetyTests {
     @Test func killingTheDaemonMidLoadLosesNoAcceptedRequest() async throws {
         let directory = try makeTestDirectory()
         let first = try await DaemonProcess(directory: directory)

@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 
 /// The engine over a real SQLite file, without the HTTP layer: restarts and launching stopped apps.
-@Suite struct DaemonEngineTests {
+@Suite(.timeLimit(.minutes(2))) struct DaemonEngineTests {
     final class Launches: Sendable {
         private let commands = Mutex<[String]>([])
         func record(_ command: String, _ app: String) { commands.withLock { $0.append("\(app): \(command)") } }

@@ -34,7 +34,7 @@ final class LinkedAppDelegate: NSObject, UNUserNotificationCenterDelegate, Senda
 }
 
 /// The framework's `UNUserNotificationCenter` talking to a real daemon over its socket.
-@Suite struct FrameworkLinkTests {
+@Suite(.timeLimit(.minutes(2))) struct FrameworkLinkTests {
     func linkedCenter(_ daemon: RunningDaemon, key: String, foreground: Bool) -> UNUserNotificationCenter {
         let configuration = NotificationDaemonLink.Configuration(bundleIdentifier: "com.example.todo", key: key, socketPath: daemon.socketPath,
                                                                  startsInForeground: foreground)

@@ -6,7 +6,7 @@ import NotificationDaemonClient
 import Testing
 
 /// The local API over a real Unix socket, against a daemon with a real SQLite file.
-@Suite struct LocalAPITests {
+@Suite(.timeLimit(.minutes(2))) struct LocalAPITests {
     @Test func theSocketIsPrivateToItsUser() async throws {
         try await withDaemon { daemon in
             let attributes = try FileManager.default.attributesOfItem(atPath: daemon.socketPath)
@@ -212,7 +212,7 @@ import Testing
 
 /// The daemon keeps its own copy of every attachment, as Apple's system does.
 /// The local API over TCP on loopback, for clients that cannot reach a Unix socket.
-@Suite struct TCPListenerTests {
+@Suite(.timeLimit(.minutes(2))) struct TCPListenerTests {
     @Test func theLocalAPIAlsoListensOnLoopbackTCPWithTheSameKeys() async throws {
         try await withDaemon(configure: { $0.tcpPort = 0 }) { daemon in
             let port = try #require(daemon.tcpPort)
@@ -240,7 +240,7 @@ import Testing
     }
 }
 
-@Suite struct DaemonAttachmentTests {
+@Suite(.timeLimit(.minutes(2))) struct DaemonAttachmentTests {
     @Test func attachmentsAreCopiedIntoTheDaemonsStore() async throws {
         try await withDaemon { daemon in
             let app = try await daemon.authorizedApp("com.example.media")

@@ -5,7 +5,7 @@ import Testing
 
 /// What an app sees of its notifications, checked against both systems it can run on: the in-process
 /// system and the daemon. Every test body runs once per backend, unchanged.
-@Suite struct SharedBehaviourTests {
+@Suite(.timeLimit(.minutes(1))) struct SharedBehaviourTests {
     // MARK: Helpers
 
     /// Authorizes the app for alerts, sounds and badges, as a person who allows when asked.

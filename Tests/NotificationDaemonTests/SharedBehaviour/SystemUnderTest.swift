@@ -181,8 +181,10 @@ final class DaemonSystem: SystemUnderTest {
             let center = try await connect(daemon, key: registered.key, state: state, delegate: delegate)
             let system = DaemonSystem(daemon: daemon, key: registered.key, delegate: delegate, center: center)
             if appState == .notRunning { try await system.stopApp() }
-            // The person's answers to prompts, given as the prompts come.
-            let answering = Task { await system.answerPrompts() }
+            // The person's answers to prompts, given as the prompts come: watching from before the body
+            // starts, so that no prompt goes unseen.
+            let events = await daemon.engine.watch()
+            let answering = Task { await system.answerPrompts(events) }
             defer { answering.cancel() }
             do {
                 try await body(system)
@@ -233,8 +235,8 @@ final class DaemonSystem: SystemUnderTest {
 
     func willAnswerAuthorization(allow: Bool) { promptAnswer.withLock { $0 = allow } }
 
-    private func answerPrompts() async {
-        for await event in await daemon.engine.watch() {
+    private func answerPrompts(_ events: AsyncStream<DaemonEvent>) async {
+        for await event in events {
             guard case .authorizationPrompt(Self.app, _) = event, let allow = promptAnswer.withLock({ $0 }) else { continue }
             _ = try? await daemon.admin.call(.POST, "/v1/admin/apps/\(Self.app)/authorization",
                                              body: LocalAPI.AuthorizationDecision(decision: allow ? "grant" : "deny"), as: NotificationSettings.self)

@@ -40,12 +40,19 @@ final class ManualDaemonClock: DaemonClock {
         let id = UUID()
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let resumeNow = state.withLock { state -> Bool in
-                    if deadline <= state.now { return true }
+                // Checked under the lock: a cancellation that came before the sleeper was stored found
+                // nothing to resume, so the sleeper must not wait.
+                let outcome = state.withLock { state -> Result<Bool, CancellationError> in
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    if deadline <= state.now { return .success(true) }
                     state.sleepers[id] = (deadline, continuation)
-                    return false
+                    return .success(false)
                 }
-                if resumeNow { continuation.resume() }
+                switch outcome {
+                case .failure(let error): continuation.resume(throwing: error)
+                case .success(true): continuation.resume()
+                case .success(false): break
+                }
             }
         } onCancel: {
             state.withLock { $0.sleepers.removeValue(forKey: id) }?.continuation.resume(throwing: CancellationError())
