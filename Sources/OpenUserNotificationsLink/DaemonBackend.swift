@@ -17,7 +17,8 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
     private let delegateQueue = DispatchQueue(label: "OpenUserNotificationsLink.delegate")
     private let lock = NSLock()
     private weak var attached: UNUserNotificationCenter?
-    private var workers: [Task<Void, Never>] = []
+    /// The task that makes the app's calls in order, and the one that keeps the event stream open.
+    private var workers: (serial: Task<Void, Never>, events: Task<Void, Never>)?
     /// The app's latest state, told to the daemon again whenever the link reconnects.
     private var appState: AppState
     /// Responses and settings requests that arrived before the app set its delegate, in order; used only
@@ -41,13 +42,14 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
         }
         let events = startEventStream()
         lock.lock()
-        workers = [serial, events]
+        workers = (serial, events)
         lock.unlock()
     }
 
     deinit {
         lock.lock()
-        workers.forEach { $0.cancel() }
+        workers?.serial.cancel()
+        workers?.events.cancel()
         lock.unlock()
         operations.finish()
         replies.continuation.finish()
@@ -56,12 +58,13 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
     /// Closes the link: the app's event stream closes (the daemon sees the app stop). Calls already made
     /// still complete, in order, before this returns; calls made afterwards go straight to the daemon.
     package func close() async {
-        let (serial, events) = lock.withLock { (workers[0], workers[1]) }
+        let running = lock.withLock { workers }
         operations.finish()
         replies.continuation.finish()
-        events.cancel()
-        await serial.value
-        await events.value
+        guard let running else { return }
+        running.events.cancel()
+        await running.serial.value
+        await running.events.value
     }
 
     package var environment: NotificationEnvironment {

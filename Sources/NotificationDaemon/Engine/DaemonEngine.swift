@@ -187,7 +187,7 @@ package actor DaemonEngine {
         carryOut(effects, for: bundleIdentifier)
         // Only once the state that no longer refers to them is saved: a crash before this line leaves
         // a stray file behind, never a notification without its file.
-        attachmentStore(of: bundleIdentifier)?.release(unusedFiles)
+        if !unusedFiles.isEmpty { attachmentStore(of: bundleIdentifier)?.release(unusedFiles) }
         if machine.openTickets == 0, let waiters = answerWaiters.removeValue(forKey: bundleIdentifier) {
             waiters.values.forEach { $0.resume() }
         }
