@@ -11,7 +11,7 @@ import OpenUserNotificationsLink
 final class ReminderHandler: NSObject, UNUserNotificationCenterDelegate, Sendable {
     func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification,
                                 withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void) {
-        print("arrived while running: \(notification.request.content.title)")
+        say("arrived while running: \(notification.request.content.title)")
         completionHandler([.banner, .list, .sound])
     }
 
@@ -19,19 +19,25 @@ final class ReminderHandler: NSObject, UNUserNotificationCenterDelegate, Sendabl
                                 withCompletionHandler completionHandler: @escaping () -> Void) {
         switch response.actionIdentifier {
         case UNNotificationDefaultActionIdentifier:
-            print("the person opened \"\(response.notification.request.identifier)\"")
+            say("the person opened \"\(response.notification.request.identifier)\"")
         case UNNotificationDismissActionIdentifier:
-            print("the person dismissed \"\(response.notification.request.identifier)\"")
+            say("the person dismissed \"\(response.notification.request.identifier)\"")
         case "MARK_DONE":
-            print("the person marked \"\(response.notification.request.identifier)\" done")
+            say("the person marked \"\(response.notification.request.identifier)\" done")
         default:
             if let reply = response as? UNTextInputNotificationResponse {
-                print("the person replied to \"\(response.notification.request.identifier)\": \(reply.userText)")
+                say("the person replied to \"\(response.notification.request.identifier)\": \(reply.userText)")
             }
         }
-        fflush(nil)
         completionHandler()
     }
+}
+
+/// Prints a line at once, also when the output is a pipe or a file (where `print` alone waits for a
+/// full buffer).
+func say(_ line: String) {
+    print(line)
+    fflush(nil)
 }
 
 @main
@@ -39,8 +45,14 @@ struct TodoExample {
     static func main() async throws {
         let arguments = CommandLine.arguments
         guard try NotificationDaemonLink.bootstrapFromEnvironment() else {
-            print("Set UNOTIFY_APP_ID (and register the app with `unotify apps add`) to connect to the daemon.")
+            say("Set UNOTIFY_APP_ID (and register the app with `unotify apps add`) to connect to the daemon.")
             exit(1)
+        }
+        // One process per app: a second `todo-example` takes over, and this one stops.
+        Task {
+            await NotificationDaemonLink.waitUntilReplaced()
+            say("another todo-example took over; this one stops")
+            exit(0)
         }
         let handler = ReminderHandler()
         let center = UNUserNotificationCenter.current()
@@ -52,10 +64,9 @@ struct TodoExample {
         center.setNotificationCategories([UNNotificationCategory(identifier: "TODO_CATEGORY", actions: [done, reply],
                                                                  intentIdentifiers: [], options: [.customDismissAction])])
 
-        print("asking for permission (answer in `unotify watch` with `allow com.example.todo`)…")
-        fflush(nil)
+        say("asking for permission (answer in `unotify watch` with `allow com.example.todo`)…")
         guard try await center.requestAuthorization(options: [.alert, .sound, .badge]) else {
-            print("notifications are not allowed")
+            say("notifications are not allowed")
             exit(1)
         }
 
@@ -68,10 +79,9 @@ struct TodoExample {
             let request = UNNotificationRequest(identifier: "daily-report", content: content,
                                                 trigger: UNTimeIntervalNotificationTrigger(timeInterval: seconds, repeats: false))
             try await center.add(request)
-            print("scheduled \"daily-report\" in \(Int(seconds)) s")
+            say("scheduled \"daily-report\" in \(Int(seconds)) s")
         }
-        print("waiting for the person (Ctrl-C to stop)…")
-        fflush(nil)
+        say("waiting for the person (Ctrl-C to stop)…")
         while true {
             try await Task.sleep(for: .seconds(3600))
         }

@@ -12,37 +12,105 @@ package struct AttachmentStore: Sendable {
         self.root = root
     }
 
-    /// The request with every attachment copied into the store, and the folder of its copies (`nil`
-    /// when there was nothing to copy), to ``discard(_:)`` if the request is then refused. Files that are
-    /// already in the store (a request added again) are kept where they are.
+    /// The request with every attachment checked and copied into the store, and the folder of its
+    /// copies (`nil` when there was nothing to copy), to ``discard(_:)`` if the request is then refused.
+    /// Files that are already in the store (a request added again) are kept where they are.
     ///
-    /// - Throws: `attachmentNotInDataStore` for a file of the store that was removed, and
+    /// Every file is checked here, whoever sent the request: it must be a regular file (not a folder,
+    /// a device or a pipe), of a supported type whose first bytes match, within its type's size limit.
+    /// The copy reads no more than that limit, so a file that grows meanwhile is refused, not copied
+    /// without end.
+    ///
+    /// - Throws: `attachmentInvalidURL` for a path that is not a readable regular file; the codes of
+    ///   ``AttachmentRules/validate(pathExtension:typeHint:fileSize:header:)``;
+    ///   `attachmentNotInDataStore` for a file of the store that was removed; and
     ///   `attachmentMoveIntoDataStoreFailed` for one that cannot be copied. Nothing is left behind.
     package func store(_ request: NotificationRequest) throws(NotificationFailure) -> (request: NotificationRequest, copies: URL?) {
         guard !request.content.attachments.isEmpty else { return (request, nil) }
         var stored = request
-        let fileManager = FileManager.default
         let folder = root.appendingPathComponent(UUID().uuidString, isDirectory: true)
-        for (index, attachment) in request.content.attachments.enumerated() {
-            let source = attachment.url
-            if source.path.hasPrefix(root.path) {
-                guard fileManager.fileExists(atPath: source.path) else {
-                    discard(folder)
-                    throw NotificationFailure(.attachmentNotInDataStore, detail: "\(source.lastPathComponent) was removed from the store.")
+        do throws(NotificationFailure) {
+            for (index, attachment) in request.content.attachments.enumerated() {
+                let source = attachment.url.standardizedFileURL
+                if contains(source) {
+                    guard Self.isRegularFile(source.path, followingLinks: false) else {
+                        throw NotificationFailure(.attachmentNotInDataStore, detail: "\(source.lastPathComponent) was removed from the store.")
+                    }
+                    stored.content.attachments[index].url = source
+                    continue
                 }
-                continue
+                let destination = folder.appendingPathComponent("\(index)-\(source.lastPathComponent)")
+                let type = try Self.copy(source, typeHint: attachment.type, to: destination, creating: folder)
+                stored.content.attachments[index].url = destination
+                stored.content.attachments[index].type = type.identifier
             }
-            let destination = folder.appendingPathComponent("\(index)-\(source.lastPathComponent)")
-            do {
-                try fileManager.createDirectory(at: folder, withIntermediateDirectories: true)
-                try fileManager.copyItem(at: source, to: destination)
-            } catch {
-                discard(folder)
-                throw NotificationFailure(.attachmentMoveIntoDataStoreFailed, detail: "\(source.path): \(error.localizedDescription)")
-            }
-            stored.content.attachments[index].url = destination
+        } catch {
+            discard(folder)
+            throw error
         }
-        return (stored, folder)
+        return (stored, FileManager.default.fileExists(atPath: folder.path) ? folder : nil)
+    }
+
+    /// Whether `file` is inside this store's folder.
+    private func contains(_ file: URL) -> Bool {
+        file.standardizedFileURL.path.hasPrefix(root.standardizedFileURL.path + "/")
+    }
+
+    private static func isRegularFile(_ path: String, followingLinks: Bool) -> Bool {
+        var info = stat()
+        let result = followingLinks ? stat(path, &info) : lstat(path, &info)
+        return result == 0 && (info.st_mode & S_IFMT) == S_IFREG
+    }
+
+    /// Checks `source` and copies it to `destination`, reading at most its type's size limit.
+    private static func copy(_ source: URL, typeHint: String, to destination: URL, creating folder: URL) throws(NotificationFailure) -> AttachmentRules.FileType {
+        // Opened without waiting (a pipe would block) and checked on the open file itself, so what is
+        // checked is what is read.
+        let descriptor = open(source.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw NotificationFailure(.attachmentInvalidURL, detail: "\(source.path) cannot be opened: \(String(cString: strerror(errno))).")
+        }
+        let file = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            throw NotificationFailure(.attachmentInvalidURL, detail: "\(source.path) is not a regular file.")
+        }
+        let header: [UInt8]
+        do {
+            header = Array(try file.read(upToCount: 16) ?? Data())
+        } catch {
+            throw NotificationFailure(.attachmentInvalidURL, detail: "\(source.path) cannot be read: \(error.localizedDescription).")
+        }
+        let hint = AttachmentRules.supportedTypes.contains { $0.identifier == typeHint } ? typeHint : nil
+        let type: AttachmentRules.FileType
+        switch AttachmentRules.validate(pathExtension: source.pathExtension, typeHint: hint, fileSize: Int(info.st_size), header: header) {
+        case .success(let valid): type = valid
+        case .failure(let failure): throw failure
+        }
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let created = open(destination.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            guard created >= 0 else {
+                throw NotificationFailure(.attachmentMoveIntoDataStoreFailed, detail: "\(destination.path) cannot be created: \(String(cString: strerror(errno))).")
+            }
+            let output = FileHandle(fileDescriptor: created, closeOnDealloc: true)
+            defer { try? output.close() }
+            try output.write(contentsOf: header)
+            var copied = header.count
+            while let chunk = try file.read(upToCount: 1 << 16), !chunk.isEmpty {
+                copied += chunk.count
+                guard copied <= type.family.maximumSize else {
+                    throw NotificationFailure(.attachmentInvalidFileSize, detail: "\(source.lastPathComponent) grew past the \(type.family.maximumSize)-byte limit while it was copied.")
+                }
+                try output.write(contentsOf: chunk)
+            }
+            try output.synchronize()
+        } catch let failure as NotificationFailure {
+            throw failure
+        } catch {
+            throw NotificationFailure(.attachmentMoveIntoDataStoreFailed, detail: "\(source.path): \(error.localizedDescription)")
+        }
+        return type
     }
 
     /// Removes the copies of a refused request.

@@ -38,15 +38,26 @@ package struct DaemonError: Error, Sendable, CustomStringConvertible {
     package var notificationFailure: NotificationFailure?
     /// For `.personAction`: why the system refused.
     package var personRejection: PersonActionRejection?
+    /// For `.invalidRequest` and `.notification`: the rule the request broke, if it broke one.
+    package var violation: RuleViolation?
 
     package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
+    /// A refusal with a `UNError` code; a request that broke a rule is an invalid request, with the
+    /// nearest `UNError` code beside the rule.
     package init(_ failure: NotificationFailure) {
-        self.init(.notification, failure.message)
+        self.init(failure.violation == nil ? .notification : .invalidRequest, failure.message)
         notificationFailure = failure
+        violation = failure.violation
+    }
+
+    /// A request or categories that break one of the rules every client must follow.
+    package init(_ violation: RuleViolation) {
+        self.init(.invalidRequest, violation.message)
+        self.violation = violation
     }
 
     package init(_ rejection: PersonActionRejection) {

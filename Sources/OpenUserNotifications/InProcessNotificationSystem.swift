@@ -331,7 +331,8 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     }
 
     package func setCategories(_ categories: [NotificationCategory]) {
-        shell.withLock { $0.machine.setCategories(categories) }
+        // Apple's call has no error: categories that break the system's rules are ignored.
+        shell.withLock { try? $0.machine.setCategories(categories) }
     }
 
     package func categories(completion: @escaping @Sendable ([NotificationCategory]) -> Void) {

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 import NIOHTTP1
 package import NotificationCore
 package import NotificationDaemonClient
@@ -25,6 +26,10 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
     /// on `delegateQueue`. An app that starts for a response connects first and sets its delegate just
     /// after: what the daemon handed over meanwhile waits for it.
     private var heldForDelegate: [LocalAPI.AppEvent] = []
+    /// Set once another process of the app took over (under `lock`); the link then stops reconnecting.
+    private var replaced = false
+    /// Callers of ``waitUntilReplaced()``, resumed when another process takes over (under `lock`).
+    private var replacedWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// - Parameter eventHandled: called on the delegate queue after each event from the daemon has been
     ///   handed to the delegate, or held for it; for tests.
@@ -190,6 +195,32 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
 
     private var currentAppState: AppState { lock.withLock { appState } }
 
+    /// Whether another process of the app connected to the daemon and took over from this one.
+    package var wasReplaced: Bool { lock.withLock { replaced } }
+
+    /// Returns once another process of the app has taken over from this one (at once if it has).
+    package func waitUntilReplaced() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let already = lock.withLock {
+                if !replaced { replacedWaiters.append(continuation) }
+                return replaced
+            }
+            if already { continuation.resume() }
+        }
+    }
+
+    /// Another process of the app took over: confirm what was finished (the replies already queued go
+    /// first), let go, and stop reconnecting.
+    private func noteReplaced() {
+        let waiters = lock.withLock {
+            replaced = true
+            replies.continuation.yield(.released)
+            defer { replacedWaiters.removeAll() }
+            return replacedWaiters
+        }
+        waiters.forEach { $0.resume() }
+    }
+
     // MARK: - The event stream
 
     /// Keeps the app's event stream open, reconnecting when it drops, and carries its messages to the
@@ -198,44 +229,56 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
         let client = self.client
         let replies = self.replies
         let handle: @Sendable (LocalAPI.AppEvent) -> Void = { [weak self] event in self?.handle(event) }
+        let noteReplaced: @Sendable () -> Void = { [weak self] in self?.noteReplaced() }
         let currentState: @Sendable () -> AppState? = { [weak self] in self?.currentAppState }
+        let isReplaced: @Sendable () -> Bool = { [weak self] in self?.wasReplaced ?? true }
         return Task {
-            var delay: Duration = .milliseconds(100)
-            while !Task.isCancelled {
+            var backoff = ReconnectBackoff()
+            while !Task.isCancelled && !isReplaced() {
                 do {
-                    try await LocalAPIWebSocket.withConnection(
+                    let connected = try await LocalAPIWebSocket.withConnection(
                         socketPath: client.socketPath,
                         path: "/v1/events",
                         key: client.key
-                    ) { connection in
+                    ) { connection -> Bool in
                         // The app speaks first: its state now, which may have changed since it last connected.
-                        guard let state = currentState(), let hello = try? JSONEncoder().encode(LocalAPI.AppReply.state(state)) else { return }
+                        guard let state = currentState(), let hello = try? JSONEncoder().encode(LocalAPI.AppReply.state(state)) else { return false }
                         try await connection.send(String(decoding: hello, as: UTF8.self))
+                        let sawConnected = ConnectedFlag()
                         await withTaskGroup(of: Void.self) { group in
                             group.addTask {
                                 for await reply in replies.stream {
                                     guard let data = try? JSONEncoder().encode(reply) else { continue }
                                     do { try await connection.send(String(decoding: data, as: UTF8.self)) } catch { return }
+                                    // After `released` this connection sends nothing more; the daemon closes it.
+                                    if case .released = reply { break }
                                 }
                             }
                             group.addTask {
                                 do {
                                     for try await text in connection.messages {
                                         guard let event = try? JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data(text.utf8)) else { continue }
-                                        handle(event)
+                                        switch event {
+                                        case .connected: sawConnected.set()
+                                        case .replaced: noteReplaced()
+                                        default: handle(event)
+                                        }
                                     }
                                 } catch {}
                             }
                             _ = await group.next()
                             group.cancelAll()
                         }
+                        return sawConnected.isSet
                     }
-                    delay = .milliseconds(100)
+                    // A connection that was established starts the back-off afresh; one that was closed
+                    // before it was (the daemon starting or stopping) counts as a failed attempt.
+                    if connected { backoff.reset() }
                 } catch {
-                    // The daemon is not there (yet): try again, backing off to 5 s between attempts.
-                    delay = min(delay * 2, .seconds(5))
+                    // The daemon is not there (yet): try again, backing off.
                 }
-                try? await Task.sleep(for: delay)
+                guard !isReplaced() else { return }
+                try? await Task.sleep(for: backoff.next())
             }
         }
     }
@@ -262,7 +305,7 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
         let replies = self.replies.continuation
         UNUserNotificationCenter.withBound(center) {
             switch event {
-            case .connected:
+            case .connected, .replaced:
                 break
             case .willPresent(let ticket, let notification):
                 // No delegate: the app shows nothing in the foreground, as on Apple's platforms.
@@ -291,4 +334,33 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
             }
         }
     }
+}
+
+/// How long the link waits before it reconnects: doubling from 100 ms to 5 s, each wait drawn at random
+/// from its upper half, so that many apps reconnecting to a restarted daemon do not all come at once.
+struct ReconnectBackoff {
+    static let first: Duration = .milliseconds(100)
+    static let ceiling: Duration = .seconds(5)
+    private var current = first
+
+    mutating func reset() { current = Self.first }
+
+    /// The next wait, which also doubles the one after it (up to the ceiling).
+    mutating func next<G: RandomNumberGenerator>(using generator: inout G) -> Duration {
+        let upper = current
+        current = min(current * 2, Self.ceiling)
+        return upper * Double.random(in: 0.5...1.0, using: &generator)
+    }
+
+    mutating func next() -> Duration {
+        var generator = SystemRandomNumberGenerator()
+        return next(using: &generator)
+    }
+}
+
+/// Whether a connection got as far as `connected`.
+private final class ConnectedFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .relaxed) }
+    var isSet: Bool { value.load(ordering: .relaxed) }
 }

@@ -98,6 +98,23 @@ public enum NotificationDaemonLink {
         await (center.backend as? DaemonBackend)?.close()
     }
 
+    /// Returns once another process of the same app has connected to the daemon and taken over from
+    /// this one (at once if that already happened).
+    ///
+    /// An app runs as one process, as on iOS: the newest process to connect receives the delegate
+    /// calls, and the replaced one is told so and stops reconnecting. Its calls (adding requests, say)
+    /// still reach the daemon. An app that should not run twice exits here:
+    ///
+    /// ```swift
+    /// Task {
+    ///     await NotificationDaemonLink.waitUntilReplaced()
+    ///     exit(0)
+    /// }
+    /// ```
+    public static func waitUntilReplaced(_ center: UNUserNotificationCenter = .current()) async {
+        await (center.backend as? DaemonBackend)?.waitUntilReplaced()
+    }
+
     /// Tells the daemon the app moved to the foreground or the background.
     public static func appDidChangeState(to center: UNUserNotificationCenter = .current(), foreground: Bool) {
         (center.backend as? DaemonBackend)?.setAppState(foreground ? .foreground : .background)

@@ -74,10 +74,9 @@ struct AppsCommand: AsyncParsableCommand {
 
 /// Writes a key to a file only its owner can read.
 private func writeKey(_ key: String, to path: String) throws {
-    let folder = (path as NSString).deletingLastPathComponent
-    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    try PrivateFiles.createDirectory(URL(fileURLWithPath: path).deletingLastPathComponent())
     try? FileManager.default.removeItem(atPath: path)
-    guard FileManager.default.createFile(atPath: path, contents: Data((key + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
+    guard PrivateFiles.createFile(atPath: path, contents: Data((key + "\n").utf8)) else {
         throw ValidationError("Could not write the key to \(path).")
     }
 }

@@ -19,6 +19,8 @@ struct DaemonOptions: ParsableArguments {
     var logLevel: String = "info"
 
     func run() async throws {
+        // Whatever the daemon and its libraries create (the socket, SQLite's files) is its user's alone.
+        umask(0o077)
         var configuration = location.configuration
         configuration.tcpPort = tcpPort
         configuration.tcpHost = tcpHost

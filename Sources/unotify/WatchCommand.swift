@@ -30,18 +30,27 @@ struct WatchCommand: AsyncParsableCommand {
         let socket = location.configuration.socketPath
         let only = app
         let shown = Shown()
-        for notification in try await admin.call(.GET, "/v1/admin/notifications" + (only.map { "?app=\(segment($0))" } ?? ""),
-                                                 as: [LocalAPI.VisibleNotification].self) {
-            print("#\(shown.add(notification)) \(describe(notification))")
-        }
-        print("Watching \(socket). Type `<n> open`, `<n> dismiss`, `<n> <action> [text]`, `allow <app>`; Ctrl-D quits.")
         try await LocalAPIWebSocket.withConnection(socketPath: socket, path: "/v1/admin/events", key: admin.key) { stream in
+            // Subscribed first, then what is on screen is read: nothing that happens in between is missed.
             try await stream.send(#"{"type":"subscribe"}"#)
+            var events = stream.messages.makeAsyncIterator()
+            guard let first = try await events.next(), first.contains(#""subscribed""#) else {
+                throw LocalAPIClientError.transport("The daemon did not answer the subscription.")
+            }
+            try await Self.showState(admin: admin, only: only, shown: shown)
+            Terminal.write("Watching \(socket). Type `<n> open`, `<n> dismiss`, `<n> <action> [text]`, `allow <app>`; Ctrl-D quits.")
+            let remaining = UncheckedIterator(iterator: events)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    for try await text in stream.messages {
-                        guard let event = try? JSONDecoder().decode(LocalAPI.WatchEvent.self, from: Data(text.utf8)),
-                              only == nil || event.bundleIdentifier == only else { continue }
+                    var events = remaining.iterator
+                    while let text = try await events.next() {
+                        guard let event = try? JSONDecoder().decode(LocalAPI.WatchEvent.self, from: Data(text.utf8)) else { continue }
+                        if event.type == "overflowed" {
+                            Terminal.write("(fell behind the daemon; some events were not shown. What is on screen now:)")
+                            try await Self.showState(admin: admin, only: only, shown: shown)
+                            continue
+                        }
+                        guard only == nil || event.bundleIdentifier == only else { continue }
                         Self.show(event, shown)
                     }
                 }
@@ -57,34 +66,49 @@ struct WatchCommand: AsyncParsableCommand {
         }
     }
 
+    /// Shows what is on screen now: authorization prompts waiting for an answer, and notifications.
+    static func showState(admin: LocalAPIClient, only: String?, shown: Shown) async throws {
+        for prompt in try await admin.call(.GET, "/v1/admin/prompts", as: [LocalAPI.AuthorizationPrompt].self)
+        where only == nil || prompt.bundleIdentifier == only {
+            showPrompt(prompt.bundleIdentifier, options: prompt.options)
+        }
+        for notification in try await admin.call(.GET, "/v1/admin/notifications" + (only.map { "?app=\(segment($0))" } ?? ""),
+                                                 as: [LocalAPI.VisibleNotification].self) {
+            Terminal.write("#\(shown.add(notification)) \(describe(notification))")
+        }
+    }
+
+    static func showPrompt(_ app: String, options raw: UInt) {
+        let options = AuthorizationOptions(rawValue: raw)
+        var kinds: [String] = []
+        if options.contains(.alert) { kinds.append("alerts") }
+        if options.contains(.sound) { kinds.append("sounds") }
+        if options.contains(.badge) { kinds.append("badges") }
+        Terminal.write("[\(app)] would like to send you notifications (\(kinds.joined(separator: ", "))). Type `allow \(app)` or `deny \(app)`.")
+    }
+
     static func show(_ event: LocalAPI.WatchEvent, _ shown: Shown) {
         switch event.type {
         case "presented":
             guard let notification = event.notification else { return }
             if notification.presentation.isVisible {
-                print("#\(shown.add(notification)) \(describe(notification))")
+                Terminal.write("#\(shown.add(notification)) \(describe(notification))")
             } else {
-                print("[\(event.bundleIdentifier)] \(notification.notification.request.identifier) arrived but is not shown")
+                Terminal.write("[\(event.bundleIdentifier)] \(notification.notification.request.identifier) arrived but is not shown")
             }
         case "authorizationPrompt":
-            let options = AuthorizationOptions(rawValue: event.options ?? 0)
-            var kinds: [String] = []
-            if options.contains(.alert) { kinds.append("alerts") }
-            if options.contains(.sound) { kinds.append("sounds") }
-            if options.contains(.badge) { kinds.append("badges") }
-            print("[\(event.bundleIdentifier)] would like to send you notifications (\(kinds.joined(separator: ", "))). Type `allow \(event.bundleIdentifier)` or `deny \(event.bundleIdentifier)`.")
+            showPrompt(event.bundleIdentifier, options: event.options ?? 0)
         case "responseDelivered":
             if let response = event.response {
-                print("[\(event.bundleIdentifier)] received \(response.actionIdentifier)\(response.userText.map { " \"\($0)\"" } ?? "") for \(response.notification.request.identifier)")
+                Terminal.write("[\(event.bundleIdentifier)] received \(response.actionIdentifier)\(response.userText.map { " \"\($0)\"" } ?? "") for \(response.notification.request.identifier)")
             }
         case "badgeChanged":
-            print("[\(event.bundleIdentifier)] badge \(event.badge ?? 0)")
+            Terminal.write("[\(event.bundleIdentifier)] badge \(event.badge ?? 0)")
         case "appStateChanged":
-            print("[\(event.bundleIdentifier)] is \(event.state.map { "\($0)" } ?? "?")")
+            Terminal.write("[\(event.bundleIdentifier)] is \(event.state.map { "\($0)" } ?? "?")")
         default:
             break
         }
-        fflush(nil)
     }
 
     static func perform(_ line: String, shown: Shown, admin: LocalAPIClient) async {
@@ -97,7 +121,7 @@ struct WatchCommand: AsyncParsableCommand {
                 return
             }
             guard let number = Int(first.trimmingCharacters(in: CharacterSet(charactersIn: "#"))), let target = shown[number], words.count >= 2 else {
-                print("Type `<n> open`, `<n> dismiss`, `<n> <action> [text]`, `<n> settings`, or `allow <app>`.")
+                Terminal.write("Type `<n> open`, `<n> dismiss`, `<n> <action> [text]`, `<n> settings`, or `allow <app>`.")
                 return
             }
             let body: LocalAPI.Respond = switch words[1] {
@@ -110,10 +134,25 @@ struct WatchCommand: AsyncParsableCommand {
             }
             try await admin.call(.POST, "/v1/admin/apps/\(segment(target.bundleIdentifier))/notifications/\(segment(target.notification.request.identifier))/respond", body: body)
         } catch {
-            print("Refused: \(error)")
+            Terminal.write("Refused: \(error)")
         }
-        fflush(nil)
     }
+}
+
+/// The watch's output: each line written at once, straight to standard output.
+///
+/// Not through `print` and `fflush`: another thread waits in `readLine` for what the person types,
+/// holding standard input's lock, and `fflush(nil)` would wait for that lock until a line is typed.
+enum Terminal {
+    static func write(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+}
+
+/// Carries a stream's iterator into the one task that reads it from then on.
+struct UncheckedIterator<Iterator>: @unchecked Sendable {
+    // Sendable: handed over once, and used by one task only afterwards.
+    var iterator: Iterator
 }
 
 /// The notifications shown so far, by their number on screen.
@@ -122,9 +161,16 @@ final class Shown: @unchecked Sendable {
     private let lock = NSLock()
     private var items: [LocalAPI.VisibleNotification] = []
 
+    /// The number of `notification`: a new one, or the one it already has when it is shown again
+    /// (listed after an event brought it, or listed again after the watch fell behind).
     func add(_ notification: LocalAPI.VisibleNotification) -> Int {
         lock.lock()
         defer { lock.unlock() }
+        if let index = items.lastIndex(where: {
+            $0.bundleIdentifier == notification.bundleIdentifier && $0.notification == notification.notification
+        }) {
+            return index + 1
+        }
         items.append(notification)
         return items.count
     }

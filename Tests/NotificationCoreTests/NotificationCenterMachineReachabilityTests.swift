@@ -108,7 +108,7 @@ import Testing
 
     @Test func theMachineSurvivesBeingStoredAndRestored() throws {
         var machine = stoppedApp(options: [.alert, .badge])
-        machine.setCategories([NotificationCategory(identifier: "c", actions: [NotificationAction(identifier: "x", title: "X")])])
+        try machine.setCategories([NotificationCategory(identifier: "c", actions: [NotificationAction(identifier: "x", title: "X")])])
         _ = try machine.add(request("later", .timeInterval(60, repeats: true), category: "c"))
         _ = try machine.add(request("now", category: "c"))
         _ = try machine.respond(to: "now", with: .action("x"))

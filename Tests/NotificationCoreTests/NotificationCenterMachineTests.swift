@@ -679,7 +679,7 @@ struct NotificationCenterMachineResponseTests {
         var machine = makeMachine(appState: .background, authorizing: options)
         var category = todo
         category.options = categoryOptions
-        machine.setCategories([category])
+        try machine.setCategories([category])
         _ = try machine.add(makeRequest("n", category: "todo"))
         _ = advanceAll(&machine, to: at(60))
         _ = machine.setAppState(appState)
@@ -833,7 +833,7 @@ struct NotificationCenterMachineResponseTests {
     @Test("actions are those of the category when the notification was presented")
     func actionsAreFixedAtPresentation() throws {
         var (machine, _) = try Self.withVisibleNotification()
-        machine.setCategories([])
+        try machine.setCategories([])
         #expect(try machine.respond(to: "n", with: .action("done")).count == 1)
     }
 

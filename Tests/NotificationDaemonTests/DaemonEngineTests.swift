@@ -52,7 +52,7 @@ import Testing
         // The daemon is down for a day.
         clock.advance(by: 86_400 + 30)
         let second = try engine(at: path, clock: clock)
-        let events = await second.watch()
+        let events = await second.watch().events
         let next = await second.processDue()
         #expect(next == Date(timeIntervalSince1970: 1_767_225_600 + 86_400 + 3600), "the hourly one resumes at its next hour")
         let delivered = try await second.deliveredNotifications("com.example.todo").map(\.request.identifier)
@@ -85,7 +85,7 @@ import Testing
         let paris = CircularRegion(identifier: "paris", center: Coordinate(latitude: 48.8566, longitude: 2.3522), radius: 1000,
                                    notifyOnEntry: true, notifyOnExit: true)
         try await engine.add("com.example.later", request("paris", .location(paris, repeats: false)))
-        let events = await engine.watch()
+        let events = await engine.watch().events
         try await engine.updateLocation(Coordinate(latitude: 51.5072, longitude: -0.1276))
         var iterator = events.makeAsyncIterator()
         var presented: [String] = []

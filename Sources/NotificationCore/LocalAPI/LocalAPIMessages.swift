@@ -72,6 +72,9 @@ package enum LocalAPI {
         case openSettings(notification: DeliveredNotification?)
         /// The first message: the app is connected and reachable from now on.
         case connected
+        /// Another process of the app connected and took over: answer with `released` once what was
+        /// finished is confirmed, and do not reconnect.
+        case replaced
 
         private enum CodingKeys: String, CodingKey { case type, ticket, notification, response }
 
@@ -88,6 +91,8 @@ package enum LocalAPI {
                 self = .openSettings(notification: try container.decodeIfPresent(DeliveredNotification.self, forKey: .notification))
             case "connected":
                 self = .connected
+            case "replaced":
+                self = .replaced
             case let type:
                 throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "Unknown event \"\(type)\".")
             }
@@ -109,6 +114,8 @@ package enum LocalAPI {
                 try container.encodeIfPresent(notification, forKey: .notification)
             case .connected:
                 try container.encode("connected", forKey: .type)
+            case .replaced:
+                try container.encode("replaced", forKey: .type)
             }
         }
     }
@@ -121,6 +128,9 @@ package enum LocalAPI {
         case willPresentAnswer(ticket: UInt64, options: UInt?)
         /// The delegate finished with the response of this ticket.
         case responseCompleted(ticket: UInt64)
+        /// The answer to `replaced`, after every confirmation this connection will send: the daemon
+        /// may hand what is left to the process that took over.
+        case released
 
         private enum CodingKeys: String, CodingKey { case type, state, ticket, options }
 
@@ -134,6 +144,8 @@ package enum LocalAPI {
                                           options: try container.decodeIfPresent(UInt.self, forKey: .options))
             case "responseCompleted":
                 self = .responseCompleted(ticket: try container.decode(UInt64.self, forKey: .ticket))
+            case "released":
+                self = .released
             case let type:
                 throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "Unknown reply \"\(type)\".")
             }
@@ -152,6 +164,8 @@ package enum LocalAPI {
             case .responseCompleted(let ticket):
                 try container.encode("responseCompleted", forKey: .type)
                 try container.encode(ticket, forKey: .ticket)
+            case .released:
+                try container.encode("released", forKey: .type)
             }
         }
     }
@@ -273,10 +287,23 @@ package enum LocalAPI {
         }
     }
 
+    /// An app's authorization prompt on screen (`GET /v1/admin/prompts`).
+    package struct AuthorizationPrompt: Codable, Sendable, Hashable {
+        package var bundleIdentifier: String
+        /// The `UNAuthorizationOptions` the app asks for, as their raw value.
+        package var options: UInt
+
+        package init(bundleIdentifier: String, options: UInt) {
+            self.bundleIdentifier = bundleIdentifier
+            self.options = options
+        }
+    }
+
     /// What presenters receive on `GET /v1/admin/events` (WebSocket).
     package struct WatchEvent: Codable, Sendable, Hashable {
         /// `presented`, `authorizationPrompt`, `settingsChanged`, `badgeChanged`, `appStateChanged`,
-        /// `responseDelivered`, `responseNotCompleted`, `willPresentTimedOut` or `discardedOverLimit`.
+        /// `responseDelivered`, `responseNotCompleted`, `willPresentTimedOut` or `discardedOverLimit`;
+        /// `subscribed` first, and `overflowed` when the presenter fell behind and must read the state again.
         package var type: String
         package var bundleIdentifier: String
         package var notification: VisibleNotification?

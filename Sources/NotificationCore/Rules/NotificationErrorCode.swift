@@ -36,10 +36,20 @@ package enum NotificationErrorCode: Int, Sendable, Hashable, CaseIterable {
 package struct NotificationFailure: Error, Sendable, Hashable {
     package var code: NotificationErrorCode
     package var detail: String?
+    /// The rule the request broke, when it broke one of ``RequestRules``: Apple has no `UNError` code
+    /// for these, so ``code`` is the nearest one, and this says exactly what was wrong.
+    package var violation: RuleViolation?
 
     package init(_ code: NotificationErrorCode, detail: String? = nil) {
         self.code = code
         self.detail = detail
+    }
+
+    /// A request that breaks a rule: reported with the nearest `UNError` code, invalid date for a
+    /// trigger and invalid content for the rest.
+    package init(_ violation: RuleViolation, isTrigger: Bool) {
+        self.init(isTrigger ? .notificationInvalidNoDate : .notificationInvalidNoContent, detail: violation.message)
+        self.violation = violation
     }
 
     package var message: String {

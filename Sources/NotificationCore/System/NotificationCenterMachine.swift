@@ -194,7 +194,10 @@ package struct NotificationCenterMachine: Sendable, Codable {
     // MARK: - Categories
 
     /// Replaces every registered category with `newCategories`, effective for the next presentation.
-    package mutating func setCategories(_ newCategories: [NotificationCategory]) {
+    ///
+    /// - Throws: the rule the categories break (``RequestRules``); nothing changes then.
+    package mutating func setCategories(_ newCategories: [NotificationCategory]) throws(RuleViolation) {
+        if let violation = RequestRules.violation(in: newCategories) { throw violation }
         categories = Dictionary(newCategories.map { ($0.identifier, $0) }, uniquingKeysWith: { _, last in last })
     }
 
@@ -203,10 +206,17 @@ package struct NotificationCenterMachine: Sendable, Codable {
     /// The app adds a request: it replaces any pending request with the same identifier, and fires at
     /// once when it has no trigger.
     ///
-    /// - Throws: `notificationsNotAllowed` unless the app is authorized (or provisional);
+    /// - Throws: a failure with a ``RuleViolation`` for a request that breaks ``RequestRules``;
+    ///   `notificationsNotAllowed` unless the app is authorized (or provisional);
     ///   `notificationInvalidNoContent` for content with nothing to show, play or badge;
     ///   `notificationInvalidNoDate` for a calendar trigger whose components never match.
     package mutating func add(_ request: NotificationRequest) throws(NotificationFailure) -> [Effect] {
+        if let trigger = request.trigger, let violation = RequestRules.violation(in: trigger) {
+            throw NotificationFailure(violation, isTrigger: true)
+        }
+        if let violation = RequestRules.violation(in: request) {
+            throw NotificationFailure(violation, isTrigger: false)
+        }
         guard PresentationPolicy.allowsDelivery(settings) else {
             throw NotificationFailure(.notificationsNotAllowed)
         }
@@ -374,8 +384,11 @@ package struct NotificationCenterMachine: Sendable, Codable {
     private mutating func fireScheduled(_ identifier: String, dueAt dueDate: Date) -> [Effect] {
         guard var entry = pending[identifier] else { return [] }
         let request = entry.request
+        // A repeat always moves time forward: a trigger that would fire again at the same moment (only
+        // a state stored before the rules were enforced can hold one) fires this once and stops.
         if let trigger = request.trigger,
-           let next = TriggerRules.fireDate(of: trigger, after: dueDate, calendar: calendar, timeZone: timeZone) {
+           let next = TriggerRules.fireDate(of: trigger, after: dueDate, calendar: calendar, timeZone: timeZone),
+           next > dueDate, RequestRules.violation(in: trigger) == nil {
             entry.nextFireDate = next
             pending[identifier] = entry
             wakeUps.schedule(.request(identifier), at: next)
@@ -556,6 +569,11 @@ package struct NotificationCenterMachine: Sendable, Codable {
     /// that fell due meanwhile move on to their next date after `date` without firing for the missed
     /// ones. One-shot triggers that fell due still fire once, at the next ``advance(to:)``.
     package mutating func resume(at date: Date) -> [Effect] {
+        // A request that breaks the rules can only come from a state stored before they were enforced:
+        // it is dropped rather than allowed to flood the system.
+        for (identifier, entry) in pending where RequestRules.violation(in: entry.request) != nil {
+            removePending(identifier)
+        }
         for (identifier, entry) in pending {
             guard let trigger = entry.request.trigger, trigger.repeats, let due = entry.nextFireDate, due <= date else { continue }
             var next: Date? = due
@@ -609,8 +627,9 @@ package struct NotificationCenterMachine: Sendable, Codable {
         pending.values.contains { if case .location? = $0.request.trigger { true } else { false } }
     }
 
-    /// Whether the person can see any of the app's notifications.
-    package var hasVisibleNotifications: Bool { !visible.isEmpty }
+    /// Whether the person can see anything of the app's: one of its notifications, or its
+    /// authorization prompt.
+    package var showsSomethingToThePerson: Bool { !visible.isEmpty || promptCalls != nil }
 
     // MARK: - Attachment files
 

@@ -82,6 +82,11 @@ struct AdminRoutes: Sendable {
             }
             return jsonResponse(visible.sorted { $0.notification.date < $1.notification.date })
         }
+        router.get("/v1/admin/prompts") { request, _ in
+            try authenticate(request)
+            let prompts = try await engine.authorizationPrompts()
+            return jsonResponse(prompts.map { LocalAPI.AuthorizationPrompt(bundleIdentifier: $0.bundleIdentifier, options: $0.options.rawValue) })
+        }
         router.post("/v1/admin/apps/:app/notifications/:identifier/respond") { request, context in
             try authenticate(request)
             let bundle = try context.parameters.require("app")
@@ -114,15 +119,27 @@ struct AdminRoutes: Sendable {
             // presenter's side of the socket is ready.
             var messages = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
             guard try await messages.next() != nil else { return }
-            let events = await engine.watch()
+            let firstWatch = await engine.watch()
             // Tells the presenter it is subscribed: every event from here on reaches it.
             try await outbound.write(.text(#"{"type":"subscribed","bundleIdentifier":""}"#))
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    for await event in events {
-                        guard let data = try? encoder.encode(Self.watchEvent(event)) else { continue }
+                    var watch = firstWatch
+                    while true {
+                        for await event in watch.events {
+                            guard let data = try? encoder.encode(Self.watchEvent(event)) else { continue }
+                            do {
+                                try await outbound.write(.text(String(decoding: data, as: UTF8.self)))
+                            } catch {
+                                return
+                            }
+                        }
+                        // The presenter fell too far behind: rather than a gap, it is told so, and reads
+                        // what is on screen again; every event from the new watch on follows.
+                        guard watch.overflowed, !Task.isCancelled else { return }
+                        watch = await engine.watch()
                         do {
-                            try await outbound.write(.text(String(decoding: data, as: UTF8.self)))
+                            try await outbound.write(.text(#"{"type":"overflowed","bundleIdentifier":""}"#))
                         } catch {
                             return
                         }

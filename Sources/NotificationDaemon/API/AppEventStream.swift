@@ -28,10 +28,15 @@ enum AppEventStream {
             return
         }
         let (connection, messages) = try await engine.connect(bundle, state: state)
+        let remaining = RemainingMessages(iterator: replies)
         let encoder = JSONEncoder()
         // Tells the app it is connected: from here on it is reachable.
-        try await outbound.write(.text(#"{"type":"connected"}"#))
-        let remaining = RemainingMessages(iterator: replies)
+        do {
+            try await outbound.write(.text(#"{"type":"connected"}"#))
+        } catch {
+            try? await engine.disconnect(bundle, connection: connection)
+            throw error
+        }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await message in messages {
@@ -39,11 +44,18 @@ enum AppEventStream {
                     case .willPresent(let ticket, let notification): .willPresent(ticket: ticket, notification: notification)
                     case .response(let ticket, let response): .response(ticket: ticket, response: response)
                     case .openSettings(let notification): .openSettings(notification: notification)
+                    case .replaced: .replaced
                     }
                     guard let data = try? encoder.encode(event) else { continue }
                     do {
                         try await outbound.write(.text(String(decoding: data, as: UTF8.self)))
                     } catch {
+                        return
+                    }
+                    if case .replaced = message {
+                        // The app confirms what it finished and answers `released`; the replies task
+                        // ends then. The engine waits no longer than its grace in any case.
+                        try? await Task.sleep(for: .seconds(3600))
                         return
                     }
                 }
@@ -64,6 +76,8 @@ enum AppEventStream {
                             try await engine.answerWillPresent(bundle, ticket: ticket, options: options.map(PresentationOptions.init(rawValue:)))
                         case .responseCompleted(let ticket):
                             try await engine.completeResponse(bundle, ticket: ticket)
+                        case .released:
+                            return
                         }
                     }
                 } catch {

@@ -169,6 +169,12 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     static func problem(for error: DaemonError) -> LocalAPI.Problem {
+        if let violation = error.violation {
+            return LocalAPI.Problem(
+                status: 400, code: error.code.description, title: violation.rule,
+                detail: violation.message, unErrorCode: error.notificationFailure?.code.rawValue, reason: violation.rule
+            )
+        }
         if let failure = error.notificationFailure {
             let status = failure.code == .notificationsNotAllowed ? 403 : 422
             return LocalAPI.Problem(

@@ -41,6 +41,12 @@ package actor DaemonEngine {
         package var cachedApps = 4096
         /// Where attachment files are copied when a request is added; `nil` keeps the app's own files.
         package var attachmentStore: URL? = nil
+        /// How many events a presenter may fall behind before its stream ends with an overflow (it
+        /// then reads what is on screen again; see ``DaemonEngine/watch()``).
+        package var presenterBacklog = 10_000
+        /// How long a replaced app connection has to confirm what it finished and let go before its
+        /// successor is connected anyway.
+        package var takeoverGrace: Duration = .seconds(2)
 
         package init() {}
     }
@@ -50,15 +56,23 @@ package actor DaemonEngine {
     private let configuration: Configuration
     private let logger: Logger
     private let launcher: @Sendable (_ command: String, _ bundleIdentifier: String) -> Void
+    /// The most triggers and deadlines one step of an app carries out.
+    static let wakeUpsPerStep = 64
     /// Identifies this run of the daemon; an app saved by another run is resumed when loaded.
     package let bootID = UUID().uuidString
 
     private var cache: [String: NotificationCenterMachine] = [:]
-    private var connections: [String: (id: UUID, continuation: AsyncStream<AppMessage>.Continuation)] = [:]
-    private var watchers: [UUID: AsyncStream<DaemonEvent>.Continuation] = [:]
-    private var authorizationWaiters: [UInt64: CheckedContinuation<Bool, any Error>] = [:]
+    private var connections: [String: AppConnection] = [:]
+    /// Replaced connections whose successors wait for them to let go.
+    private var replacedConnections: [UUID: Release] = [:]
+    private var watchers: [UUID: Watcher] = [:]
+    /// The apps' `requestAuthorization` calls waiting for the person, by app and call: an answer to one
+    /// app's prompt can only complete that app's calls.
+    private var authorizationWaiters: [AuthorizationCall: CheckedContinuation<Bool, any Error>] = [:]
     private var answerWaiters: [String: [UUID: CheckedContinuation<Void, Never>]] = [:]
-    private var nextCall: UInt64 = 0
+    /// Call numbers start at a random point in each run: a call stored by an earlier run (its prompt
+    /// still showing) never shares a number with a call of this one.
+    private var nextCall = UInt64.random(in: 0...(UInt64.max / 2))
     private var timeZone: TimeZone
     /// The device's state, kept once for every app and brought to each app at its next step: a lock
     /// or a move does not load every app. Not kept across restarts: the device starts unlocked, its
@@ -89,9 +103,7 @@ package actor DaemonEngine {
 
     /// Registers an app and returns its key, which authenticates every call it makes.
     package func registerApp(_ bundleIdentifier: String, launchCommand: String? = nil) throws(DaemonError) -> String {
-        guard Self.isValidBundleIdentifier(bundleIdentifier) else {
-            throw DaemonError(.invalidRequest, "\"\(bundleIdentifier)\" is not a bundle identifier: use letters, digits, '.', '-' and '_', such as com.example.todo.")
-        }
+        if let violation = RequestRules.violation(inBundleIdentifier: bundleIdentifier) { throw DaemonError(violation) }
         let key = Self.makeKey()
         let machine = NotificationCenterMachine(
             now: clock.now,
@@ -144,12 +156,6 @@ package actor DaemonEngine {
         return bundleIdentifier
     }
 
-    package static func isValidBundleIdentifier(_ value: String) -> Bool {
-        !value.isEmpty && value.count <= 255
-            && value.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0) }
-            && value.unicodeScalars.allSatisfy(\.isASCII)
-    }
-
     /// A new random key: 32 bytes, base64url.
     package static func makeKey() -> String {
         let bytes = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
@@ -176,7 +182,13 @@ package actor DaemonEngine {
         if machine.timeZone != timeZone { machine.changeTimeZone(timeZone) }
         if let location, machine.location != location { effects += machine.updateLocation(location) }
         let now = clock.now
-        while let due = machine.advance(to: now) { effects += due }
+        // Bounded: an app with more due than this at once is caught up by the scheduler over several
+        // steps, taking turns with every other app that has something due.
+        var wakeUps = 0
+        while wakeUps < Self.wakeUpsPerStep, let due = machine.advance(to: now) {
+            effects += due
+            wakeUps += 1
+        }
         let (value, more) = try body(&machine)
         effects += more
         let unusedFiles = machine.takeUnreferencedAttachments()
@@ -197,7 +209,10 @@ package actor DaemonEngine {
 
     /// The folder an app's attachment files are copied into, when the daemon copies them.
     private func attachmentStore(of bundleIdentifier: String) -> AttachmentStore? {
-        configuration.attachmentStore.map { AttachmentStore(root: $0.appendingPathComponent(bundleIdentifier, isDirectory: true)) }
+        // The identifier names a folder: one that is not a bundle identifier (stored before the rule
+        // was enforced) names none, so nothing outside the store is ever touched.
+        guard RequestRules.violation(inBundleIdentifier: bundleIdentifier) == nil else { return nil }
+        return configuration.attachmentStore.map { AttachmentStore(root: $0.appendingPathComponent(bundleIdentifier, isDirectory: true)) }
     }
 
     /// A non-throwing body's step.
@@ -248,7 +263,7 @@ package actor DaemonEngine {
             case .promptForAuthorization(let options):
                 publish(.authorizationPrompt(bundleIdentifier: app, options))
             case .authorizationCompleted(let call, let granted):
-                authorizationWaiters.removeValue(forKey: call)?.resume(returning: granted)
+                authorizationWaiters.removeValue(forKey: AuthorizationCall(app: app, call: call))?.resume(returning: granted)
             case .settingsChanged(let settings):
                 publish(.settingsChanged(bundleIdentifier: app, settings))
             case .askWillPresent(let ticket, let notification):
@@ -282,8 +297,16 @@ package actor DaemonEngine {
         }
     }
 
+    /// Tells every presenter. A presenter whose backlog is full is not fed a stream with a gap: its
+    /// stream ends, marked as overflowed, and it reads the state again (see ``watch()``).
     private func publish(_ event: DaemonEvent) {
-        for watcher in watchers.values { watcher.yield(event) }
+        for (id, watcher) in watchers {
+            if case .dropped = watcher.continuation.yield(event) {
+                watchers.removeValue(forKey: id)
+                watcher.overflowed.set()
+                watcher.continuation.finish()
+            }
+        }
     }
 
     // MARK: - The app's calls
@@ -291,21 +314,29 @@ package actor DaemonEngine {
     /// Asks the person to allow notifications (the first time), and returns the answer once given.
     package func requestAuthorization(_ bundleIdentifier: String, options: AuthorizationOptions) async throws -> Bool {
         let call = nextCall
-        nextCall += 1
+        nextCall &+= 1
+        let key = AuthorizationCall(app: bundleIdentifier, call: call)
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Bool, any Error>) in
-            authorizationWaiters[call] = continuation
+            authorizationWaiters[key] = continuation
             do {
                 try step(bundleIdentifier) { $0.requestAuthorization(options: options, call: call) }
             } catch {
-                authorizationWaiters.removeValue(forKey: call)?.resume(throwing: error)
+                authorizationWaiters.removeValue(forKey: key)?.resume(throwing: error)
             }
         }
     }
 
+    /// Replaces the app's categories.
+    ///
+    /// - Throws: `invalidRequest` naming the rule the categories break; nothing changes then.
     package func setCategories(_ bundleIdentifier: String, _ categories: [NotificationCategory]) throws {
-        try step(bundleIdentifier) { machine in
-            machine.setCategories(categories)
-            return []
+        do {
+            try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(RuleViolation) in
+                try machine.setCategories(categories)
+                return ((), [])
+            }
+        } catch let violation as RuleViolation {
+            throw DaemonError(violation)
         }
     }
 
@@ -380,15 +411,33 @@ package actor DaemonEngine {
     // MARK: - The app's connection
 
     /// The app connected: from now on it receives its delegate calls on the returned stream, starting
-    /// with everything that waited for it. A new connection replaces the app's previous one.
-    package func connect(_ bundleIdentifier: String, state: AppState) throws -> (id: UUID, messages: AsyncStream<AppMessage>) {
+    /// with everything that waited for it.
+    ///
+    /// An app runs as one process, as on iOS: a new connection takes over from the app's previous one.
+    /// The previous connection is told it was replaced (``AppMessage/replaced``) and is given
+    /// ``Configuration/takeoverGrace`` to confirm what it had finished and let go; only then is the new
+    /// one connected, and what the previous one had not confirmed is handed to the new one, with the same
+    /// tickets. A connection that is itself replaced while it waits gets only ``AppMessage/replaced``.
+    package func connect(_ bundleIdentifier: String, state: AppState) async throws -> (id: UUID, messages: AsyncStream<AppMessage>) {
         let id = UUID()
         let (stream, continuation) = AsyncStream<AppMessage>.makeStream()
-        let previous = connections.updateValue((id, continuation), forKey: bundleIdentifier)
-        previous?.continuation.finish()
+        var tookOver = false
+        if let previous = connections.removeValue(forKey: bundleIdentifier) {
+            tookOver = true
+            previous.continuation.yield(.replaced)
+            previous.continuation.finish()
+            await waitForRelease(of: previous.id)
+            // Another connection of the app came while this one waited: the newest one is the app.
+            if connections[bundleIdentifier] != nil {
+                continuation.yield(.replaced)
+                continuation.finish()
+                return (id, stream)
+            }
+        }
+        connections[bundleIdentifier] = AppConnection(id: id, continuation: continuation)
         do {
             try step(bundleIdentifier) { machine in
-                (previous == nil ? [] : machine.setAppReachable(false, state: .notRunning))
+                (tookOver || machine.isAppReachable ? machine.setAppReachable(false, state: .notRunning) : [])
                     + machine.setAppReachable(true, state: state == .notRunning ? .background : state)
             }
         } catch {
@@ -399,15 +448,53 @@ package actor DaemonEngine {
         return (id, stream)
     }
 
+    /// Waits until a replaced connection has let go (``disconnect(_:connection:)``), at most for the
+    /// takeover grace: a connection that does not read is not waited for longer.
+    private func waitForRelease(of connection: UUID) async {
+        replacedConnections[connection] = .pending
+        let grace = configuration.takeoverGrace
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    Task { await self.noteReleaseWaiter(connection, continuation) }
+                }
+            }
+            group.addTask { try? await Task.sleep(for: grace) }
+            _ = await group.next()
+            group.cancelAll()
+            // Whichever came first, nobody waits any more.
+            if case .waiting(let waiter) = replacedConnections.removeValue(forKey: connection) { waiter.resume() }
+        }
+    }
+
+    private func noteReleaseWaiter(_ connection: UUID, _ continuation: CheckedContinuation<Void, Never>) {
+        switch replacedConnections[connection] {
+        case .pending: replacedConnections[connection] = .waiting(continuation)
+        case .released, .waiting, nil: continuation.resume()
+        }
+    }
+
     /// The connected app moved to the foreground or the background.
     package func updateState(_ bundleIdentifier: String, connection: UUID, _ state: AppState) throws {
         guard connections[bundleIdentifier]?.id == connection, state != .notRunning else { return }
         try step(bundleIdentifier) { $0.setAppState(state) }
     }
 
-    /// The app's connection closed: it is not running until it connects again.
+    /// The app's connection closed: it is not running until it connects again. A replaced connection
+    /// closing lets its successor connect.
     package func disconnect(_ bundleIdentifier: String, connection: UUID) throws {
-        guard connections[bundleIdentifier]?.id == connection else { return }
+        guard connections[bundleIdentifier]?.id == connection else {
+            switch replacedConnections[connection] {
+            case .waiting(let waiter):
+                replacedConnections.removeValue(forKey: connection)
+                waiter.resume()
+            case .pending:
+                replacedConnections[connection] = .released
+            case .released, nil:
+                break
+            }
+            return
+        }
         connections.removeValue(forKey: bundleIdentifier)?.continuation.finish()
         try step(bundleIdentifier) { $0.setAppReachable(false, state: .notRunning) }
     }
@@ -550,15 +637,40 @@ package actor DaemonEngine {
         }
     }
 
-    /// A stream of everything the person would see, for presenters.
-    package func watch() -> AsyncStream<DaemonEvent> {
+    /// The authorization prompts on screen: each app asking, with what it asks for.
+    package func authorizationPrompts() throws -> [(bundleIdentifier: String, options: AuthorizationOptions)] {
+        try store.appsShowingNotifications().compactMap { app in
+            try read(app) { machine in machine.promptedOptions.map { (app, $0) } }
+        }
+    }
+
+    /// A presenter's view of events: everything the person would see, from now on, in order.
+    package struct Watch: Sendable {
+        /// The events. The stream ends when the presenter stops watching, or when it fell more than
+        /// ``Configuration/presenterBacklog`` events behind: then ``overflowed`` is true, and the
+        /// presenter reads what is on screen again and watches anew.
+        package let events: AsyncStream<DaemonEvent>
+        private let flag: OverflowFlag
+
+        init(events: AsyncStream<DaemonEvent>, flag: OverflowFlag) {
+            self.events = events
+            self.flag = flag
+        }
+
+        /// Whether the stream ended because the presenter fell behind.
+        package var overflowed: Bool { flag.isSet }
+    }
+
+    /// Starts a presenter's view of events.
+    package func watch() -> Watch {
         let id = UUID()
-        let (stream, continuation) = AsyncStream<DaemonEvent>.makeStream(bufferingPolicy: .bufferingNewest(10_000))
-        watchers[id] = continuation
+        let (stream, continuation) = AsyncStream<DaemonEvent>.makeStream(bufferingPolicy: .bufferingOldest(max(1, configuration.presenterBacklog)))
+        let flag = OverflowFlag()
+        watchers[id] = Watcher(continuation: continuation, overflowed: flag)
         continuation.onTermination = { [weak self] _ in
             Task { await self?.stopWatching(id) }
         }
-        return stream
+        return Watch(events: stream, flag: flag)
     }
 
     private func stopWatching(_ id: UUID) {
@@ -567,32 +679,37 @@ package actor DaemonEngine {
 
     // MARK: - Time
 
-    /// Processes every app with something due by now, and returns when something is next due.
+    /// Processes the apps with something due by now, one bounded step each, and returns when
+    /// something is next due: now or earlier when more is due (the scheduler calls again at once).
+    ///
+    /// One call does a bounded amount of work, so the engine's other callers (apps, the person, the
+    /// presenters) take turns with the scheduler however much is due. An app whose step fails is
+    /// retried a minute later rather than at once, so it cannot keep the scheduler spinning.
     @discardableResult
     package func processDue() -> Date? {
         let now = clock.now
-        while true {
-            let due: [String]
+        let due: [String]
+        do {
+            due = try store.appsDue(by: now, limit: Self.appsPerRound)
+        } catch {
+            logger.error("could not read what is due", metadata: ["error": .string("\(error)")])
+            return now.addingTimeInterval(Self.retryDelay)
+        }
+        for bundleIdentifier in due {
             do {
-                due = try store.appsDue(by: now, limit: 256)
+                try step(bundleIdentifier) { _ in [] }
             } catch {
-                logger.error("could not read what is due", metadata: ["error": .string("\(error)")])
-                return nil
+                logger.error("could not process an app", metadata: ["app": .string(bundleIdentifier), "error": .string("\(error)")])
+                try? store.postponeWakeUp(of: bundleIdentifier, to: now.addingTimeInterval(Self.retryDelay))
             }
-            guard !due.isEmpty else { break }
-            var progressed = false
-            for bundleIdentifier in due {
-                do {
-                    try step(bundleIdentifier) { _ in [] }
-                    progressed = true
-                } catch {
-                    logger.error("could not process an app", metadata: ["app": .string(bundleIdentifier), "error": .string("\(error)")])
-                }
-            }
-            guard progressed else { break }
         }
         return try? store.earliestWakeUp()
     }
+
+    /// How many apps one round of the scheduler steps at most.
+    static let appsPerRound = 256
+    /// How long an app whose step failed waits before it is tried again, in seconds.
+    static let retryDelay: TimeInterval = 60
 
     /// Waits until `deadline`, or until a step may have changed what is due next.
     package nonisolated func waitForWork(until deadline: Date?) async {
@@ -607,6 +724,41 @@ package actor DaemonEngine {
             group.cancelAll()
         }
     }
+}
+
+/// An app's open event stream.
+private struct AppConnection {
+    let id: UUID
+    let continuation: AsyncStream<AppMessage>.Continuation
+}
+
+/// Where a replaced connection is in letting go.
+private enum Release {
+    /// Its successor is about to wait.
+    case pending
+    /// Its successor waits.
+    case waiting(CheckedContinuation<Void, Never>)
+    /// It let go before its successor waited.
+    case released
+}
+
+/// A presenter's feed.
+private struct Watcher {
+    let continuation: AsyncStream<DaemonEvent>.Continuation
+    let overflowed: OverflowFlag
+}
+
+/// Set once a presenter's feed ended because the presenter fell behind.
+final class OverflowFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .relaxed) }
+    var isSet: Bool { value.load(ordering: .relaxed) }
+}
+
+/// One app's `requestAuthorization` call.
+private struct AuthorizationCall: Hashable {
+    let app: String
+    let call: UInt64
 }
 
 /// A wake-up call for the scheduler: a signal sent while nobody waits is kept for the next wait.

@@ -8,6 +8,9 @@ package enum AppMessage: Sendable, Hashable {
     case response(ticket: UInt64, NotificationResponse)
     /// The person asked for the app's own notification settings.
     case openSettings(DeliveredNotification?)
+    /// Another connection of the app took over: this one receives nothing more, and should confirm
+    /// what it finished, then let go.
+    case replaced
 }
 
 /// What the daemon tells the presenters (`unotify watch`, the web notification center): what a person

@@ -26,7 +26,9 @@ package struct NotificationDaemonServices: Sendable {
         onListening: @escaping @Sendable (_ tcpPort: Int?) -> Void = { _ in }
     ) throws {
         let fileManager = FileManager.default
-        try fileManager.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try PrivateFiles.createDirectory(configuration.dataDirectory)
+        try PrivateFiles.touch(configuration.databasePath)
+        Self.warnAboutLooseFiles(configuration, logger: logger)
         let store = try SQLiteDaemonStore(path: configuration.databasePath)
         var engineConfiguration = configuration.engine
         engineConfiguration.attachmentStore = engineConfiguration.attachmentStore
@@ -66,13 +68,26 @@ package struct NotificationDaemonServices: Sendable {
         self.services = services
     }
 
+    /// Warns about the daemon's files that others than its user may read: they hold every app's
+    /// notifications and the person's replies. They are left as they are (someone chose that).
+    private static func warnAboutLooseFiles(_ configuration: DaemonConfiguration, logger: Logger) {
+        let database = configuration.databasePath
+        let paths = [configuration.dataDirectory.path, database, database + "-wal", database + "-shm", configuration.adminKeyPath]
+        for (path, mode) in PrivateFiles.looserThanPrivate(paths) {
+            logger.warning(
+                "others than this user can read the daemon's file; run `chmod go-rwx` on it",
+                metadata: ["path": .string(path), "mode": .string(String(mode, radix: 8))]
+            )
+        }
+    }
+
     /// Reads the administrator's key, creating it (mode 0600) on first start.
     private static func adminKey(at path: String) throws -> String {
         if let existing = try? String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), !existing.isEmpty {
             return existing
         }
         let key = DaemonEngine.makeKey()
-        guard FileManager.default.createFile(atPath: path, contents: Data((key + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
+        guard PrivateFiles.createFile(atPath: path, contents: Data((key + "\n").utf8)) else {
             throw DaemonError(.storageFailed, "Could not write the administrator's key to \(path).")
         }
         return key

@@ -43,8 +43,11 @@ package protocol DaemonStore: Sendable {
     func appsDue(by date: Date, limit: Int) throws(DaemonError) -> [String]
     /// The apps with a pending location trigger (and any not saved since that was recorded).
     func appsWatchingLocation() throws(DaemonError) -> [String]
-    /// The apps with a notification the person can see (and any not saved since that was recorded).
+    /// The apps with a notification or an authorization prompt the person can see (and any not saved
+    /// since that was recorded).
     func appsShowingNotifications() throws(DaemonError) -> [String]
+    /// Moves an app's next wake-up to `date`, leaving its state as it is: for an app whose step failed.
+    func postponeWakeUp(of bundleIdentifier: String, to date: Date) throws(DaemonError)
     /// The earliest time any app has something due.
     func earliestWakeUp() throws(DaemonError) -> Date?
 }

@@ -112,7 +112,7 @@ package final class SQLiteDaemonStore: DaemonStore {
                     """,
                 arguments: [
                     app.bundleIdentifier, app.keyHash, app.launchCommand, try Self.encode(app.machine),
-                    machine.nextWakeUpDate()?.timeIntervalSince1970, app.bootID, machine.watchesLocation, machine.hasVisibleNotifications,
+                    machine.nextWakeUpDate()?.timeIntervalSince1970, app.bootID, machine.watchesLocation, machine.showsSomethingToThePerson,
                 ]
             )
         }
@@ -154,7 +154,7 @@ package final class SQLiteDaemonStore: DaemonStore {
                     """,
                 arguments: [
                     try Self.encode(machine), nextWakeUp?.timeIntervalSince1970, bootID,
-                    machine.watchesLocation, machine.hasVisibleNotifications, bundleIdentifier,
+                    machine.watchesLocation, machine.showsSomethingToThePerson, bundleIdentifier,
                 ]
             )
             guard db.changesCount == 1 else {
@@ -205,6 +205,12 @@ package final class SQLiteDaemonStore: DaemonStore {
 
     package func appsShowingNotifications() throws(DaemonError) -> [String] {
         try read { db in try String.fetchAll(db, sql: "SELECT bundleIdentifier FROM app WHERE showsNotifications ORDER BY bundleIdentifier") }
+    }
+
+    package func postponeWakeUp(of bundleIdentifier: String, to date: Date) throws(DaemonError) {
+        try write { db in
+            try db.execute(sql: "UPDATE app SET nextWakeUp = ? WHERE bundleIdentifier = ?", arguments: [date.timeIntervalSince1970, bundleIdentifier])
+        }
     }
 
     package func earliestWakeUp() throws(DaemonError) -> Date? {

@@ -183,7 +183,7 @@ final class DaemonSystem: SystemUnderTest {
             if appState == .notRunning { try await system.stopApp() }
             // The person's answers to prompts, given as the prompts come: watching from before the body
             // starts, so that no prompt goes unseen.
-            let events = await daemon.engine.watch()
+            let events = await daemon.engine.watch().events
             let answering = Task { await system.answerPrompts(events) }
             defer { answering.cancel() }
             do {
@@ -314,7 +314,7 @@ final class DaemonSystem: SystemUnderTest {
 extension RunningDaemon {
     /// Does `change`, then waits until the daemon sees `app` in `state` (at once if it already is).
     func untilAppState<T: Sendable>(_ app: String, is state: AppState, _ change: @Sendable () async throws -> T) async throws -> T {
-        let events = await engine.watch()
+        let events = await engine.watch().events
         let value = try await change()
         guard try await engine.appState(app) != state else { return value }
         try await withDeadline("the daemon to see \(app) \(state)") {
