@@ -20,8 +20,10 @@ if [ ${#needed[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${needed[@]}"
 fi
 
-# Python tools the tests use (the local API's spec is validated with openapi-spec-validator).
+# Python tools the tests use: the local API's spec is validated with openapi-spec-validator, and
+# schemathesis sends the daemon random and hostile requests derived from it.
 python3 -c "import openapi_spec_validator, yaml" 2>/dev/null || python3 -m pip install --quiet openapi-spec-validator pyyaml
+command -v schemathesis >/dev/null 2>&1 || python3 -m pip install --quiet "schemathesis>=4.3,<5"
 
 # Build everything, the `unotify` executable included (the end-to-end tests run it), then run all tests.
 swift build

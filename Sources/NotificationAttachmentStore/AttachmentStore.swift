@@ -7,9 +7,13 @@ package import NotificationCore
 package struct AttachmentStore: Sendable {
     /// The store's folder; created when the first file is copied in.
     package let root: URL
+    /// A folder no attachment may come from, but for this store's own files: the daemon's data
+    /// directory, with every app's copies, the database and the keys.
+    package let privateFolder: URL?
 
-    package init(root: URL) {
+    package init(root: URL, privateFolder: URL? = nil) {
         self.root = root
+        self.privateFolder = privateFolder
     }
 
     /// The request with every attachment checked and copied into the store, and the folder of its
@@ -39,6 +43,9 @@ package struct AttachmentStore: Sendable {
                     stored.content.attachments[index].url = source
                     continue
                 }
+                if let privateFolder, Self.path(source.resolvingSymlinksInPath(), isInside: privateFolder.resolvingSymlinksInPath()) {
+                    throw NotificationFailure(.attachmentInvalidURL, detail: "\(source.lastPathComponent) is among the notification system's own files.")
+                }
                 let destination = folder.appendingPathComponent("\(index)-\(source.lastPathComponent)")
                 let type = try Self.copy(source, typeHint: attachment.type, to: destination, creating: folder)
                 stored.content.attachments[index].url = destination
@@ -53,7 +60,11 @@ package struct AttachmentStore: Sendable {
 
     /// Whether `file` is inside this store's folder.
     private func contains(_ file: URL) -> Bool {
-        file.standardizedFileURL.path.hasPrefix(root.standardizedFileURL.path + "/")
+        Self.path(file, isInside: root)
+    }
+
+    private static func path(_ file: URL, isInside folder: URL) -> Bool {
+        file.standardizedFileURL.path.hasPrefix(folder.standardizedFileURL.path + "/")
     }
 
     private static func isRegularFile(_ path: String, followingLinks: Bool) -> Bool {

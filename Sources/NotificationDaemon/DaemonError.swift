@@ -6,7 +6,7 @@ package struct DaemonError: Error, Sendable, CustomStringConvertible {
     package struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: String, Hashable, Sendable {
             case appNotFound, appAlreadyRegistered, unauthorized, invalidRequest, notification
-            case personAction, databaseUnreadable, storageFailed
+            case personAction, upgradeRequired, databaseUnreadable, storageFailed
         }
 
         private let value: Value
@@ -23,6 +23,8 @@ package struct DaemonError: Error, Sendable, CustomStringConvertible {
         package static let notification = Code(value: .notification)
         /// The system refused what the person tried to do (see ``DaemonError/personRejection``).
         package static let personAction = Code(value: .personAction)
+        /// A WebSocket route was called without asking for the upgrade.
+        package static let upgradeRequired = Code(value: .upgradeRequired)
         /// The database exists but cannot be read: it is corrupt, or not a daemon database.
         package static let databaseUnreadable = Code(value: .databaseUnreadable)
         /// Writing to the database failed.

@@ -33,6 +33,17 @@ final class LinkedAppDelegate: NSObject, UNUserNotificationCenterDelegate, Senda
     }
 }
 
+/// A delegate that puts foreground notifications in the list only, quietly.
+final class ListOnlyDelegate: NSObject, UNUserNotificationCenterDelegate, Sendable {
+    let asked = Mutex<[String]>([])
+
+    func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification,
+                                withCompletionHandler completionHandler: @escaping @Sendable (UNNotificationPresentationOptions) -> Void) {
+        asked.withLock { $0.append(notification.request.identifier) }
+        completionHandler([.list])
+    }
+}
+
 /// The framework's `UNUserNotificationCenter` talking to a real daemon over its socket.
 @Suite(.timeLimit(.minutes(2))) struct FrameworkLinkTests {
     func linkedCenter(_ daemon: RunningDaemon, key: String, foreground: Bool) -> UNUserNotificationCenter {
@@ -87,6 +98,29 @@ final class LinkedAppDelegate: NSObject, UNUserNotificationCenterDelegate, Senda
                 code = error.code
             }
             #expect(code == .badgeInputInvalid)
+            await NotificationDaemonLink.close(center)
+        }
+    }
+
+    /// One notification and nothing after it: the delegate's `willPresent` runs at once and its answer
+    /// decides the presentation. The daemon's clock does not move, so no deadline can decide instead.
+    @Test func aSingleEventReachesTheForegroundDelegateWhichDecides() async throws {
+        try await withDaemon { daemon in
+            let registered = try await daemon.authorizedApp("com.example.todo")
+            let delegate = ListOnlyDelegate()
+            let center = try await daemon.withWatch { watch in
+                let center = linkedCenter(daemon, key: registered.key, foreground: true)
+                center.delegate = delegate
+                _ = try await watch.next { $0.type == "appStateChanged" && $0.state == .foreground }
+                let content = UNMutableNotificationContent()
+                content.title = "Only one"
+                try await center.add(UNNotificationRequest(identifier: "one", content: content, trigger: nil))
+                let presented = try await watch.next { $0.type == "presented" || $0.type == "willPresentTimedOut" }
+                #expect(presented.type == "presented")
+                #expect(presented.notification?.presentation == Presentation(list: true), "the delegate's answer, not the background's banner")
+                return center
+            }
+            #expect(delegate.asked.withLock { $0 } == ["one"])
             await NotificationDaemonLink.close(center)
         }
     }

@@ -244,7 +244,7 @@ import Testing
     @Test func attachmentsAreCopiedIntoTheDaemonsStore() async throws {
         try await withDaemon { daemon in
             let app = try await daemon.authorizedApp("com.example.media")
-            let image = daemon.directory.appendingPathComponent("photo.png")
+            let image = try makeTestDirectory().appendingPathComponent("photo.png")
             let bytes = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 1, 2, 3])
             try bytes.write(to: image)
             var content = NotificationContent()

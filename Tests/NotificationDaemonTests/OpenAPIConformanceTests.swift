@@ -208,6 +208,9 @@ final class SpecRecorder: Sendable {
             try await recorder.call(admin, .GET, "/v1/admin/apps/com.example.spec/delivered")
             try await recorder.call(admin, .GET, "/v1/admin/notifications")
             try await recorder.call(admin, .GET, "/v1/admin/notifications?app=com.example.spec")
+            try await recorder.call(admin, .GET, "/v1/admin/prompts")
+            try await recorder.call(app, .POST, "/v1/requests", body: NotificationRequest(identifier: "spin", content: content, trigger: .timeInterval(0, repeats: true)))
+            try await recorder.call(app, .GET, "/v1/events")
             try await recorder.call(admin, .POST, "/v1/admin/apps/com.example.spec/notifications/a/respond", body: LocalAPI.Respond(kind: "action", actionIdentifier: "NOPE"))
             try await recorder.call(admin, .POST, "/v1/admin/apps/com.example.spec/notifications/a/respond", body: LocalAPI.Respond(kind: "reply"))
             try await recorder.call(admin, .POST, "/v1/admin/device", body: LocalAPI.DeviceChange(locked: true))
@@ -224,8 +227,8 @@ final class SpecRecorder: Sendable {
             try await recorder.call(admin, .DELETE, "/v1/admin/apps/com.example.spec")
         }
         #expect(recorder.problems == [])
-        // The two WebSocket upgrades are exercised by the stream tests.
-        let missing = spec.operations.subtracting(recorder.exercised).subtracting(["GET /v1/events", "GET /v1/admin/events"])
+        // The presenters' WebSocket upgrade is exercised by the stream tests.
+        let missing = spec.operations.subtracting(recorder.exercised).subtracting(["GET /v1/admin/events"])
         #expect(missing == [], "operations no test exercised")
     }
 }

@@ -45,6 +45,28 @@ package struct NotificationAttachment: Sendable, Hashable, Codable {
         self.type = type
         self.thumbnailHidden = thumbnailHidden
     }
+
+    private enum CodingKeys: String, CodingKey {
+        case identifier, url, type, thumbnailHidden
+    }
+
+    /// A `url` that is not a URL at all is a well-formed request naming no file: it fails with a
+    /// ``NotificationFailure`` (`attachmentInvalidURL`) as the underlying error, as Apple refuses it.
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        identifier = try container.decode(String.self, forKey: .identifier)
+        let text = try container.decode(String.self, forKey: .url)
+        guard !text.isEmpty, let url = URL(string: text) else {
+            throw DecodingError.dataCorrupted(DecodingError.Context(
+                codingPath: container.codingPath + [CodingKeys.url],
+                debugDescription: "\"\(text)\" is not a URL.",
+                underlyingError: NotificationFailure(.attachmentInvalidURL, detail: "\"\(text)\" is not a URL.")
+            ))
+        }
+        self.url = url
+        type = try container.decode(String.self, forKey: .type)
+        thumbnailHidden = try container.decode(Bool.self, forKey: .thumbnailHidden)
+    }
 }
 
 /// What a notification shows and carries; the value behind `UNNotificationContent`.

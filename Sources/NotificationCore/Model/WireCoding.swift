@@ -165,7 +165,7 @@ extension NotificationTrigger: Codable {
         case "timeInterval":
             self = .timeInterval(try container.decode(TimeInterval.self, forKey: .interval), repeats: repeats)
         case "calendar":
-            self = .calendar(try container.decode(DateComponents.self, forKey: .dateComponents), repeats: repeats)
+            self = .calendar(try container.decode(WireDateComponents.self, forKey: .dateComponents).components, repeats: repeats)
         case "location":
             self = .location(try container.decode(CircularRegion.self, forKey: .region), repeats: repeats)
         case "push":
@@ -193,6 +193,88 @@ extension NotificationTrigger: Codable {
         case .push:
             try container.encode("push", forKey: .type)
         }
+    }
+}
+
+/// A calendar trigger's date components as they arrive: Foundation's `DateComponents` JSON (what the
+/// daemon writes), read leniently so that other clients need not write Foundation's every field. A
+/// calendar needs only its `identifier` (`firstWeekday` and `minimumDaysInFirstWeek` are optional,
+/// 1…7); a time zone only its `identifier`.
+///
+/// A time zone identifier that names no zone on this system is not malformed JSON: the trigger can
+/// never produce a date, and decoding fails with a ``NotificationFailure`` (`notificationInvalidNoDate`)
+/// as the underlying error, which the daemon reports as Apple's code.
+struct WireDateComponents: Decodable {
+    var components: DateComponents
+
+    private struct Zone: Decodable {
+        var identifier: String
+    }
+
+    /// The calendar identifiers, as Foundation writes them.
+    static let calendars: [String: Calendar.Identifier] = [
+        "gregorian": .gregorian, "buddhist": .buddhist, "chinese": .chinese, "coptic": .coptic,
+        "ethiopicAmeteMihret": .ethiopicAmeteMihret, "ethiopicAmeteAlem": .ethiopicAmeteAlem, "hebrew": .hebrew,
+        "iso8601": .iso8601, "indian": .indian, "islamic": .islamic, "islamicCivil": .islamicCivil, "japanese": .japanese,
+        "persian": .persian, "republicOfChina": .republicOfChina, "islamicTabular": .islamicTabular, "islamicUmmAlQura": .islamicUmmAlQura,
+    ]
+
+    private struct WireCalendar: Decodable {
+        var identifier: String
+        var firstWeekday: Int?
+        var minimumDaysInFirstWeek: Int?
+        var timeZone: Zone?
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case era, year, month, day, hour, minute, second, nanosecond, weekday, weekdayOrdinal, quarter
+        case weekOfMonth, weekOfYear, yearForWeekOfYear, isLeapMonth, calendar, timeZone
+    }
+
+    private static let numbered: [(CodingKeys, Calendar.Component)] = [
+        (.era, .era), (.year, .year), (.month, .month), (.day, .day), (.hour, .hour), (.minute, .minute),
+        (.second, .second), (.nanosecond, .nanosecond), (.weekday, .weekday), (.weekdayOrdinal, .weekdayOrdinal),
+        (.quarter, .quarter), (.weekOfMonth, .weekOfMonth), (.weekOfYear, .weekOfYear), (.yearForWeekOfYear, .yearForWeekOfYear),
+    ]
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        var components = DateComponents()
+        for (key, component) in Self.numbered {
+            if let value = try container.decodeIfPresent(Int.self, forKey: key) { components.setValue(value, for: component) }
+        }
+        components.isLeapMonth = try container.decodeIfPresent(Bool.self, forKey: .isLeapMonth)
+        if let zone = try container.decodeIfPresent(Zone.self, forKey: .timeZone) {
+            components.timeZone = try Self.zone(zone, at: container.codingPath + [CodingKeys.timeZone])
+        }
+        if let wire = try container.decodeIfPresent(WireCalendar.self, forKey: .calendar) {
+            guard let identifier = Self.calendars[wire.identifier] else {
+                throw DecodingError.dataCorruptedError(forKey: .calendar, in: container, debugDescription: "No calendar is called \(wire.identifier).")
+            }
+            var calendar = Calendar(identifier: identifier)
+            for (value, name) in [(wire.firstWeekday, "firstWeekday"), (wire.minimumDaysInFirstWeek, "minimumDaysInFirstWeek")] {
+                guard let value else { continue }
+                guard (1...7).contains(value) else {
+                    throw DecodingError.dataCorruptedError(forKey: .calendar, in: container, debugDescription: "The calendar's \(name) must be within 1…7; got \(value).")
+                }
+            }
+            if let first = wire.firstWeekday { calendar.firstWeekday = first }
+            if let minimum = wire.minimumDaysInFirstWeek { calendar.minimumDaysInFirstWeek = minimum }
+            if let zone = wire.timeZone { calendar.timeZone = try Self.zone(zone, at: container.codingPath + [CodingKeys.calendar]) }
+            components.calendar = calendar
+        }
+        self.components = components
+    }
+
+    private static func zone(_ zone: Zone, at path: [any CodingKey]) throws -> TimeZone {
+        guard let timeZone = TimeZone(identifier: zone.identifier) else {
+            throw DecodingError.dataCorrupted(DecodingError.Context(
+                codingPath: path,
+                debugDescription: "No time zone is called \(zone.identifier).",
+                underlyingError: NotificationFailure(.notificationInvalidNoDate, detail: "No time zone is called \"\(zone.identifier)\".")
+            ))
+        }
+        return timeZone
     }
 }
 

@@ -45,10 +45,10 @@ package struct NotificationFailure: Error, Sendable, Hashable {
         self.detail = detail
     }
 
-    /// A request that breaks a rule: reported with the nearest `UNError` code, invalid date for a
-    /// trigger and invalid content for the rest.
+    /// A request that breaks a rule: reported with Apple's code for it, or the nearest one: invalid
+    /// date for a trigger and invalid content for the rest.
     package init(_ violation: RuleViolation, isTrigger: Bool) {
-        self.init(isTrigger ? .notificationInvalidNoDate : .notificationInvalidNoContent, detail: violation.message)
+        self.init(violation.errorCode ?? (isTrigger ? .notificationInvalidNoDate : .notificationInvalidNoContent), detail: violation.message)
         self.violation = violation
     }
 

@@ -8,10 +8,13 @@ package struct RuleViolation: Error, Sendable, Hashable, CustomStringConvertible
     package var rule: String
     /// What was wrong and what is accepted instead.
     package var message: String
+    /// The `UNError` code Apple reports for this, when it has one.
+    package var errorCode: NotificationErrorCode?
 
-    package init(_ rule: String, _ message: String) {
+    package init(_ rule: String, _ message: String, errorCode: NotificationErrorCode? = nil) {
         self.rule = rule
         self.message = message
+        self.errorCode = errorCode
     }
 
     package var description: String { message }
@@ -23,8 +26,10 @@ package struct RuleViolation: Error, Sendable, Hashable, CustomStringConvertible
 /// ``NotificationCenterMachine/setCategories(_:)``), so the in-process system and the daemon accept
 /// exactly the same things, and no client of the daemon can store what the framework would refuse.
 package enum RequestRules {
-    /// The longest identifier (of a request, category, action, thread or region), in UTF-8 bytes.
-    package static let maximumIdentifierBytes = 1024
+    /// The longest identifier (of a request, category, action, thread or region) and the longest
+    /// string of a category (titles, placeholders), in characters (Unicode scalars, as JSON Schema's
+    /// `maxLength` counts them).
+    package static let maximumIdentifierLength = 1024
     /// The most a request's content may weigh, all its text and `userInfo` together, in UTF-8 bytes:
     /// far above what a notification shows, and sixteen times the largest push payload.
     package static let maximumContentBytes = 64 * 1024
@@ -33,6 +38,10 @@ package enum RequestRules {
     /// The most categories an app may register, and the most actions in one of them.
     package static let maximumCategories = 256
     package static let maximumActionsPerCategory = 32
+    package static let maximumIntentIdentifiers = 64
+    /// The longest interval of a time-interval trigger: a century, in seconds. Its date would be
+    /// past any the system can wait for.
+    package static let maximumInterval: TimeInterval = 100 * 365.25 * 86_400
     /// The largest radius of a region a location trigger watches, in metres.
     package static let maximumRegionRadius = 1_000_000.0
 
@@ -68,7 +77,12 @@ package enum RequestRules {
     package static func violation(in trigger: NotificationTrigger) -> RuleViolation? {
         switch trigger {
         case .timeInterval(let interval, let repeats):
-            guard let broken = TriggerRules.validateTimeInterval(interval, repeats: repeats) else { return nil }
+            guard let broken = TriggerRules.validateTimeInterval(interval, repeats: repeats) else {
+                guard interval <= maximumInterval else {
+                    return RuleViolation("intervalTooLong", "The trigger's time interval must be at most a century, \(Int(maximumInterval)) s; got \(interval).")
+                }
+                return nil
+            }
             switch broken {
             case .intervalNotPositive: return RuleViolation("intervalNotPositive", "The trigger's \(broken).")
             case .repeatingIntervalTooShort: return RuleViolation("repeatingIntervalTooShort", "The trigger's \(broken).")
@@ -91,9 +105,6 @@ package enum RequestRules {
             guard region.radius.isFinite, region.radius > 0, region.radius <= maximumRegionRadius else {
                 return RuleViolation("regionInvalid", "The region's radius must be above 0 and at most \(Int(maximumRegionRadius)) m; got \(region.radius).")
             }
-            guard region.notifyOnEntry || region.notifyOnExit else {
-                return RuleViolation("regionInvalid", "The region must notify on entry, on exit, or both.")
-            }
             return nil
         case .push:
             return RuleViolation("pushTriggerNotAllowed", "Only the push service delivers notifications with a push trigger; an app cannot add one.")
@@ -115,6 +126,9 @@ package enum RequestRules {
         if let sound = content.sound, !sound.volume.isFinite {
             return RuleViolation("soundVolumeNotFinite", "A critical sound's volume must be a finite number.")
         }
+        if let badge = content.badge, badge < 0 {
+            return RuleViolation("badgeNegative", "The badge must be 0 or more; got \(badge).", errorCode: .badgeInputInvalid)
+        }
         guard content.summaryArgumentCount >= 0 else {
             return RuleViolation("summaryArgumentCountNegative", "The summary argument count must be 0 or more; got \(content.summaryArgumentCount).")
         }
@@ -125,7 +139,8 @@ package enum RequestRules {
         return nil
     }
 
-    /// Checks the categories an app registers.
+    /// Checks the categories an app registers. As on Apple's platforms, actions may share an
+    /// identifier (the first one is the one a person can pick); what is bounded is their size.
     package static func violation(in categories: [NotificationCategory]) -> RuleViolation? {
         guard categories.count <= maximumCategories else {
             return RuleViolation("tooManyCategories", "An app registers at most \(maximumCategories) categories; got \(categories.count).")
@@ -135,25 +150,21 @@ package enum RequestRules {
             guard category.actions.count <= maximumActionsPerCategory else {
                 return RuleViolation("tooManyActions", "A category has at most \(maximumActionsPerCategory) actions; \(category.identifier) has \(category.actions.count).")
             }
-            var seen = Set<String>()
+            guard category.intentIdentifiers.count <= maximumIntentIdentifiers else {
+                return RuleViolation("tooManyIntentIdentifiers", "A category has at most \(maximumIntentIdentifiers) intent identifiers; \(category.identifier) has \(category.intentIdentifiers.count).")
+            }
+            var strings = [(category.hiddenPreviewsBodyPlaceholder, "hidden-previews placeholder"), (category.categorySummaryFormat, "summary format")]
+            strings += category.intentIdentifiers.map { ($0, "intent identifier") }
             for action in category.actions {
-                guard !action.identifier.isEmpty else {
-                    return RuleViolation("actionIdentifierEmpty", "Every action of \(category.identifier) needs an identifier.")
-                }
-                if let violation = identifierViolation(action.identifier, what: "action identifier") { return violation }
-                guard seen.insert(action.identifier).inserted else {
-                    return RuleViolation("duplicateActionIdentifier", "\(category.identifier) has two actions called \(action.identifier).")
-                }
-                var text = action.title.utf8.count
-                if let input = action.textInput { text += input.buttonTitle.utf8.count + input.placeholder.utf8.count }
-                guard text <= maximumIdentifierBytes * 4 else {
-                    return RuleViolation("actionTooLarge", "The action \(action.identifier)'s title and text-input strings weigh at most \(maximumIdentifierBytes * 4) bytes.")
+                strings += [(action.identifier, "action identifier"), (action.title, "action title")]
+                if let input = action.textInput { strings += [(input.buttonTitle, "text-input button title"), (input.placeholder, "text-input placeholder")] }
+                switch action.icon {
+                case .template(let name)?, .system(let name)?: strings.append((name, "action icon name"))
+                case nil: break
                 }
             }
-            let text = category.intentIdentifiers.reduce(0) { $0 + $1.utf8.count }
-                + category.hiddenPreviewsBodyPlaceholder.utf8.count + category.categorySummaryFormat.utf8.count
-            guard text <= maximumIdentifierBytes * 4 else {
-                return RuleViolation("categoryTooLarge", "The category \(category.identifier)'s strings weigh at most \(maximumIdentifierBytes * 4) bytes.")
+            for (value, what) in strings {
+                if let violation = identifierViolation(value, what: what) { return violation }
             }
         }
         return nil
@@ -178,8 +189,9 @@ package enum RequestRules {
     }
 
     private static func identifierViolation(_ value: String, what: String) -> RuleViolation? {
-        guard value.utf8.count <= maximumIdentifierBytes else {
-            return RuleViolation("identifierTooLong", "A \(what) is at most \(maximumIdentifierBytes) bytes long; got \(value.utf8.count).")
+        let length = value.unicodeScalars.count
+        guard length <= maximumIdentifierLength else {
+            return RuleViolation("stringTooLong", "A \(what) is at most \(maximumIdentifierLength) characters long; got \(length).")
         }
         return nil
     }

@@ -20,7 +20,8 @@ package enum TriggerRules {
         }
     }
 
-    /// Checks a time-interval trigger: the interval must be above zero, and at least 60 s if it repeats.
+    /// Checks a time-interval trigger as Apple does when one is made: the interval must be above zero,
+    /// and at least 60 s if it repeats.
     package static func validateTimeInterval(_ interval: TimeInterval, repeats: Bool) -> Violation? {
         guard interval > 0, interval.isFinite else { return .intervalNotPositive(interval) }
         if repeats, interval < minimumRepeatingInterval { return .repeatingIntervalTooShort(interval) }

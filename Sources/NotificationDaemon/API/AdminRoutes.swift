@@ -112,6 +112,7 @@ struct AdminRoutes: Sendable {
         }
         router.ws("/v1/admin/events") { request, _ in
             try authenticate(request)
+            try requireWebSocketUpgrade(request)
             return .upgrade([:])
         } onUpgrade: { inbound, outbound, _ in
             let encoder = JSONEncoder()

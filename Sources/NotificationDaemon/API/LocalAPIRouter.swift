@@ -70,6 +70,7 @@ package enum LocalAPIRouter {
         }
         router.ws("/v1/events") { request, _ in
             _ = try await app.authenticate(request)
+            try requireWebSocketUpgrade(request)
             return .upgrade([:])
         } onUpgrade: { inbound, outbound, context in
             try await AppEventStream.run(engine: engine, request: context.request, inbound: inbound, outbound: outbound, logger: context.logger)
@@ -98,6 +99,13 @@ struct AppRoutes: Sendable {
     }
 }
 
+/// Refuses a plain request to a WebSocket route: only an upgrade opens the stream.
+func requireWebSocketUpgrade(_ request: Request) throws {
+    guard request.headers[.upgrade]?.lowercased() == "websocket" else {
+        throw DaemonError(.upgradeRequired, "This route is a WebSocket: ask for the upgrade (`Connection: Upgrade`, `Upgrade: websocket`).")
+    }
+}
+
 /// The key in a request's `Authorization: Bearer` header.
 func bearerKey(_ request: Request) -> String? {
     guard let value = request.headers[.authorization], value.hasPrefix("Bearer ") else { return nil }
@@ -107,13 +115,26 @@ func bearerKey(_ request: Request) -> String? {
 
 /// Decodes a JSON body, turning any decoding failure into an `invalidRequest` problem.
 func decode<T: Decodable>(_ type: T.Type, _ request: Request, _ context: some RequestContext) async throws -> T {
+    let body: ByteBuffer
     do {
-        return try await request.decode(as: T.self, context: context)
-    } catch let error as DecodingError {
-        throw DaemonError(.invalidRequest, "The body is not a valid \(T.self): \(describe(error))")
+        body = try await request.body.collect(upTo: context.maxUploadSize)
     } catch let error as HTTPError {
         throw DaemonError(.invalidRequest, error.body ?? "The body could not be read.")
     }
+    do {
+        return try JSONDecoder().decode(T.self, from: Data(body.readableBytesView))
+    } catch let error as DecodingError {
+        // Well-formed, but naming what does not exist here (a time zone): refused as Apple refuses it.
+        if let failure = notificationFailure(in: error) { throw DaemonError(failure) }
+        throw DaemonError(.invalidRequest, "The body is not a valid \(T.self): \(describe(error))")
+    }
+}
+
+/// The notification failure a decoding error was caused by, however deeply the decoders wrapped it.
+private func notificationFailure(in error: DecodingError) -> NotificationFailure? {
+    guard case .dataCorrupted(let context) = error, let underlying = context.underlyingError else { return nil }
+    if let failure = underlying as? NotificationFailure { return failure }
+    return (underlying as? DecodingError).flatMap(notificationFailure(in:))
 }
 
 private func describe(_ error: DecodingError) -> String {
@@ -201,6 +222,7 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
         case .appNotFound: status = 404
         case .appAlreadyRegistered: status = 409
         case .invalidRequest: status = 400
+        case .upgradeRequired: status = 426
         default: status = 500
         }
         return LocalAPI.Problem(status: status, code: error.code.description, title: error.code.description, detail: error.message)

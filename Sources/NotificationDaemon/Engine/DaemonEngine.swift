@@ -16,8 +16,10 @@ package protocol DaemonClock: Sendable {
 package struct SystemDaemonClock: DaemonClock {
     package init() {}
     package var now: Date { Date() }
+    /// Sleeps at most a day at a time: a deadline centuries away is as good as none, and whoever waits
+    /// looks again when it wakes.
     package func sleep(until deadline: Date) async throws {
-        let seconds = deadline.timeIntervalSinceNow
+        let seconds = min(deadline.timeIntervalSinceNow, 86_400)
         if seconds > 0 { try await Task.sleep(for: .milliseconds(Int64((seconds * 1000).rounded(.up)))) }
     }
 }
@@ -41,6 +43,8 @@ package actor DaemonEngine {
         package var cachedApps = 4096
         /// Where attachment files are copied when a request is added; `nil` keeps the app's own files.
         package var attachmentStore: URL? = nil
+        /// The daemon's own folder: no attachment may come from it, but for an app's own copies.
+        package var privateFolder: URL? = nil
         /// How many events a presenter may fall behind before its stream ends with an overflow (it
         /// then reads what is on screen again; see ``DaemonEngine/watch()``).
         package var presenterBacklog = 10_000
@@ -212,7 +216,9 @@ package actor DaemonEngine {
         // The identifier names a folder: one that is not a bundle identifier (stored before the rule
         // was enforced) names none, so nothing outside the store is ever touched.
         guard RequestRules.violation(inBundleIdentifier: bundleIdentifier) == nil else { return nil }
-        return configuration.attachmentStore.map { AttachmentStore(root: $0.appendingPathComponent(bundleIdentifier, isDirectory: true)) }
+        return configuration.attachmentStore.map {
+            AttachmentStore(root: $0.appendingPathComponent(bundleIdentifier, isDirectory: true), privateFolder: configuration.privateFolder)
+        }
     }
 
     /// A non-throwing body's step.

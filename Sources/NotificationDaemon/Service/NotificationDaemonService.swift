@@ -33,6 +33,7 @@ package struct NotificationDaemonServices: Sendable {
         var engineConfiguration = configuration.engine
         engineConfiguration.attachmentStore = engineConfiguration.attachmentStore
             ?? configuration.dataDirectory.appendingPathComponent("attachments", isDirectory: true)
+        engineConfiguration.privateFolder = engineConfiguration.privateFolder ?? configuration.dataDirectory
         adminKey = try Self.adminKey(at: configuration.adminKeyPath)
         engine = DaemonEngine(store: store, clock: clock, configuration: engineConfiguration, logger: logger, launcher: Self.launch)
 

@@ -101,14 +101,15 @@ func withDaemon<T: Sendable>(
     directory: URL? = nil,
     clock: ManualDaemonClock = ManualDaemonClock(),
     configure: (inout DaemonConfiguration) -> Void = { _ in },
+    logHandler: (any LogHandler)? = nil,
     _ body: @Sendable (RunningDaemon) async throws -> T
 ) async throws -> T {
     let directory = try directory ?? makeTestDirectory()
     var configuration = DaemonConfiguration(dataDirectory: directory)
     configuration.engine.timeZone = TimeZone(identifier: "UTC")!
     configure(&configuration)
-    var logger = Logger(label: "test.daemon")
-    logger.logLevel = .critical
+    var logger = logHandler.map { handler in Logger(label: "test.daemon", factory: { _ in handler }) } ?? Logger(label: "test.daemon")
+    if logHandler == nil { logger.logLevel = .critical }
     let (listening, listeningContinuation) = AsyncStream<Int?>.makeStream()
     let services = try NotificationDaemonServices(configuration: configuration, clock: clock, logger: logger) { port in
         listeningContinuation.yield(port)

@@ -1,0 +1,193 @@
+import Foundation
+import Synchronization
+
+/// A real process a test starts (`unotify`, the example app), typed into through its standard input
+/// and read line by line from its output, as a person at a terminal would.
+final class ChildProcess: Sendable {
+    /// An executable built beside the test bundle: `unotify`, `todo-example`.
+    static func built(_ name: String) -> URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name)
+    }
+
+    struct Timeout: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    private struct Output {
+        var lines: [String] = []
+        var partial = ""
+        var waiters: [UUID: (predicate: @Sendable (String) -> Bool, continuation: CheckedContinuation<String?, Never>)] = [:]
+        var ended = false
+    }
+
+    let name: String
+    private let process: Process
+    private let input: Pipe
+    private let output = Locked(Output())
+    private let exit = Locked<(status: Int32?, waiters: [CheckedContinuation<Int32, Never>])>((nil, []))
+
+    /// Starts `executable` with `arguments`, with `environment` added to this process's own.
+    init(_ executable: URL, _ arguments: [String], environment: [String: String] = [:], name: String? = nil) throws {
+        self.name = name ?? executable.lastPathComponent
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        let input = Pipe()
+        let combined = Pipe()
+        process.standardInput = input
+        process.standardOutput = combined
+        process.standardError = combined
+        self.process = process
+        self.input = input
+        let output = self.output
+        combined.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            let ready = output.withLock { state -> [(CheckedContinuation<String?, Never>, String?)] in
+                if data.isEmpty {
+                    state.ended = true
+                    if !state.partial.isEmpty { state.lines.append(state.partial) }
+                    defer { state.waiters.removeAll() }
+                    return state.waiters.values.map { ($0.continuation, nil) }
+                }
+                state.partial += String(decoding: data, as: UTF8.self)
+                var fresh: [String] = []
+                while let newline = state.partial.firstIndex(of: "\n") {
+                    fresh.append(String(state.partial[..<newline]))
+                    state.partial.removeSubrange(...newline)
+                }
+                state.lines += fresh
+                var resumed: [(CheckedContinuation<String?, Never>, String?)] = []
+                for (id, waiter) in state.waiters {
+                    if let line = fresh.first(where: waiter.predicate) {
+                        state.waiters.removeValue(forKey: id)
+                        resumed.append((waiter.continuation, line))
+                    }
+                }
+                return resumed
+            }
+            if data.isEmpty { handle.readabilityHandler = nil }
+            for (continuation, line) in ready { continuation.resume(returning: line) }
+        }
+        let exit = self.exit
+        process.terminationHandler = { process in
+            let waiters = exit.withLock { state in
+                state.status = process.terminationStatus
+                defer { state.waiters.removeAll() }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume(returning: process.terminationStatus) }
+        }
+        try process.run()
+    }
+
+    /// Everything printed so far, one line an element.
+    var lines: [String] { output.withLock { $0.lines } }
+
+    /// Types a line, as a person pressing return.
+    func type(_ line: String) throws {
+        try input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
+    }
+
+    /// Closes standard input (Ctrl-D).
+    func endInput() throws {
+        try input.fileHandleForWriting.close()
+    }
+
+    /// The first line, printed before or after this call, containing `text`; throws at the deadline.
+    @discardableResult
+    func line(containing text: String, within seconds: Double = 30) async throws -> String {
+        try await line(within: seconds, "\"\(text)\"") { $0.contains(text) }
+    }
+
+    /// The `number`th line matching `predicate` (counting from 1, and from the first line printed);
+    /// throws at the deadline.
+    @discardableResult
+    func line(number: Int, matching predicate: @escaping @Sendable (String) -> Bool, within seconds: Double) async throws -> String {
+        let seen = Counter()
+        return try await line(within: seconds, "match number \(number)") { line in
+            predicate(line) && seen.increment() == number
+        }
+    }
+
+    /// The first line matching `predicate`, printed before or after this call; throws at the deadline.
+    func line(within seconds: Double, _ what: String, where predicate: @escaping @Sendable (String) -> Bool) async throws -> String {
+        let id = UUID()
+        let found: String? = await withTaskGroup(of: String?.self) { group in
+            group.addTask {
+                await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
+                    let (now, ended) = self.output.withLock { state -> (String?, Bool) in
+                        if let line = state.lines.first(where: predicate) { return (line, false) }
+                        if state.ended { return (nil, true) }
+                        state.waiters[id] = (predicate, continuation)
+                        return (nil, false)
+                    }
+                    if now != nil || ended { continuation.resume(returning: now) }
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(seconds))
+                return nil
+            }
+            let first = await group.next()!
+            group.cancelAll()
+            self.output.withLock { $0.waiters.removeValue(forKey: id) }?.continuation.resume(returning: nil)
+            return first
+        }
+        guard let found else {
+            throw Timeout(description: "\(name) printed no line with \(what) within \(seconds) s. It printed:\n\(lines.joined(separator: "\n"))")
+        }
+        return found
+    }
+
+    var isRunning: Bool { process.isRunning }
+
+    /// Stops the process (SIGTERM, or SIGKILL) and waits until it has exited.
+    func stop(kill: Bool = false) async {
+        if process.isRunning {
+            if kill { _ = Foundation.kill(process.processIdentifier, SIGKILL) } else { process.terminate() }
+        }
+        await waitUntilExit()
+    }
+
+    /// Waits until the process has exited; returns its status, or `nil` at the deadline (the process is
+    /// then killed).
+    @discardableResult
+    func waitUntilExit(within seconds: Double = 30) async -> Int32? {
+        await withTaskGroup(of: Int32?.self) { group in
+            group.addTask {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+                    let status = self.exit.withLock { state -> Int32? in
+                        if state.status == nil { state.waiters.append(continuation) }
+                        return state.status
+                    }
+                    if let status { continuation.resume(returning: status) }
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(seconds))
+                return nil
+            }
+            let first = await group.next()!
+            group.cancelAll()
+            if first == nil { _ = Foundation.kill(self.process.processIdentifier, SIGKILL) }
+            return first
+        }
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+    }
+}
+
+private final class Counter: Sendable {
+    private let value = Mutex(0)
+    func increment() -> Int { value.withLock { $0 += 1; return $0 } }
+}
+
+/// A value behind a lock, shared by reference with the handlers of a process.
+final class Locked<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: Value) { mutex = Mutex(value) }
+    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T { try mutex.withLock { try body(&$0) } }
+}

@@ -1,0 +1,317 @@
+import Foundation
+import Logging
+import NIOHTTP1
+import NotificationCore
+@testable import NotificationDaemon
+import NotificationDaemonClient
+import Synchronization
+import Testing
+
+/// What any client of the daemon can send it, and what it can never do: the rules are the machine's,
+/// the files are private, prompts answer only their app, and one app's bad state stalls nobody.
+@Suite(.timeLimit(.minutes(1))) struct TrustBoundaryTests {
+    @Test func theHostileRequestGetsA400NamingTheRuleAndTheDaemonGoesOn() async throws {
+        try await withDaemon { daemon in
+            let hostile = try await daemon.authorizedApp("com.example.hostile")
+            let neighbour = try await daemon.authorizedApp("com.example.neighbour")
+            let body = #"{"identifier":"spin","content":{"title":"x"},"trigger":{"type":"timeInterval","interval":0,"repeats":true}}"#
+            let answer = try await hostile.rawJSON(.POST, "/v1/requests", body)
+            #expect(answer.status == 400)
+            let problem = try JSONDecoder().decode(LocalAPI.Problem.self, from: answer.body)
+            #expect(problem.code == "invalidRequest")
+            #expect(problem.reason == "intervalNotPositive")
+            #expect(problem.unErrorCode == NotificationErrorCode.notificationInvalidNoDate.rawValue)
+            #expect(try await hostile.pending().isEmpty, "nothing was kept")
+
+            try await neighbour.add("fine", trigger: .timeInterval(60, repeats: true))
+            #expect(try await neighbour.pending().map(\.request.identifier) == ["fine"])
+        }
+    }
+
+    @Test(arguments: [
+        ("..", 400), ("com/example", 400), ("com_example.todo", 400), (".hidden", 400), ("com.example.todo", 201),
+    ])
+    func onlyReverseDNSBundleIdentifiersAreRegistered(_ identifier: String, status: Int) async throws {
+        try await withDaemon { daemon in
+            let answer = try await daemon.admin.raw(.POST, "/v1/admin/apps", body: LocalAPI.RegisterApp(bundleIdentifier: identifier))
+            #expect(answer.status == status)
+            #expect(FileManager.default.fileExists(atPath: daemon.directory.path), "the data directory is still there")
+        }
+    }
+
+    /// Files an app could name to hang, flood or reach past the daemon: each is refused at once with
+    /// the attachment's `UNError` code, and nothing is copied.
+    @Test(arguments: ["fifo", "directory", "/dev/zero", "link to /dev/zero", "another app's copy", "outside the store, named as inside"])
+    func hostileAttachmentsAreRefused(_ kind: String) async throws {
+        try await withDaemon { daemon in
+            let app = try await daemon.authorizedApp("com.example.todo")
+            let other = try await daemon.authorizedApp("com.example.other")
+            let folder = try makeTestDirectory()
+            let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: 0, count: 64))
+            let path: String
+            switch kind {
+            case "fifo":
+                path = folder.appendingPathComponent("pipe.png").path
+                #expect(mkfifo(path, 0o600) == 0)
+            case "directory":
+                path = folder.appendingPathComponent("folder.png").path
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            case "/dev/zero":
+                path = "/dev/zero"
+            case "link to /dev/zero":
+                path = folder.appendingPathComponent("zero.png").path
+                try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: "/dev/zero")
+            case "another app's copy":
+                let source = folder.appendingPathComponent("theirs.png")
+                try png.write(to: source)
+                try await other.call(.POST, "/v1/requests", body: request(attaching: source.path))
+                let stored = try #require(try await other.pending().first?.request.content.attachments.first?.url.path)
+                path = stored
+            default:
+                let attachments = daemon.directory.appendingPathComponent("attachments/com.example.todo")
+                path = attachments.path + "/../com.example.other/../../admin.key.png"
+            }
+            let answer = try await app.raw(.POST, "/v1/requests", body: request(attaching: path))
+            let problem = try JSONDecoder().decode(LocalAPI.Problem.self, from: answer.body)
+            #expect(answer.status == 422, "\(problem.detail)")
+            #expect([100, 101, 103, 105].contains(problem.unErrorCode ?? 0), "\(problem.detail)")
+            #expect(try await app.pending().isEmpty)
+            let copies = daemon.directory.appendingPathComponent("attachments/com.example.todo").path
+            #expect((try? FileManager.default.contentsOfDirectory(atPath: copies))?.isEmpty ?? true, "nothing was copied")
+        }
+    }
+
+    @Test func aBrokenStateFromAnOlderDaemonNeitherSpinsNorDelaysAnotherApp() async throws {
+        let directory = try makeTestDirectory()
+        let clock = ManualDaemonClock()
+        // An older daemon stored the hostile request: its state is written here as it would have been.
+        do {
+            let store = try SQLiteDaemonStore(path: directory.appendingPathComponent("unotify.sqlite").path)
+            var machine = NotificationCenterMachine(now: clock.now, calendar: Calendar(identifier: .gregorian), timeZone: TimeZone(identifier: "UTC")!,
+                                                    appState: .notRunning, appReachable: false)
+            _ = machine.changeSettings(.granting([.alert, .sound, .badge], status: .authorized))
+            var content = NotificationContent()
+            content.title = "spin"
+            _ = try machine.add(NotificationRequest(identifier: "spin", content: content, trigger: .timeInterval(60, repeats: true)))
+            let broken = try brokenCopy(of: machine, interval: 0)
+            try store.insert(StoredApp(bundleIdentifier: "com.example.old", keyHash: DaemonEngine.hash("old-key"), launchCommand: nil,
+                                       machine: broken, bootID: "an-older-run"))
+        }
+        clock.advance(by: 3600)
+        try await withDaemon(directory: directory, clock: clock) { daemon in
+            let neighbour = try await daemon.authorizedApp("com.example.neighbour")
+            try await neighbour.add("soon", trigger: .timeInterval(5, repeats: false))
+            clock.advance(by: 5)
+            await daemon.engine.processDue()
+            #expect(try await neighbour.delivered().map(\.request.identifier) == ["soon"], "the other app's notification fired")
+            #expect(try await daemon.engine.pendingRequests("com.example.old").isEmpty, "the broken request was dropped")
+            let shown = try await daemon.engine.deliveredNotifications("com.example.old")
+            #expect(shown.count <= 1, "it did not flood the person: \(shown.count) shown")
+        }
+    }
+
+    @Test func theDaemonsFilesAreItsUsersAloneFromTheFirstByte() async throws {
+        // A data directory the daemon creates itself.
+        try await withDaemon(directory: try makeTestDirectory().appendingPathComponent("data")) { daemon in
+            let app = try await daemon.authorizedApp("com.example.todo")
+            try await app.add("one")
+            let database = daemon.configuration.databasePath
+            for path in [daemon.directory.path, database, database + "-wal", database + "-shm", daemon.configuration.adminKeyPath] {
+                let mode = try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+                #expect(mode & 0o077 == 0, "\(path) is \(String(mode, radix: 8))")
+            }
+        }
+    }
+
+    @Test func looseFilesAreReportedAtStart() async throws {
+        let directory = try makeTestDirectory()
+        try await withDaemon(directory: directory) { _ in }
+        _ = chmod(directory.path, 0o755)
+        _ = chmod(directory.appendingPathComponent("unotify.sqlite").path, 0o644)
+        let recorder = LogRecorder()
+        try await withDaemon(directory: directory, logHandler: recorder) { _ in }
+        let warned = recorder.messages.filter { $0.level == .warning }.compactMap { $0.metadata["path"] }
+        #expect(warned.contains(directory.path))
+        #expect(warned.contains(directory.appendingPathComponent("unotify.sqlite").path))
+    }
+
+    @Test func anAnswerToAStalePromptNeverReachesAnotherAppsCall() async throws {
+        let directory = try makeTestDirectory()
+        let path = directory.appendingPathComponent("db.sqlite").path
+        let clock = ManualDaemonClock()
+        // A run of the daemon in which the first app asked, and stopped before the person answered.
+        do {
+            let engine = DaemonEngine(store: try SQLiteDaemonStore(path: path), clock: clock)
+            _ = try await engine.registerApp("com.example.first")
+            _ = try await engine.registerApp("com.example.second")
+            let asking = Task { try await engine.requestAuthorization("com.example.first", options: [.alert]) }
+            try await withDeadline("the first app's prompt") {
+                while try await engine.authorizationPrompts().isEmpty { await Task.yield() }
+            }
+            asking.cancel()
+        }
+        // The next run: the second app asks, and the person answers the first app's prompt, still on screen.
+        let engine = DaemonEngine(store: try SQLiteDaemonStore(path: path), clock: clock)
+        let second = Task { try await engine.requestAuthorization("com.example.second", options: [.alert]) }
+        try await withDeadline("both prompts") {
+            while try await engine.authorizationPrompts().count < 2 { await Task.yield() }
+        }
+        _ = try await engine.authorize("com.example.first", .deny)
+        #expect(try await engine.authorizationPrompts().map(\.bundleIdentifier) == ["com.example.second"],
+                "the second app's prompt still waits for its own answer")
+        _ = try await engine.authorize("com.example.second", .grant)
+        #expect(try await second.value == true, "the second app's call got the answer given to it")
+    }
+
+    @Test func aWatchStartedWhileAnAppWaitsSeesThePrompt() async throws {
+        try await withDaemon { daemon in
+            let app = try await daemon.registerApp("com.example.todo")
+            async let granted = app.call(.POST, "/v1/authorization", body: LocalAPI.AuthorizationRequest(options: 7), as: LocalAPI.AuthorizationResult.self)
+            let prompts = try await withDeadline("the prompt to be listed") {
+                while true {
+                    let prompts = try await daemon.admin.call(.GET, "/v1/admin/prompts", as: [LocalAPI.AuthorizationPrompt].self)
+                    if !prompts.isEmpty { return prompts }
+                    await Task.yield()
+                }
+            }
+            #expect(prompts == [LocalAPI.AuthorizationPrompt(bundleIdentifier: "com.example.todo", options: 7)])
+            _ = try await daemon.admin.call(.POST, "/v1/admin/apps/com.example.todo/authorization",
+                                            body: LocalAPI.AuthorizationDecision(decision: "grant"), as: NotificationSettings.self)
+            #expect(try await granted.granted)
+            #expect(try await daemon.admin.call(.GET, "/v1/admin/prompts", as: [LocalAPI.AuthorizationPrompt].self).isEmpty)
+        }
+    }
+
+    @Test func aPresenterThatFallsBehindIsToldSoAndNotFedAGap() async throws {
+        try await withDaemon(configure: { $0.engine.presenterBacklog = 2 }) { daemon in
+            let home = CircularRegion(identifier: "home", center: Coordinate(latitude: 48.85, longitude: 2.35), radius: 500)
+            for index in 0..<4 {
+                let app = try await daemon.authorizedApp("com.example.app\(index)")
+                for request in 0..<40 {
+                    try await app.add("home-\(request)", title: String(repeating: "long title ", count: 200), trigger: .location(home, repeats: false))
+                }
+            }
+            try await daemon.withWatch { watch in
+                // One move fires 160 notifications at once, megabytes of events, while the presenter reads
+                // nothing: far more than its socket and its backlog hold.
+                try await daemon.admin.call(.POST, "/v1/admin/device", body: LocalAPI.DeviceChange(latitude: 48.85, longitude: 2.35))
+                var presented = 0
+                _ = try await watch.next { event in
+                    if event.type == "presented" { presented += 1 }
+                    return event.type == "overflowed"
+                }
+                #expect(presented < 160, "some events were not sent, and the presenter was told")
+                let visible = try await daemon.admin.call(.GET, "/v1/admin/notifications", as: [LocalAPI.VisibleNotification].self)
+                #expect(visible.count == 160, "what is on screen, read again, has every notification")
+                // After the overflow the presenter is fed again.
+                try await daemon.authorizedApp("com.example.later").add("now")
+                let next = try await watch.next { $0.type == "presented" }
+                #expect(next.bundleIdentifier == "com.example.later")
+            }
+        }
+    }
+
+    @Test func aWatchThatOverflowsEndsWithWhatItHeldAndSaysSo() async throws {
+        try await withDaemon(configure: { $0.engine.presenterBacklog = 2 }) { daemon in
+            let watch = await daemon.engine.watch()
+            let app = try await daemon.authorizedApp("com.example.todo")
+            for index in 0..<3 { try await app.add("n\(index)") }
+            var received: [String] = []
+            for await event in watch.events {
+                if case .presented(_, let shown) = event { received.append(shown.notification.request.identifier) }
+            }
+            #expect(received == ["n0"], "the backlog held the settings change and the first notification")
+            #expect(watch.overflowed)
+            let later = await daemon.engine.watch()
+            #expect(!later.overflowed)
+        }
+    }
+}
+
+/// A request with one PNG attachment at `path`.
+private func request(attaching path: String) -> NotificationRequest {
+    var content = NotificationContent()
+    content.title = "With a picture"
+    content.attachments = [NotificationAttachment(identifier: "picture", url: URL(fileURLWithPath: path), type: "public.png")]
+    return NotificationRequest(identifier: "picture", content: content, trigger: .timeInterval(60, repeats: false))
+}
+
+/// A copy of `machine` in which every pending time-interval trigger has `interval`, as an older daemon
+/// that did not enforce the rules could have stored it.
+func brokenCopy(of machine: NotificationCenterMachine, interval: Double) throws -> NotificationCenterMachine {
+    let json = String(decoding: try JSONEncoder().encode(machine), as: UTF8.self)
+    let broken = json.replacingOccurrences(of: #""interval":60"#, with: #""interval":\#(interval)"#)
+    precondition(broken != json, "the machine has a 60 s interval to break")
+    return try JSONDecoder().decode(NotificationCenterMachine.self, from: Data(broken.utf8))
+}
+
+extension LocalAPIClient {
+    /// Sends a JSON body as it is written, and returns the status and the body of the answer.
+    func rawJSON(_ method: HTTPMethod, _ path: String, _ json: String) async throws -> (status: Int, body: Data) {
+        let answer = try await raw(method, path, body: RawJSON(text: json))
+        return (answer.status, answer.body)
+    }
+}
+
+/// A JSON text sent as it is.
+struct RawJSON: Encodable {
+    let text: String
+    func encode(to encoder: any Encoder) throws {
+        let value = try JSONDecoder().decode(AnyJSON.self, from: Data(text.utf8))
+        try value.encode(to: encoder)
+    }
+}
+
+/// Any JSON value, to re-encode a JSON text unchanged in meaning.
+enum AnyJSON: Codable {
+    case null, bool(Bool), number(Double), string(String), array([AnyJSON]), object([String: AnyJSON])
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() { self = .null }
+        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
+        else if let value = try? container.decode(Double.self) { self = .number(value) }
+        else if let value = try? container.decode(String.self) { self = .string(value) }
+        else if let value = try? container.decode([AnyJSON].self) { self = .array(value) }
+        else { self = .object(try container.decode([String: AnyJSON].self)) }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .number(let value): try container.encode(value)
+        case .string(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        }
+    }
+}
+
+/// A log handler that keeps every message, for tests that check what the daemon reported.
+final class LogRecorder: LogHandler, @unchecked Sendable {
+    // Sendable: `recorded` is only touched under `lock`; the rest is what swift-log asks of a handler.
+    struct Message: Sendable {
+        let level: Logger.Level
+        let message: String
+        let metadata: [String: String]
+    }
+
+    private let lock = NSLock()
+    private var recorded: [Message] = []
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let metadata = (event.metadata ?? [:]).mapValues { "\($0)" }
+        lock.withLock { recorded.append(Message(level: event.level, message: "\(event.message)", metadata: metadata)) }
+    }
+
+    var messages: [Message] { lock.withLock { recorded } }
+}
