@@ -121,6 +121,26 @@ struct RequestRulesTests {
         #expect(fired == 2, "the hourly one fired at 1 h and 2 h")
     }
 
+    @Test func whatThePersonSeesOfOneAppIsBoundedAndTheOldestLeavesFirst() throws {
+        var machine = NotificationCenterMachine(now: newYear2026, calendar: Calendar(identifier: .gregorian), timeZone: TimeZone(identifier: "UTC")!,
+                                                appState: .background)
+        _ = machine.changeSettings(.granting([.alert, .sound, .badge], status: .authorized))
+        let limit = try #require(machine.configuration.visibleLimit)
+        #expect(limit == 100)
+        for index in 0...limit { _ = try machine.add(request("n\(index)")) }
+        #expect(machine.visibleNotifications.count == limit)
+        #expect(machine.visibleNotifications.first?.notification.request.identifier == "n1", "n0, the oldest, left")
+        #expect(machine.visibleNotifications.last?.notification.request.identifier == "n\(limit)")
+
+        // A state stored before the limit existed gets it when read again.
+        var json = try JSONSerialization.jsonObject(with: JSONEncoder().encode(machine)) as! [String: Any]
+        var configuration = json["configuration"] as! [String: Any]
+        configuration.removeValue(forKey: "visibleLimit")
+        json["configuration"] = configuration
+        let stored = try JSONDecoder().decode(NotificationCenterMachine.self, from: JSONSerialization.data(withJSONObject: json))
+        #expect(stored.configuration.visibleLimit == limit)
+    }
+
     @Test(arguments: [
         ("com.example.todo", true), ("a", true), ("com.example-app.todo2", true), ("A1.B2", true),
         ("", false), ("..", false), (".", false), (".com.example", false), ("com.example.", false), ("com..example", false),

@@ -68,7 +68,7 @@ import Testing
     @Test func theDevicesLockAndLocationReachAppsRegisteredAfterTheyChanged() async throws {
         let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
         let engine = try engine(at: path, clock: ManualDaemonClock())
-        await engine.setDeviceLocked(true)
+        try await engine.setDeviceLocked(true)
         try await engine.updateLocation(Coordinate(latitude: 48.8566, longitude: 2.3522))
 
         _ = try await engine.registerApp("com.example.later")
@@ -94,8 +94,44 @@ import Testing
         }
         #expect(presented == ["paris"])
 
-        await engine.setDeviceLocked(false)
+        try await engine.setDeviceLocked(false)
         try await engine.respond("com.example.later", to: "n", with: .action("DELETE"))
+    }
+
+    @Test func theDevicesLockLocationAndTimeZoneSurviveARestart() async throws {
+        let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
+        let clock = ManualDaemonClock()
+        do {
+            let engine = try engine(at: path, clock: clock)
+            try await engine.setDeviceLocked(true)
+            try await engine.updateLocation(Coordinate(latitude: 48.8566, longitude: 2.3522))
+            try await engine.changeTimeZone(TimeZone(identifier: "Asia/Tokyo")!)
+        }
+        let restarted = try engine(at: path, clock: clock)
+        _ = try await restarted.registerApp("com.example.after")
+        _ = try await restarted.authorize("com.example.after", .grant)
+        try await restarted.setCategories("com.example.after", [NotificationCategory(
+            identifier: "C", actions: [NotificationAction(identifier: "DELETE", title: "Delete", options: [.authenticationRequired])])])
+        var content = NotificationContent()
+        content.title = "n"
+        content.categoryIdentifier = "C"
+        try await restarted.add("com.example.after", NotificationRequest(identifier: "n", content: content, trigger: nil))
+        await #expect(throws: DaemonError.self, "still locked") { try await restarted.respond("com.example.after", to: "n", with: .action("DELETE")) }
+
+        // Still in Tokyo: 09:00 comes at 00:00 UTC.
+        var nine = DateComponents()
+        nine.hour = 9
+        try await restarted.add("com.example.after", request("nine", .calendar(nine, repeats: true)))
+        let next = try await restarted.pendingRequests("com.example.after").first?.nextFireDate
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC")!
+        #expect(next.map { utc.component(.hour, from: $0) } == 0)
+
+        // Still in Paris: leaving it fires a region trigger around it.
+        let paris = CircularRegion(identifier: "paris", center: Coordinate(latitude: 48.8566, longitude: 2.3522), radius: 1000)
+        try await restarted.add("com.example.after", request("paris", .location(paris, repeats: false)))
+        try await restarted.updateLocation(Coordinate(latitude: 51.5072, longitude: -0.1276))
+        #expect(try await restarted.visibleNotifications("com.example.after").map(\.notification.request.identifier).contains("paris"))
     }
 
     @Test func listingWhatThePersonSeesReadsOnlyTheAppsThatShowSomething() async throws {

@@ -14,6 +14,13 @@ import Testing
     /// How long schemathesis generates requests for, in seconds; `UNOTIFY_FUZZ_SECONDS` changes it.
     static var seconds: Int { Int(ProcessInfo.processInfo.environment["UNOTIFY_FUZZ_SECONDS"] ?? "") ?? 60 }
 
+    /// The seed of the requests generated: a fixed one, so that a run's failure can be replayed; set
+    /// `UNOTIFY_FUZZ_SEED` to another number to explore further, or to `random`.
+    static var seedArguments: [String] {
+        let seed = ProcessInfo.processInfo.environment["UNOTIFY_FUZZ_SEED"] ?? "20261122"
+        return seed == "random" ? [] : ["--seed", seed]
+    }
+
     @Test func generatedRequestsGetDocumentedAnswersAndHarmNoOtherApp() async throws {
         try await withDaemon(configure: { $0.tcpPort = 0 }) { daemon in
             let port = try #require(daemon.tcpPort)
@@ -40,7 +47,7 @@ import Testing
                 "--max-time", "\(Self.seconds)",
                 "--request-timeout", "10",
                 "--no-color",
-            ], environment: ["PYTHONIOENCODING": "utf-8"], name: "schemathesis")
+            ] + Self.seedArguments, environment: ["PYTHONIOENCODING": "utf-8"], name: "schemathesis")
             let status = await schemathesis.waitUntilExit(within: Double(Self.seconds) + 120)
             #expect(status == 0, "schemathesis found answers the spec does not allow:\n\(schemathesis.lines.suffix(80).joined(separator: "\n"))")
             #expect(schemathesis.lines.contains { $0.contains("generated") }, "schemathesis ran")

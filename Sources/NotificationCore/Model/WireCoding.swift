@@ -101,7 +101,9 @@ extension NotificationSound: Codable {
             throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "Unknown sound type \"\(type)\".")
         }
         isCritical = try container.decodeIfPresent(Bool.self, forKey: .critical) ?? false
-        volume = try container.decodeIfPresent(Float.self, forKey: .volume) ?? 1
+        // Any JSON number: read as a double (a Float cannot hold 1e-300) and kept within 0…1, as Apple
+        // keeps a critical sound's volume.
+        volume = Float(min(max(try container.decodeIfPresent(Double.self, forKey: .volume) ?? 1, 0), 1))
     }
 
     package func encode(to encoder: any Encoder) throws {

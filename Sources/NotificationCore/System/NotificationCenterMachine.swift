@@ -11,12 +11,38 @@ package struct NotificationCenterMachine: Sendable, Codable {
     package struct Configuration: Sendable, Hashable, Codable {
         /// How many requests with a date may be pending at once; `nil` for no limit. Apple keeps 64.
         package var pendingRequestLimit: Int? = 64
+        /// How many notifications the person can see of one app at once (on screen, on the lock screen,
+        /// in the list); past it the oldest leaves, as older notifications leave iOS's list. `nil` for no
+        /// limit. Apple gives no figure; 100 is far more than a person reads of one app, and keeps a
+        /// chatty app's stored state bounded.
+        package var visibleLimit: Int? = 100
         /// How long the app's delegate has to answer `willPresent` before nothing is presented.
         package var willPresentTimeout: TimeInterval = 5
         /// How long the app's delegate has to call `didReceive`'s completion handler before it is reported.
         package var responseTimeout: TimeInterval = 30
 
         package init() {}
+
+        private enum CodingKeys: String, CodingKey {
+            case pendingRequestLimit, visibleLimit, willPresentTimeout, responseTimeout
+        }
+
+        /// A state stored before a limit existed gets its default; `null` stored means no limit.
+        package init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            pendingRequestLimit = try container.decodeIfPresent(Int.self, forKey: .pendingRequestLimit)
+            if container.contains(.visibleLimit) { visibleLimit = try container.decodeIfPresent(Int.self, forKey: .visibleLimit) }
+            willPresentTimeout = try container.decodeIfPresent(TimeInterval.self, forKey: .willPresentTimeout) ?? willPresentTimeout
+            responseTimeout = try container.decodeIfPresent(TimeInterval.self, forKey: .responseTimeout) ?? responseTimeout
+        }
+
+        package func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(pendingRequestLimit, forKey: .pendingRequestLimit)
+            try container.encode(visibleLimit, forKey: .visibleLimit)
+            try container.encode(willPresentTimeout, forKey: .willPresentTimeout)
+            try container.encode(responseTimeout, forKey: .responseTimeout)
+        }
     }
 
     /// A request waiting for its trigger.
@@ -457,6 +483,10 @@ package struct NotificationCenterMachine: Sendable, Codable {
         if presentation.isVisible {
             visible[identifier] = shown
             visibleOrder[identifier] = takeSequence()
+            if let limit = configuration.visibleLimit, visible.count > limit,
+               let oldest = visibleOrder.min(by: { $0.value < $1.value })?.key {
+                removeVisible(oldest)
+            }
         } else {
             release(notification.request)
         }

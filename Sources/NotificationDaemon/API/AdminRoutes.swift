@@ -189,7 +189,7 @@ struct AdminRoutes: Sendable {
         default:
             throw DaemonError(.invalidRequest, "Give both latitude and longitude, or neither.")
         }
-        if let locked = change.locked { await engine.setDeviceLocked(locked) }
+        if let locked = change.locked { try await engine.setDeviceLocked(locked) }
         if let identifier = change.timeZone {
             guard let zone = TimeZone(identifier: identifier) else {
                 throw DaemonError(.invalidRequest, "\"\(identifier)\" is not a time zone identifier such as Europe/Paris.")

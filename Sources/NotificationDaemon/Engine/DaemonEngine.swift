@@ -79,8 +79,8 @@ package actor DaemonEngine {
     private var nextCall = UInt64.random(in: 0...(UInt64.max / 2))
     private var timeZone: TimeZone
     /// The device's state, kept once for every app and brought to each app at its next step: a lock
-    /// or a move does not load every app. Not kept across restarts: the device starts unlocked, its
-    /// location unknown until the next update, in the configured time zone.
+    /// or a move does not load every app. Saved in the store, so it survives a restart; a device never
+    /// changed starts unlocked, its location unknown, in the configured time zone.
     private var isDeviceLocked = false
     private var location: Coordinate?
     private let workSignal = WorkSignal()
@@ -101,6 +101,11 @@ package actor DaemonEngine {
         self.logger = logger
         self.launcher = launcher
         self.timeZone = configuration.timeZone
+        if let device = try? store.deviceState() {
+            isDeviceLocked = device.isLocked
+            location = device.location
+            if let zone = device.timeZoneIdentifier.flatMap(TimeZone.init(identifier:)) { timeZone = zone }
+        }
     }
 
     // MARK: - Apps and keys
@@ -617,16 +622,29 @@ package actor DaemonEngine {
 
     /// The device moved: the apps with location triggers check them now (each step brings the new
     /// location); the others learn of it at their next step.
-    package func updateLocation(_ coordinate: Coordinate) throws {
+    package func updateLocation(_ coordinate: Coordinate) async throws {
         location = coordinate
-        for app in try store.appsWatchingLocation() {
-            try step(app) { _ in [] }
-        }
+        try saveDeviceState()
+        try await stepInTurns(try store.appsWatchingLocation())
     }
 
     /// The device was locked or unlocked; each app learns of it at its next step, before anything else.
-    package func setDeviceLocked(_ locked: Bool) {
+    package func setDeviceLocked(_ locked: Bool) throws {
         isDeviceLocked = locked
+        try saveDeviceState()
+    }
+
+    private func saveDeviceState() throws {
+        try store.saveDeviceState(DeviceState(isLocked: isDeviceLocked, location: location, timeZoneIdentifier: timeZone.identifier))
+    }
+
+    /// Steps each of `apps` once, a few at a time, letting the engine's other callers in between: a
+    /// change that concerns every app does not hold up the app that is adding a request meanwhile.
+    private func stepInTurns(_ apps: [String]) async throws {
+        for (index, app) in apps.enumerated() {
+            try step(app) { _ in [] }
+            if index % 16 == 15 { await Task.yield() }
+        }
     }
 
     /// The apps with a notification the person can see.
@@ -636,11 +654,10 @@ package actor DaemonEngine {
 
     /// The device moved to another time zone. Every app is stepped at once (each step brings the new
     /// zone), so that calendar triggers which follow the device are found at their new dates.
-    package func changeTimeZone(_ newTimeZone: TimeZone) throws {
+    package func changeTimeZone(_ newTimeZone: TimeZone) async throws {
         timeZone = newTimeZone
-        for app in try store.apps() {
-            try step(app.bundleIdentifier) { _ in [] }
-        }
+        try saveDeviceState()
+        try await stepInTurns(try store.apps().map(\.bundleIdentifier))
     }
 
     /// The authorization prompts on screen: each app asking, with what it asks for.

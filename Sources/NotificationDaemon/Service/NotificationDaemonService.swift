@@ -40,7 +40,7 @@ package struct NotificationDaemonServices: Sendable {
         let router = LocalAPIRouter.make(engine: engine, adminKey: adminKey)
         let socketPath = configuration.socketPath
         try? fileManager.removeItem(atPath: socketPath)
-        var services: [any Service] = [SchedulerService(engine: engine)]
+        var services: [any Service] = [SchedulerService(engine: engine), IntegrityCheckService(store: store, logger: logger)]
         services.append(Application(
             router: router,
             server: .http1WebSocketUpgrade(webSocketRouter: router),
@@ -118,5 +118,23 @@ struct SchedulerService: Service {
                 await engine.waitForWork(until: next)
             }
         }
+    }
+}
+
+/// Checks the database once the daemon has started (its time grows with the database, so it does not
+/// delay the start), and reports damage loudly; the daemon goes on serving what it can read.
+struct IntegrityCheckService: Service {
+    let store: SQLiteDaemonStore
+    let logger: Logger
+
+    func run() async {
+        do {
+            try await store.checkIntegrity()
+            logger.debug("database checked", metadata: ["path": .string(store.path)])
+        } catch {
+            logger.critical("the database is damaged", metadata: ["path": .string(store.path), "error": .string(error.message)])
+        }
+        // Nothing more to do: stays until the daemon stops, as a service must.
+        try? await gracefulShutdown()
     }
 }

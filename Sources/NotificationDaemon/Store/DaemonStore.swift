@@ -23,6 +23,20 @@ package struct StoredApp: Sendable {
     }
 }
 
+/// The device's own state, kept once for every app: whether it is locked, where it is, and its time
+/// zone (which the person may have changed with `unotify device --time-zone`).
+package struct DeviceState: Sendable, Hashable {
+    package var isLocked: Bool
+    package var location: Coordinate?
+    package var timeZoneIdentifier: String?
+
+    package init(isLocked: Bool = false, location: Coordinate? = nil, timeZoneIdentifier: String? = nil) {
+        self.isLocked = isLocked
+        self.location = location
+        self.timeZoneIdentifier = timeZoneIdentifier
+    }
+}
+
 /// Where the daemon keeps every app's state. Every method is atomic: it happens completely or not at all.
 package protocol DaemonStore: Sendable {
     /// Registers a new app. Throws `appAlreadyRegistered` if the bundle identifier is taken.
@@ -48,6 +62,10 @@ package protocol DaemonStore: Sendable {
     func appsShowingNotifications() throws(DaemonError) -> [String]
     /// Moves an app's next wake-up to `date`, leaving its state as it is: for an app whose step failed.
     func postponeWakeUp(of bundleIdentifier: String, to date: Date) throws(DaemonError)
+    /// The device's state as last saved, or `nil` if it never was.
+    func deviceState() throws(DaemonError) -> DeviceState?
+    /// Saves the device's state.
+    func saveDeviceState(_ state: DeviceState) throws(DaemonError)
     /// The earliest time any app has something due.
     func earliestWakeUp() throws(DaemonError) -> Date?
 }

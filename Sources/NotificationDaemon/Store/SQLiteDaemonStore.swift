@@ -28,9 +28,6 @@ package final class SQLiteDaemonStore: DaemonStore {
         do {
             database = try DatabasePool(path: path, configuration: configuration)
             try Self.migrator.migrate(database)
-            try database.read { db in
-                _ = try Row.fetchOne(db, sql: "PRAGMA quick_check")
-            }
         } catch {
             throw DaemonError(
                 .databaseUnreadable,
@@ -64,7 +61,35 @@ package final class SQLiteDaemonStore: DaemonStore {
                 CREATE INDEX app_showsNotifications ON app(bundleIdentifier) WHERE showsNotifications;
                 """)
         }
+        migrator.registerMigration("v3: the device's state") { db in
+            try db.execute(sql: """
+                CREATE TABLE device (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    locked BOOLEAN NOT NULL,
+                    latitude DOUBLE,
+                    longitude DOUBLE,
+                    timeZone TEXT
+                );
+                """)
+        }
         return migrator
+    }
+
+    /// Checks every page of the database (`PRAGMA quick_check`), on GRDB's reader, off the caller's
+    /// thread: it takes time in proportion to the database's size, so the daemon runs it after it has
+    /// started, not before.
+    ///
+    /// - Throws: `databaseUnreadable` saying what SQLite found.
+    package func checkIntegrity() async throws(DaemonError) {
+        let result: String?
+        do {
+            result = try await database.read { db in try String.fetchOne(db, sql: "PRAGMA quick_check") }
+        } catch {
+            throw DaemonError(.databaseUnreadable, "Reading \(path) failed: \(Self.describe(error)).")
+        }
+        guard result == "ok" else {
+            throw DaemonError(.databaseUnreadable, "The database at \(path) is damaged (\(result ?? "no answer")). Restore it from a backup.")
+        }
     }
 
     private static func describe(_ error: any Error) -> String {
@@ -210,6 +235,29 @@ package final class SQLiteDaemonStore: DaemonStore {
     package func postponeWakeUp(of bundleIdentifier: String, to date: Date) throws(DaemonError) {
         try write { db in
             try db.execute(sql: "UPDATE app SET nextWakeUp = ? WHERE bundleIdentifier = ?", arguments: [date.timeIntervalSince1970, bundleIdentifier])
+        }
+    }
+
+    package func deviceState() throws(DaemonError) -> DeviceState? {
+        try read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM device WHERE id = 1").map { row in
+                let latitude: Double? = row["latitude"]
+                let longitude: Double? = row["longitude"]
+                return DeviceState(
+                    isLocked: row["locked"],
+                    location: latitude.flatMap { latitude in longitude.map { Coordinate(latitude: latitude, longitude: $0) } },
+                    timeZoneIdentifier: row["timeZone"]
+                )
+            }
+        }
+    }
+
+    package func saveDeviceState(_ state: DeviceState) throws(DaemonError) {
+        try write { db in
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO device (id, locked, latitude, longitude, timeZone) VALUES (1, ?, ?, ?, ?)",
+                arguments: [state.isLocked, state.location?.latitude, state.location?.longitude, state.timeZoneIdentifier]
+            )
         }
     }
 
