@@ -19,6 +19,19 @@ import Testing
                             launcher: { launches.record($0, $1) })
     }
 
+    /// Registers and authorizes `app`, and shows its notification "n", whose action DELETE needs the
+    /// device unlocked.
+    func showNotificationWithAProtectedAction(on engine: DaemonEngine, app: String) async throws {
+        _ = try await engine.registerApp(app)
+        _ = try await engine.authorize(app, .grant)
+        try await engine.setCategories(app, [NotificationCategory(
+            identifier: "C", actions: [NotificationAction(identifier: "DELETE", title: "Delete", options: [.authenticationRequired])])])
+        var content = NotificationContent()
+        content.title = "n"
+        content.categoryIdentifier = "C"
+        try await engine.add(app, NotificationRequest(identifier: "n", content: content, trigger: nil))
+    }
+
     func request(_ identifier: String, _ trigger: NotificationTrigger?) -> NotificationRequest {
         var content = NotificationContent()
         content.title = identifier
@@ -71,14 +84,7 @@ import Testing
         try await engine.setDeviceLocked(true)
         try await engine.updateLocation(Coordinate(latitude: 48.8566, longitude: 2.3522))
 
-        _ = try await engine.registerApp("com.example.later")
-        _ = try await engine.authorize("com.example.later", .grant)
-        try await engine.setCategories("com.example.later", [NotificationCategory(
-            identifier: "C", actions: [NotificationAction(identifier: "DELETE", title: "Delete", options: [.authenticationRequired])])])
-        var content = NotificationContent()
-        content.title = "n"
-        content.categoryIdentifier = "C"
-        try await engine.add("com.example.later", NotificationRequest(identifier: "n", content: content, trigger: nil))
+        try await showNotificationWithAProtectedAction(on: engine, app: "com.example.later")
         await #expect(throws: DaemonError.self) { try await engine.respond("com.example.later", to: "n", with: .action("DELETE")) }
 
         // A region around where the device already is: leaving it fires, entering it never happened.
@@ -108,14 +114,7 @@ import Testing
             try await engine.changeTimeZone(TimeZone(identifier: "Asia/Tokyo")!)
         }
         let restarted = try engine(at: path, clock: clock)
-        _ = try await restarted.registerApp("com.example.after")
-        _ = try await restarted.authorize("com.example.after", .grant)
-        try await restarted.setCategories("com.example.after", [NotificationCategory(
-            identifier: "C", actions: [NotificationAction(identifier: "DELETE", title: "Delete", options: [.authenticationRequired])])])
-        var content = NotificationContent()
-        content.title = "n"
-        content.categoryIdentifier = "C"
-        try await restarted.add("com.example.after", NotificationRequest(identifier: "n", content: content, trigger: nil))
+        try await showNotificationWithAProtectedAction(on: restarted, app: "com.example.after")
         await #expect(throws: DaemonError.self, "still locked") { try await restarted.respond("com.example.after", to: "n", with: .action("DELETE")) }
 
         // Still in Tokyo: 09:00 comes at 00:00 UTC.

@@ -47,7 +47,7 @@ import Testing
                 "--max-time", "\(Self.seconds)",
                 "--request-timeout", "10",
                 "--no-color",
-            ] + Self.seedArguments, environment: ["PYTHONIOENCODING": "utf-8"], name: "schemathesis")
+            ] + Self.seedArguments, environment: ["PYTHONIOENCODING": "utf-8"], in: try makeTestDirectory(), name: "schemathesis")
             let status = await schemathesis.waitUntilExit(within: Double(Self.seconds) + 120)
             #expect(status == 0, "schemathesis found answers the spec does not allow:\n\(schemathesis.lines.suffix(80).joined(separator: "\n"))")
             #expect(schemathesis.lines.contains { $0.contains("generated") }, "schemathesis ran")

@@ -27,12 +27,13 @@ final class ChildProcess: Sendable {
     private let exit = Locked<(status: Int32?, waiters: [CheckedContinuation<Int32, Never>])>((nil, []))
 
     /// Starts `executable` with `arguments`, with `environment` added to this process's own.
-    init(_ executable: URL, _ arguments: [String], environment: [String: String] = [:], name: String? = nil) throws {
+    init(_ executable: URL, _ arguments: [String], environment: [String: String] = [:], in directory: URL? = nil, name: String? = nil) throws {
         self.name = name ?? executable.lastPathComponent
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        if let directory { process.currentDirectoryURL = directory }
         let input = Pipe()
         let combined = Pipe()
         process.standardInput = input
