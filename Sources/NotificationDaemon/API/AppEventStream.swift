@@ -53,9 +53,9 @@ enum AppEventStream {
                         return
                     }
                     if case .replaced = message {
-                        // The app confirms what it finished and answers `released`; the replies task
-                        // ends then. The engine waits no longer than its grace in any case.
-                        try? await Task.sleep(for: .seconds(3600))
+                        // The app confirms what it finished and answers `released`, which ends the
+                        // replies task; one that does not is closed once the grace is over.
+                        try? await Task.sleep(for: engine.takeoverGrace)
                         return
                     }
                 }

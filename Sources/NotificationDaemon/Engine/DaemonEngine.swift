@@ -58,6 +58,8 @@ package actor DaemonEngine {
     private let store: any DaemonStore
     private let clock: any DaemonClock
     private let configuration: Configuration
+    /// How long a replaced app connection has to let go (``Configuration/takeoverGrace``).
+    package nonisolated var takeoverGrace: Duration { configuration.takeoverGrace }
     private let logger: Logger
     private let launcher: @Sendable (_ command: String, _ bundleIdentifier: String) -> Void
     /// The most triggers and deadlines one step of an app carries out.
