@@ -61,7 +61,7 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
-    func mistakesAreRefusedWithTheirCodesAndChangeNothing(_ kind: StoreKind) throws {
+    func mistakesAreRefusedWithTheirCodesAndChangeNothing(_ kind: StoreKind) async throws {
         let store = try kind.make()
         try store.insert(try app("com.example.a"))
         let again = try app("com.example.a")
@@ -75,7 +75,6 @@ import Testing
         let changes: [(String, () throws -> Void)] = [
             ("delete", { try store.delete("com.example.none") }),
             ("replaceKey", { try store.replaceKey(of: "com.example.none", with: "h") }),
-            ("save", { try store.save(machine, nextWakeUp: nil, bootID: "b", for: "com.example.none") }),
         ]
         for (name, change) in changes {
             do {
@@ -86,10 +85,35 @@ import Testing
             }
         }
         #expect(try store.apps().map(\.bundleIdentifier) == ["com.example.a"])
+
+        // A save for an app removed meanwhile is skipped; the rest of the batch is kept.
+        var changed = machine
+        changed.removeAllDeliveredNotifications()
+        try await store.save([
+            AppSave(bundleIdentifier: "com.example.none", machine: machine, nextWakeUp: nil),
+            AppSave(bundleIdentifier: "com.example.a", machine: machine, nextWakeUp: Self.start),
+        ], bootID: "b")
+        #expect(try store.app("com.example.none") == nil)
+        #expect(try store.earliestWakeUp() == Self.start)
     }
 
     @Test(arguments: StoreKind.allCases)
-    func whatIsDueIsFoundSoonestFirstAndWithinTheLimit(_ kind: StoreKind) throws {
+    func aBatchIsSavedInOrderSoAnAppsLaterStateWins(_ kind: StoreKind) async throws {
+        let store = try kind.make()
+        try store.insert(try app("com.example.a", wakeUpIn: 60))
+        let first = try app("com.example.a", wakeUpIn: 60).machine
+        let second = try app("com.example.a", wakeUpIn: 60, shown: true).machine
+        try await store.save([
+            AppSave(bundleIdentifier: "com.example.a", machine: second, nextWakeUp: Self.start.addingTimeInterval(1)),
+            AppSave(bundleIdentifier: "com.example.a", machine: first, nextWakeUp: Self.start.addingTimeInterval(2)),
+        ], bootID: "b")
+        #expect(try store.earliestWakeUp() == Self.start.addingTimeInterval(2))
+        #expect(try store.appsShowingNotifications().isEmpty, "the later state, with nothing shown")
+        #expect(try store.app("com.example.a")?.bootID == "b")
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func whatIsDueIsFoundSoonestFirstAndWithinTheLimit(_ kind: StoreKind) async throws {
         let store = try kind.make()
         try store.insert(try app("com.example.late", wakeUpIn: 300))
         try store.insert(try app("com.example.soon", wakeUpIn: 60))
@@ -102,7 +126,7 @@ import Testing
 
         // A saved state moves the app in the index; a postponed one waits without its state changing.
         let soon = try #require(try store.app("com.example.soon"))
-        try store.save(soon.machine, nextWakeUp: Self.start.addingTimeInterval(500), bootID: "boot", for: "com.example.soon")
+        try await store.save([AppSave(bundleIdentifier: "com.example.soon", machine: soon.machine, nextWakeUp: Self.start.addingTimeInterval(500))], bootID: "boot")
         #expect(try store.appsDue(by: Self.start.addingTimeInterval(1000), limit: 10) == ["com.example.middle", "com.example.late", "com.example.soon"])
         try store.postponeWakeUp(of: "com.example.middle", to: Self.start.addingTimeInterval(900))
         #expect(try store.appsDue(by: Self.start.addingTimeInterval(600), limit: 10) == ["com.example.late", "com.example.soon"])
@@ -110,7 +134,7 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
-    func theAppsThatWatchTheLocationOrShowSomethingAreFoundWithoutReadingTheOthers(_ kind: StoreKind) throws {
+    func theAppsThatWatchTheLocationOrShowSomethingAreFoundWithoutReadingTheOthers(_ kind: StoreKind) async throws {
         let store = try kind.make()
         try store.insert(try app("com.example.place", location: true))
         try store.insert(try app("com.example.shown", shown: true))
@@ -120,7 +144,7 @@ import Testing
 
         var shown = try #require(try store.app("com.example.shown")).machine
         shown.removeAllDeliveredNotifications()
-        try store.save(shown, nextWakeUp: nil, bootID: "boot", for: "com.example.shown")
+        try await store.save([AppSave(bundleIdentifier: "com.example.shown", machine: shown, nextWakeUp: nil)], bootID: "boot")
         #expect(try store.appsShowingNotifications().isEmpty)
     }
 

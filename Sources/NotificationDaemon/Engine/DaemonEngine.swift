@@ -68,6 +68,17 @@ package actor DaemonEngine {
     package let bootID = UUID().uuidString
 
     private var cache: [String: NotificationCenterMachine] = [:]
+    /// Steps whose saves wait for the next group commit, in order, and what follows it.
+    private var queuedSaves: [QueuedSave] = []
+    /// How many steps of each app are not saved yet.
+    private var unsavedSteps: [String: Int] = [:]
+    private var nextSaveTicket: UInt64 = 1
+    /// Every ticket up to this one is saved, or failed (see `failedSaves`).
+    private var resolvedThrough: UInt64 = 0
+    private var failedSaves: [UInt64: any Error] = [:]
+    /// Whether a caller is writing a batch now; the others wait for it.
+    private var isWriting = false
+    private var progressWaiters: [CheckedContinuation<Void, Never>] = []
     private var connections: [String: AppConnection] = [:]
     /// Replaced connections whose successors wait for them to let go.
     private var replacedConnections: [UUID: Release] = [:]
@@ -75,6 +86,9 @@ package actor DaemonEngine {
     /// The apps' `requestAuthorization` calls waiting for the person, by app and call: an answer to one
     /// app's prompt can only complete that app's calls.
     private var authorizationWaiters: [AuthorizationCall: CheckedContinuation<Bool, any Error>] = [:]
+    /// Calls whose step is being saved, and the answers that came with it (granted at once).
+    private var expectedAnswers: Set<AuthorizationCall> = []
+    private var answers: [AuthorizationCall: Bool] = [:]
     private var answerWaiters: [String: [UUID: CheckedContinuation<Void, Never>]] = [:]
     /// Call numbers start at a random point in each run: a call stored by an earlier run (its prompt
     /// still showing) never shares a number with a call of this one.
@@ -182,12 +196,30 @@ package actor DaemonEngine {
 
     // MARK: - Steps
 
-    /// Runs one step for an app: loads it, brings it up to the current time, applies `body`, saves the
-    /// result, then carries out the effects. When `body` throws, nothing is saved and nothing happens.
+    /// Runs one step for an app: loads it, brings it up to the current time, applies `body`, and
+    /// returns once the new state is durable and the step's effects are carried out. When `body`
+    /// throws, nothing is saved and nothing happens.
+    ///
+    /// Saves are group-committed: the steps of concurrent callers (of any apps) queue their saves, and
+    /// one of them writes all that is queued in one transaction while the others wait; then the
+    /// effects of each step are carried out, in the order of the steps. Nothing is told about a step
+    /// before it is durable, so a crash at any moment leaves the state before a step or after it.
     private func step<T, Failure: Error>(
         _ bundleIdentifier: String,
         _ body: (inout NotificationCenterMachine) throws(Failure) -> (T, [NotificationCenterMachine.Effect])
-    ) throws -> T {
+    ) async throws -> T {
+        let (value, ticket) = try stepQueued(bundleIdentifier, body)
+        try await makeDurable(ticket)
+        return value
+    }
+
+    /// Runs one step in memory and queues its save; returns the step's value and the ticket that
+    /// ``makeDurable(_:)`` waits for. The engine's cache holds the new state at once, so the next step
+    /// of the app starts from it (its save is queued after this one, and cannot be durable without it).
+    private func stepQueued<T, Failure: Error>(
+        _ bundleIdentifier: String,
+        _ body: (inout NotificationCenterMachine) throws(Failure) -> (T, [NotificationCenterMachine.Effect])
+    ) throws -> (T, UInt64) {
         var (machine, effects) = try load(bundleIdentifier)
         if machine.isDeviceLocked != isDeviceLocked { machine.setDeviceLocked(isDeviceLocked) }
         if machine.timeZone != timeZone { machine.changeTimeZone(timeZone) }
@@ -202,20 +234,76 @@ package actor DaemonEngine {
         }
         let (value, more) = try body(&machine)
         effects += more
-        let unusedFiles = machine.takeUnreferencedAttachments()
-        let nextWakeUp = machine.nextWakeUpDate()
-        try store.save(machine, nextWakeUp: nextWakeUp, bootID: bootID, for: bundleIdentifier)
+        let ticket = nextSaveTicket
+        nextSaveTicket += 1
+        queuedSaves.append(QueuedSave(
+            ticket: ticket,
+            save: AppSave(bundleIdentifier: bundleIdentifier, machine: machine, nextWakeUp: machine.nextWakeUpDate()),
+            effects: effects,
+            unusedFiles: machine.takeUnreferencedAttachments()
+        ))
+        unsavedSteps[bundleIdentifier, default: 0] += 1
         cache[bundleIdentifier] = machine
         trimCache()
-        carryOut(effects, for: bundleIdentifier)
+        return (value, ticket)
+    }
+
+    /// Returns once the save of `ticket` is durable and the effects of its step (and of every step
+    /// before it) are carried out; throws when its save failed.
+    private func makeDurable(_ ticket: UInt64) async throws {
+        while resolvedThrough < ticket {
+            guard !isWriting else {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in progressWaiters.append(continuation) }
+                continue
+            }
+            isWriting = true
+            let batch = queuedSaves
+            queuedSaves.removeAll()
+            // Every ticket not yet settled is queued or being written; nobody writes, so it is queued.
+            assert(!batch.isEmpty, "ticket \(ticket) is neither settled, queued nor being written")
+            var resolved = batch
+            do {
+                try await store.save(batch.map(\.save), bootID: bootID)
+                for item in batch { finish(item) }
+            } catch {
+                // The states queued after this batch were built on the states just lost: none is kept.
+                resolved += queuedSaves
+                queuedSaves.removeAll()
+                logger.error("could not save", metadata: ["steps": .stringConvertible(resolved.count), "error": .string("\(error)")])
+                for item in resolved {
+                    failedSaves[item.ticket] = error
+                    cache.removeValue(forKey: item.save.bundleIdentifier)
+                    noteSaved(item.save.bundleIdentifier)
+                }
+            }
+            // Tickets are queued in order: everything up to the last one written (or lost) is settled;
+            // steps queued while this batch was written wait for the next.
+            if let last = resolved.last { resolvedThrough = last.ticket }
+            isWriting = false
+            let waiters = progressWaiters
+            progressWaiters.removeAll()
+            waiters.forEach { $0.resume() }
+            workSignal.signal()
+        }
+        if let failure = failedSaves.removeValue(forKey: ticket) { throw failure }
+    }
+
+    /// Carries out what a step does once its save is durable.
+    private func finish(_ item: QueuedSave) {
+        let app = item.save.bundleIdentifier
+        noteSaved(app)
+        carryOut(item.effects, for: app)
         // Only once the state that no longer refers to them is saved: a crash before this line leaves
         // a stray file behind, never a notification without its file.
-        if !unusedFiles.isEmpty { attachmentStore(of: bundleIdentifier)?.release(unusedFiles) }
-        if machine.openTickets == 0, let waiters = answerWaiters.removeValue(forKey: bundleIdentifier) {
+        if !item.unusedFiles.isEmpty { attachmentStore(of: app)?.release(item.unusedFiles) }
+        if item.save.machine.openTickets == 0, let waiters = answerWaiters.removeValue(forKey: app) {
             waiters.values.forEach { $0.resume() }
         }
-        workSignal.signal()
-        return value
+    }
+
+    private func noteSaved(_ app: String) {
+        guard let count = unsavedSteps[app] else { return }
+        unsavedSteps[app] = count > 1 ? count - 1 : nil
     }
 
     /// The folder an app's attachment files are copied into, when the daemon copies them.
@@ -229,17 +317,17 @@ package actor DaemonEngine {
     }
 
     /// A non-throwing body's step.
-    private func step(_ bundleIdentifier: String, _ body: (inout NotificationCenterMachine) -> [NotificationCenterMachine.Effect]) throws {
-        try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in ((), body(&machine)) }
+    private func step(_ bundleIdentifier: String, _ body: (inout NotificationCenterMachine) -> [NotificationCenterMachine.Effect]) async throws {
+        try await step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in ((), body(&machine)) }
     }
 
     /// Reads an app's state. An app in the cache with nothing due is read as it is, without a write;
     /// otherwise a step brings it up to date (and saves it) first.
-    private func read<T>(_ bundleIdentifier: String, _ body: (NotificationCenterMachine) -> T) throws -> T {
+    private func read<T>(_ bundleIdentifier: String, _ body: (NotificationCenterMachine) -> T) async throws -> T {
         if var machine = cache[bundleIdentifier], !(machine.nextWakeUpDate().map { $0 <= clock.now } ?? false) {
             return body(machine)
         }
-        return try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in (body(machine), []) }
+        return try await step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in (body(machine), []) }
     }
 
     /// The app's machine, from the cache or the store. An app last saved by another run of the daemon
@@ -260,7 +348,8 @@ package actor DaemonEngine {
 
     private func trimCache() {
         guard cache.count > configuration.cachedApps else { return }
-        for bundleIdentifier in cache.keys where connections[bundleIdentifier] == nil {
+        // An app whose last step is not saved yet stays: the store does not have its state.
+        for bundleIdentifier in cache.keys where connections[bundleIdentifier] == nil && unsavedSteps[bundleIdentifier] == nil {
             cache.removeValue(forKey: bundleIdentifier)
             if cache.count <= configuration.cachedApps / 2 { break }
         }
@@ -276,7 +365,12 @@ package actor DaemonEngine {
             case .promptForAuthorization(let options):
                 publish(.authorizationPrompt(bundleIdentifier: app, options))
             case .authorizationCompleted(let call, let granted):
-                authorizationWaiters.removeValue(forKey: AuthorizationCall(app: app, call: call))?.resume(returning: granted)
+                let key = AuthorizationCall(app: app, call: call)
+                if let waiter = authorizationWaiters.removeValue(forKey: key) {
+                    waiter.resume(returning: granted)
+                } else if expectedAnswers.contains(key) {
+                    answers[key] = granted
+                }
             case .settingsChanged(let settings):
                 publish(.settingsChanged(bundleIdentifier: app, settings))
             case .askWillPresent(let ticket, let notification):
@@ -329,22 +423,23 @@ package actor DaemonEngine {
         let call = nextCall
         nextCall &+= 1
         let key = AuthorizationCall(app: bundleIdentifier, call: call)
+        expectedAnswers.insert(key)
+        defer { expectedAnswers.remove(key) }
+        try await step(bundleIdentifier) { $0.requestAuthorization(options: options, call: call) }
+        // Answered at once (already decided, or provisional), or later by the person.
+        if let granted = answers.removeValue(forKey: key) { return granted }
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Bool, any Error>) in
             authorizationWaiters[key] = continuation
-            do {
-                try step(bundleIdentifier) { $0.requestAuthorization(options: options, call: call) }
-            } catch {
-                authorizationWaiters.removeValue(forKey: key)?.resume(throwing: error)
-            }
         }
     }
+
 
     /// Replaces the app's categories.
     ///
     /// - Throws: `invalidRequest` naming the rule the categories break; nothing changes then.
-    package func setCategories(_ bundleIdentifier: String, _ categories: [NotificationCategory]) throws {
+    package func setCategories(_ bundleIdentifier: String, _ categories: [NotificationCategory]) async throws {
         do {
-            try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(RuleViolation) in
+            try await step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(RuleViolation) in
                 try machine.setCategories(categories)
                 return ((), [])
             }
@@ -353,26 +448,26 @@ package actor DaemonEngine {
         }
     }
 
-    package func categories(_ bundleIdentifier: String) throws -> [NotificationCategory] {
-        try read(bundleIdentifier) { machine in machine.categories.values.sorted { $0.identifier < $1.identifier } }
+    package func categories(_ bundleIdentifier: String) async throws -> [NotificationCategory] {
+        try await read(bundleIdentifier) { machine in machine.categories.values.sorted { $0.identifier < $1.identifier } }
     }
 
-    package func settings(_ bundleIdentifier: String) throws -> NotificationSettings {
-        try read(bundleIdentifier) { machine in machine.settings }
+    package func settings(_ bundleIdentifier: String) async throws -> NotificationSettings {
+        try await read(bundleIdentifier) { machine in machine.settings }
     }
 
-    package func badge(_ bundleIdentifier: String) throws -> Int {
-        try read(bundleIdentifier) { machine in machine.badge }
+    package func badge(_ bundleIdentifier: String) async throws -> Int {
+        try await read(bundleIdentifier) { machine in machine.badge }
     }
 
     /// Adds a request.
     ///
     /// - Throws: a `DaemonError` with code `notification` and the `UNError` code when it is refused.
-    package func add(_ bundleIdentifier: String, _ request: NotificationRequest) throws {
+    package func add(_ bundleIdentifier: String, _ request: NotificationRequest) async throws {
         let store = attachmentStore(of: bundleIdentifier)
         var copies: URL? = nil
         do {
-            try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(NotificationFailure) in
+            try await step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(NotificationFailure) in
                 guard PresentationPolicy.allowsDelivery(machine.settings) else { throw NotificationFailure(.notificationsNotAllowed) }
                 var stored = request
                 if let store { (stored, copies) = try store.store(request) }
@@ -387,33 +482,33 @@ package actor DaemonEngine {
         }
     }
 
-    package func pendingRequests(_ bundleIdentifier: String) throws -> [NotificationCenterMachine.PendingRequest] {
-        try read(bundleIdentifier) { machine in machine.pendingRequests }
+    package func pendingRequests(_ bundleIdentifier: String) async throws -> [NotificationCenterMachine.PendingRequest] {
+        try await read(bundleIdentifier) { machine in machine.pendingRequests }
     }
 
     /// Removes pending requests by identifier, or all of them for `nil`.
-    package func removePendingRequests(_ bundleIdentifier: String, _ identifiers: [String]?) throws {
-        try step(bundleIdentifier) { machine in
+    package func removePendingRequests(_ bundleIdentifier: String, _ identifiers: [String]?) async throws {
+        try await step(bundleIdentifier) { machine in
             if let identifiers { machine.removePendingRequests(identifiers) } else { machine.removeAllPendingRequests() }
             return []
         }
     }
 
-    package func deliveredNotifications(_ bundleIdentifier: String) throws -> [DeliveredNotification] {
-        try read(bundleIdentifier) { machine in machine.deliveredNotifications }
+    package func deliveredNotifications(_ bundleIdentifier: String) async throws -> [DeliveredNotification] {
+        try await read(bundleIdentifier) { machine in machine.deliveredNotifications }
     }
 
     /// Removes delivered notifications by identifier, or all of them for `nil`.
-    package func removeDeliveredNotifications(_ bundleIdentifier: String, _ identifiers: [String]?) throws {
-        try step(bundleIdentifier) { machine in
+    package func removeDeliveredNotifications(_ bundleIdentifier: String, _ identifiers: [String]?) async throws {
+        try await step(bundleIdentifier) { machine in
             if let identifiers { machine.removeDeliveredNotifications(identifiers) } else { machine.removeAllDeliveredNotifications() }
             return []
         }
     }
 
-    package func setBadgeCount(_ bundleIdentifier: String, _ count: Int) throws {
+    package func setBadgeCount(_ bundleIdentifier: String, _ count: Int) async throws {
         do {
-            try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(NotificationFailure) in
+            try await step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(NotificationFailure) in
                 ((), try machine.setBadgeCount(count))
             }
         } catch let failure as NotificationFailure {
@@ -449,7 +544,7 @@ package actor DaemonEngine {
         }
         connections[bundleIdentifier] = AppConnection(id: id, continuation: continuation)
         do {
-            try step(bundleIdentifier) { machine in
+            try await step(bundleIdentifier) { machine in
                 (tookOver || machine.isAppReachable ? machine.setAppReachable(false, state: .notRunning) : [])
                     + machine.setAppReachable(true, state: state == .notRunning ? .background : state)
             }
@@ -488,14 +583,14 @@ package actor DaemonEngine {
     }
 
     /// The connected app moved to the foreground or the background.
-    package func updateState(_ bundleIdentifier: String, connection: UUID, _ state: AppState) throws {
+    package func updateState(_ bundleIdentifier: String, connection: UUID, _ state: AppState) async throws {
         guard connections[bundleIdentifier]?.id == connection, state != .notRunning else { return }
-        try step(bundleIdentifier) { $0.setAppState(state) }
+        try await step(bundleIdentifier) { $0.setAppState(state) }
     }
 
     /// The app's connection closed: it is not running until it connects again. A replaced connection
     /// closing lets its successor connect.
-    package func disconnect(_ bundleIdentifier: String, connection: UUID) throws {
+    package func disconnect(_ bundleIdentifier: String, connection: UUID) async throws {
         guard connections[bundleIdentifier]?.id == connection else {
             switch replacedConnections[connection] {
             case .waiting(let waiter):
@@ -509,17 +604,17 @@ package actor DaemonEngine {
             return
         }
         connections.removeValue(forKey: bundleIdentifier)?.continuation.finish()
-        try step(bundleIdentifier) { $0.setAppReachable(false, state: .notRunning) }
+        try await step(bundleIdentifier) { $0.setAppReachable(false, state: .notRunning) }
     }
 
     /// The app's delegate answered `willPresent`.
-    package func answerWillPresent(_ bundleIdentifier: String, ticket: UInt64, options: PresentationOptions?) throws {
-        try step(bundleIdentifier) { $0.answerWillPresent(ticket: ticket, options: options) }
+    package func answerWillPresent(_ bundleIdentifier: String, ticket: UInt64, options: PresentationOptions?) async throws {
+        try await step(bundleIdentifier) { $0.answerWillPresent(ticket: ticket, options: options) }
     }
 
     /// The app's delegate finished with a response.
-    package func completeResponse(_ bundleIdentifier: String, ticket: UInt64) throws {
-        try step(bundleIdentifier) { machine in
+    package func completeResponse(_ bundleIdentifier: String, ticket: UInt64) async throws {
+        try await step(bundleIdentifier) { machine in
             machine.completeResponse(ticket: ticket)
             return []
         }
@@ -549,8 +644,8 @@ package actor DaemonEngine {
     }
 
     /// Whether the app is in the foreground, in the background, or not running (not connected).
-    package func appState(_ bundleIdentifier: String) throws -> AppState {
-        try read(bundleIdentifier) { machine in machine.appState }
+    package func appState(_ bundleIdentifier: String) async throws -> AppState {
+        try await read(bundleIdentifier) { machine in machine.appState }
     }
 
     // MARK: - The person
@@ -561,8 +656,8 @@ package actor DaemonEngine {
     }
 
     /// Answers the app's authorization prompt if one is showing, or sets the app's authorization.
-    package func authorize(_ bundleIdentifier: String, _ decision: AuthorizationDecision) throws -> NotificationSettings {
-        try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in
+    package func authorize(_ bundleIdentifier: String, _ decision: AuthorizationDecision) async throws -> NotificationSettings {
+        try await step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in
             var effects: [NotificationCenterMachine.Effect]
             let asked = machine.promptedOptions
             switch decision {
@@ -584,8 +679,8 @@ package actor DaemonEngine {
     }
 
     /// Changes an app's settings as the person does in the system's settings.
-    package func changeSettings(_ bundleIdentifier: String, _ change: @Sendable (inout NotificationSettings) -> Void) throws -> NotificationSettings {
-        try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in
+    package func changeSettings(_ bundleIdentifier: String, _ change: @Sendable (inout NotificationSettings) -> Void) async throws -> NotificationSettings {
+        try await step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in
             var settings = machine.settings
             change(&settings)
             let effects = machine.changeSettings(settings)
@@ -594,16 +689,16 @@ package actor DaemonEngine {
     }
 
     /// What the person sees of an app: every notification on screen, on the lock screen or in the list.
-    package func visibleNotifications(_ bundleIdentifier: String) throws -> [NotificationCenterMachine.VisibleNotification] {
-        try read(bundleIdentifier) { machine in machine.visibleNotifications }
+    package func visibleNotifications(_ bundleIdentifier: String) async throws -> [NotificationCenterMachine.VisibleNotification] {
+        try await read(bundleIdentifier) { machine in machine.visibleNotifications }
     }
 
     /// The person acts on one of an app's notifications.
     ///
     /// - Throws: a `DaemonError` with code `personAction` saying why the system refused.
-    package func respond(_ bundleIdentifier: String, to identifier: String, with action: PersonAction) throws {
+    package func respond(_ bundleIdentifier: String, to identifier: String, with action: PersonAction) async throws {
         do {
-            try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(PersonActionRejection) in
+            try await step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(PersonActionRejection) in
                 ((), try machine.respond(to: identifier, with: action))
             }
         } catch let rejection as PersonActionRejection {
@@ -612,9 +707,9 @@ package actor DaemonEngine {
     }
 
     /// The person opens an app's notification settings, from one of its notifications or from the system.
-    package func openAppSettings(_ bundleIdentifier: String, from identifier: String?) throws {
+    package func openAppSettings(_ bundleIdentifier: String, from identifier: String?) async throws {
         do {
-            try step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(PersonActionRejection) in
+            try await step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(PersonActionRejection) in
                 ((), try machine.openAppSettings(from: identifier))
             }
         } catch let rejection as PersonActionRejection {
@@ -643,11 +738,15 @@ package actor DaemonEngine {
     /// Steps each of `apps` once, a few at a time, letting the engine's other callers in between: a
     /// change that concerns every app does not hold up the app that is adding a request meanwhile.
     private func stepInTurns(_ apps: [String]) async throws {
-        for (index, app) in apps.enumerated() {
-            try step(app) { _ in [] }
-            if index % 16 == 15 { await Task.yield() }
+        for chunk in stride(from: 0, to: apps.count, by: 16).map({ apps[$0..<min($0 + 16, apps.count)] }) {
+            var last: UInt64?
+            for app in chunk {
+                last = try stepQueued(app) { (_: inout NotificationCenterMachine) throws(Never) in ((), []) }.1
+            }
+            if let last { try await makeDurable(last) }
         }
     }
+
 
     /// The apps with a notification the person can see.
     package func appsShowingNotifications() throws -> [String] {
@@ -663,11 +762,14 @@ package actor DaemonEngine {
     }
 
     /// The authorization prompts on screen: each app asking, with what it asks for.
-    package func authorizationPrompts() throws -> [(bundleIdentifier: String, options: AuthorizationOptions)] {
-        try store.appsShowingNotifications().compactMap { app in
-            try read(app) { machine in machine.promptedOptions.map { (app, $0) } }
+    package func authorizationPrompts() async throws -> [(bundleIdentifier: String, options: AuthorizationOptions)] {
+        var prompts: [(bundleIdentifier: String, options: AuthorizationOptions)] = []
+        for app in try store.appsShowingNotifications() {
+            if let options = try await read(app, { machine in machine.promptedOptions }) { prompts.append((app, options)) }
         }
+        return prompts
     }
+
 
     /// A presenter's view of events: everything the person would see, from now on, in order.
     package struct Watch: Sendable {
@@ -711,7 +813,7 @@ package actor DaemonEngine {
     /// presenters) take turns with the scheduler however much is due. An app whose step fails is
     /// retried a minute later rather than at once, so it cannot keep the scheduler spinning.
     @discardableResult
-    package func processDue() -> Date? {
+    package func processDue() async -> Date? {
         let now = clock.now
         let due: [String]
         do {
@@ -720,12 +822,21 @@ package actor DaemonEngine {
             logger.error("could not read what is due", metadata: ["error": .string("\(error)")])
             return now.addingTimeInterval(Self.retryDelay)
         }
+        // Every due app's step is queued, and their saves share one commit.
+        var last: UInt64?
         for bundleIdentifier in due {
             do {
-                try step(bundleIdentifier) { _ in [] }
+                last = try stepQueued(bundleIdentifier) { (_: inout NotificationCenterMachine) throws(Never) in ((), []) }.1
             } catch {
                 logger.error("could not process an app", metadata: ["app": .string(bundleIdentifier), "error": .string("\(error)")])
                 try? store.postponeWakeUp(of: bundleIdentifier, to: now.addingTimeInterval(Self.retryDelay))
+            }
+        }
+        if let last {
+            do {
+                try await makeDurable(last)
+            } catch {
+                return now.addingTimeInterval(Self.retryDelay)
             }
         }
         return try? store.earliestWakeUp()
@@ -749,6 +860,14 @@ package actor DaemonEngine {
             group.cancelAll()
         }
     }
+}
+
+/// A step's save waiting for the next group commit, and what to do once it is durable.
+private struct QueuedSave {
+    let ticket: UInt64
+    let save: AppSave
+    let effects: [NotificationCenterMachine.Effect]
+    let unusedFiles: [URL]
 }
 
 /// An app's open event stream.

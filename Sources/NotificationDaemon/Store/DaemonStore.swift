@@ -37,6 +37,19 @@ package struct DeviceState: Sendable, Hashable {
     }
 }
 
+/// One step's result to save: an app's state and when it next has something due.
+package struct AppSave: Sendable {
+    package var bundleIdentifier: String
+    package var machine: NotificationCenterMachine
+    package var nextWakeUp: Date?
+
+    package init(bundleIdentifier: String, machine: NotificationCenterMachine, nextWakeUp: Date?) {
+        self.bundleIdentifier = bundleIdentifier
+        self.machine = machine
+        self.nextWakeUp = nextWakeUp
+    }
+}
+
 /// Where the daemon keeps every app's state. Every method is atomic: it happens completely or not at all.
 package protocol DaemonStore: Sendable {
     /// Registers a new app. Throws `appAlreadyRegistered` if the bundle identifier is taken.
@@ -45,8 +58,10 @@ package protocol DaemonStore: Sendable {
     func app(_ bundleIdentifier: String) throws(DaemonError) -> StoredApp?
     /// The bundle identifier of the app whose key hashes to `keyHash`.
     func bundleIdentifier(forKeyHash keyHash: String) throws(DaemonError) -> String?
-    /// Saves an app's state, and when it next has something due.
-    func save(_ machine: NotificationCenterMachine, nextWakeUp: Date?, bootID: String, for bundleIdentifier: String) throws(DaemonError)
+    /// Saves the states of several steps in one transaction, in order (an app's later state wins), each
+    /// with when the app next has something due: all of them or none. A save for an app that is no
+    /// longer registered is skipped.
+    func save(_ saves: [AppSave], bootID: String) async throws(DaemonError)
     /// Changes an app's key.
     func replaceKey(of bundleIdentifier: String, with keyHash: String) throws(DaemonError)
     /// Removes an app and everything about it.

@@ -170,21 +170,24 @@ package final class SQLiteDaemonStore: DaemonStore {
         }
     }
 
-    package func save(_ machine: NotificationCenterMachine, nextWakeUp: Date?, bootID: String, for bundleIdentifier: String) throws(DaemonError) {
-        try write { db in
-            try db.execute(
-                sql: """
+    package func save(_ saves: [AppSave], bootID: String) async throws(DaemonError) {
+        guard !saves.isEmpty else { return }
+        do {
+            // Encoded and written on GRDB's writer, off the caller's thread: one transaction, one sync.
+            try await database.write { db in
+                let statement = try db.cachedStatement(sql: """
                     UPDATE app SET machine = ?, nextWakeUp = ?, bootID = ?, watchesLocation = ?, showsNotifications = ?
                     WHERE bundleIdentifier = ?
-                    """,
-                arguments: [
-                    try Self.encode(machine), nextWakeUp?.timeIntervalSince1970, bootID,
-                    machine.watchesLocation, machine.showsSomethingToThePerson, bundleIdentifier,
-                ]
-            )
-            guard db.changesCount == 1 else {
-                throw DaemonError(.appNotFound, "No app is registered as \(bundleIdentifier).")
+                    """)
+                for save in saves {
+                    try statement.execute(arguments: [
+                        try Self.encode(save.machine), save.nextWakeUp?.timeIntervalSince1970, bootID,
+                        save.machine.watchesLocation, save.machine.showsSomethingToThePerson, save.bundleIdentifier,
+                    ])
+                }
             }
+        } catch {
+            throw DaemonError(.storageFailed, "Writing to \(path) failed: \(Self.describe(error)).")
         }
     }
 
