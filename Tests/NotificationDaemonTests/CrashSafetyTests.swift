@@ -177,33 +177,55 @@ final class DaemonProcess: Sendable {
 
         let second = try await DaemonProcess(directory: directory)
         defer { second.stop() }
-        let received = try await LocalAPIWebSocket.withConnection(socketPath: second.socketPath, path: "/v1/events", key: issued.key) { stream in
-            try await stream.send(#"{"type":"state","state":"background"}"#)
-            var order: [String] = []
-            for try await text in stream.messages {
-                guard case .response(let ticket, let response) = try JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data(text.utf8)) else { continue }
-                order.append(response.notification.request.identifier)
-                try await stream.send(String(decoding: try JSONEncoder().encode(LocalAPI.AppReply.responseCompleted(ticket: ticket)), as: UTF8.self))
-                if order.count == 4 { break }
+        let adminKey = try second.admin.key
+        let received = try await LocalAPIWebSocket.withConnection(socketPath: second.socketPath, path: "/v1/admin/events", key: adminKey) { watch in
+            try await watch.send(#"{"type":"subscribe"}"#)
+            let received = try await LocalAPIWebSocket.withConnection(socketPath: second.socketPath, path: "/v1/events", key: issued.key) { stream in
+                try await stream.send(#"{"type":"state","state":"background"}"#)
+                var order: [String] = []
+                for try await text in stream.messages {
+                    guard case .response(let ticket, let response) = try JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data(text.utf8)) else { continue }
+                    order.append(response.notification.request.identifier)
+                    try await stream.send(String(decoding: try JSONEncoder().encode(LocalAPI.AppReply.responseCompleted(ticket: ticket)), as: UTF8.self))
+                    if order.count == 4 { break }
+                }
+                return order
             }
-            return order
+            // The app stopping is told only once its step is durable, and that step comes after the
+            // confirmations it sent before it closed: from then on they are durable too.
+            for try await text in watch.messages {
+                let event = try JSONDecoder().decode(LocalAPI.WatchEvent.self, from: Data(text.utf8))
+                if event.type == "appStateChanged", event.state == .notRunning { break }
+            }
+            return received
         }
         #expect(received == ["c", "a", "d", "b"])
 
-        // Confirmed responses are never handed over again, not even after another crash.
+        // Confirmed responses are never handed over again, not even after another crash. A response
+        // given after the app connects comes after anything still queued for it: it must come first.
         second.kill9()
         let third = try await DaemonProcess(directory: directory)
         defer { third.stop() }
+        var content = NotificationContent()
+        content.title = "sentinel"
+        let restarted = LocalAPIClient(socketPath: third.socketPath, key: issued.key)
+        try await restarted.call(.POST, "/v1/requests", body: NotificationRequest(identifier: "sentinel", content: content, trigger: nil))
+        let thirdAdmin = try third.admin
         let again = try await LocalAPIWebSocket.withConnection(socketPath: third.socketPath, path: "/v1/events", key: issued.key) { stream in
             try await stream.send(#"{"type":"state","state":"background"}"#)
-            var events: [String] = []
+            var responses: [String] = []
             for try await text in stream.messages {
-                events.append(text)
-                if text.contains("\"connected\"") { break }
+                let event = try JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data(text.utf8))
+                if event == .connected {
+                    try await thirdAdmin.call(.POST, "/v1/admin/apps/com.example.todo/notifications/sentinel/respond", body: LocalAPI.Respond(kind: "open"))
+                }
+                guard case .response(_, let response) = event else { continue }
+                responses.append(response.notification.request.identifier)
+                if response.notification.request.identifier == "sentinel" { break }
             }
-            return events
+            return responses
         }
-        #expect(again == [#"{"type":"connected"}"#])
+        #expect(again == ["sentinel"])
     }
 
     @Test func killingTheDaemonDuringATakeoverLosesNoResponseAndHandsNoneTwice() async throws {
