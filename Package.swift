@@ -191,6 +191,7 @@ if Context.environment["OUN_BENCHMARKS"] != nil {
                 "NotificationDaemon",
                 "NotificationDaemonClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Benchmarks/DaemonBenchmarks",
             swiftSettings: testSettings

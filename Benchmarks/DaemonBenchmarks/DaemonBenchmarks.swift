@@ -58,6 +58,9 @@ struct DaemonBenchmarks: AsyncParsableCommand {
         print("An app's snapshot with \(perApp) pending: \(snapshot.bytes) bytes, encode \(DaemonReport.ms(snapshot.encodeSeconds)),"
             + " decode \(DaemonReport.ms(snapshot.decodeSeconds))")
 
+        let raw = try RawSQLiteReference.measure(in: root)
+        print("Raw SQLite on this disk: \(String(format: "%.0f", raw.rowsPerSecond)) rows/s of \(raw.rowBytes) bytes, in transactions of 64")
+
         var reports: [DaemonReport] = []
         for round in stride(from: 1, through: rounds, by: 1) {
             for (label, directory, count) in [("reference", reference, referenceApps), ("measured", measured, apps)] {
@@ -71,6 +74,12 @@ struct DaemonBenchmarks: AsyncParsableCommand {
         }
         print("")
         print(DaemonReport.table(reports, fires: fires))
+        print("")
+        print("| run | adds/s | ÷ raw SQLite rows/s (\(String(format: "%.0f", raw.rowsPerSecond)), the limit) |")
+        print("| --- | --- | --- |")
+        for report in reports {
+            print("| \(report.label) | \(String(format: "%.0f", report.addsPerSecond)) | \(String(format: "%.3f", report.addsPerSecond / raw.rowsPerSecond)) |")
+        }
     }
 }
 

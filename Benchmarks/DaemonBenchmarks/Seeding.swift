@@ -27,8 +27,9 @@ struct Seeder {
     var perApp: Int
 
     func seed(into directory: URL) throws {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try PrivateFiles.createDirectory(directory)
         let configuration = DaemonConfiguration(dataDirectory: directory)
+        try PrivateFiles.touch(configuration.databasePath)
         let store = try SQLiteDaemonStore(path: configuration.databasePath)
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
