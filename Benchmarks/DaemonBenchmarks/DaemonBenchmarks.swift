@@ -104,7 +104,10 @@ extension DaemonReport {
             + "  fired \(lateness.count) of \(expectedFires): lateness p50 \(Self.ms(Self.percentile(lateness, 50)))"
             + " p99 \(Self.ms(Self.percentile(lateness, 99))) max \(Self.ms(lateness.max() ?? .nan))"
             + " · pending in sampled apps \(sampledPending)\n"
-            + "  lock the device \(Self.ms(lockSeconds)), move it \(Self.ms(moveSeconds)), list what is shown (\(listed)) \(Self.ms(listSeconds))"
+            + "  lock the device \(Self.ms(lockSeconds)), move it \(Self.ms(moveSeconds)), list what is shown (\(listed)) \(Self.ms(listSeconds))\n"
+            + "  change the time zone \(Self.ms(timeZoneSeconds)); another app's \(addLatenciesDuringTimeZoneChange.count) adds meanwhile:"
+            + " p50 \(Self.ms(Self.percentile(addLatenciesDuringTimeZoneChange, 50))) p99 \(Self.ms(Self.percentile(addLatenciesDuringTimeZoneChange, 99)))"
+            + " max \(Self.ms(addLatenciesDuringTimeZoneChange.max() ?? .nan))"
     }
 
     /// Every run, then each measured run against the reference run just before it.

@@ -25,6 +25,10 @@ struct DaemonReport: Sendable {
     var moveSeconds = 0.0
     var listSeconds = 0.0
     var listed = 0
+    /// Seconds for the device's time-zone change (every app is stepped), and the latencies of one
+    /// other app's adds made one after the other meanwhile.
+    var timeZoneSeconds = 0.0
+    var addLatenciesDuringTimeZoneChange: [Double] = []
 
     var addsPerSecond: Double { Double(adds) / addSeconds }
 }
@@ -118,6 +122,29 @@ struct DaemonMeasurement {
         report.listSeconds = try await Self.time {
             report.listed = try await admin.call(.GET, "/v1/admin/notifications", timeout: .minutes(5), as: [LocalAPI.VisibleNotification].self).count
         }
+
+        // One app adds, one request after the other, while the device changes time zone; then the
+        // zone is changed back (not measured), so that every run starts from the same state.
+        let adding = LocalAPIClient(socketPath: socketPath, key: BenchmarkApps.key(0))
+        let stopAdding = Mutex(false)
+        let zoneAdds = Task {
+            var latencies: [Double] = []
+            var index = 0
+            while !stopAdding.withLock({ $0 }) {
+                let began = ContinuousClock.now
+                try await adding.call(.POST, "/v1/requests", body: NotificationRequest(
+                    identifier: "zone-\(index % 8)", content: BenchmarkApps.content("zone"), trigger: .timeInterval(86_400, repeats: false)))
+                latencies.append((ContinuousClock.now - began).seconds)
+                index += 1
+            }
+            return latencies
+        }
+        report.timeZoneSeconds = try await Self.time {
+            try await admin.call(.POST, "/v1/admin/device", body: LocalAPI.DeviceChange(timeZone: "Asia/Tokyo"), timeout: .minutes(10))
+        }
+        stopAdding.withLock { $0 = true }
+        report.addLatenciesDuringTimeZoneChange = try await zoneAdds.value
+        try await admin.call(.POST, "/v1/admin/device", body: LocalAPI.DeviceChange(timeZone: "UTC"), timeout: .minutes(10))
 
         for app in stride(from: 0, to: apps, by: max(1, apps / 10)) {
             let client = LocalAPIClient(socketPath: socketPath, key: BenchmarkApps.key(app))
