@@ -33,11 +33,12 @@ package struct AttachmentStore: Sendable {
         guard !request.content.attachments.isEmpty else { return (request, nil) }
         var stored = request
         let folder = root.appendingPathComponent(UUID().uuidString, isDirectory: true)
+        var copiedAny = false
         do throws(NotificationFailure) {
             for (index, attachment) in request.content.attachments.enumerated() {
                 let source = attachment.url.standardizedFileURL
                 if contains(source) {
-                    guard Self.isRegularFile(source.path, followingLinks: false) else {
+                    guard Self.isRegularFileNotLink(source.path) else {
                         throw NotificationFailure(.attachmentNotInDataStore, detail: "\(source.lastPathComponent) was removed from the store.")
                     }
                     stored.content.attachments[index].url = source
@@ -50,12 +51,13 @@ package struct AttachmentStore: Sendable {
                 let type = try Self.copy(source, typeHint: attachment.type, to: destination, creating: folder)
                 stored.content.attachments[index].url = destination
                 stored.content.attachments[index].type = type.identifier
+                copiedAny = true
             }
         } catch {
             discard(folder)
             throw error
         }
-        return (stored, FileManager.default.fileExists(atPath: folder.path) ? folder : nil)
+        return (stored, copiedAny ? folder : nil)
     }
 
     /// Whether `file` is inside this store's folder.
@@ -67,10 +69,9 @@ package struct AttachmentStore: Sendable {
         file.standardizedFileURL.path.hasPrefix(folder.standardizedFileURL.path + "/")
     }
 
-    private static func isRegularFile(_ path: String, followingLinks: Bool) -> Bool {
+    private static func isRegularFileNotLink(_ path: String) -> Bool {
         var info = stat()
-        let result = followingLinks ? stat(path, &info) : lstat(path, &info)
-        return result == 0 && (info.st_mode & S_IFMT) == S_IFREG
+        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
     }
 
     /// Checks `source` and copies it to `destination`, reading at most its type's size limit.

@@ -34,7 +34,8 @@ struct WatchCommand: AsyncParsableCommand {
             // Subscribed first, then what is on screen is read: nothing that happens in between is missed.
             try await stream.send(#"{"type":"subscribe"}"#)
             var events = stream.messages.makeAsyncIterator()
-            guard let first = try await events.next(), first.contains(#""subscribed""#) else {
+            guard let first = try await events.next(),
+                  (try? JSONDecoder().decode(LocalAPI.WatchEvent.self, from: Data(first.utf8)))?.type == "subscribed" else {
                 throw LocalAPIClientError.transport("The daemon did not answer the subscription.")
             }
             try await Self.showState(admin: admin, only: only, shown: shown)

@@ -144,18 +144,17 @@ import Testing
             let engine = DaemonEngine(store: try SQLiteDaemonStore(path: path), clock: clock)
             _ = try await engine.registerApp("com.example.first")
             _ = try await engine.registerApp("com.example.second")
+            let events = await engine.watch().events
             let asking = Task { try await engine.requestAuthorization("com.example.first", options: [.alert]) }
-            try await withDeadline("the first app's prompt") {
-                while try await engine.authorizationPrompts().isEmpty { await Task.yield() }
-            }
+            try await withDeadline("the first app's prompt") { await nextPrompt(in: events) }
             asking.cancel()
         }
         // The next run: the second app asks, and the person answers the first app's prompt, still on screen.
         let engine = DaemonEngine(store: try SQLiteDaemonStore(path: path), clock: clock)
+        let events = await engine.watch().events
         let second = Task { try await engine.requestAuthorization("com.example.second", options: [.alert]) }
-        try await withDeadline("both prompts") {
-            while try await engine.authorizationPrompts().count < 2 { await Task.yield() }
-        }
+        #expect(try await withDeadline("the second app's prompt") { await nextPrompt(in: events) } == "com.example.second")
+        #expect(try await engine.authorizationPrompts().map(\.bundleIdentifier) == ["com.example.first", "com.example.second"])
         _ = try await engine.authorize("com.example.first", .deny)
         #expect(try await engine.authorizationPrompts().map(\.bundleIdentifier) == ["com.example.second"],
                 "the second app's prompt still waits for its own answer")
@@ -166,14 +165,11 @@ import Testing
     @Test func aWatchStartedWhileAnAppWaitsSeesThePrompt() async throws {
         try await withDaemon { daemon in
             let app = try await daemon.registerApp("com.example.todo")
+            let events = await daemon.engine.watch().events
             async let granted = app.call(.POST, "/v1/authorization", body: LocalAPI.AuthorizationRequest(options: 7), as: LocalAPI.AuthorizationResult.self)
-            let prompts = try await withDeadline("the prompt to be listed") {
-                while true {
-                    let prompts = try await daemon.admin.call(.GET, "/v1/admin/prompts", as: [LocalAPI.AuthorizationPrompt].self)
-                    if !prompts.isEmpty { return prompts }
-                    await Task.yield()
-                }
-            }
+            _ = try await withDeadline("the prompt") { await nextPrompt(in: events) }
+            // A presenter that starts now finds it by listing.
+            let prompts = try await daemon.admin.call(.GET, "/v1/admin/prompts", as: [LocalAPI.AuthorizationPrompt].self)
             #expect(prompts == [LocalAPI.AuthorizationPrompt(bundleIdentifier: "com.example.todo", options: 7)])
             _ = try await daemon.admin.call(.POST, "/v1/admin/apps/com.example.todo/authorization",
                                             body: LocalAPI.AuthorizationDecision(decision: "grant"), as: NotificationSettings.self)
@@ -226,6 +222,14 @@ import Testing
             #expect(!later.overflowed)
         }
     }
+}
+
+/// The app of the next authorization prompt on `events`.
+private func nextPrompt(in events: AsyncStream<DaemonEvent>) async -> String? {
+    for await event in events {
+        if case .authorizationPrompt(let app, _) = event { return app }
+    }
+    return nil
 }
 
 /// A request with one PNG attachment at `path`.

@@ -228,22 +228,26 @@ struct WireDateComponents: Decodable {
         var timeZone: Zone?
     }
 
-    private enum CodingKeys: String, CodingKey {
-        case era, year, month, day, hour, minute, second, nanosecond, weekday, weekdayOrdinal, quarter
-        case weekOfMonth, weekOfYear, yearForWeekOfYear, isLeapMonth, calendar, timeZone
-    }
+    /// The keys of the components that are not numbers; the numbers' keys are the names of
+    /// ``TriggerRules/matchableComponents``.
+    private struct CodingKeys: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
 
-    private static let numbered: [(CodingKeys, Calendar.Component)] = [
-        (.era, .era), (.year, .year), (.month, .month), (.day, .day), (.hour, .hour), (.minute, .minute),
-        (.second, .second), (.nanosecond, .nanosecond), (.weekday, .weekday), (.weekdayOrdinal, .weekdayOrdinal),
-        (.quarter, .quarter), (.weekOfMonth, .weekOfMonth), (.weekOfYear, .weekOfYear), (.yearForWeekOfYear, .yearForWeekOfYear),
-    ]
+        static let isLeapMonth = CodingKeys(stringValue: "isLeapMonth")
+        static let calendar = CodingKeys(stringValue: "calendar")
+        static let timeZone = CodingKeys(stringValue: "timeZone")
+    }
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         var components = DateComponents()
-        for (key, component) in Self.numbered {
-            if let value = try container.decodeIfPresent(Int.self, forKey: key) { components.setValue(value, for: component) }
+        for matchable in TriggerRules.matchableComponents {
+            if let value = try container.decodeIfPresent(Int.self, forKey: CodingKeys(stringValue: matchable.name)) {
+                components.setValue(value, for: matchable.component)
+            }
         }
         components.isLeapMonth = try container.decodeIfPresent(Bool.self, forKey: .isLeapMonth)
         if let zone = try container.decodeIfPresent(Zone.self, forKey: .timeZone) {

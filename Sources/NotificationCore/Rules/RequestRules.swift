@@ -45,25 +45,6 @@ package enum RequestRules {
     /// The largest radius of a region a location trigger watches, in metres.
     package static let maximumRegionRadius = 1_000_000.0
 
-    /// The range each calendar-trigger component may take. A component outside its range can never
-    /// match; such a trigger is refused before any search for its date.
-    package static let componentRanges: [(Calendar.Component, ClosedRange<Int>, String)] = [
-        (.era, 0...1_000, "era"),
-        (.year, 1...100_000, "year"),
-        (.month, 1...13, "month"),
-        (.day, 1...31, "day"),
-        (.hour, 0...23, "hour"),
-        (.minute, 0...59, "minute"),
-        (.second, 0...59, "second"),
-        (.weekday, 1...7, "weekday"),
-        (.weekdayOrdinal, -5...5, "weekdayOrdinal"),
-        (.quarter, 1...4, "quarter"),
-        (.weekOfMonth, 0...6, "weekOfMonth"),
-        (.weekOfYear, 1...53, "weekOfYear"),
-        (.yearForWeekOfYear, 1...100_000, "yearForWeekOfYear"),
-        (.nanosecond, 0...999_999_999, "nanosecond"),
-    ]
-
     /// Checks a request an app adds.
     ///
     /// - Returns: the first rule it breaks, or `nil` when the system can keep it.
@@ -71,6 +52,18 @@ package enum RequestRules {
         if let violation = identifierViolation(request.identifier, what: "request identifier") { return violation }
         if let trigger = request.trigger, let violation = violation(in: trigger) { return violation }
         return violation(in: request.content)
+    }
+
+    /// The refusal of a request that breaks a rule, with the nearest `UNError` code: invalid date for
+    /// its trigger, invalid content for the rest; `nil` when the system can keep it.
+    package static func failure(for request: NotificationRequest) -> NotificationFailure? {
+        if let trigger = request.trigger, let violation = violation(in: trigger) {
+            return NotificationFailure(violation, isTrigger: true)
+        }
+        if let violation = identifierViolation(request.identifier, what: "request identifier") ?? violation(in: request.content) {
+            return NotificationFailure(violation, isTrigger: false)
+        }
+        return nil
     }
 
     /// Checks a trigger an app gives.
@@ -88,10 +81,11 @@ package enum RequestRules {
             case .repeatingIntervalTooShort: return RuleViolation("repeatingIntervalTooShort", "The trigger's \(broken).")
             }
         case .calendar(let components, _):
-            for (component, range, name) in componentRanges {
-                guard let value = components.value(for: component) else { continue }
+            for matchable in TriggerRules.matchableComponents {
+                guard let value = components.value(for: matchable.component) else { continue }
+                let range = matchable.range
                 guard range.contains(value) else {
-                    return RuleViolation("dateComponentOutOfRange", "The calendar trigger's \(name) must be within \(range.lowerBound)…\(range.upperBound); got \(value).")
+                    return RuleViolation("dateComponentOutOfRange", "The calendar trigger's \(matchable.name) must be within \(range.lowerBound)…\(range.upperBound); got \(value).")
                 }
             }
             return nil

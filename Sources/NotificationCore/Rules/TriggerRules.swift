@@ -28,10 +28,31 @@ package enum TriggerRules {
         return nil
     }
 
-    /// The calendar components a calendar trigger can match on.
-    package static let matchableComponents: [Calendar.Component] = [
-        .era, .year, .month, .day, .hour, .minute, .second, .weekday, .weekdayOrdinal, .quarter,
-        .weekOfMonth, .weekOfYear, .yearForWeekOfYear, .nanosecond,
+    /// A calendar component a trigger can match on: its name on the wire (Foundation's JSON key) and
+    /// the values it may take. A value outside the range can never match; such a trigger is refused
+    /// before any search for its date (``RequestRules``).
+    package struct MatchableComponent: Sendable {
+        package var component: Calendar.Component
+        package var name: String
+        package var range: ClosedRange<Int>
+    }
+
+    /// Every calendar component a calendar trigger can match on.
+    package static let matchableComponents: [MatchableComponent] = [
+        MatchableComponent(component: .era, name: "era", range: 0...1_000),
+        MatchableComponent(component: .year, name: "year", range: 1...100_000),
+        MatchableComponent(component: .month, name: "month", range: 1...13),
+        MatchableComponent(component: .day, name: "day", range: 1...31),
+        MatchableComponent(component: .hour, name: "hour", range: 0...23),
+        MatchableComponent(component: .minute, name: "minute", range: 0...59),
+        MatchableComponent(component: .second, name: "second", range: 0...59),
+        MatchableComponent(component: .weekday, name: "weekday", range: 1...7),
+        MatchableComponent(component: .weekdayOrdinal, name: "weekdayOrdinal", range: -5...5),
+        MatchableComponent(component: .quarter, name: "quarter", range: 1...4),
+        MatchableComponent(component: .weekOfMonth, name: "weekOfMonth", range: 0...6),
+        MatchableComponent(component: .weekOfYear, name: "weekOfYear", range: 1...53),
+        MatchableComponent(component: .yearForWeekOfYear, name: "yearForWeekOfYear", range: 1...100_000),
+        MatchableComponent(component: .nanosecond, name: "nanosecond", range: 0...999_999_999),
     ]
 
     /// The next date after `date` whose wall-clock components match `components`.
@@ -57,9 +78,9 @@ package enum TriggerRules {
         calendar.timeZone = components.timeZone ?? timeZone
         var matching = DateComponents()
         var hasField = false
-        for component in matchableComponents {
-            if let value = components.value(for: component) {
-                matching.setValue(value, for: component)
+        for matchable in matchableComponents {
+            if let value = components.value(for: matchable.component) {
+                matching.setValue(value, for: matchable.component)
                 hasField = true
             }
         }

@@ -237,12 +237,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
     ///   `notificationInvalidNoContent` for content with nothing to show, play or badge;
     ///   `notificationInvalidNoDate` for a calendar trigger whose components never match.
     package mutating func add(_ request: NotificationRequest) throws(NotificationFailure) -> [Effect] {
-        if let trigger = request.trigger, let violation = RequestRules.violation(in: trigger) {
-            throw NotificationFailure(violation, isTrigger: true)
-        }
-        if let violation = RequestRules.violation(in: request) {
-            throw NotificationFailure(violation, isTrigger: false)
-        }
+        if let failure = RequestRules.failure(for: request) { throw failure }
         guard PresentationPolicy.allowsDelivery(settings) else {
             throw NotificationFailure(.notificationsNotAllowed)
         }

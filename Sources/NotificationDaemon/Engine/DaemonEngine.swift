@@ -248,6 +248,12 @@ package actor DaemonEngine {
         return (value, ticket)
     }
 
+    /// Queues a step that only brings an app up to date (fires what is due, applies the device's
+    /// state); returns its ticket.
+    private func queueCatchUp(_ bundleIdentifier: String) throws -> UInt64 {
+        try stepQueued(bundleIdentifier) { (_: inout NotificationCenterMachine) throws(Never) in ((), []) }.1
+    }
+
     /// Returns once the save of `ticket` is durable and the effects of its step (and of every step
     /// before it) are carried out; throws when its save failed.
     private func makeDurable(_ ticket: UInt64) async throws {
@@ -424,7 +430,10 @@ package actor DaemonEngine {
         nextCall &+= 1
         let key = AuthorizationCall(app: bundleIdentifier, call: call)
         expectedAnswers.insert(key)
-        defer { expectedAnswers.remove(key) }
+        defer {
+            expectedAnswers.remove(key)
+            answers.removeValue(forKey: key)
+        }
         try await step(bundleIdentifier) { $0.requestAuthorization(options: options, call: call) }
         // Answered at once (already decided, or provisional), or later by the person.
         if let granted = answers.removeValue(forKey: key) { return granted }
@@ -432,7 +441,6 @@ package actor DaemonEngine {
             authorizationWaiters[key] = continuation
         }
     }
-
 
     /// Replaces the app's categories.
     ///
@@ -464,6 +472,8 @@ package actor DaemonEngine {
     ///
     /// - Throws: a `DaemonError` with code `notification` and the `UNError` code when it is refused.
     package func add(_ bundleIdentifier: String, _ request: NotificationRequest) async throws {
+        // Refused before any attachment is copied; the machine applies the same rules again.
+        if let failure = RequestRules.failure(for: request) { throw DaemonError(failure) }
         let store = attachmentStore(of: bundleIdentifier)
         var copies: URL? = nil
         do {
@@ -740,13 +750,10 @@ package actor DaemonEngine {
     private func stepInTurns(_ apps: [String]) async throws {
         for chunk in stride(from: 0, to: apps.count, by: 16).map({ apps[$0..<min($0 + 16, apps.count)] }) {
             var last: UInt64?
-            for app in chunk {
-                last = try stepQueued(app) { (_: inout NotificationCenterMachine) throws(Never) in ((), []) }.1
-            }
+            for app in chunk { last = try queueCatchUp(app) }
             if let last { try await makeDurable(last) }
         }
     }
-
 
     /// The apps with a notification the person can see.
     package func appsShowingNotifications() throws -> [String] {
@@ -769,7 +776,6 @@ package actor DaemonEngine {
         }
         return prompts
     }
-
 
     /// A presenter's view of events: everything the person would see, from now on, in order.
     package struct Watch: Sendable {
@@ -826,7 +832,7 @@ package actor DaemonEngine {
         var last: UInt64?
         for bundleIdentifier in due {
             do {
-                last = try stepQueued(bundleIdentifier) { (_: inout NotificationCenterMachine) throws(Never) in ((), []) }.1
+                last = try queueCatchUp(bundleIdentifier)
             } catch {
                 logger.error("could not process an app", metadata: ["app": .string(bundleIdentifier), "error": .string("\(error)")])
                 try? store.postponeWakeUp(of: bundleIdentifier, to: now.addingTimeInterval(Self.retryDelay))
