@@ -71,7 +71,7 @@ import Testing
         } catch {
             #expect(error.code == .appAlreadyRegistered)
         }
-        let machine = try app("x").machine
+        var machine = try app("x").machine
         let changes: [(String, () throws -> Void)] = [
             ("delete", { try store.delete("com.example.none") }),
             ("replaceKey", { try store.replaceKey(of: "com.example.none", with: "h") }),
@@ -87,29 +87,80 @@ import Testing
         #expect(try store.apps().map(\.bundleIdentifier) == ["com.example.a"])
 
         // A save for an app removed meanwhile is skipped; the rest of the batch is kept.
-        var changed = machine
-        changed.removeAllDeliveredNotifications()
+        var kept = try #require(try store.app("com.example.a")).machine
+        kept.startRecordingChanges()
         try await store.save([
-            AppSave(bundleIdentifier: "com.example.none", machine: machine, nextWakeUp: nil),
-            AppSave(bundleIdentifier: "com.example.a", machine: machine, nextWakeUp: Self.start),
+            AppSave(bundleIdentifier: "com.example.none", machine: &machine),
+            AppSave(bundleIdentifier: "com.example.a", changes: kept.takeChanges(), nextWakeUp: Self.start, watchesLocation: false, showsNotifications: false),
         ], bootID: "b")
         #expect(try store.app("com.example.none") == nil)
         #expect(try store.earliestWakeUp() == Self.start)
     }
 
     @Test(arguments: StoreKind.allCases)
-    func aBatchIsSavedInOrderSoAnAppsLaterStateWins(_ kind: StoreKind) async throws {
+    func aStepsChangesAreSavedRowByRowAndReadBackAsTheMachineWas(_ kind: StoreKind) async throws {
+        let store = try kind.make()
+        try store.insert(try app("com.example.a", wakeUpIn: 60, shown: true))
+        var machine = try #require(try store.app("com.example.a")).machine
+        machine.startRecordingChanges()
+        var content = NotificationContent()
+        content.title = "more"
+        content.categoryIdentifier = "reply"
+        let reply = NotificationAction(identifier: "reply", title: "Reply", textInput: .init(buttonTitle: "Send", placeholder: "..."))
+        try machine.setCategories([NotificationCategory(identifier: "reply", actions: [reply], options: [.customDismissAction])])
+
+        // One step: two requests added, one replaced, one notification shown with the new category.
+        _ = try machine.add(NotificationRequest(identifier: "b", content: content, trigger: .timeInterval(120, repeats: false)))
+        _ = try machine.add(NotificationRequest(identifier: "c", content: content, trigger: .timeInterval(3600, repeats: true)))
+        _ = try machine.add(NotificationRequest(identifier: "dated", content: content, trigger: .timeInterval(90, repeats: false)))
+        _ = try machine.add(NotificationRequest(identifier: "shown-now", content: content, trigger: nil))
+        try await store.save([AppSave(bundleIdentifier: "com.example.a", machine: &machine)], bootID: "b")
+        #expect(ObservableState(try store.app("com.example.a")?.machine) == ObservableState(machine))
+
+        // The next: one removed, one answered while the app is away (kept for it), one dismissed.
+        machine.removePendingRequests(["b"])
+        _ = try machine.respond(to: "shown-now", with: .reply("reply", text: "hi"))
+        _ = try machine.respond(to: "now", with: .dismiss)
+        let changes = machine.takeChanges()
+        #expect(changes.removedPending == ["b"] && changes.pending.isEmpty, "only the removed request is written")
+        #expect(Set(changes.removedVisible) == ["shown-now", "now"] && changes.queued.count == 1)
+        #expect(changes.categories == nil, "categories are written only when they change")
+        try await store.save([AppSave(bundleIdentifier: "com.example.a", changes: changes, nextWakeUp: machine.nextWakeUpDate(),
+                                      watchesLocation: false, showsNotifications: false)], bootID: "b")
+        let loaded = try #require(try store.app("com.example.a")).machine
+        #expect(ObservableState(loaded) == ObservableState(machine))
+        #expect(loaded.queuedForAppCount == 1 && loaded.pendingRequests.map(\.request.identifier) == ["c", "dated"], "in the order they were added")
+
+        // The app connects: the kept response is handed over, and its row leaves the queue.
+        var connected = loaded
+        connected.startRecordingChanges()
+        let effects = connected.setAppReachable(true, state: .background)
+        #expect(effects.contains { if case .deliverResponse = $0 { true } else { false } })
+        try await store.save([AppSave(bundleIdentifier: "com.example.a", machine: &connected)], bootID: "b")
+        let reloaded = try #require(try store.app("com.example.a")).machine
+        #expect(reloaded.queuedForAppCount == 0 && reloaded.openTickets == 1)
+        #expect(ObservableState(reloaded) == ObservableState(connected))
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aBatchIsSavedInOrderEachStepOverTheOnesBefore(_ kind: StoreKind) async throws {
         let store = try kind.make()
         try store.insert(try app("com.example.a", wakeUpIn: 60))
-        let first = try app("com.example.a", wakeUpIn: 60).machine
-        let second = try app("com.example.a", wakeUpIn: 60, shown: true).machine
-        try await store.save([
-            AppSave(bundleIdentifier: "com.example.a", machine: second, nextWakeUp: Self.start.addingTimeInterval(1)),
-            AppSave(bundleIdentifier: "com.example.a", machine: first, nextWakeUp: Self.start.addingTimeInterval(2)),
-        ], bootID: "b")
-        #expect(try store.earliestWakeUp() == Self.start.addingTimeInterval(2))
+        var machine = try #require(try store.app("com.example.a")).machine
+        machine.startRecordingChanges()
+        var content = NotificationContent()
+        content.title = "shown"
+        _ = try machine.add(NotificationRequest(identifier: "now", content: content, trigger: nil))
+        let first = AppSave(bundleIdentifier: "com.example.a", machine: &machine)
+        machine.removeAllDeliveredNotifications()
+        machine.removeAllPendingRequests()
+        let second = AppSave(bundleIdentifier: "com.example.a", machine: &machine)
+        try await store.save([first, second], bootID: "b")
+        #expect(try store.earliestWakeUp() == nil)
         #expect(try store.appsShowingNotifications().isEmpty, "the later state, with nothing shown")
-        #expect(try store.app("com.example.a")?.bootID == "b")
+        let loaded = try #require(try store.app("com.example.a"))
+        #expect(loaded.bootID == "b")
+        #expect(loaded.machine.pendingRequests.isEmpty && loaded.machine.visibleNotifications.isEmpty)
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -125,8 +176,10 @@ import Testing
         #expect(try store.appsDue(by: Self.start.addingTimeInterval(1000), limit: 2) == ["com.example.soon", "com.example.middle"])
 
         // A saved state moves the app in the index; a postponed one waits without its state changing.
-        let soon = try #require(try store.app("com.example.soon"))
-        try await store.save([AppSave(bundleIdentifier: "com.example.soon", machine: soon.machine, nextWakeUp: Self.start.addingTimeInterval(500))], bootID: "boot")
+        var soon = try #require(try store.app("com.example.soon")).machine
+        soon.startRecordingChanges()
+        try await store.save([AppSave(bundleIdentifier: "com.example.soon", changes: soon.takeChanges(), nextWakeUp: Self.start.addingTimeInterval(500),
+                                      watchesLocation: false, showsNotifications: false)], bootID: "boot")
         #expect(try store.appsDue(by: Self.start.addingTimeInterval(1000), limit: 10) == ["com.example.middle", "com.example.late", "com.example.soon"])
         try store.postponeWakeUp(of: "com.example.middle", to: Self.start.addingTimeInterval(900))
         #expect(try store.appsDue(by: Self.start.addingTimeInterval(600), limit: 10) == ["com.example.late", "com.example.soon"])
@@ -143,8 +196,9 @@ import Testing
         #expect(try store.appsShowingNotifications() == ["com.example.shown"])
 
         var shown = try #require(try store.app("com.example.shown")).machine
+        shown.startRecordingChanges()
         shown.removeAllDeliveredNotifications()
-        try await store.save([AppSave(bundleIdentifier: "com.example.shown", machine: shown, nextWakeUp: nil)], bootID: "boot")
+        try await store.save([AppSave(bundleIdentifier: "com.example.shown", machine: &shown)], bootID: "boot")
         #expect(try store.appsShowingNotifications().isEmpty)
     }
 
@@ -157,5 +211,35 @@ import Testing
         #expect(try store.deviceState() == state)
         try store.saveDeviceState(DeviceState())
         #expect(try store.deviceState() == DeviceState())
+    }
+}
+
+/// What anyone can observe of a machine: what a store must give back as it was saved.
+struct ObservableState: Equatable {
+    var pending: [NotificationCenterMachine.PendingRequest]
+    var visible: [NotificationCenterMachine.VisibleNotification]
+    var categories: [String: NotificationCategory]
+    var settings: NotificationSettings
+    var badge: Int
+    var appState: AppState
+    var isAppReachable: Bool
+    var queued: Int
+    var openTickets: Int
+    var nextWakeUp: Date?
+    var prompt: AuthorizationOptions?
+
+    init?(_ machine: NotificationCenterMachine?) {
+        guard var machine else { return nil }
+        pending = machine.pendingRequests
+        visible = machine.visibleNotifications
+        categories = machine.categories
+        settings = machine.settings
+        badge = machine.badge
+        appState = machine.appState
+        isAppReachable = machine.isAppReachable
+        queued = machine.queuedForAppCount
+        openTickets = machine.openTickets
+        nextWakeUp = machine.nextWakeUpDate()
+        prompt = machine.promptedOptions
     }
 }

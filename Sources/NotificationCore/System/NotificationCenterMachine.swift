@@ -52,7 +52,15 @@ package struct NotificationCenterMachine: Sendable, Codable {
         package var nextFireDate: Date?
         /// For location triggers: whether the device was inside the region at the last location update.
         package var insideRegion: Bool?
-        fileprivate var sequence: UInt64
+        /// Its place in the order requests were added.
+        package internal(set) var sequence: UInt64
+
+        package init(request: NotificationRequest, nextFireDate: Date?, insideRegion: Bool?, sequence: UInt64) {
+            self.request = request
+            self.nextFireDate = nextFireDate
+            self.insideRegion = insideRegion
+            self.sequence = sequence
+        }
     }
 
     /// A notification the person can see: on screen, on the lock screen or in the list.
@@ -95,12 +103,13 @@ package struct NotificationCenterMachine: Sendable, Codable {
     }
 
     /// Something for the app that waits until the app is reachable.
-    private enum QueuedForApp: Sendable, Hashable, Codable {
+    package enum QueuedForApp: Sendable, Hashable, Codable {
         case response(ticket: UInt64, NotificationResponse)
         case openSettings(DeliveredNotification?)
     }
 
-    private enum WakeUp: Hashable, Sendable, Codable {
+    /// What the machine waits for: a trigger's date or a delegate's deadline.
+    enum WakeUp: Hashable, Sendable, Codable {
         case request(String)
         case willPresentDeadline(UInt64)
         case responseDeadline(UInt64)
@@ -108,33 +117,40 @@ package struct NotificationCenterMachine: Sendable, Codable {
 
     package let configuration: Configuration
     /// The device's calendar, for calendar triggers that do not name one.
-    package private(set) var calendar: Calendar
+    package internal(set) var calendar: Calendar
     /// The device's time zone, for calendar triggers that do not name one.
-    package private(set) var timeZone: TimeZone
-    package private(set) var now: Date
-    package private(set) var settings: NotificationSettings = .notDetermined
-    package private(set) var categories: [String: NotificationCategory] = [:]
-    package private(set) var badge: Int = 0
-    package private(set) var appState: AppState
-    package private(set) var location: Coordinate?
-    package private(set) var isDeviceLocked = false
+    package internal(set) var timeZone: TimeZone
+    package internal(set) var now: Date
+    package internal(set) var settings: NotificationSettings = .notDetermined
+    package internal(set) var categories: [String: NotificationCategory] = [:] {
+        didSet { categoriesChanged = isRecordingChanges }
+    }
+    package internal(set) var badge: Int = 0
+    package internal(set) var appState: AppState
+    package internal(set) var location: Coordinate?
+    package internal(set) var isDeviceLocked = false
     /// Whether the app can be called right now. In-process the app always can; the daemon's apps only
     /// while they are connected. Responses for an unreachable app are kept, in order, until it is.
-    package private(set) var isAppReachable: Bool
+    package internal(set) var isAppReachable: Bool
 
-    private var pending: [String: PendingRequest] = [:]
-    private var visible: [String: VisibleNotification] = [:]
-    private var visibleOrder: [String: UInt64] = [:]
-    private var wakeUps = TriggerQueue<WakeUp>()
-    private var promptCalls: [UInt64]? = nil
-    private var promptOptions: AuthorizationOptions = []
-    private var awaitingPresentation: [UInt64: DeliveredNotification] = [:]
-    private var awaitingResponse: [UInt64: NotificationResponse] = [:]
-    private var queuedForApp: [QueuedForApp] = []
-    private var nextSequence: UInt64 = 0
+    // Internal rather than private: the machine's record (`NotificationCenterMachine+Record.swift`)
+    // reads and restores them.
+    var pending = Journaled<String, PendingRequest>()
+    var visible = Journaled<String, VisibleNotification>()
+    var visibleOrder: [String: UInt64] = [:]
+    var wakeUps = TriggerQueue<WakeUp>()
+    var promptCalls: [UInt64]? = nil
+    var promptOptions: AuthorizationOptions = []
+    var awaitingPresentation: [UInt64: DeliveredNotification] = [:]
+    var awaitingResponse: [UInt64: NotificationResponse] = [:]
+    var queuedForApp = QueueForApp()
+    var nextSequence: UInt64 = 0
+    /// Whether the machine notes which rows each step changes, for a store (see ``takeChanges()``).
+    var isRecordingChanges = false
+    var categoriesChanged = false
     /// Attachment files of requests and notifications that left the machine since the shell last took
     /// them; some may still be referenced by others (a repeating request and its deliveries share files).
-    private var releasedAttachments: Set<URL> = []
+    var releasedAttachments: Set<URL> = []
 
     private enum CodingKeys: String, CodingKey {
         case configuration, calendar, timeZone, now, settings, categories, badge, appState, location
@@ -297,7 +313,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
     }
 
     package mutating func removeAllPendingRequests() {
-        for (identifier, entry) in pending {
+        for (identifier, entry) in pending.dictionary {
             wakeUps.remove(.request(identifier))
             release(entry.request)
         }
@@ -394,7 +410,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
     /// Changes the device's time zone: calendar triggers that do not name a zone follow the device.
     package mutating func changeTimeZone(_ newTimeZone: TimeZone) {
         timeZone = newTimeZone
-        for (identifier, entry) in pending {
+        for (identifier, entry) in pending.dictionary {
             guard case .calendar(let components, _)? = entry.request.trigger, components.timeZone == nil else { continue }
             let next = TriggerRules.nextDate(matching: components, after: now, calendar: calendar, timeZone: timeZone)
             pending[identifier]?.nextFireDate = next
@@ -568,9 +584,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
         isAppReachable = reachable
         var effects = setAppState(reachable ? state : .notRunning)
         if reachable {
-            let queued = queuedForApp
-            queuedForApp.removeAll()
-            for item in queued {
+            for item in queuedForApp.removeAll() {
                 switch item {
                 case .response(let ticket, let response): effects += deliver(response, ticket: ticket)
                 case .openSettings(let notification): effects.append(.openSettings(notification))
@@ -581,7 +595,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
         let unconfirmed = awaitingResponse.sorted { $0.key < $1.key }
         awaitingResponse.removeAll()
         for (ticket, _) in unconfirmed { wakeUps.remove(.responseDeadline(ticket)) }
-        queuedForApp.insert(contentsOf: unconfirmed.map { .response(ticket: $0.key, $0.value) }, at: 0)
+        queuedForApp.prepend(unconfirmed.map { .response(ticket: $0.key, $0.value) })
         for (ticket, notification) in awaitingPresentation.sorted(by: { $0.key < $1.key }) {
             awaitingPresentation.removeValue(forKey: ticket)
             wakeUps.remove(.willPresentDeadline(ticket))
@@ -596,10 +610,10 @@ package struct NotificationCenterMachine: Sendable, Codable {
     package mutating func resume(at date: Date) -> [Effect] {
         // A request that breaks the rules can only come from a state stored before they were enforced:
         // it is dropped rather than allowed to flood the system.
-        for (identifier, entry) in pending where RequestRules.violation(in: entry.request) != nil {
+        for (identifier, entry) in pending.dictionary where RequestRules.violation(in: entry.request) != nil {
             removePending(identifier)
         }
-        for (identifier, entry) in pending {
+        for (identifier, entry) in pending.dictionary {
             guard let trigger = entry.request.trigger, trigger.repeats, let due = entry.nextFireDate, due <= date else { continue }
             var next: Date? = due
             while let candidate = next, candidate <= date {
@@ -677,7 +691,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
         for shown in visible.values { note(shown.notification.request) }
         for notification in awaitingPresentation.values { note(notification.request) }
         for response in awaitingResponse.values { note(response.notification.request) }
-        for item in queuedForApp {
+        for item in queuedForApp.items {
             switch item {
             case .response(_, let response): note(response.notification.request)
             case .openSettings(let notification): notification.map { note($0.request) }

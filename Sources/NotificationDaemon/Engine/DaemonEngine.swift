@@ -238,9 +238,10 @@ package actor DaemonEngine {
         nextSaveTicket += 1
         queuedSaves.append(QueuedSave(
             ticket: ticket,
-            save: AppSave(bundleIdentifier: bundleIdentifier, machine: machine, nextWakeUp: machine.nextWakeUpDate()),
+            save: AppSave(bundleIdentifier: bundleIdentifier, machine: &machine),
             effects: effects,
-            unusedFiles: machine.takeUnreferencedAttachments()
+            unusedFiles: machine.takeUnreferencedAttachments(),
+            isSettled: machine.openTickets == 0
         ))
         unsavedSteps[bundleIdentifier, default: 0] += 1
         cache[bundleIdentifier] = machine
@@ -302,7 +303,7 @@ package actor DaemonEngine {
         // Only once the state that no longer refers to them is saved: a crash before this line leaves
         // a stray file behind, never a notification without its file.
         if !item.unusedFiles.isEmpty { attachmentStore(of: app)?.release(item.unusedFiles) }
-        if item.save.machine.openTickets == 0, let waiters = answerWaiters.removeValue(forKey: app) {
+        if item.isSettled, let waiters = answerWaiters.removeValue(forKey: app) {
             waiters.values.forEach { $0.resume() }
         }
     }
@@ -344,6 +345,7 @@ package actor DaemonEngine {
             throw DaemonError(.appNotFound, "No app is registered as \(bundleIdentifier). Register it with `unotify apps add \(bundleIdentifier)`.")
         }
         var machine = stored.machine
+        machine.startRecordingChanges()
         var effects: [NotificationCenterMachine.Effect] = []
         if stored.bootID != bootID {
             effects = machine.resume(at: clock.now)
@@ -874,6 +876,8 @@ private struct QueuedSave {
     let save: AppSave
     let effects: [NotificationCenterMachine.Effect]
     let unusedFiles: [URL]
+    /// Whether the app had answered every `willPresent` question and confirmed every response.
+    let isSettled: Bool
 }
 
 /// An app's open event stream.

@@ -37,16 +37,32 @@ package struct DeviceState: Sendable, Hashable {
     }
 }
 
-/// One step's result to save: an app's state and when it next has something due.
+/// What one step of an app changed, to save: the rows it wrote, and what the store indexes about the app.
 package struct AppSave: Sendable {
     package var bundleIdentifier: String
-    package var machine: NotificationCenterMachine
+    package var changes: NotificationCenterMachine.Changes
+    /// When the app next has something due.
     package var nextWakeUp: Date?
+    /// Whether a pending request waits for the device to enter or leave a region.
+    package var watchesLocation: Bool
+    /// Whether the person can see one of the app's notifications or its authorization prompt.
+    package var showsNotifications: Bool
 
-    package init(bundleIdentifier: String, machine: NotificationCenterMachine, nextWakeUp: Date?) {
+    package init(bundleIdentifier: String, changes: NotificationCenterMachine.Changes, nextWakeUp: Date?, watchesLocation: Bool, showsNotifications: Bool) {
         self.bundleIdentifier = bundleIdentifier
-        self.machine = machine
+        self.changes = changes
         self.nextWakeUp = nextWakeUp
+        self.watchesLocation = watchesLocation
+        self.showsNotifications = showsNotifications
+    }
+
+    /// The save of a step that left `machine` as it is, taking the changes it noted.
+    package init(bundleIdentifier: String, machine: inout NotificationCenterMachine) {
+        self.bundleIdentifier = bundleIdentifier
+        self.changes = machine.takeChanges()
+        self.nextWakeUp = machine.nextWakeUpDate()
+        self.watchesLocation = machine.watchesLocation
+        self.showsNotifications = machine.showsSomethingToThePerson
     }
 }
 
@@ -58,9 +74,9 @@ package protocol DaemonStore: Sendable {
     func app(_ bundleIdentifier: String) throws(DaemonError) -> StoredApp?
     /// The bundle identifier of the app whose key hashes to `keyHash`.
     func bundleIdentifier(forKeyHash keyHash: String) throws(DaemonError) -> String?
-    /// Saves the states of several steps in one transaction, in order (an app's later state wins), each
-    /// with when the app next has something due: all of them or none. A save for an app that is no
-    /// longer registered is skipped.
+    /// Saves what several steps changed, in one transaction and in order (each step's changes apply
+    /// over the ones before it): all of them or none. A save for an app that is no longer registered
+    /// is skipped.
     func save(_ saves: [AppSave], bootID: String) async throws(DaemonError)
     /// Changes an app's key.
     func replaceKey(of bundleIdentifier: String, with keyHash: String) throws(DaemonError)

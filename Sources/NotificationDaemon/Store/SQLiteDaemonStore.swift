@@ -1,13 +1,19 @@
 package import Foundation
 internal import GRDB
-package import NotificationCore
+internal import NotificationCore
 
 /// The daemon's store in one SQLite file (WAL mode), through GRDB.
 ///
-/// Each app is one row: its key hash, launch command, the JSON of its notification state machine, and
+/// Each app is a row with its key hash, launch command, its machine's small core, its categories, and
 /// the time it next has something due (indexed, so finding what is due costs a B-tree lookup however
-/// many apps there are). Every save is one transaction, so a crash at any moment leaves either the
-/// state before a step or the state after it.
+/// many apps there are). Its pending requests, the notifications the person can see and what waits
+/// for the app are rows of their own tables, keyed by the app: a step writes the core and the rows it
+/// changed, never the app's whole state. Every save is one transaction, so a crash at any moment
+/// leaves either the state before a step or the state after it.
+///
+/// The schema is versioned by its migrations. Each row's payload is JSON of the model types
+/// (`NotificationRequest`, `VisibleNotification`, the machine's `Core`); `StoreFormatTests` pins the
+/// stored form so a change to those types that would make stored rows unreadable fails a test.
 package final class SQLiteDaemonStore: DaemonStore {
     private let database: DatabasePool
     /// Where the database file is.
@@ -72,6 +78,61 @@ package final class SQLiteDaemonStore: DaemonStore {
                 );
                 """)
         }
+        migrator.registerMigration("v4: an app's requests, notifications and queue as rows") { db in
+            try db.execute(sql: """
+                ALTER TABLE app RENAME TO app_v3;
+                DROP INDEX app_nextWakeUp;
+                DROP INDEX app_watchesLocation;
+                DROP INDEX app_showsNotifications;
+                CREATE TABLE app (
+                    bundleIdentifier TEXT PRIMARY KEY NOT NULL,
+                    keyHash TEXT NOT NULL UNIQUE,
+                    launchCommand TEXT,
+                    core BLOB NOT NULL,
+                    categories BLOB NOT NULL,
+                    nextWakeUp DOUBLE,
+                    bootID TEXT NOT NULL,
+                    watchesLocation BOOLEAN NOT NULL,
+                    showsNotifications BOOLEAN NOT NULL
+                );
+                CREATE INDEX app_nextWakeUp ON app(nextWakeUp) WHERE nextWakeUp IS NOT NULL;
+                CREATE INDEX app_watchesLocation ON app(bundleIdentifier) WHERE watchesLocation;
+                CREATE INDEX app_showsNotifications ON app(bundleIdentifier) WHERE showsNotifications;
+                CREATE TABLE pending (
+                    app TEXT NOT NULL REFERENCES app(bundleIdentifier) ON DELETE CASCADE,
+                    identifier TEXT NOT NULL,
+                    sequence INTEGER NOT NULL,
+                    nextFireDate DOUBLE,
+                    insideRegion BOOLEAN,
+                    request BLOB NOT NULL,
+                    PRIMARY KEY (app, identifier)
+                ) WITHOUT ROWID;
+                CREATE TABLE delivered (
+                    app TEXT NOT NULL REFERENCES app(bundleIdentifier) ON DELETE CASCADE,
+                    identifier TEXT NOT NULL,
+                    position INTEGER NOT NULL,
+                    notification BLOB NOT NULL,
+                    PRIMARY KEY (app, identifier)
+                ) WITHOUT ROWID;
+                CREATE TABLE queued (
+                    app TEXT NOT NULL REFERENCES app(bundleIdentifier) ON DELETE CASCADE,
+                    position INTEGER NOT NULL,
+                    item BLOB NOT NULL,
+                    PRIMARY KEY (app, position)
+                ) WITHOUT ROWID;
+                """)
+            // Each app's whole machine, as earlier versions stored it, becomes its core and rows.
+            let rows = try Row.fetchCursor(db, sql: "SELECT * FROM app_v3")
+            while let row = try rows.next() {
+                let bundleIdentifier: String = row["bundleIdentifier"]
+                var machine = try decoder.decode(NotificationCenterMachine.self, from: row["machine"] as Data)
+                try insertRow(
+                    db, bundleIdentifier: bundleIdentifier, keyHash: row["keyHash"], launchCommand: row["launchCommand"],
+                    machine: &machine, nextWakeUp: row["nextWakeUp"], bootID: row["bootID"]
+                )
+            }
+            try db.execute(sql: "DROP TABLE app_v3")
+        }
         return migrator
     }
 
@@ -117,12 +178,13 @@ package final class SQLiteDaemonStore: DaemonStore {
         }
     }
 
-    private static let encoder = JSONEncoder()
+    private static let encoder = {
+        let encoder = JSONEncoder()
+        // The same state is stored as the same bytes, whatever the order of a dictionary.
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
     private static let decoder = JSONDecoder()
-
-    private static func encode(_ machine: NotificationCenterMachine) throws -> Data {
-        try encoder.encode(machine)
-    }
 
     package func insert(_ app: StoredApp) throws(DaemonError) {
         try write { db in
@@ -130,38 +192,120 @@ package final class SQLiteDaemonStore: DaemonStore {
                 throw DaemonError(.appAlreadyRegistered, "An app with the bundle identifier \(app.bundleIdentifier) is already registered.")
             }
             var machine = app.machine
-            try db.execute(
-                sql: """
-                    INSERT INTO app (bundleIdentifier, keyHash, launchCommand, machine, nextWakeUp, bootID, watchesLocation, showsNotifications)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    app.bundleIdentifier, app.keyHash, app.launchCommand, try Self.encode(app.machine),
-                    machine.nextWakeUpDate()?.timeIntervalSince1970, app.bootID, machine.watchesLocation, machine.showsSomethingToThePerson,
-                ]
+            try Self.insertRow(
+                db, bundleIdentifier: app.bundleIdentifier, keyHash: app.keyHash, launchCommand: app.launchCommand,
+                machine: &machine, nextWakeUp: machine.nextWakeUpDate()?.timeIntervalSince1970, bootID: app.bootID
             )
         }
     }
 
-    package func app(_ bundleIdentifier: String) throws(DaemonError) -> StoredApp? {
-        let row = try read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM app WHERE bundleIdentifier = ?", arguments: [bundleIdentifier])
-        }
-        guard let row else { return nil }
-        let data: Data = row["machine"]
-        let machine: NotificationCenterMachine
-        do {
-            machine = try Self.decoder.decode(NotificationCenterMachine.self, from: data)
-        } catch {
-            throw DaemonError(.databaseUnreadable, "The stored state of \(bundleIdentifier) in \(path) cannot be read: \(error).")
-        }
-        return StoredApp(
-            bundleIdentifier: row["bundleIdentifier"],
-            keyHash: row["keyHash"],
-            launchCommand: row["launchCommand"],
-            machine: machine,
-            bootID: row["bootID"]
+    /// Writes a new app's row and all of its machine's rows.
+    private static func insertRow(
+        _ db: Database, bundleIdentifier: String, keyHash: String, launchCommand: String?,
+        machine: inout NotificationCenterMachine, nextWakeUp: Double?, bootID: String
+    ) throws {
+        let whole = machine.takeWhole()
+        try db.execute(
+            sql: """
+                INSERT INTO app (bundleIdentifier, keyHash, launchCommand, core, categories, nextWakeUp, bootID, watchesLocation, showsNotifications)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                bundleIdentifier, keyHash, launchCommand, try encoder.encode(whole.core), try encoder.encode(whole.categories ?? []),
+                nextWakeUp, bootID, machine.watchesLocation, machine.showsSomethingToThePerson,
+            ]
         )
+        try writeRows(db, of: bundleIdentifier, whole)
+    }
+
+    /// Writes the rows in `changes`: removed ones first, then the written ones over what was there.
+    private static func writeRows(_ db: Database, of app: String, _ changes: NotificationCenterMachine.Changes) throws {
+        if !changes.removedPending.isEmpty {
+            let statement = try db.cachedStatement(sql: "DELETE FROM pending WHERE app = ? AND identifier = ?")
+            for identifier in changes.removedPending { try statement.execute(arguments: [app, identifier]) }
+        }
+        if !changes.pending.isEmpty {
+            let statement = try db.cachedStatement(sql: """
+                INSERT OR REPLACE INTO pending (app, identifier, sequence, nextFireDate, insideRegion, request) VALUES (?, ?, ?, ?, ?, ?)
+                """)
+            for entry in changes.pending {
+                try statement.execute(arguments: [
+                    app, entry.request.identifier, Int64(bitPattern: entry.sequence), entry.nextFireDate?.timeIntervalSince1970,
+                    entry.insideRegion, try encoder.encode(entry.request),
+                ])
+            }
+        }
+        if !changes.removedVisible.isEmpty {
+            let statement = try db.cachedStatement(sql: "DELETE FROM delivered WHERE app = ? AND identifier = ?")
+            for identifier in changes.removedVisible { try statement.execute(arguments: [app, identifier]) }
+        }
+        if !changes.visible.isEmpty {
+            let statement = try db.cachedStatement(sql: """
+                INSERT OR REPLACE INTO delivered (app, identifier, position, notification) VALUES (?, ?, ?, ?)
+                """)
+            for row in changes.visible {
+                try statement.execute(arguments: [
+                    app, row.shown.notification.request.identifier, Int64(bitPattern: row.position), try encoder.encode(row.shown),
+                ])
+            }
+        }
+        if !changes.removedQueued.isEmpty {
+            let statement = try db.cachedStatement(sql: "DELETE FROM queued WHERE app = ? AND position = ?")
+            for position in changes.removedQueued { try statement.execute(arguments: [app, position]) }
+        }
+        if !changes.queued.isEmpty {
+            let statement = try db.cachedStatement(sql: "INSERT OR REPLACE INTO queued (app, position, item) VALUES (?, ?, ?)")
+            for row in changes.queued { try statement.execute(arguments: [app, row.position, try encoder.encode(row.item)]) }
+        }
+    }
+
+    package func app(_ bundleIdentifier: String) throws(DaemonError) -> StoredApp? {
+        do {
+            return try database.read { db -> StoredApp? in
+                guard let row = try Row.fetchOne(db, sql: "SELECT * FROM app WHERE bundleIdentifier = ?", arguments: [bundleIdentifier]) else {
+                    return nil
+                }
+                let decoder = Self.decoder
+                let pending = try Row.fetchAll(db, sql: "SELECT * FROM pending WHERE app = ?", arguments: [bundleIdentifier]).map { row in
+                    NotificationCenterMachine.PendingRequest(
+                        request: try decoder.decode(NotificationRequest.self, from: row["request"] as Data),
+                        nextFireDate: (row["nextFireDate"] as Double?).map(Date.init(timeIntervalSince1970:)),
+                        insideRegion: row["insideRegion"],
+                        sequence: UInt64(bitPattern: row["sequence"])
+                    )
+                }
+                let visible = try Row.fetchAll(db, sql: "SELECT * FROM delivered WHERE app = ?", arguments: [bundleIdentifier]).map { row in
+                    NotificationCenterMachine.VisibleRow(
+                        shown: try decoder.decode(NotificationCenterMachine.VisibleNotification.self, from: row["notification"] as Data),
+                        position: UInt64(bitPattern: row["position"])
+                    )
+                }
+                let queued = try Row.fetchAll(db, sql: "SELECT * FROM queued WHERE app = ?", arguments: [bundleIdentifier]).map { row in
+                    NotificationCenterMachine.QueuedRow(
+                        position: row["position"],
+                        item: try decoder.decode(NotificationCenterMachine.QueuedForApp.self, from: row["item"] as Data)
+                    )
+                }
+                let machine = NotificationCenterMachine(
+                    core: try decoder.decode(NotificationCenterMachine.Core.self, from: row["core"] as Data),
+                    categories: try decoder.decode([NotificationCategory].self, from: row["categories"] as Data),
+                    pending: pending,
+                    visible: visible,
+                    queued: queued
+                )
+                return StoredApp(
+                    bundleIdentifier: bundleIdentifier,
+                    keyHash: row["keyHash"],
+                    launchCommand: row["launchCommand"],
+                    machine: machine,
+                    bootID: row["bootID"]
+                )
+            }
+        } catch let error as DecodingError {
+            throw DaemonError(.databaseUnreadable, "The stored state of \(bundleIdentifier) in \(path) cannot be read: \(error).")
+        } catch {
+            throw DaemonError(.databaseUnreadable, "Reading \(path) failed: \(Self.describe(error)).")
+        }
     }
 
     package func bundleIdentifier(forKeyHash keyHash: String) throws(DaemonError) -> String? {
@@ -175,15 +319,28 @@ package final class SQLiteDaemonStore: DaemonStore {
         do {
             // Encoded and written on GRDB's writer, off the caller's thread: one transaction, one sync.
             try await database.write { db in
-                let statement = try db.cachedStatement(sql: """
-                    UPDATE app SET machine = ?, nextWakeUp = ?, bootID = ?, watchesLocation = ?, showsNotifications = ?
+                let core = try db.cachedStatement(sql: """
+                    UPDATE app SET core = ?, nextWakeUp = ?, bootID = ?, watchesLocation = ?, showsNotifications = ?
                     WHERE bundleIdentifier = ?
                     """)
+                let categories = try db.cachedStatement(sql: "UPDATE app SET categories = ? WHERE bundleIdentifier = ?")
                 for save in saves {
-                    try statement.execute(arguments: [
-                        try Self.encode(save.machine), save.nextWakeUp?.timeIntervalSince1970, bootID,
-                        save.machine.watchesLocation, save.machine.showsSomethingToThePerson, save.bundleIdentifier,
+                    let changes = save.changes
+                    try core.execute(arguments: [
+                        try Self.encoder.encode(changes.core), save.nextWakeUp?.timeIntervalSince1970, bootID,
+                        save.watchesLocation, save.showsNotifications, save.bundleIdentifier,
                     ])
+                    // An app removed meanwhile has no row to change.
+                    guard db.changesCount == 1 else { continue }
+                    if let changed = changes.categories {
+                        try categories.execute(arguments: [try Self.encoder.encode(changed), save.bundleIdentifier])
+                    }
+                    if changes.isWhole {
+                        for table in ["pending", "delivered", "queued"] {
+                            try db.execute(sql: "DELETE FROM \(table) WHERE app = ?", arguments: [save.bundleIdentifier])
+                        }
+                    }
+                    try Self.writeRows(db, of: save.bundleIdentifier, changes)
                 }
             }
         } catch {

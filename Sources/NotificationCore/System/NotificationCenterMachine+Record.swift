@@ -1,0 +1,195 @@
+package import Foundation
+
+/// How a store keeps a machine: a small core written at every step, and rows (pending requests,
+/// visible notifications, what waits for the app) of which a step writes only those it changed.
+extension NotificationCenterMachine {
+    /// Everything of the machine but its rows and categories: a few hundred bytes, whatever the app holds.
+    package struct Core: Sendable, Hashable, Codable {
+        package var configuration: Configuration
+        package var calendar: Calendar
+        package var timeZone: TimeZone
+        package var now: Date
+        package var settings: NotificationSettings
+        package var badge: Int
+        package var appState: AppState
+        package var location: Coordinate?
+        package var isDeviceLocked: Bool
+        package var isAppReachable: Bool
+        package var promptCalls: [UInt64]?
+        package var promptOptions: AuthorizationOptions
+        /// `willPresent` questions and responses handed over, not yet answered: few, and each lives
+        /// only until its deadline.
+        package var awaitingPresentation: [UInt64: DeliveredNotification]
+        package var awaitingResponse: [UInt64: NotificationResponse]
+        package var deadlines: [Deadline]
+        package var nextSequence: UInt64
+    }
+
+    /// When a delegate's answer is due.
+    package struct Deadline: Sendable, Hashable, Codable {
+        package enum Kind: String, Sendable, Hashable, Codable {
+            case willPresent, response
+        }
+
+        package var kind: Kind
+        package var ticket: UInt64
+        package var date: Date
+    }
+
+    /// A notification the person can see, with its place in the order they were shown.
+    package struct VisibleRow: Sendable, Hashable {
+        package var shown: VisibleNotification
+        package var position: UInt64
+
+        package init(shown: VisibleNotification, position: UInt64) {
+            self.shown = shown
+            self.position = position
+        }
+    }
+
+    /// Something waiting for the app, at its place in the queue.
+    package struct QueuedRow: Sendable, Hashable {
+        package var position: Int64
+        package var item: QueuedForApp
+
+        package init(position: Int64, item: QueuedForApp) {
+            self.position = position
+            self.item = item
+        }
+    }
+
+    /// What a store writes for one step, or for a whole machine.
+    package struct Changes: Sendable {
+        /// Whether these are all of the machine's rows, replacing whatever was stored.
+        package var isWhole: Bool
+        package var core: Core
+        /// The categories, when they changed.
+        package var categories: [NotificationCategory]?
+        package var pending: [PendingRequest]
+        package var removedPending: [String]
+        package var visible: [VisibleRow]
+        package var removedVisible: [String]
+        package var queued: [QueuedRow]
+        package var removedQueued: [Int64]
+    }
+
+    /// From now on, notes which rows each step changes, for ``takeChanges()``.
+    package mutating func startRecordingChanges() {
+        isRecordingChanges = true
+        pending.isRecording = true
+        visible.isRecording = true
+        queuedForApp.isRecording = true
+    }
+
+    /// The rows changed since the last call (or since recording started), and the core.
+    package mutating func takeChanges() -> Changes {
+        let pendingChanges = pending.takeChanges()
+        let visibleChanges = visible.takeChanges()
+        let queueChanges = queuedForApp.takeChanges()
+        defer { categoriesChanged = false }
+        return Changes(
+            isWhole: false,
+            core: core,
+            categories: categoriesChanged ? sortedCategories : nil,
+            pending: Array(pendingChanges.written.values),
+            removedPending: pendingChanges.removed,
+            visible: visibleChanges.written.map { VisibleRow(shown: $0.value, position: visibleOrder[$0.key]!) },
+            removedVisible: visibleChanges.removed,
+            queued: queueChanges.added.map { QueuedRow(position: $0.key, item: $0.value) },
+            removedQueued: queueChanges.removed
+        )
+    }
+
+    /// Every row of the machine, and its core: what a store writes for a new app. Changes noted so far
+    /// are forgotten, as these include them.
+    package mutating func takeWhole() -> Changes {
+        pending.forgetChanges()
+        visible.forgetChanges()
+        queuedForApp.forgetChanges()
+        categoriesChanged = false
+        return Changes(
+            isWhole: true,
+            core: core,
+            categories: sortedCategories,
+            pending: Array(pending.values),
+            removedPending: [],
+            visible: visible.dictionary.map { VisibleRow(shown: $0.value, position: visibleOrder[$0.key]!) },
+            removedVisible: [],
+            queued: queuedForApp.entries.map { QueuedRow(position: $0.position, item: $0.item) },
+            removedQueued: []
+        )
+    }
+
+    /// A machine as a store kept it.
+    package init(core: Core, categories: [NotificationCategory], pending: [PendingRequest], visible: [VisibleRow], queued: [QueuedRow]) {
+        self.init(
+            now: core.now,
+            calendar: core.calendar,
+            timeZone: core.timeZone,
+            appState: core.appState,
+            appReachable: core.isAppReachable,
+            configuration: core.configuration
+        )
+        settings = core.settings
+        badge = core.badge
+        location = core.location
+        isDeviceLocked = core.isDeviceLocked
+        promptCalls = core.promptCalls
+        promptOptions = core.promptOptions
+        awaitingPresentation = core.awaitingPresentation
+        awaitingResponse = core.awaitingResponse
+        nextSequence = core.nextSequence
+        self.categories = Dictionary(categories.map { ($0.identifier, $0) }, uniquingKeysWith: { _, last in last })
+        self.pending = Journaled(Dictionary(pending.map { ($0.request.identifier, $0) }, uniquingKeysWith: { _, last in last }))
+        self.visible = Journaled(Dictionary(visible.map { ($0.shown.notification.request.identifier, $0.shown) }, uniquingKeysWith: { _, last in last }))
+        visibleOrder = Dictionary(visible.map { ($0.shown.notification.request.identifier, $0.position) }, uniquingKeysWith: { _, last in last })
+        queuedForApp = QueueForApp(entries: queued.map { (position: $0.position, item: $0.item) })
+        // Requests in the order they were added, then the deadlines in theirs: among wake-ups at the
+        // same moment, that is the order in which they were scheduled.
+        for entry in pending.sorted(by: { $0.sequence < $1.sequence }) {
+            if let date = entry.nextFireDate { wakeUps.schedule(.request(entry.request.identifier), at: date) }
+        }
+        for deadline in core.deadlines {
+            switch deadline.kind {
+            case .willPresent: wakeUps.schedule(.willPresentDeadline(deadline.ticket), at: deadline.date)
+            case .response: wakeUps.schedule(.responseDeadline(deadline.ticket), at: deadline.date)
+            }
+        }
+    }
+
+    private var core: Core {
+        Core(
+            configuration: configuration,
+            calendar: calendar,
+            timeZone: timeZone,
+            now: now,
+            settings: settings,
+            badge: badge,
+            appState: appState,
+            location: location,
+            isDeviceLocked: isDeviceLocked,
+            isAppReachable: isAppReachable,
+            promptCalls: promptCalls,
+            promptOptions: promptOptions,
+            awaitingPresentation: awaitingPresentation,
+            awaitingResponse: awaitingResponse,
+            deadlines: deadlines,
+            nextSequence: nextSequence
+        )
+    }
+
+    /// Each open ticket's deadline, by ticket (every open ticket has one).
+    private var deadlines: [Deadline] {
+        let presentations = awaitingPresentation.keys.compactMap { ticket in
+            wakeUps.date(of: .willPresentDeadline(ticket)).map { Deadline(kind: .willPresent, ticket: ticket, date: $0) }
+        }
+        let responses = awaitingResponse.keys.compactMap { ticket in
+            wakeUps.date(of: .responseDeadline(ticket)).map { Deadline(kind: .response, ticket: ticket, date: $0) }
+        }
+        return (presentations + responses).sorted { $0.ticket < $1.ticket }
+    }
+
+    private var sortedCategories: [NotificationCategory] {
+        categories.values.sorted { $0.identifier < $1.identifier }
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import GRDB
+import NotificationCore
+@testable import NotificationDaemon
+import Testing
+
+/// The SQLite store's file format: databases written by earlier versions are migrated with every
+/// app's state, and rows written by this version stay readable by the next.
+@Suite struct StoreFormatTests {
+    static let start = Date(timeIntervalSince1970: 1_767_225_600)
+
+    /// A machine with something in every part a store keeps: settings, categories, a badge, pending
+    /// requests of each kind of trigger, notifications the person can see, and a reply kept for the
+    /// app while it is not running. Always the same, to the byte.
+    static func fullMachine() throws -> NotificationCenterMachine {
+        var machine = NotificationCenterMachine(
+            now: start, calendar: Calendar(identifier: .gregorian), timeZone: TimeZone(identifier: "UTC")!,
+            appState: .notRunning, appReachable: false
+        )
+        _ = machine.changeSettings(.granting([.alert, .sound, .badge], status: .authorized))
+        let reply = NotificationAction(identifier: "reply", title: "Reply", textInput: .init(buttonTitle: "Send", placeholder: "Message"))
+        let delete = NotificationAction(identifier: "delete", title: "Delete", options: [.destructive])
+        try machine.setCategories([NotificationCategory(identifier: "message", actions: [reply, delete], options: [.customDismissAction])])
+        var content = NotificationContent()
+        content.title = "Lunch"
+        content.body = "At noon, as usual?"
+        content.categoryIdentifier = "message"
+        content.threadIdentifier = "lunch"
+        content.badge = 3
+        content.userInfo = ["from": .string("ana"), "count": .integer(2)]
+        var noon = DateComponents()
+        noon.hour = 12
+        noon.minute = 0
+        let office = CircularRegion(identifier: "office", center: Coordinate(latitude: 48.85, longitude: 2.35), radius: 100)
+        _ = try machine.add(NotificationRequest(identifier: "in-an-hour", content: content, trigger: .timeInterval(3600, repeats: false)))
+        _ = try machine.add(NotificationRequest(identifier: "every-noon", content: content, trigger: .calendar(noon, repeats: true)))
+        _ = try machine.add(NotificationRequest(identifier: "at-the-office", content: content, trigger: .location(office, repeats: false)))
+        _ = try machine.add(NotificationRequest(identifier: "shown", content: content, trigger: nil))
+        _ = try machine.add(NotificationRequest(identifier: "answered", content: content, trigger: nil))
+        _ = try machine.respond(to: "answered", with: .reply("reply", text: "Yes!"))
+        return machine
+    }
+
+    /// The tables and migrations of the format before rows (v3): each app's whole machine as JSON.
+    static let version3Schema = """
+        CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+        INSERT INTO grdb_migrations VALUES ('v1'), ('v2: apps that watch the location or show notifications'), ('v3: the device''s state');
+        CREATE TABLE app (
+            bundleIdentifier TEXT PRIMARY KEY NOT NULL, keyHash TEXT NOT NULL UNIQUE, launchCommand TEXT,
+            machine BLOB NOT NULL, nextWakeUp DOUBLE, bootID TEXT NOT NULL,
+            watchesLocation BOOLEAN NOT NULL DEFAULT 1, showsNotifications BOOLEAN NOT NULL DEFAULT 1
+        );
+        CREATE INDEX app_nextWakeUp ON app(nextWakeUp) WHERE nextWakeUp IS NOT NULL;
+        CREATE INDEX app_watchesLocation ON app(bundleIdentifier) WHERE watchesLocation;
+        CREATE INDEX app_showsNotifications ON app(bundleIdentifier) WHERE showsNotifications;
+        CREATE TABLE device (id INTEGER PRIMARY KEY CHECK (id = 1), locked BOOLEAN NOT NULL, latitude DOUBLE, longitude DOUBLE, timeZone TEXT);
+        """
+
+    @Test func aDatabaseOfTheEarlierFormatIsMigratedWithEveryAppsState() throws {
+        let path = try makeTestDirectory().appendingPathComponent("store.sqlite").path
+        var machine = try Self.fullMachine()
+        let nextWakeUp = machine.nextWakeUpDate()
+        let wakeUp = try #require(nextWakeUp)
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            try db.execute(sql: Self.version3Schema)
+            try db.execute(
+                sql: "INSERT INTO app (bundleIdentifier, keyHash, launchCommand, machine, nextWakeUp, bootID) VALUES (?, ?, ?, ?, ?, ?)",
+                arguments: ["com.example.old", "hash", "run-it", try JSONEncoder().encode(machine), wakeUp.timeIntervalSince1970, "earlier-run"]
+            )
+            try db.execute(sql: "INSERT INTO device VALUES (1, 1, NULL, NULL, 'Europe/Paris')")
+        }
+        try queue.close()
+
+        let store = try SQLiteDaemonStore(path: path)
+        let migrated = try #require(try store.app("com.example.old"))
+        #expect(ObservableState(migrated.machine) == ObservableState(machine))
+        #expect(migrated.machine.queuedForAppCount == 1, "the reply kept for the app")
+        #expect((migrated.keyHash, migrated.launchCommand, migrated.bootID) == ("hash", "run-it", "earlier-run"))
+        #expect(try store.bundleIdentifier(forKeyHash: "hash") == "com.example.old")
+        #expect(try store.earliestWakeUp() == wakeUp)
+        #expect(try store.appsWatchingLocation() == ["com.example.old"])
+        #expect(try store.appsShowingNotifications() == ["com.example.old"])
+        #expect(try store.deviceState() == DeviceState(isLocked: true, timeZoneIdentifier: "Europe/Paris"))
+        try store.delete("com.example.old")
+        #expect(try rowCounts(path) == [0, 0, 0], "removing the app removes its rows")
+    }
+
+    @Test func rowsWrittenByThisVersionStayReadable() throws {
+        let path = try makeTestDirectory().appendingPathComponent("store.sqlite").path
+        let store = try SQLiteDaemonStore(path: path)
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in try db.execute(sql: Self.version4Rows) }
+        try queue.close()
+        let loaded = try #require(try store.app("com.example.kept")).machine
+        #expect(ObservableState(loaded) == ObservableState(try Self.fullMachine()))
+    }
+
+    /// The rows the store writes for ``fullMachine()``, as this version writes them.
+    static let version4Rows = #"""
+        INSERT INTO app VALUES ('com.example.kept', 'kept', NULL, CAST('{"appState":"notRunning","awaitingPresentation":[],"awaitingResponse":[],"badge":3,"calendar":{"current":0,"firstWeekday":1,"identifier":"gregorian","locale":{"current":0,"identifier":""},"minimumDaysInFirstWeek":1,"timeZone":{"identifier":"Etc\/UTC"}},"configuration":{"pendingRequestLimit":64,"responseTimeout":30,"visibleLimit":100,"willPresentTimeout":5},"deadlines":[],"isAppReachable":false,"isDeviceLocked":false,"nextSequence":6,"now":788918400,"promptOptions":0,"settings":{"alertSetting":2,"alertStyle":1,"announcementSetting":1,"authorizationStatus":2,"badgeSetting":2,"carPlaySetting":1,"criticalAlertSetting":1,"directMessagesSetting":0,"lockScreenSetting":2,"notificationCenterSetting":2,"providesAppNotificationSettings":false,"scheduledDeliverySetting":1,"showPreviewsSetting":1,"soundSetting":2,"timeSensitiveSetting":1},"timeZone":{"identifier":"GMT"}}' AS BLOB), CAST('[{"actions":[{"identifier":"reply","options":0,"textInput":{"buttonTitle":"Send","placeholder":"Message"},"title":"Reply"},{"identifier":"delete","options":2,"title":"Delete"}],"categorySummaryFormat":"","hiddenPreviewsBodyPlaceholder":"","identifier":"message","intentIdentifiers":[],"options":1}]' AS BLOB), 1767229200.0, 'a-run', 1, 1);
+        INSERT INTO pending VALUES ('com.example.kept', 'at-the-office', 2, NULL, 0, CAST('{"content":{"attachments":[],"badge":3,"body":"At noon, as usual?","categoryIdentifier":"message","interruptionLevel":1,"launchImageName":"","relevanceScore":0,"subtitle":"","summaryArgument":"","summaryArgumentCount":1,"threadIdentifier":"lunch","title":"Lunch","userInfo":{"count":2,"from":"ana"}},"identifier":"at-the-office","trigger":{"region":{"center":{"latitude":48.85,"longitude":2.35},"identifier":"office","notifyOnEntry":true,"notifyOnExit":true,"radius":100},"repeats":false,"type":"location"}}' AS BLOB));
+        INSERT INTO pending VALUES ('com.example.kept', 'every-noon', 1, 1767268800.0, NULL, CAST('{"content":{"attachments":[],"badge":3,"body":"At noon, as usual?","categoryIdentifier":"message","interruptionLevel":1,"launchImageName":"","relevanceScore":0,"subtitle":"","summaryArgument":"","summaryArgumentCount":1,"threadIdentifier":"lunch","title":"Lunch","userInfo":{"count":2,"from":"ana"}},"identifier":"every-noon","trigger":{"dateComponents":{"hour":12,"minute":0},"repeats":true,"type":"calendar"}}' AS BLOB));
+        INSERT INTO pending VALUES ('com.example.kept', 'in-an-hour', 0, 1767229200.0, NULL, CAST('{"content":{"attachments":[],"badge":3,"body":"At noon, as usual?","categoryIdentifier":"message","interruptionLevel":1,"launchImageName":"","relevanceScore":0,"subtitle":"","summaryArgument":"","summaryArgumentCount":1,"threadIdentifier":"lunch","title":"Lunch","userInfo":{"count":2,"from":"ana"}},"identifier":"in-an-hour","trigger":{"interval":3600,"repeats":false,"type":"timeInterval"}}' AS BLOB));
+        INSERT INTO delivered VALUES ('com.example.kept', 'shown', 3, CAST('{"actions":[{"identifier":"reply","options":0,"textInput":{"buttonTitle":"Send","placeholder":"Message"},"title":"Reply"},{"identifier":"delete","options":2,"title":"Delete"}],"categoryOptions":1,"notification":{"date":788918400,"request":{"content":{"attachments":[],"badge":3,"body":"At noon, as usual?","categoryIdentifier":"message","interruptionLevel":1,"launchImageName":"","relevanceScore":0,"subtitle":"","summaryArgument":"","summaryArgumentCount":1,"threadIdentifier":"lunch","title":"Lunch","userInfo":{"count":2,"from":"ana"}},"identifier":"shown"}},"presentation":{"badge":3,"banner":true,"list":true,"lockScreen":true,"sound":false}}' AS BLOB));
+        INSERT INTO queued VALUES ('com.example.kept', 1, CAST('{"response":{"_1":{"actionIdentifier":"reply","notification":{"date":788918400,"request":{"content":{"attachments":[],"badge":3,"body":"At noon, as usual?","categoryIdentifier":"message","interruptionLevel":1,"launchImageName":"","relevanceScore":0,"subtitle":"","summaryArgument":"","summaryArgumentCount":1,"threadIdentifier":"lunch","title":"Lunch","userInfo":{"count":2,"from":"ana"}},"identifier":"answered"}},"userText":"Yes!"},"ticket":5}}' AS BLOB));
+        """#
+
+    private func rowCounts(_ path: String) throws -> [Int] {
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            try ["pending", "delivered", "queued"].map { table in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table)") ?? -1 }
+        }
+    }
+}
