@@ -45,7 +45,7 @@ struct Seeder {
                 _ = try machine.add(NotificationRequest(identifier: identifier, content: BenchmarkApps.content(identifier),
                                                         trigger: .timeInterval(seconds, repeats: false)))
             }
-            try store.insert(StoredApp(bundleIdentifier: BenchmarkApps.bundleIdentifier(index), keyHash: DaemonEngine.hash(BenchmarkApps.key(index)),
+            try await store.insert(StoredApp(bundleIdentifier: BenchmarkApps.bundleIdentifier(index), keyHash: DaemonEngine.hash(BenchmarkApps.key(index)),
                                        launchCommand: nil, machine: machine, bootID: "seeded"))
             if index % 1000 == 999 { print("  seeded \(index + 1) of \(apps) apps") }
         }

@@ -28,7 +28,7 @@ struct DaemonOptions: ParsableArguments {
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         let daemon: NotificationDaemonServices
         do {
-            daemon = try NotificationDaemonServices(configuration: configuration, logger: logger)
+            daemon = try await NotificationDaemonServices(configuration: configuration, logger: logger)
         } catch let error as DaemonError {
             throw ValidationError(error.message)
         }

@@ -12,10 +12,10 @@ import Testing
         var all: [String] { commands.withLock { $0 } }
     }
 
-    func engine(at path: String, clock: ManualDaemonClock, launches: Launches = Launches()) throws -> DaemonEngine {
+    func engine(at path: String, clock: ManualDaemonClock, launches: Launches = Launches()) async throws -> DaemonEngine {
         var configuration = DaemonEngine.Configuration()
         configuration.timeZone = TimeZone(identifier: "UTC")!
-        return DaemonEngine(store: try SQLiteDaemonStore(path: path), clock: clock, configuration: configuration,
+        return await DaemonEngine(store: try SQLiteDaemonStore(path: path), clock: clock, configuration: configuration,
                             launcher: { launches.record($0, $1) })
     }
 
@@ -41,7 +41,7 @@ import Testing
     @Test func aResponseForAStoppedAppRunsItsLaunchCommand() async throws {
         let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
         let launches = Launches()
-        let engine = try engine(at: path, clock: ManualDaemonClock(), launches: launches)
+        let engine = try await engine(at: path, clock: ManualDaemonClock(), launches: launches)
         _ = try await engine.registerApp("com.example.todo", launchCommand: "todo-example")
         _ = try await engine.registerApp("com.example.quiet")
         for app in ["com.example.todo", "com.example.quiet"] {
@@ -56,7 +56,7 @@ import Testing
         let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
         let clock = ManualDaemonClock()
         do {
-            let first = try engine(at: path, clock: clock)
+            let first = try await engine(at: path, clock: clock)
             _ = try await first.registerApp("com.example.todo")
             _ = try await first.authorize("com.example.todo", .grant)
             try await first.add("com.example.todo", request("once", .timeInterval(60, repeats: false)))
@@ -64,7 +64,7 @@ import Testing
         }
         // The daemon is down for a day.
         clock.advance(by: 86_400 + 30)
-        let second = try engine(at: path, clock: clock)
+        let second = try await engine(at: path, clock: clock)
         let events = await second.watch().events
         let next = await second.processDue()
         #expect(next == Date(timeIntervalSince1970: 1_767_225_600 + 86_400 + 3600), "the hourly one resumes at its next hour")
@@ -80,7 +80,7 @@ import Testing
 
     @Test func theDevicesLockAndLocationReachAppsRegisteredAfterTheyChanged() async throws {
         let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
-        let engine = try engine(at: path, clock: ManualDaemonClock())
+        let engine = try await engine(at: path, clock: ManualDaemonClock())
         try await engine.setDeviceLocked(true)
         try await engine.updateLocation(Coordinate(latitude: 48.8566, longitude: 2.3522))
 
@@ -108,12 +108,12 @@ import Testing
         let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
         let clock = ManualDaemonClock()
         do {
-            let engine = try engine(at: path, clock: clock)
+            let engine = try await engine(at: path, clock: clock)
             try await engine.setDeviceLocked(true)
             try await engine.updateLocation(Coordinate(latitude: 48.8566, longitude: 2.3522))
             try await engine.changeTimeZone(TimeZone(identifier: "Asia/Tokyo")!)
         }
-        let restarted = try engine(at: path, clock: clock)
+        let restarted = try await engine(at: path, clock: clock)
         try await showNotificationWithAProtectedAction(on: restarted, app: "com.example.after")
         await #expect(throws: DaemonError.self, "still locked") { try await restarted.respond("com.example.after", to: "n", with: .action("DELETE")) }
 
@@ -133,9 +133,43 @@ import Testing
         #expect(try await restarted.visibleNotifications("com.example.after").map(\.notification.request.identifier).contains("paris"))
     }
 
+    @Test func concurrentCallsForAnAppNotYetLoadedAllLandAfterARestart() async throws {
+        let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
+        let clock = ManualDaemonClock()
+        do {
+            let engine = try await engine(at: path, clock: clock)
+            _ = try await engine.registerApp("com.example.busy")
+            _ = try await engine.authorize("com.example.busy", .grant)
+        }
+        // A new run: the app is in the store only. Its first calls arrive together; each waits for
+        // the one read of the store, and none of their changes is lost to another's.
+        let restarted = try await engine(at: path, clock: clock)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<32 {
+                group.addTask { try await restarted.add("com.example.busy", self.request("r\(index)", .timeInterval(3600, repeats: false))) }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await restarted.pendingRequests("com.example.busy").count == 32)
+        let again = try await engine(at: path, clock: clock)
+        #expect(try await again.pendingRequests("com.example.busy").count == 32, "and all of them are in the store")
+    }
+
+    @Test func aRenewedKeyStopsTheOldOneAtOnceThoughItWasRemembered() async throws {
+        let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
+        let engine = try await engine(at: path, clock: ManualDaemonClock())
+        let old = try await engine.registerApp("com.example.keys")
+        #expect(try await engine.authenticate(key: old) == "com.example.keys")
+        let new = try await engine.renewKey(of: "com.example.keys")
+        await #expect(throws: DaemonError.self) { try await engine.authenticate(key: old) }
+        #expect(try await engine.authenticate(key: new) == "com.example.keys")
+        try await engine.removeApp("com.example.keys")
+        await #expect(throws: DaemonError.self) { try await engine.authenticate(key: new) }
+    }
+
     @Test func listingWhatThePersonSeesReadsOnlyTheAppsThatShowSomething() async throws {
         let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
-        let engine = try engine(at: path, clock: ManualDaemonClock())
+        let engine = try await engine(at: path, clock: ManualDaemonClock())
         for app in ["com.example.a", "com.example.b", "com.example.c"] {
             _ = try await engine.registerApp(app)
             _ = try await engine.authorize(app, .grant)

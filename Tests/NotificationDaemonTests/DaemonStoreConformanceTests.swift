@@ -41,67 +41,67 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
-    func anAppIsKeptWithItsKeyAndStateAndRemovedWhole(_ kind: StoreKind) throws {
+    func anAppIsKeptWithItsKeyAndStateAndRemovedWhole(_ kind: StoreKind) async throws {
         let store = try kind.make()
-        try store.insert(try app("com.example.a", key: "key-a", wakeUpIn: 60))
-        let loaded = try #require(try store.app("com.example.a"))
+        try await store.insert(try app("com.example.a", key: "key-a", wakeUpIn: 60))
+        let loaded = try #require(try await store.app("com.example.a"))
         #expect(loaded.launchCommand == "run com.example.a")
         #expect(loaded.machine.pendingRequests.map(\.request.identifier) == ["dated"])
-        #expect(try store.bundleIdentifier(forKeyHash: DaemonEngine.hash("key-a")) == "com.example.a")
-        #expect(try store.bundleIdentifier(forKeyHash: DaemonEngine.hash("other")) == nil)
+        #expect(try await store.bundleIdentifier(forKeyHash: DaemonEngine.hash("key-a")) == "com.example.a")
+        #expect(try await store.bundleIdentifier(forKeyHash: DaemonEngine.hash("other")) == nil)
 
-        try store.replaceKey(of: "com.example.a", with: DaemonEngine.hash("new-key"))
-        #expect(try store.bundleIdentifier(forKeyHash: DaemonEngine.hash("key-a")) == nil)
-        #expect(try store.bundleIdentifier(forKeyHash: DaemonEngine.hash("new-key")) == "com.example.a")
+        try await store.replaceKey(of: "com.example.a", with: DaemonEngine.hash("new-key"))
+        #expect(try await store.bundleIdentifier(forKeyHash: DaemonEngine.hash("key-a")) == nil)
+        #expect(try await store.bundleIdentifier(forKeyHash: DaemonEngine.hash("new-key")) == "com.example.a")
 
-        try store.delete("com.example.a")
-        #expect(try store.app("com.example.a") == nil)
-        #expect(try store.apps().isEmpty)
-        #expect(try store.earliestWakeUp() == nil)
+        try await store.delete("com.example.a")
+        #expect(try await store.app("com.example.a") == nil)
+        #expect(try await store.apps().isEmpty)
+        #expect(try await store.earliestWakeUp() == nil)
     }
 
     @Test(arguments: StoreKind.allCases)
     func mistakesAreRefusedWithTheirCodesAndChangeNothing(_ kind: StoreKind) async throws {
         let store = try kind.make()
-        try store.insert(try app("com.example.a"))
+        try await store.insert(try app("com.example.a"))
         let again = try app("com.example.a")
         do {
-            try store.insert(again)
+            try await store.insert(again)
             Issue.record("an app was registered twice")
         } catch {
             #expect(error.code == .appAlreadyRegistered)
         }
         var machine = try app("x").machine
-        let changes: [(String, () throws -> Void)] = [
-            ("delete", { try store.delete("com.example.none") }),
-            ("replaceKey", { try store.replaceKey(of: "com.example.none", with: "h") }),
+        let changes: [(String, () async throws -> Void)] = [
+            ("delete", { try await store.delete("com.example.none") }),
+            ("replaceKey", { try await store.replaceKey(of: "com.example.none", with: "h") }),
         ]
         for (name, change) in changes {
             do {
-                try change()
+                try await change()
                 Issue.record("\(name) of an app that does not exist succeeded")
             } catch let error as DaemonError {
                 #expect(error.code == .appNotFound, "\(name)")
             }
         }
-        #expect(try store.apps().map(\.bundleIdentifier) == ["com.example.a"])
+        #expect(try await store.apps().map(\.bundleIdentifier) == ["com.example.a"])
 
         // A save for an app removed meanwhile is skipped; the rest of the batch is kept.
-        var kept = try #require(try store.app("com.example.a")).machine
+        var kept = try #require(try await store.app("com.example.a")).machine
         kept.startRecordingChanges()
         try await store.save([
             AppSave(bundleIdentifier: "com.example.none", machine: &machine),
             AppSave(bundleIdentifier: "com.example.a", changes: kept.takeChanges(), nextWakeUp: Self.start, watchesLocation: false, showsNotifications: false),
         ], bootID: "b")
-        #expect(try store.app("com.example.none") == nil)
-        #expect(try store.earliestWakeUp() == Self.start)
+        #expect(try await store.app("com.example.none") == nil)
+        #expect(try await store.earliestWakeUp() == Self.start)
     }
 
     @Test(arguments: StoreKind.allCases)
     func aStepsChangesAreSavedRowByRowAndReadBackAsTheMachineWas(_ kind: StoreKind) async throws {
         let store = try kind.make()
-        try store.insert(try app("com.example.a", wakeUpIn: 60, shown: true))
-        var machine = try #require(try store.app("com.example.a")).machine
+        try await store.insert(try app("com.example.a", wakeUpIn: 60, shown: true))
+        var machine = try #require(try await store.app("com.example.a")).machine
         machine.startRecordingChanges()
         var content = NotificationContent()
         content.title = "more"
@@ -115,7 +115,7 @@ import Testing
         _ = try machine.add(NotificationRequest(identifier: "dated", content: content, trigger: .timeInterval(90, repeats: false)))
         _ = try machine.add(NotificationRequest(identifier: "shown-now", content: content, trigger: nil))
         try await store.save([AppSave(bundleIdentifier: "com.example.a", machine: &machine)], bootID: "b")
-        #expect(ObservableState(try store.app("com.example.a")?.machine) == ObservableState(machine))
+        #expect(ObservableState(try await store.app("com.example.a")?.machine) == ObservableState(machine))
 
         // The next: one removed, one answered while the app is away (kept for it), one dismissed.
         machine.removePendingRequests(["b"])
@@ -127,7 +127,7 @@ import Testing
         #expect(changes.categories == nil, "categories are written only when they change")
         try await store.save([AppSave(bundleIdentifier: "com.example.a", changes: changes, nextWakeUp: machine.nextWakeUpDate(),
                                       watchesLocation: false, showsNotifications: false)], bootID: "b")
-        let loaded = try #require(try store.app("com.example.a")).machine
+        let loaded = try #require(try await store.app("com.example.a")).machine
         #expect(ObservableState(loaded) == ObservableState(machine))
         #expect(loaded.queuedForAppCount == 1 && loaded.pendingRequests.map(\.request.identifier) == ["c", "dated"], "in the order they were added")
 
@@ -137,7 +137,7 @@ import Testing
         let effects = connected.setAppReachable(true, state: .background)
         #expect(effects.contains { if case .deliverResponse = $0 { true } else { false } })
         try await store.save([AppSave(bundleIdentifier: "com.example.a", machine: &connected)], bootID: "b")
-        let reloaded = try #require(try store.app("com.example.a")).machine
+        let reloaded = try #require(try await store.app("com.example.a")).machine
         #expect(reloaded.queuedForAppCount == 0 && reloaded.openTickets == 1)
         #expect(ObservableState(reloaded) == ObservableState(connected))
     }
@@ -145,8 +145,8 @@ import Testing
     @Test(arguments: StoreKind.allCases)
     func aBatchIsSavedInOrderEachStepOverTheOnesBefore(_ kind: StoreKind) async throws {
         let store = try kind.make()
-        try store.insert(try app("com.example.a", wakeUpIn: 60))
-        var machine = try #require(try store.app("com.example.a")).machine
+        try await store.insert(try app("com.example.a", wakeUpIn: 60))
+        var machine = try #require(try await store.app("com.example.a")).machine
         machine.startRecordingChanges()
         var content = NotificationContent()
         content.title = "shown"
@@ -156,9 +156,9 @@ import Testing
         machine.removeAllPendingRequests()
         let second = AppSave(bundleIdentifier: "com.example.a", machine: &machine)
         try await store.save([first, second], bootID: "b")
-        #expect(try store.earliestWakeUp() == nil)
-        #expect(try store.appsShowingNotifications().isEmpty, "the later state, with nothing shown")
-        let loaded = try #require(try store.app("com.example.a"))
+        #expect(try await store.earliestWakeUp() == nil)
+        #expect(try await store.appsShowingNotifications().isEmpty, "the later state, with nothing shown")
+        let loaded = try #require(try await store.app("com.example.a"))
         #expect(loaded.bootID == "b")
         #expect(loaded.machine.pendingRequests.isEmpty && loaded.machine.visibleNotifications.isEmpty)
     }
@@ -166,51 +166,51 @@ import Testing
     @Test(arguments: StoreKind.allCases)
     func whatIsDueIsFoundSoonestFirstAndWithinTheLimit(_ kind: StoreKind) async throws {
         let store = try kind.make()
-        try store.insert(try app("com.example.late", wakeUpIn: 300))
-        try store.insert(try app("com.example.soon", wakeUpIn: 60))
-        try store.insert(try app("com.example.middle", wakeUpIn: 120))
-        try store.insert(try app("com.example.never"))
-        #expect(try store.earliestWakeUp() == Self.start.addingTimeInterval(60))
-        #expect(try store.appsDue(by: Self.start.addingTimeInterval(59), limit: 10).isEmpty)
-        #expect(try store.appsDue(by: Self.start.addingTimeInterval(200), limit: 10) == ["com.example.soon", "com.example.middle"])
-        #expect(try store.appsDue(by: Self.start.addingTimeInterval(1000), limit: 2) == ["com.example.soon", "com.example.middle"])
+        try await store.insert(try app("com.example.late", wakeUpIn: 300))
+        try await store.insert(try app("com.example.soon", wakeUpIn: 60))
+        try await store.insert(try app("com.example.middle", wakeUpIn: 120))
+        try await store.insert(try app("com.example.never"))
+        #expect(try await store.earliestWakeUp() == Self.start.addingTimeInterval(60))
+        #expect(try await store.appsDue(by: Self.start.addingTimeInterval(59), limit: 10).isEmpty)
+        #expect(try await store.appsDue(by: Self.start.addingTimeInterval(200), limit: 10) == ["com.example.soon", "com.example.middle"])
+        #expect(try await store.appsDue(by: Self.start.addingTimeInterval(1000), limit: 2) == ["com.example.soon", "com.example.middle"])
 
         // A saved state moves the app in the index; a postponed one waits without its state changing.
-        var soon = try #require(try store.app("com.example.soon")).machine
+        var soon = try #require(try await store.app("com.example.soon")).machine
         soon.startRecordingChanges()
         try await store.save([AppSave(bundleIdentifier: "com.example.soon", changes: soon.takeChanges(), nextWakeUp: Self.start.addingTimeInterval(500),
                                       watchesLocation: false, showsNotifications: false)], bootID: "boot")
-        #expect(try store.appsDue(by: Self.start.addingTimeInterval(1000), limit: 10) == ["com.example.middle", "com.example.late", "com.example.soon"])
-        try store.postponeWakeUp(of: "com.example.middle", to: Self.start.addingTimeInterval(900))
-        #expect(try store.appsDue(by: Self.start.addingTimeInterval(600), limit: 10) == ["com.example.late", "com.example.soon"])
-        #expect(try store.app("com.example.middle")?.machine.pendingRequests.count == 1)
+        #expect(try await store.appsDue(by: Self.start.addingTimeInterval(1000), limit: 10) == ["com.example.middle", "com.example.late", "com.example.soon"])
+        try await store.postponeWakeUp(of: "com.example.middle", to: Self.start.addingTimeInterval(900))
+        #expect(try await store.appsDue(by: Self.start.addingTimeInterval(600), limit: 10) == ["com.example.late", "com.example.soon"])
+        #expect(try await store.app("com.example.middle")?.machine.pendingRequests.count == 1)
     }
 
     @Test(arguments: StoreKind.allCases)
     func theAppsThatWatchTheLocationOrShowSomethingAreFoundWithoutReadingTheOthers(_ kind: StoreKind) async throws {
         let store = try kind.make()
-        try store.insert(try app("com.example.place", location: true))
-        try store.insert(try app("com.example.shown", shown: true))
-        try store.insert(try app("com.example.quiet", wakeUpIn: 60))
-        #expect(try store.appsWatchingLocation() == ["com.example.place"])
-        #expect(try store.appsShowingNotifications() == ["com.example.shown"])
+        try await store.insert(try app("com.example.place", location: true))
+        try await store.insert(try app("com.example.shown", shown: true))
+        try await store.insert(try app("com.example.quiet", wakeUpIn: 60))
+        #expect(try await store.appsWatchingLocation() == ["com.example.place"])
+        #expect(try await store.appsShowingNotifications() == ["com.example.shown"])
 
-        var shown = try #require(try store.app("com.example.shown")).machine
+        var shown = try #require(try await store.app("com.example.shown")).machine
         shown.startRecordingChanges()
         shown.removeAllDeliveredNotifications()
         try await store.save([AppSave(bundleIdentifier: "com.example.shown", machine: &shown)], bootID: "boot")
-        #expect(try store.appsShowingNotifications().isEmpty)
+        #expect(try await store.appsShowingNotifications().isEmpty)
     }
 
     @Test(arguments: StoreKind.allCases)
-    func theDevicesStateIsKept(_ kind: StoreKind) throws {
+    func theDevicesStateIsKept(_ kind: StoreKind) async throws {
         let store = try kind.make()
-        #expect(try store.deviceState() == nil)
+        #expect(try await store.deviceState() == nil)
         let state = DeviceState(isLocked: true, location: Coordinate(latitude: 48.85, longitude: 2.35), timeZoneIdentifier: "Europe/Paris")
-        try store.saveDeviceState(state)
-        #expect(try store.deviceState() == state)
-        try store.saveDeviceState(DeviceState())
-        #expect(try store.deviceState() == DeviceState())
+        try await store.saveDeviceState(state)
+        #expect(try await store.deviceState() == state)
+        try await store.saveDeviceState(DeviceState())
+        #expect(try await store.deviceState() == DeviceState())
     }
 }
 

@@ -56,43 +56,44 @@ import Testing
         CREATE TABLE device (id INTEGER PRIMARY KEY CHECK (id = 1), locked BOOLEAN NOT NULL, latitude DOUBLE, longitude DOUBLE, timeZone TEXT);
         """
 
-    @Test func aDatabaseOfTheEarlierFormatIsMigratedWithEveryAppsState() throws {
+    @Test func aDatabaseOfTheEarlierFormatIsMigratedWithEveryAppsState() async throws {
         let path = try makeTestDirectory().appendingPathComponent("store.sqlite").path
         var machine = try Self.fullMachine()
         let nextWakeUp = machine.nextWakeUpDate()
         let wakeUp = try #require(nextWakeUp)
+        let stored = try JSONEncoder().encode(machine)
         let queue = try DatabaseQueue(path: path)
-        try queue.write { db in
+        try await queue.write { db in
             try db.execute(sql: Self.version3Schema)
             try db.execute(
                 sql: "INSERT INTO app (bundleIdentifier, keyHash, launchCommand, machine, nextWakeUp, bootID) VALUES (?, ?, ?, ?, ?, ?)",
-                arguments: ["com.example.old", "hash", "run-it", try JSONEncoder().encode(machine), wakeUp.timeIntervalSince1970, "earlier-run"]
+                arguments: ["com.example.old", "hash", "run-it", stored, wakeUp.timeIntervalSince1970, "earlier-run"]
             )
             try db.execute(sql: "INSERT INTO device VALUES (1, 1, NULL, NULL, 'Europe/Paris')")
         }
         try queue.close()
 
         let store = try SQLiteDaemonStore(path: path)
-        let migrated = try #require(try store.app("com.example.old"))
+        let migrated = try #require(try await store.app("com.example.old"))
         #expect(ObservableState(migrated.machine) == ObservableState(machine))
         #expect(migrated.machine.queuedForAppCount == 1, "the reply kept for the app")
         #expect((migrated.keyHash, migrated.launchCommand, migrated.bootID) == ("hash", "run-it", "earlier-run"))
-        #expect(try store.bundleIdentifier(forKeyHash: "hash") == "com.example.old")
-        #expect(try store.earliestWakeUp() == wakeUp)
-        #expect(try store.appsWatchingLocation() == ["com.example.old"])
-        #expect(try store.appsShowingNotifications() == ["com.example.old"])
-        #expect(try store.deviceState() == DeviceState(isLocked: true, timeZoneIdentifier: "Europe/Paris"))
-        try store.delete("com.example.old")
+        #expect(try await store.bundleIdentifier(forKeyHash: "hash") == "com.example.old")
+        #expect(try await store.earliestWakeUp() == wakeUp)
+        #expect(try await store.appsWatchingLocation() == ["com.example.old"])
+        #expect(try await store.appsShowingNotifications() == ["com.example.old"])
+        #expect(try await store.deviceState() == DeviceState(isLocked: true, timeZoneIdentifier: "Europe/Paris"))
+        try await store.delete("com.example.old")
         #expect(try rowCounts(path) == [0, 0, 0], "removing the app removes its rows")
     }
 
-    @Test func rowsWrittenByThisVersionStayReadable() throws {
+    @Test func rowsWrittenByThisVersionStayReadable() async throws {
         let path = try makeTestDirectory().appendingPathComponent("store.sqlite").path
         let store = try SQLiteDaemonStore(path: path)
         let queue = try DatabaseQueue(path: path)
-        try queue.write { db in try db.execute(sql: Self.version4Rows) }
+        try await queue.write { db in try db.execute(sql: Self.version4Rows) }
         try queue.close()
-        let loaded = try #require(try store.app("com.example.kept")).machine
+        let loaded = try #require(try await store.app("com.example.kept")).machine
         #expect(ObservableState(loaded) == ObservableState(try Self.fullMachine()))
     }
 

@@ -94,7 +94,7 @@ import Testing
             content.title = "spin"
             _ = try machine.add(NotificationRequest(identifier: "spin", content: content, trigger: .timeInterval(60, repeats: true)))
             let broken = try brokenCopy(of: machine, interval: 0)
-            try store.insert(StoredApp(bundleIdentifier: "com.example.old", keyHash: DaemonEngine.hash("old-key"), launchCommand: nil,
+            try await store.insert(StoredApp(bundleIdentifier: "com.example.old", keyHash: DaemonEngine.hash("old-key"), launchCommand: nil,
                                        machine: broken, bootID: "an-older-run"))
         }
         clock.advance(by: 3600)
@@ -141,7 +141,7 @@ import Testing
         let clock = ManualDaemonClock()
         // A run of the daemon in which the first app asked, and stopped before the person answered.
         do {
-            let engine = DaemonEngine(store: try SQLiteDaemonStore(path: path), clock: clock)
+            let engine = await DaemonEngine(store: try SQLiteDaemonStore(path: path), clock: clock)
             _ = try await engine.registerApp("com.example.first")
             _ = try await engine.registerApp("com.example.second")
             let events = await engine.watch().events
@@ -150,7 +150,7 @@ import Testing
             asking.cancel()
         }
         // The next run: the second app asks, and the person answers the first app's prompt, still on screen.
-        let engine = DaemonEngine(store: try SQLiteDaemonStore(path: path), clock: clock)
+        let engine = await DaemonEngine(store: try SQLiteDaemonStore(path: path), clock: clock)
         let events = await engine.watch().events
         let second = Task { try await engine.requestAuthorization("com.example.second", options: [.alert]) }
         #expect(try await withDeadline("the second app's prompt") { await nextPrompt(in: events) } == "com.example.second")

@@ -68,6 +68,14 @@ package actor DaemonEngine {
     package let bootID = UUID().uuidString
 
     private var cache: [String: NotificationCenterMachine] = [:]
+    /// The launch commands of the apps in the cache.
+    private var launchCommands: [String: String?] = [:]
+    /// What resuming an app loaded after a restart did, for its next step to carry out.
+    private var resumeEffects: [String: [NotificationCenterMachine.Effect]] = [:]
+    /// Reads of apps from the store under way, shared by the callers that wait for them.
+    private var loads: [String: Load] = [:]
+    /// The app each key belongs to, once looked up.
+    private let keys = KeyCache()
     /// Steps whose saves wait for the next group commit, in order, and what follows it.
     private var queuedSaves: [QueuedSave] = []
     /// How many steps of each app are not saved yet.
@@ -110,14 +118,14 @@ package actor DaemonEngine {
         configuration: Configuration = Configuration(),
         logger: Logger = Logger(label: "unotify.daemon"),
         launcher: @escaping @Sendable (_ command: String, _ bundleIdentifier: String) -> Void = { _, _ in }
-    ) {
+    ) async {
         self.store = store
         self.clock = clock
         self.configuration = configuration
         self.logger = logger
         self.launcher = launcher
         self.timeZone = configuration.timeZone
-        if let device = try? store.deviceState() {
+        if let device = try? await store.deviceState() {
             isDeviceLocked = device.isLocked
             location = device.location
             if let zone = device.timeZoneIdentifier.flatMap(TimeZone.init(identifier:)) { timeZone = zone }
@@ -127,7 +135,7 @@ package actor DaemonEngine {
     // MARK: - Apps and keys
 
     /// Registers an app and returns its key, which authenticates every call it makes.
-    package func registerApp(_ bundleIdentifier: String, launchCommand: String? = nil) throws(DaemonError) -> String {
+    package func registerApp(_ bundleIdentifier: String, launchCommand: String? = nil) async throws(DaemonError) -> String {
         if let violation = RequestRules.violation(inBundleIdentifier: bundleIdentifier) { throw DaemonError(violation) }
         let key = Self.makeKey()
         let machine = NotificationCenterMachine(
@@ -138,7 +146,7 @@ package actor DaemonEngine {
             appReachable: false,
             configuration: configuration.machine
         )
-        try store.insert(StoredApp(
+        try await store.insert(StoredApp(
             bundleIdentifier: bundleIdentifier,
             keyHash: Self.hash(key),
             launchCommand: launchCommand,
@@ -150,16 +158,19 @@ package actor DaemonEngine {
     }
 
     /// Issues a new key for an app; the old one stops working.
-    package func renewKey(of bundleIdentifier: String) throws(DaemonError) -> String {
+    package func renewKey(of bundleIdentifier: String) async throws(DaemonError) -> String {
         let key = Self.makeKey()
-        try store.replaceKey(of: bundleIdentifier, with: Self.hash(key))
+        try await store.replaceKey(of: bundleIdentifier, with: Self.hash(key))
+        keys.forgetAll()
         return key
     }
 
     /// Removes an app with all its notifications.
-    package func removeApp(_ bundleIdentifier: String) throws(DaemonError) {
-        try store.delete(bundleIdentifier)
-        cache.removeValue(forKey: bundleIdentifier)
+    package func removeApp(_ bundleIdentifier: String) async throws(DaemonError) {
+        try await store.delete(bundleIdentifier)
+        keys.forgetAll()
+        forget(bundleIdentifier)
+        loads.removeValue(forKey: bundleIdentifier)
         connections.removeValue(forKey: bundleIdentifier)?.continuation.finish()
         if let folder = attachmentStore(of: bundleIdentifier)?.root {
             try? FileManager.default.removeItem(at: folder)
@@ -167,17 +178,24 @@ package actor DaemonEngine {
     }
 
     /// Every registered app, with its launch command.
-    package func apps() throws(DaemonError) -> [(bundleIdentifier: String, launchCommand: String?)] {
-        try store.apps()
+    package func apps() async throws(DaemonError) -> [(bundleIdentifier: String, launchCommand: String?)] {
+        try await store.apps()
     }
 
     /// The app a key belongs to.
     ///
+    /// Keys once found are remembered, so an app's calls cost no store read and no wait for the
+    /// engine; renewing or removing any app's key forgets them all.
+    ///
     /// - Throws: `unauthorized` for a key that belongs to no app.
-    package func authenticate(key: String) throws(DaemonError) -> String {
-        guard let bundleIdentifier = try store.bundleIdentifier(forKeyHash: Self.hash(key)) else {
+    package nonisolated func authenticate(key: String) async throws(DaemonError) -> String {
+        let hash = Self.hash(key)
+        if let bundleIdentifier = keys.bundleIdentifier(forHash: hash) { return bundleIdentifier }
+        let generation = keys.generation
+        guard let bundleIdentifier = try await store.bundleIdentifier(forKeyHash: hash) else {
             throw DaemonError(.unauthorized, "The key does not belong to any registered app.")
         }
+        keys.remember(hash, bundleIdentifier, ifStillAt: generation)
         return bundleIdentifier
     }
 
@@ -208,7 +226,7 @@ package actor DaemonEngine {
         _ bundleIdentifier: String,
         _ body: (inout NotificationCenterMachine) throws(Failure) -> (T, [NotificationCenterMachine.Effect])
     ) async throws -> T {
-        let (value, ticket) = try stepQueued(bundleIdentifier, body)
+        let (value, ticket) = try await stepQueued(bundleIdentifier, body)
         try await makeDurable(ticket)
         return value
     }
@@ -219,8 +237,10 @@ package actor DaemonEngine {
     private func stepQueued<T, Failure: Error>(
         _ bundleIdentifier: String,
         _ body: (inout NotificationCenterMachine) throws(Failure) -> (T, [NotificationCenterMachine.Effect])
-    ) throws -> (T, UInt64) {
-        var (machine, effects) = try load(bundleIdentifier)
+    ) async throws -> (T, UInt64) {
+        // The only suspension: from here on the step runs to its end without letting another in.
+        var machine = try await loaded(bundleIdentifier)
+        var effects = resumeEffects[bundleIdentifier] ?? []
         if machine.isDeviceLocked != isDeviceLocked { machine.setDeviceLocked(isDeviceLocked) }
         if machine.timeZone != timeZone { machine.changeTimeZone(timeZone) }
         if let location, machine.location != location { effects += machine.updateLocation(location) }
@@ -245,14 +265,15 @@ package actor DaemonEngine {
         ))
         unsavedSteps[bundleIdentifier, default: 0] += 1
         cache[bundleIdentifier] = machine
+        resumeEffects.removeValue(forKey: bundleIdentifier)
         trimCache()
         return (value, ticket)
     }
 
     /// Queues a step that only brings an app up to date (fires what is due, applies the device's
     /// state); returns its ticket.
-    private func queueCatchUp(_ bundleIdentifier: String) throws -> UInt64 {
-        try stepQueued(bundleIdentifier) { (_: inout NotificationCenterMachine) throws(Never) in ((), []) }.1
+    private func queueCatchUp(_ bundleIdentifier: String) async throws -> UInt64 {
+        try await stepQueued(bundleIdentifier) { (_: inout NotificationCenterMachine) throws(Never) in ((), []) }.1
     }
 
     /// Returns once the save of `ticket` is durable and the effects of its step (and of every step
@@ -279,7 +300,7 @@ package actor DaemonEngine {
                 logger.error("could not save", metadata: ["steps": .stringConvertible(resolved.count), "error": .string("\(error)")])
                 for item in resolved {
                     failedSaves[item.ticket] = error
-                    cache.removeValue(forKey: item.save.bundleIdentifier)
+                    forget(item.save.bundleIdentifier)
                     noteSaved(item.save.bundleIdentifier)
                 }
             }
@@ -328,43 +349,73 @@ package actor DaemonEngine {
         try await step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in ((), body(&machine)) }
     }
 
-    /// Reads an app's state. An app in the cache with nothing due is read as it is, without a write;
-    /// otherwise a step brings it up to date (and saves it) first.
+    /// Reads an app's state. An app with nothing due (and not just resumed) is read as it is, without
+    /// a write; otherwise a step brings it up to date (and saves it) first.
     private func read<T>(_ bundleIdentifier: String, _ body: (NotificationCenterMachine) -> T) async throws -> T {
-        if var machine = cache[bundleIdentifier], !(machine.nextWakeUpDate().map { $0 <= clock.now } ?? false) {
+        var machine = try await loaded(bundleIdentifier)
+        if resumeEffects[bundleIdentifier] == nil, !(machine.nextWakeUpDate().map { $0 <= clock.now } ?? false) {
             return body(machine)
         }
         return try await step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in (body(machine), []) }
     }
 
-    /// The app's machine, from the cache or the store. An app last saved by another run of the daemon
-    /// is resumed first: its app is not running, and its missed repeats are skipped.
-    private func load(_ bundleIdentifier: String) throws(DaemonError) -> (NotificationCenterMachine, [NotificationCenterMachine.Effect]) {
-        if let machine = cache[bundleIdentifier] { return (machine, []) }
-        guard let stored = try store.app(bundleIdentifier) else {
-            throw DaemonError(.appNotFound, "No app is registered as \(bundleIdentifier). Register it with `unotify apps add \(bundleIdentifier)`.")
+    /// The app's machine, from the cache or else from the store (and then kept in the cache). An app
+    /// last saved by another run of the daemon is resumed first: its app is not running, and its missed
+    /// repeats are skipped; the effects of that wait for the app's next step, which saves it.
+    ///
+    /// Concurrent callers for the same app share one read of the store.
+    private func loaded(_ bundleIdentifier: String) async throws -> NotificationCenterMachine {
+        while true {
+            if let machine = cache[bundleIdentifier] { return machine }
+            let load: Load
+            if let running = loads[bundleIdentifier] {
+                load = running
+            } else {
+                let store = self.store
+                load = Load(id: UUID(), task: Task { try await store.app(bundleIdentifier) })
+                loads[bundleIdentifier] = load
+            }
+            let stored: StoredApp?
+            do {
+                stored = try await load.task.value
+            } catch {
+                if loads[bundleIdentifier]?.id == load.id { loads.removeValue(forKey: bundleIdentifier) }
+                throw error
+            }
+            // Another caller installed it meanwhile, or the app was removed meanwhile (look again).
+            if cache[bundleIdentifier] != nil || loads[bundleIdentifier]?.id != load.id { continue }
+            loads.removeValue(forKey: bundleIdentifier)
+            guard let stored else {
+                throw DaemonError(.appNotFound, "No app is registered as \(bundleIdentifier). Register it with `unotify apps add \(bundleIdentifier)`.")
+            }
+            var machine = stored.machine
+            machine.startRecordingChanges()
+            if stored.bootID != bootID {
+                resumeEffects[bundleIdentifier] = machine.resume(at: clock.now)
+                logger.debug("resumed app after restart", metadata: ["app": .string(bundleIdentifier)])
+            }
+            cache[bundleIdentifier] = machine
+            launchCommands[bundleIdentifier] = stored.launchCommand
+            trimCache()
+            return machine
         }
-        var machine = stored.machine
-        machine.startRecordingChanges()
-        var effects: [NotificationCenterMachine.Effect] = []
-        if stored.bootID != bootID {
-            effects = machine.resume(at: clock.now)
-            logger.debug("resumed app after restart", metadata: ["app": .string(bundleIdentifier)])
-        }
-        return (machine, effects)
+    }
+
+    /// Drops an app from memory; it is read from the store when next needed (and resumed again if it
+    /// was resumed and not saved since).
+    private func forget(_ bundleIdentifier: String) {
+        cache.removeValue(forKey: bundleIdentifier)
+        launchCommands.removeValue(forKey: bundleIdentifier)
+        resumeEffects.removeValue(forKey: bundleIdentifier)
     }
 
     private func trimCache() {
         guard cache.count > configuration.cachedApps else { return }
         // An app whose last step is not saved yet stays: the store does not have its state.
         for bundleIdentifier in cache.keys where connections[bundleIdentifier] == nil && unsavedSteps[bundleIdentifier] == nil {
-            cache.removeValue(forKey: bundleIdentifier)
+            forget(bundleIdentifier)
             if cache.count <= configuration.cachedApps / 2 { break }
         }
-    }
-
-    private func launchCommand(of bundleIdentifier: String) -> String? {
-        (try? store.app(bundleIdentifier))??.launchCommand
     }
 
     private func carryOut(_ effects: [NotificationCenterMachine.Effect], for app: String) {
@@ -404,7 +455,7 @@ package actor DaemonEngine {
                 logger.notice("pending request discarded over the limit", metadata: ["app": .string(app), "request": .string(request.identifier)])
                 publish(.discardedOverLimit(bundleIdentifier: app, request))
             case .launchApp:
-                if let command = launchCommand(of: app) {
+                if let command = launchCommands[app] ?? nil {
                     logger.info("launching app for a response", metadata: ["app": .string(app)])
                     launcher(command, app)
                 }
@@ -733,18 +784,18 @@ package actor DaemonEngine {
     /// location); the others learn of it at their next step.
     package func updateLocation(_ coordinate: Coordinate) async throws {
         location = coordinate
-        try saveDeviceState()
-        try await stepInTurns(try store.appsWatchingLocation())
+        try await saveDeviceState()
+        try await stepInTurns(try await store.appsWatchingLocation())
     }
 
     /// The device was locked or unlocked; each app learns of it at its next step, before anything else.
-    package func setDeviceLocked(_ locked: Bool) throws {
+    package func setDeviceLocked(_ locked: Bool) async throws {
         isDeviceLocked = locked
-        try saveDeviceState()
+        try await saveDeviceState()
     }
 
-    private func saveDeviceState() throws {
-        try store.saveDeviceState(DeviceState(isLocked: isDeviceLocked, location: location, timeZoneIdentifier: timeZone.identifier))
+    private func saveDeviceState() async throws {
+        try await store.saveDeviceState(DeviceState(isLocked: isDeviceLocked, location: location, timeZoneIdentifier: timeZone.identifier))
     }
 
     /// Steps each of `apps` once, a few at a time, letting the engine's other callers in between: a
@@ -752,28 +803,28 @@ package actor DaemonEngine {
     private func stepInTurns(_ apps: [String]) async throws {
         for chunk in stride(from: 0, to: apps.count, by: 16).map({ apps[$0..<min($0 + 16, apps.count)] }) {
             var last: UInt64?
-            for app in chunk { last = try queueCatchUp(app) }
+            for app in chunk { last = try await queueCatchUp(app) }
             if let last { try await makeDurable(last) }
         }
     }
 
     /// The apps with a notification the person can see.
-    package func appsShowingNotifications() throws -> [String] {
-        try store.appsShowingNotifications()
+    package func appsShowingNotifications() async throws -> [String] {
+        try await store.appsShowingNotifications()
     }
 
     /// The device moved to another time zone. Every app is stepped at once (each step brings the new
     /// zone), so that calendar triggers which follow the device are found at their new dates.
     package func changeTimeZone(_ newTimeZone: TimeZone) async throws {
         timeZone = newTimeZone
-        try saveDeviceState()
-        try await stepInTurns(try store.apps().map(\.bundleIdentifier))
+        try await saveDeviceState()
+        try await stepInTurns(try await store.apps().map(\.bundleIdentifier))
     }
 
     /// The authorization prompts on screen: each app asking, with what it asks for.
     package func authorizationPrompts() async throws -> [(bundleIdentifier: String, options: AuthorizationOptions)] {
         var prompts: [(bundleIdentifier: String, options: AuthorizationOptions)] = []
-        for app in try store.appsShowingNotifications() {
+        for app in try await store.appsShowingNotifications() {
             if let options = try await read(app, { machine in machine.promptedOptions }) { prompts.append((app, options)) }
         }
         return prompts
@@ -825,7 +876,7 @@ package actor DaemonEngine {
         let now = clock.now
         let due: [String]
         do {
-            due = try store.appsDue(by: now, limit: Self.appsPerRound)
+            due = try await store.appsDue(by: now, limit: Self.appsPerRound)
         } catch {
             logger.error("could not read what is due", metadata: ["error": .string("\(error)")])
             return now.addingTimeInterval(Self.retryDelay)
@@ -834,10 +885,10 @@ package actor DaemonEngine {
         var last: UInt64?
         for bundleIdentifier in due {
             do {
-                last = try queueCatchUp(bundleIdentifier)
+                last = try await queueCatchUp(bundleIdentifier)
             } catch {
                 logger.error("could not process an app", metadata: ["app": .string(bundleIdentifier), "error": .string("\(error)")])
-                try? store.postponeWakeUp(of: bundleIdentifier, to: now.addingTimeInterval(Self.retryDelay))
+                try? await store.postponeWakeUp(of: bundleIdentifier, to: now.addingTimeInterval(Self.retryDelay))
             }
         }
         if let last {
@@ -847,7 +898,7 @@ package actor DaemonEngine {
                 return now.addingTimeInterval(Self.retryDelay)
             }
         }
-        return try? store.earliestWakeUp()
+        return try? await store.earliestWakeUp()
     }
 
     /// How many apps one round of the scheduler steps at most.
@@ -878,6 +929,39 @@ private struct QueuedSave {
     let unusedFiles: [URL]
     /// Whether the app had answered every `willPresent` question and confirmed every response.
     let isSettled: Bool
+}
+
+/// A read of an app from the store.
+private struct Load {
+    let id: UUID
+    let task: Task<StoredApp?, any Error>
+}
+
+/// Keys' hashes and the apps they belong to, as found in the store. A lookup that started before the
+/// cache was last cleared is not remembered: its answer may be of a key since renewed.
+final class KeyCache: Sendable {
+    private let state = Mutex<(generation: UInt64, apps: [String: String])>((0, [:]))
+
+    var generation: UInt64 { state.withLock { $0.generation } }
+
+    func bundleIdentifier(forHash hash: String) -> String? {
+        state.withLock { $0.apps[hash] }
+    }
+
+    func remember(_ hash: String, _ bundleIdentifier: String, ifStillAt generation: UInt64) {
+        state.withLock { state in
+            // Bounded: past this many keys the cache starts again.
+            if state.apps.count >= 100_000 { state.apps.removeAll() }
+            if state.generation == generation { state.apps[hash] = bundleIdentifier }
+        }
+    }
+
+    func forgetAll() {
+        state.withLock { state in
+            state.generation += 1
+            state.apps.removeAll()
+        }
+    }
 }
 
 /// An app's open event stream.

@@ -24,7 +24,7 @@ package struct NotificationDaemonServices: Sendable {
         clock: any DaemonClock = SystemDaemonClock(),
         logger: Logger = Logger(label: "unotify.daemon"),
         onListening: @escaping @Sendable (_ tcpPort: Int?) -> Void = { _ in }
-    ) throws {
+    ) async throws {
         let fileManager = FileManager.default
         try PrivateFiles.createDirectory(configuration.dataDirectory)
         try PrivateFiles.touch(configuration.databasePath)
@@ -35,7 +35,7 @@ package struct NotificationDaemonServices: Sendable {
             ?? configuration.dataDirectory.appendingPathComponent("attachments", isDirectory: true)
         engineConfiguration.privateFolder = engineConfiguration.privateFolder ?? configuration.dataDirectory
         adminKey = try Self.adminKey(at: configuration.adminKeyPath)
-        engine = DaemonEngine(store: store, clock: clock, configuration: engineConfiguration, logger: logger, launcher: Self.launch)
+        engine = await DaemonEngine(store: store, clock: clock, configuration: engineConfiguration, logger: logger, launcher: Self.launch)
 
         let router = LocalAPIRouter.make(engine: engine, adminKey: adminKey)
         let socketPath = configuration.socketPath

@@ -66,37 +66,40 @@ package struct AppSave: Sendable {
     }
 }
 
-/// Where the daemon keeps every app's state. Every method is atomic: it happens completely or not at all.
+/// Where the daemon keeps every app's state. Every method is atomic: it happens completely or not at
+/// all. Every method is `async`: an implementation does its I/O off the caller's thread (the SQLite
+/// store on GRDB's queues; a networked one on its event loop). `DaemonStoreConformanceTests` is what
+/// any implementation must pass.
 package protocol DaemonStore: Sendable {
     /// Registers a new app. Throws `appAlreadyRegistered` if the bundle identifier is taken.
-    func insert(_ app: StoredApp) throws(DaemonError)
+    func insert(_ app: StoredApp) async throws(DaemonError)
     /// The app with this bundle identifier, if registered.
-    func app(_ bundleIdentifier: String) throws(DaemonError) -> StoredApp?
+    func app(_ bundleIdentifier: String) async throws(DaemonError) -> StoredApp?
     /// The bundle identifier of the app whose key hashes to `keyHash`.
-    func bundleIdentifier(forKeyHash keyHash: String) throws(DaemonError) -> String?
+    func bundleIdentifier(forKeyHash keyHash: String) async throws(DaemonError) -> String?
     /// Saves what several steps changed, in one transaction and in order (each step's changes apply
     /// over the ones before it): all of them or none. A save for an app that is no longer registered
     /// is skipped.
     func save(_ saves: [AppSave], bootID: String) async throws(DaemonError)
     /// Changes an app's key.
-    func replaceKey(of bundleIdentifier: String, with keyHash: String) throws(DaemonError)
+    func replaceKey(of bundleIdentifier: String, with keyHash: String) async throws(DaemonError)
     /// Removes an app and everything about it.
-    func delete(_ bundleIdentifier: String) throws(DaemonError)
+    func delete(_ bundleIdentifier: String) async throws(DaemonError)
     /// Every registered app's bundle identifier and launch command, by bundle identifier.
-    func apps() throws(DaemonError) -> [(bundleIdentifier: String, launchCommand: String?)]
+    func apps() async throws(DaemonError) -> [(bundleIdentifier: String, launchCommand: String?)]
     /// The apps with something due at or before `date`, soonest first, at most `limit` of them.
-    func appsDue(by date: Date, limit: Int) throws(DaemonError) -> [String]
+    func appsDue(by date: Date, limit: Int) async throws(DaemonError) -> [String]
     /// The apps with a pending location trigger (and any not saved since that was recorded).
-    func appsWatchingLocation() throws(DaemonError) -> [String]
+    func appsWatchingLocation() async throws(DaemonError) -> [String]
     /// The apps with a notification or an authorization prompt the person can see (and any not saved
     /// since that was recorded).
-    func appsShowingNotifications() throws(DaemonError) -> [String]
+    func appsShowingNotifications() async throws(DaemonError) -> [String]
     /// Moves an app's next wake-up to `date`, leaving its state as it is: for an app whose step failed.
-    func postponeWakeUp(of bundleIdentifier: String, to date: Date) throws(DaemonError)
+    func postponeWakeUp(of bundleIdentifier: String, to date: Date) async throws(DaemonError)
     /// The device's state as last saved, or `nil` if it never was.
-    func deviceState() throws(DaemonError) -> DeviceState?
+    func deviceState() async throws(DaemonError) -> DeviceState?
     /// Saves the device's state.
-    func saveDeviceState(_ state: DeviceState) throws(DaemonError)
+    func saveDeviceState(_ state: DeviceState) async throws(DaemonError)
     /// The earliest time any app has something due.
-    func earliestWakeUp() throws(DaemonError) -> Date?
+    func earliestWakeUp() async throws(DaemonError) -> Date?
 }

@@ -158,9 +158,9 @@ package final class SQLiteDaemonStore: DaemonStore {
         return "\(error)"
     }
 
-    private func write<T>(_ body: (Database) throws -> T) throws(DaemonError) -> T {
+    private func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(DaemonError) -> T {
         do {
-            return try database.write(body)
+            return try await database.write(body)
         } catch let error as DaemonError {
             throw error
         } catch {
@@ -168,9 +168,9 @@ package final class SQLiteDaemonStore: DaemonStore {
         }
     }
 
-    private func read<T>(_ body: (Database) throws -> T) throws(DaemonError) -> T {
+    private func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(DaemonError) -> T {
         do {
-            return try database.read(body)
+            return try await database.read(body)
         } catch let error as DaemonError {
             throw error
         } catch {
@@ -186,8 +186,8 @@ package final class SQLiteDaemonStore: DaemonStore {
     }()
     private static let decoder = JSONDecoder()
 
-    package func insert(_ app: StoredApp) throws(DaemonError) {
-        try write { db in
+    package func insert(_ app: StoredApp) async throws(DaemonError) {
+        try await write { db in
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM app WHERE bundleIdentifier = ?", arguments: [app.bundleIdentifier]) == true {
                 throw DaemonError(.appAlreadyRegistered, "An app with the bundle identifier \(app.bundleIdentifier) is already registered.")
             }
@@ -259,9 +259,9 @@ package final class SQLiteDaemonStore: DaemonStore {
         }
     }
 
-    package func app(_ bundleIdentifier: String) throws(DaemonError) -> StoredApp? {
+    package func app(_ bundleIdentifier: String) async throws(DaemonError) -> StoredApp? {
         do {
-            return try database.read { db -> StoredApp? in
+            return try await database.read { db -> StoredApp? in
                 guard let row = try Row.fetchOne(db, sql: "SELECT * FROM app WHERE bundleIdentifier = ?", arguments: [bundleIdentifier]) else {
                     return nil
                 }
@@ -308,8 +308,8 @@ package final class SQLiteDaemonStore: DaemonStore {
         }
     }
 
-    package func bundleIdentifier(forKeyHash keyHash: String) throws(DaemonError) -> String? {
-        try read { db in
+    package func bundleIdentifier(forKeyHash keyHash: String) async throws(DaemonError) -> String? {
+        try await read { db in
             try String.fetchOne(db, sql: "SELECT bundleIdentifier FROM app WHERE keyHash = ?", arguments: [keyHash])
         }
     }
@@ -348,8 +348,8 @@ package final class SQLiteDaemonStore: DaemonStore {
         }
     }
 
-    package func replaceKey(of bundleIdentifier: String, with keyHash: String) throws(DaemonError) {
-        try write { db in
+    package func replaceKey(of bundleIdentifier: String, with keyHash: String) async throws(DaemonError) {
+        try await write { db in
             try db.execute(sql: "UPDATE app SET keyHash = ? WHERE bundleIdentifier = ?", arguments: [keyHash, bundleIdentifier])
             guard db.changesCount == 1 else {
                 throw DaemonError(.appNotFound, "No app is registered as \(bundleIdentifier).")
@@ -357,8 +357,8 @@ package final class SQLiteDaemonStore: DaemonStore {
         }
     }
 
-    package func delete(_ bundleIdentifier: String) throws(DaemonError) {
-        try write { db in
+    package func delete(_ bundleIdentifier: String) async throws(DaemonError) {
+        try await write { db in
             try db.execute(sql: "DELETE FROM app WHERE bundleIdentifier = ?", arguments: [bundleIdentifier])
             guard db.changesCount == 1 else {
                 throw DaemonError(.appNotFound, "No app is registered as \(bundleIdentifier).")
@@ -366,16 +366,16 @@ package final class SQLiteDaemonStore: DaemonStore {
         }
     }
 
-    package func apps() throws(DaemonError) -> [(bundleIdentifier: String, launchCommand: String?)] {
-        try read { db in
+    package func apps() async throws(DaemonError) -> [(bundleIdentifier: String, launchCommand: String?)] {
+        try await read { db in
             try Row.fetchAll(db, sql: "SELECT bundleIdentifier, launchCommand FROM app ORDER BY bundleIdentifier").map {
                 (bundleIdentifier: $0["bundleIdentifier"] as String, launchCommand: $0["launchCommand"] as String?)
             }
         }
     }
 
-    package func appsDue(by date: Date, limit: Int) throws(DaemonError) -> [String] {
-        try read { db in
+    package func appsDue(by date: Date, limit: Int) async throws(DaemonError) -> [String] {
+        try await read { db in
             try String.fetchAll(
                 db,
                 sql: "SELECT bundleIdentifier FROM app WHERE nextWakeUp IS NOT NULL AND nextWakeUp <= ? ORDER BY nextWakeUp LIMIT ?",
@@ -384,22 +384,22 @@ package final class SQLiteDaemonStore: DaemonStore {
         }
     }
 
-    package func appsWatchingLocation() throws(DaemonError) -> [String] {
-        try read { db in try String.fetchAll(db, sql: "SELECT bundleIdentifier FROM app WHERE watchesLocation ORDER BY bundleIdentifier") }
+    package func appsWatchingLocation() async throws(DaemonError) -> [String] {
+        try await read { db in try String.fetchAll(db, sql: "SELECT bundleIdentifier FROM app WHERE watchesLocation ORDER BY bundleIdentifier") }
     }
 
-    package func appsShowingNotifications() throws(DaemonError) -> [String] {
-        try read { db in try String.fetchAll(db, sql: "SELECT bundleIdentifier FROM app WHERE showsNotifications ORDER BY bundleIdentifier") }
+    package func appsShowingNotifications() async throws(DaemonError) -> [String] {
+        try await read { db in try String.fetchAll(db, sql: "SELECT bundleIdentifier FROM app WHERE showsNotifications ORDER BY bundleIdentifier") }
     }
 
-    package func postponeWakeUp(of bundleIdentifier: String, to date: Date) throws(DaemonError) {
-        try write { db in
+    package func postponeWakeUp(of bundleIdentifier: String, to date: Date) async throws(DaemonError) {
+        try await write { db in
             try db.execute(sql: "UPDATE app SET nextWakeUp = ? WHERE bundleIdentifier = ?", arguments: [date.timeIntervalSince1970, bundleIdentifier])
         }
     }
 
-    package func deviceState() throws(DaemonError) -> DeviceState? {
-        try read { db in
+    package func deviceState() async throws(DaemonError) -> DeviceState? {
+        try await read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM device WHERE id = 1").map { row in
                 let latitude: Double? = row["latitude"]
                 let longitude: Double? = row["longitude"]
@@ -412,8 +412,8 @@ package final class SQLiteDaemonStore: DaemonStore {
         }
     }
 
-    package func saveDeviceState(_ state: DeviceState) throws(DaemonError) {
-        try write { db in
+    package func saveDeviceState(_ state: DeviceState) async throws(DaemonError) {
+        try await write { db in
             try db.execute(
                 sql: "INSERT OR REPLACE INTO device (id, locked, latitude, longitude, timeZone) VALUES (1, ?, ?, ?, ?)",
                 arguments: [state.isLocked, state.location?.latitude, state.location?.longitude, state.timeZoneIdentifier]
@@ -421,8 +421,8 @@ package final class SQLiteDaemonStore: DaemonStore {
         }
     }
 
-    package func earliestWakeUp() throws(DaemonError) -> Date? {
-        try read { db in
+    package func earliestWakeUp() async throws(DaemonError) -> Date? {
+        try await read { db in
             try Double.fetchOne(db, sql: "SELECT MIN(nextWakeUp) FROM app WHERE nextWakeUp IS NOT NULL")
         }.map { Date(timeIntervalSince1970: $0) }
     }

@@ -111,7 +111,7 @@ func withDaemon<T: Sendable>(
     var logger = logHandler.map { handler in Logger(label: "test.daemon", factory: { _ in handler }) } ?? Logger(label: "test.daemon")
     if logHandler == nil { logger.logLevel = .critical }
     let (listening, listeningContinuation) = AsyncStream<Int?>.makeStream()
-    let services = try NotificationDaemonServices(configuration: configuration, clock: clock, logger: logger) { port in
+    let services = try await NotificationDaemonServices(configuration: configuration, clock: clock, logger: logger) { port in
         listeningContinuation.yield(port)
     }
     let group = ServiceGroup(services: services.services, gracefulShutdownSignals: [], cancellationSignals: [], logger: logger)
