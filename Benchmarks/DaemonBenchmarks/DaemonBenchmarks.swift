@@ -49,14 +49,14 @@ struct DaemonBenchmarks: AsyncParsableCommand {
             try? FileManager.default.removeItem(at: directory)
             print("Seeding \(count) apps × \(perApp) pending into \(directory.path)")
             let began = ContinuousClock.now
-            try Seeder(apps: count, perApp: perApp).seed(into: directory)
+            try await Seeder(apps: count, perApp: perApp).seed(into: directory)
             try Data().write(to: marker)
             print("  took \(ContinuousClock.now - began)")
         }
 
-        let snapshot = try SnapshotCost.measure(perApp: perApp)
-        print("An app's snapshot with \(perApp) pending: \(snapshot.bytes) bytes, encode \(DaemonReport.ms(snapshot.encodeSeconds)),"
-            + " decode \(DaemonReport.ms(snapshot.decodeSeconds))")
+        let step = try StepCost.measure(perApp: perApp)
+        print("An add to an app with \(perApp) pending writes \(step.bytes) bytes, encoded in \(DaemonReport.ms(step.encodeSeconds));"
+            + " loading the app decodes it in \(DaemonReport.ms(step.decodeSeconds))")
 
         let raw = try RawSQLiteReference.measure(in: root)
         print("Raw SQLite on this disk: \(String(format: "%.0f", raw.rowsPerSecond)) rows/s of \(raw.rowBytes) bytes, in transactions of 64")

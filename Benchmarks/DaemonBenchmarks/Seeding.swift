@@ -26,7 +26,7 @@ struct Seeder {
     var apps: Int
     var perApp: Int
 
-    func seed(into directory: URL) throws {
+    func seed(into directory: URL) async throws {
         try PrivateFiles.createDirectory(directory)
         let configuration = DaemonConfiguration(dataDirectory: directory)
         try PrivateFiles.touch(configuration.databasePath)
@@ -52,15 +52,16 @@ struct Seeder {
     }
 }
 
-/// What one step costs an app with `perApp` pending requests, without the daemon around it: the
-/// size of its stored snapshot and the time to encode and decode it, as the store does on every step
-/// (encode) and on every load of an app that is not cached (decode).
-struct SnapshotCost {
+/// What one add costs an app with `perApp` pending requests, without the daemon around it: the bytes
+/// the store encodes for the step (the machine's core and the one request's row) and the time to
+/// encode them, and the time to decode the whole app (core, categories and every row), as the store
+/// does when it loads an app that is not cached.
+struct StepCost {
     var bytes = 0
     var encodeSeconds = 0.0
     var decodeSeconds = 0.0
 
-    static func measure(perApp: Int, repetitions: Int = 500) throws -> SnapshotCost {
+    static func measure(perApp: Int, repetitions: Int = 500) throws -> StepCost {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
         var machine = NotificationCenterMachine(now: Date(), calendar: calendar, timeZone: calendar.timeZone, appState: .notRunning, appReachable: false)
@@ -71,16 +72,39 @@ struct SnapshotCost {
             _ = try machine.add(NotificationRequest(identifier: identifier, content: BenchmarkApps.content(identifier),
                                                     trigger: .timeInterval(Double(86_400 + slot), repeats: false)))
         }
+        machine.startRecordingChanges()
         let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
         let decoder = JSONDecoder()
-        var cost = SnapshotCost()
-        var data = try encoder.encode(machine)
-        cost.bytes = data.count
+        var cost = StepCost()
+        func encodeStep() throws -> Int {
+            _ = try machine.add(NotificationRequest(identifier: "r0", content: BenchmarkApps.content("r0"), trigger: .timeInterval(86_400, repeats: false)))
+            let changes = machine.takeChanges()
+            return try encoder.encode(changes.core).count + changes.pending.reduce(0) { $0 + (try! encoder.encode($1.request).count) }
+        }
+        cost.bytes = try encodeStep()
         let encodeStart = ContinuousClock.now
-        for _ in 0..<repetitions { data = try encoder.encode(machine) }
+        for _ in 0..<repetitions { _ = try encodeStep() }
         cost.encodeSeconds = (ContinuousClock.now - encodeStart).seconds / Double(repetitions)
+
+        let whole = machine.takeWhole()
+        let core = try encoder.encode(whole.core)
+        let categories = try encoder.encode(whole.categories ?? [])
+        let rows = try whole.pending.map { try encoder.encode($0.request) }
         let decodeStart = ContinuousClock.now
-        for _ in 0..<repetitions { machine = try decoder.decode(NotificationCenterMachine.self, from: data) }
+        for _ in 0..<repetitions {
+            let pending = try whole.pending.indices.map { index in
+                NotificationCenterMachine.PendingRequest(
+                    request: try decoder.decode(NotificationRequest.self, from: rows[index]),
+                    nextFireDate: whole.pending[index].nextFireDate, insideRegion: nil, sequence: whole.pending[index].sequence
+                )
+            }
+            machine = NotificationCenterMachine(
+                core: try decoder.decode(NotificationCenterMachine.Core.self, from: core),
+                categories: try decoder.decode([NotificationCategory].self, from: categories),
+                pending: pending, visible: [], queued: []
+            )
+        }
         cost.decodeSeconds = (ContinuousClock.now - decodeStart).seconds / Double(repetitions)
         return cost
     }

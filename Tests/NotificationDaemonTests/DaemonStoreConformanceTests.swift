@@ -125,6 +125,7 @@ import Testing
         #expect(changes.removedPending == ["b"] && changes.pending.isEmpty, "only the removed request is written")
         #expect(Set(changes.removedVisible) == ["shown-now", "now"] && changes.queued.count == 1)
         #expect(changes.categories == nil, "categories are written only when they change")
+        #expect(changes.core == nil, "and so is the core")
         try await store.save([AppSave(bundleIdentifier: "com.example.a", changes: changes, nextWakeUp: machine.nextWakeUpDate(),
                                       watchesLocation: false, showsNotifications: false)], bootID: "b")
         let loaded = try #require(try await store.app("com.example.a")).machine

@@ -1,14 +1,16 @@
 package import Foundation
 
-/// How a store keeps a machine: a small core written at every step, and rows (pending requests,
-/// visible notifications, what waits for the app) of which a step writes only those it changed.
+/// How a store keeps a machine: its clock and sequence (written at every step), a small core (written
+/// when it changed), and rows (pending requests, visible notifications, what waits for the app) of
+/// which a step writes only those it changed.
 extension NotificationCenterMachine {
-    /// Everything of the machine but its rows and categories: a few hundred bytes, whatever the app holds.
+    /// Everything of the machine but its rows, its categories, its clock and its sequence: a few
+    /// hundred bytes, whatever the app holds, and the same from one step to the next unless the app's
+    /// settings, state or open questions changed.
     package struct Core: Sendable, Hashable, Codable {
         package var configuration: Configuration
         package var calendar: Calendar
         package var timeZone: TimeZone
-        package var now: Date
         package var settings: NotificationSettings
         package var badge: Int
         package var appState: AppState
@@ -22,7 +24,6 @@ extension NotificationCenterMachine {
         package var awaitingPresentation: [UInt64: DeliveredNotification]
         package var awaitingResponse: [UInt64: NotificationResponse]
         package var deadlines: [Deadline]
-        package var nextSequence: UInt64
     }
 
     /// When a delegate's answer is due.
@@ -62,7 +63,11 @@ extension NotificationCenterMachine {
     package struct Changes: Sendable {
         /// Whether these are all of the machine's rows, replacing whatever was stored.
         package var isWhole: Bool
-        package var core: Core
+        /// The machine's time, and the next number it gives out: they move at almost every step.
+        package var now: Date
+        package var nextSequence: UInt64
+        /// The core, when it changed (always, for the whole machine).
+        package var core: Core?
         /// The categories, when they changed.
         package var categories: [NotificationCategory]?
         package var pending: [PendingRequest]
@@ -87,9 +92,14 @@ extension NotificationCenterMachine {
         let visibleChanges = visible.takeChanges()
         let queueChanges = queuedForApp.takeChanges()
         defer { categoriesChanged = false }
+        let current = core
+        let changedCore = current == recordedCore ? nil : current
+        recordedCore = current
         return Changes(
             isWhole: false,
-            core: core,
+            now: now,
+            nextSequence: nextSequence,
+            core: changedCore,
             categories: categoriesChanged ? sortedCategories : nil,
             pending: Array(pendingChanges.written.values),
             removedPending: pendingChanges.removed,
@@ -107,9 +117,12 @@ extension NotificationCenterMachine {
         visible.forgetChanges()
         queuedForApp.forgetChanges()
         categoriesChanged = false
+        recordedCore = core
         return Changes(
             isWhole: true,
-            core: core,
+            now: now,
+            nextSequence: nextSequence,
+            core: recordedCore,
             categories: sortedCategories,
             pending: Array(pending.values),
             removedPending: [],
@@ -121,9 +134,9 @@ extension NotificationCenterMachine {
     }
 
     /// A machine as a store kept it.
-    package init(core: Core, categories: [NotificationCategory], pending: [PendingRequest], visible: [VisibleRow], queued: [QueuedRow]) {
+    package init(now: Date, nextSequence: UInt64, core: Core, categories: [NotificationCategory], pending: [PendingRequest], visible: [VisibleRow], queued: [QueuedRow]) {
         self.init(
-            now: core.now,
+            now: now,
             calendar: core.calendar,
             timeZone: core.timeZone,
             appState: core.appState,
@@ -138,7 +151,8 @@ extension NotificationCenterMachine {
         promptOptions = core.promptOptions
         awaitingPresentation = core.awaitingPresentation
         awaitingResponse = core.awaitingResponse
-        nextSequence = core.nextSequence
+        self.nextSequence = nextSequence
+        recordedCore = core
         self.categories = Dictionary(categories.map { ($0.identifier, $0) }, uniquingKeysWith: { _, last in last })
         self.pending = Journaled(Dictionary(pending.map { ($0.request.identifier, $0) }, uniquingKeysWith: { _, last in last }))
         self.visible = Journaled(Dictionary(visible.map { ($0.shown.notification.request.identifier, $0.shown) }, uniquingKeysWith: { _, last in last }))
@@ -162,7 +176,6 @@ extension NotificationCenterMachine {
             configuration: configuration,
             calendar: calendar,
             timeZone: timeZone,
-            now: now,
             settings: settings,
             badge: badge,
             appState: appState,
@@ -173,8 +186,7 @@ extension NotificationCenterMachine {
             promptOptions: promptOptions,
             awaitingPresentation: awaitingPresentation,
             awaitingResponse: awaitingResponse,
-            deadlines: deadlines,
-            nextSequence: nextSequence
+            deadlines: deadlines
         )
     }
 

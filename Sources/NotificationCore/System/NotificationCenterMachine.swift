@@ -5,7 +5,8 @@ package import Foundation
 /// Every input (an app's call, a person's action, the passing of time, a location update) is a method
 /// that changes the state and returns the effects the caller must carry out, in order: prompt the person,
 /// ask the app's delegate, show a notification, hand over a response. The machine itself does no I/O and
-/// reads no clock; the shell around it passes the time in and performs the effects.
+/// reads no clock; the shell around it passes the time in and performs the effects. A method that
+/// throws has changed nothing: it checks everything before it changes anything.
 package struct NotificationCenterMachine: Sendable, Codable {
     /// Limits and deadlines; the defaults are Apple's where Apple has one.
     package struct Configuration: Sendable, Hashable, Codable {
@@ -148,6 +149,8 @@ package struct NotificationCenterMachine: Sendable, Codable {
     /// Whether the machine notes which rows each step changes, for a store (see ``takeChanges()``).
     var isRecordingChanges = false
     var categoriesChanged = false
+    /// The core as last taken for a store: a step writes it only when it differs.
+    var recordedCore: Core?
     /// Attachment files of requests and notifications that left the machine since the shell last took
     /// them; some may still be referenced by others (a repeating request and its deliveries share files).
     var releasedAttachments: Set<URL> = []

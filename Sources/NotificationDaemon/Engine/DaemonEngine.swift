@@ -209,7 +209,14 @@ package actor DaemonEngine {
     }
 
     package static func hash(_ key: String) -> String {
-        SHA256.hash(data: Data(key.utf8)).map { String(format: "%02x", $0) }.joined()
+        let digits = Array("0123456789abcdef".utf8)
+        var hex: [UInt8] = []
+        hex.reserveCapacity(64)
+        for byte in SHA256.hash(data: Data(key.utf8)) {
+            hex.append(digits[Int(byte >> 4)])
+            hex.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: hex, as: UTF8.self)
     }
 
     // MARK: - Steps
@@ -239,11 +246,25 @@ package actor DaemonEngine {
         _ body: (inout NotificationCenterMachine) throws(Failure) -> (T, [NotificationCenterMachine.Effect])
     ) async throws -> (T, UInt64) {
         // The only suspension: from here on the step runs to its end without letting another in.
-        var machine = try await loaded(bundleIdentifier)
+        _ = try await loaded(bundleIdentifier)
+        // Out of the cache while it changes, so that it changes in place instead of as a copy.
+        guard var machine = cache.removeValue(forKey: bundleIdentifier) else {
+            preconditionFailure("an app just loaded is in the cache")
+        }
         var effects = resumeEffects[bundleIdentifier] ?? []
-        if machine.isDeviceLocked != isDeviceLocked { machine.setDeviceLocked(isDeviceLocked) }
-        if machine.timeZone != timeZone { machine.changeTimeZone(timeZone) }
-        if let location, machine.location != location { effects += machine.updateLocation(location) }
+        var caughtUp = !effects.isEmpty
+        if machine.isDeviceLocked != isDeviceLocked {
+            machine.setDeviceLocked(isDeviceLocked)
+            caughtUp = true
+        }
+        if machine.timeZone != timeZone {
+            machine.changeTimeZone(timeZone)
+            caughtUp = true
+        }
+        if let location, machine.location != location {
+            effects += machine.updateLocation(location)
+            caughtUp = true
+        }
         let now = clock.now
         // Bounded: an app with more due than this at once is caught up by the scheduler over several
         // steps, taking turns with every other app that has something due.
@@ -252,8 +273,31 @@ package actor DaemonEngine {
             effects += due
             wakeUps += 1
         }
-        let (value, more) = try body(&machine)
-        effects += more
+        caughtUp = caughtUp || wakeUps > 0
+        let value: T
+        do {
+            let (result, more) = try body(&machine)
+            value = result
+            effects += more
+        } catch {
+            // The body changed nothing (a machine's method that throws has changed nothing); what
+            // catching up did is saved, and carried out, before the caller hears of the failure.
+            if caughtUp {
+                let ticket = queueSave(of: &machine, for: bundleIdentifier, effects: effects)
+                try? await makeDurable(ticket)
+            } else {
+                cache[bundleIdentifier] = machine
+            }
+            throw error
+        }
+        return (value, queueSave(of: &machine, for: bundleIdentifier, effects: effects))
+    }
+
+    /// Queues the save of an app's step, and keeps the app's new state in the cache; returns the
+    /// ticket that ``makeDurable(_:)`` waits for.
+    private func queueSave(
+        of machine: inout NotificationCenterMachine, for bundleIdentifier: String, effects: [NotificationCenterMachine.Effect]
+    ) -> UInt64 {
         let ticket = nextSaveTicket
         nextSaveTicket += 1
         queuedSaves.append(QueuedSave(
@@ -267,7 +311,7 @@ package actor DaemonEngine {
         cache[bundleIdentifier] = machine
         resumeEffects.removeValue(forKey: bundleIdentifier)
         trimCache()
-        return (value, ticket)
+        return ticket
     }
 
     /// Queues a step that only brings an app up to date (fires what is due, applies the device's
@@ -527,7 +571,7 @@ package actor DaemonEngine {
     package func add(_ bundleIdentifier: String, _ request: NotificationRequest) async throws {
         // Refused before any attachment is copied; the machine applies the same rules again.
         if let failure = RequestRules.failure(for: request) { throw DaemonError(failure) }
-        let store = attachmentStore(of: bundleIdentifier)
+        let store = request.content.attachments.isEmpty ? nil : attachmentStore(of: bundleIdentifier)
         var copies: URL? = nil
         do {
             try await step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(NotificationFailure) in

@@ -88,6 +88,8 @@ package final class SQLiteDaemonStore: DaemonStore {
                     bundleIdentifier TEXT PRIMARY KEY NOT NULL,
                     keyHash TEXT NOT NULL UNIQUE,
                     launchCommand TEXT,
+                    now DOUBLE NOT NULL,
+                    nextSequence INTEGER NOT NULL,
                     core BLOB NOT NULL,
                     categories BLOB NOT NULL,
                     nextWakeUp DOUBLE,
@@ -207,11 +209,12 @@ package final class SQLiteDaemonStore: DaemonStore {
         let whole = machine.takeWhole()
         try db.execute(
             sql: """
-                INSERT INTO app (bundleIdentifier, keyHash, launchCommand, core, categories, nextWakeUp, bootID, watchesLocation, showsNotifications)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO app (bundleIdentifier, keyHash, launchCommand, now, nextSequence, core, categories, nextWakeUp, bootID, watchesLocation, showsNotifications)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
-                bundleIdentifier, keyHash, launchCommand, try encoder.encode(whole.core), try encoder.encode(whole.categories ?? []),
+                bundleIdentifier, keyHash, launchCommand, whole.now.timeIntervalSinceReferenceDate, Int64(bitPattern: whole.nextSequence),
+                try encoder.encode(whole.core), try encoder.encode(whole.categories ?? []),
                 nextWakeUp, bootID, machine.watchesLocation, machine.showsSomethingToThePerson,
             ]
         )
@@ -287,6 +290,8 @@ package final class SQLiteDaemonStore: DaemonStore {
                     )
                 }
                 let machine = NotificationCenterMachine(
+                    now: Date(timeIntervalSinceReferenceDate: row["now"]),
+                    nextSequence: UInt64(bitPattern: row["nextSequence"]),
                     core: try decoder.decode(NotificationCenterMachine.Core.self, from: row["core"] as Data),
                     categories: try decoder.decode([NotificationCategory].self, from: row["categories"] as Data),
                     pending: pending,
@@ -319,19 +324,23 @@ package final class SQLiteDaemonStore: DaemonStore {
         do {
             // Encoded and written on GRDB's writer, off the caller's thread: one transaction, one sync.
             try await database.write { db in
-                let core = try db.cachedStatement(sql: """
-                    UPDATE app SET core = ?, nextWakeUp = ?, bootID = ?, watchesLocation = ?, showsNotifications = ?
+                let app = try db.cachedStatement(sql: """
+                    UPDATE app SET now = ?, nextSequence = ?, nextWakeUp = ?, bootID = ?, watchesLocation = ?, showsNotifications = ?
                     WHERE bundleIdentifier = ?
                     """)
+                let core = try db.cachedStatement(sql: "UPDATE app SET core = ? WHERE bundleIdentifier = ?")
                 let categories = try db.cachedStatement(sql: "UPDATE app SET categories = ? WHERE bundleIdentifier = ?")
                 for save in saves {
                     let changes = save.changes
-                    try core.execute(arguments: [
-                        try Self.encoder.encode(changes.core), save.nextWakeUp?.timeIntervalSince1970, bootID,
-                        save.watchesLocation, save.showsNotifications, save.bundleIdentifier,
+                    try app.execute(arguments: [
+                        changes.now.timeIntervalSinceReferenceDate, Int64(bitPattern: changes.nextSequence), save.nextWakeUp?.timeIntervalSince1970,
+                        bootID, save.watchesLocation, save.showsNotifications, save.bundleIdentifier,
                     ])
                     // An app removed meanwhile has no row to change.
                     guard db.changesCount == 1 else { continue }
+                    if let changed = changes.core {
+                        try core.execute(arguments: [try Self.encoder.encode(changed), save.bundleIdentifier])
+                    }
                     if let changed = changes.categories {
                         try categories.execute(arguments: [try Self.encoder.encode(changed), save.bundleIdentifier])
                     }
