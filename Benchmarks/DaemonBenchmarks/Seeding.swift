@@ -80,7 +80,7 @@ struct StepCost {
         func encodeStep() throws -> Int {
             _ = try machine.add(NotificationRequest(identifier: "r0", content: BenchmarkApps.content("r0"), trigger: .timeInterval(86_400, repeats: false)))
             let changes = machine.takeChanges()
-            return try encoder.encode(changes.core).count + changes.pending.reduce(0) { $0 + (try! encoder.encode($1.request).count) }
+            return try (changes.core.map { try encoder.encode($0).count } ?? 0) + 16 + changes.pending.reduce(0) { $0 + (try! encoder.encode($1.request).count) }
         }
         cost.bytes = try encodeStep()
         let encodeStart = ContinuousClock.now
@@ -88,7 +88,7 @@ struct StepCost {
         cost.encodeSeconds = (ContinuousClock.now - encodeStart).seconds / Double(repetitions)
 
         let whole = machine.takeWhole()
-        let core = try encoder.encode(whole.core)
+        let core = try encoder.encode(whole.core!)
         let categories = try encoder.encode(whole.categories ?? [])
         let rows = try whole.pending.map { try encoder.encode($0.request) }
         let decodeStart = ContinuousClock.now
@@ -100,6 +100,7 @@ struct StepCost {
                 )
             }
             machine = NotificationCenterMachine(
+                now: whole.now, nextSequence: whole.nextSequence,
                 core: try decoder.decode(NotificationCenterMachine.Core.self, from: core),
                 categories: try decoder.decode([NotificationCategory].self, from: categories),
                 pending: pending, visible: [], queued: []

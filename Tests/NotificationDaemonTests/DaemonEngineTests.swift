@@ -155,6 +155,31 @@ import Testing
         #expect(try await again.pendingRequests("com.example.busy").count == 32, "and all of them are in the store")
     }
 
+    @Test func appsLeaveAFullCacheAndComeBackAsTheyWere() async throws {
+        let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
+        var configuration = DaemonEngine.Configuration()
+        configuration.timeZone = TimeZone(identifier: "UTC")!
+        configuration.cachedApps = 2
+        let engine = await DaemonEngine(store: try SQLiteDaemonStore(path: path), clock: ManualDaemonClock(), configuration: configuration)
+        let apps = (0..<5).map { "com.example.app\($0)" }
+        for app in apps {
+            _ = try await engine.registerApp(app)
+            _ = try await engine.authorize(app, .grant)
+        }
+        // Round after round over more apps than the cache holds, some calls at once.
+        for round in 0..<3 {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for app in apps {
+                    group.addTask { try await engine.add(app, self.request("r\(round)", .timeInterval(3600, repeats: false))) }
+                }
+                try await group.waitForAll()
+            }
+        }
+        for app in apps {
+            #expect(try await engine.pendingRequests(app).map(\.request.identifier) == ["r0", "r1", "r2"], "\(app)")
+        }
+    }
+
     @Test func aRenewedKeyStopsTheOldOneAtOnceThoughItWasRemembered() async throws {
         let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
         let engine = try await engine(at: path, clock: ManualDaemonClock())

@@ -92,6 +92,15 @@ package struct NotificationContent: Sendable, Hashable {
     package init() {}
 
     /// True when there is nothing at all to show, play or badge.
+    /// What a stored request's content reads as when its stored form cannot be decoded (only a damaged
+    /// or hand-edited database holds such a row): shown, so that nothing vanishes without a trace.
+    package static var unreadable: NotificationContent {
+        var content = NotificationContent()
+        content.title = "Unreadable notification"
+        content.body = "This notification's stored content could not be read."
+        return content
+    }
+
     package var isEmpty: Bool {
         title.isEmpty && subtitle.isEmpty && body.isEmpty && attachments.isEmpty && badge == nil && sound == nil
     }

@@ -1,4 +1,5 @@
 package import Foundation
+internal import Synchronization
 
 /// A point on the Earth, in degrees.
 package struct Coordinate: Sendable, Hashable, Codable {
@@ -79,6 +80,19 @@ package struct NotificationRequest: Sendable, Hashable, Codable {
         self.trigger = trigger
     }
 
+    /// A request whose content is read from `encodedContent` (JSON) only when first used: a store
+    /// loads an app's requests without decoding the content of each, which most steps never read.
+    /// Content that turns out not to decode reads as ``NotificationContent/unreadable``.
+    package init(identifier: String, encodedContent: Data, trigger: NotificationTrigger?) {
+        self.identifier = identifier
+        self.contentBox = ContentBox(encoded: encodedContent)
+        self.trigger = trigger
+    }
+
+    /// The content's JSON as it was loaded, when nothing has decoded it since: a store writes it back
+    /// as it is.
+    package var encodedContent: Data? { contentBox.undecoded }
+
     private enum CodingKeys: String, CodingKey {
         case identifier, content, trigger
     }
@@ -112,9 +126,43 @@ package struct NotificationRequest: Sendable, Hashable, Codable {
 }
 
 /// An immutable, shared copy of a request's content.
+/// A request's content, shared by the copies of the request; decoded on first use when it was
+/// loaded encoded.
 private final class ContentBox: Sendable {
-    let value: NotificationContent
-    init(_ value: NotificationContent) { self.value = value }
+    private enum State {
+        case decoded(NotificationContent)
+        case encoded(Data)
+    }
+
+    // The lock makes the one-time decoding safe from any thread.
+    private let state: Mutex<State>
+
+    init(_ value: NotificationContent) {
+        state = Mutex(.decoded(value))
+    }
+
+    init(encoded: Data) {
+        state = Mutex(.encoded(encoded))
+    }
+
+    var value: NotificationContent {
+        state.withLock { state in
+            switch state {
+            case .decoded(let content):
+                return content
+            case .encoded(let data):
+                let content = (try? JSONDecoder().decode(NotificationContent.self, from: data)) ?? .unreadable
+                state = .decoded(content)
+                return content
+            }
+        }
+    }
+
+    var undecoded: Data? {
+        state.withLock { state in
+            if case .encoded(let data) = state { data } else { nil }
+        }
+    }
 }
 
 /// A notification the system delivered; the value behind `UNNotification`.

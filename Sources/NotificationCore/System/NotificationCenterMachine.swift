@@ -611,9 +611,10 @@ package struct NotificationCenterMachine: Sendable, Codable {
     /// that fell due meanwhile move on to their next date after `date` without firing for the missed
     /// ones. One-shot triggers that fell due still fire once, at the next ``advance(to:)``.
     package mutating func resume(at date: Date) -> [Effect] {
-        // A request that breaks the rules can only come from a state stored before they were enforced:
-        // it is dropped rather than allowed to flood the system.
-        for (identifier, entry) in pending.dictionary where RequestRules.violation(in: entry.request) != nil {
+        // A trigger that breaks the rules can only come from a state stored before they were enforced:
+        // its request is dropped rather than allowed to flood the system. (Only triggers are checked:
+        // they are what could flood, and reading them does not decode every request's content.)
+        for (identifier, entry) in pending.dictionary where entry.request.trigger.map({ RequestRules.violation(in: $0) != nil }) ?? false {
             removePending(identifier)
         }
         for (identifier, entry) in pending.dictionary {

@@ -310,7 +310,6 @@ package actor DaemonEngine {
         unsavedSteps[bundleIdentifier, default: 0] += 1
         cache[bundleIdentifier] = machine
         resumeEffects.removeValue(forKey: bundleIdentifier)
-        trimCache()
         return ticket
     }
 
@@ -438,9 +437,9 @@ package actor DaemonEngine {
                 resumeEffects[bundleIdentifier] = machine.resume(at: clock.now)
                 logger.debug("resumed app after restart", metadata: ["app": .string(bundleIdentifier)])
             }
+            trimCache(keeping: bundleIdentifier)
             cache[bundleIdentifier] = machine
             launchCommands[bundleIdentifier] = stored.launchCommand
-            trimCache()
             return machine
         }
     }
@@ -453,10 +452,12 @@ package actor DaemonEngine {
         resumeEffects.removeValue(forKey: bundleIdentifier)
     }
 
-    private func trimCache() {
-        guard cache.count > configuration.cachedApps else { return }
+    /// Makes room in the cache when it is full, keeping `app` (about to be used).
+    private func trimCache(keeping app: String) {
+        guard cache.count >= configuration.cachedApps else { return }
         // An app whose last step is not saved yet stays: the store does not have its state.
-        for bundleIdentifier in cache.keys where connections[bundleIdentifier] == nil && unsavedSteps[bundleIdentifier] == nil {
+        for bundleIdentifier in cache.keys
+        where bundleIdentifier != app && connections[bundleIdentifier] == nil && unsavedSteps[bundleIdentifier] == nil {
             forget(bundleIdentifier)
             if cache.count <= configuration.cachedApps / 2 { break }
         }

@@ -106,7 +106,11 @@ package final class SQLiteDaemonStore: DaemonStore {
                     sequence INTEGER NOT NULL,
                     nextFireDate DOUBLE,
                     insideRegion BOOLEAN,
-                    request BLOB NOT NULL,
+                    triggerKind TEXT CHECK (triggerKind IN ('timeInterval', 'calendar', 'location', 'push')),
+                    triggerRepeats BOOLEAN NOT NULL,
+                    triggerInterval DOUBLE,
+                    triggerDetail BLOB,
+                    content BLOB NOT NULL,
                     PRIMARY KEY (app, identifier)
                 ) WITHOUT ROWID;
                 CREATE TABLE delivered (
@@ -229,12 +233,17 @@ package final class SQLiteDaemonStore: DaemonStore {
         }
         if !changes.pending.isEmpty {
             let statement = try db.cachedStatement(sql: """
-                INSERT OR REPLACE INTO pending (app, identifier, sequence, nextFireDate, insideRegion, request) VALUES (?, ?, ?, ?, ?, ?)
+                INSERT OR REPLACE INTO pending
+                (app, identifier, sequence, nextFireDate, insideRegion, triggerKind, triggerRepeats, triggerInterval, triggerDetail, content)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             for entry in changes.pending {
+                let request = entry.request
+                let trigger = try StoredTrigger(request.trigger)
                 try statement.execute(arguments: [
-                    app, entry.request.identifier, Int64(bitPattern: entry.sequence), entry.nextFireDate?.timeIntervalSince1970,
-                    entry.insideRegion, try encoder.encode(entry.request),
+                    app, request.identifier, Int64(bitPattern: entry.sequence), entry.nextFireDate?.timeIntervalSince1970, entry.insideRegion,
+                    trigger.kind, trigger.repeats, trigger.interval, trigger.detail,
+                    try request.encodedContent ?? encoder.encode(request.content),
                 ])
             }
         }
@@ -269,12 +278,17 @@ package final class SQLiteDaemonStore: DaemonStore {
                     return nil
                 }
                 let decoder = Self.decoder
-                let pending = try Row.fetchAll(db, sql: "SELECT * FROM pending WHERE app = ?", arguments: [bundleIdentifier]).map { row in
-                    NotificationCenterMachine.PendingRequest(
-                        request: try decoder.decode(NotificationRequest.self, from: row["request"] as Data),
-                        nextFireDate: (row["nextFireDate"] as Double?).map(Date.init(timeIntervalSince1970:)),
-                        insideRegion: row["insideRegion"],
-                        sequence: UInt64(bitPattern: row["sequence"])
+                let pending = try Row.fetchAll(db, sql: """
+                    SELECT identifier, sequence, nextFireDate, insideRegion, triggerKind, triggerRepeats, triggerInterval, triggerDetail, content
+                    FROM pending WHERE app = ?
+                    """, arguments: [bundleIdentifier]).map { row in
+                    let trigger = StoredTrigger(kind: row[4], repeats: row[5], interval: row[6], detail: row[7])
+                    return NotificationCenterMachine.PendingRequest(
+                        // The content is decoded when first read: most steps never read it.
+                        request: NotificationRequest(identifier: row[0], encodedContent: row[8], trigger: try trigger.decoded()),
+                        nextFireDate: (row[2] as Double?).map(Date.init(timeIntervalSince1970:)),
+                        insideRegion: row[3],
+                        sequence: UInt64(bitPattern: row[1])
                     )
                 }
                 let visible = try Row.fetchAll(db, sql: "SELECT * FROM delivered WHERE app = ?", arguments: [bundleIdentifier]).map { row in
@@ -434,5 +448,56 @@ package final class SQLiteDaemonStore: DaemonStore {
         try await read { db in
             try Double.fetchOne(db, sql: "SELECT MIN(nextWakeUp) FROM app WHERE nextWakeUp IS NOT NULL")
         }.map { Date(timeIntervalSince1970: $0) }
+    }
+}
+
+/// A trigger as the `pending` table keeps it: its kind, whether it repeats and a time interval in
+/// columns of their own (no decoding for the most common kind), and the rest (date components, a
+/// region) as JSON.
+private struct StoredTrigger {
+    var kind: String?
+    var repeats: Bool
+    var interval: Double?
+    var detail: Data?
+
+    init(kind: String?, repeats: Bool, interval: Double?, detail: Data?) {
+        self.kind = kind
+        self.repeats = repeats
+        self.interval = interval
+        self.detail = detail
+    }
+
+    private static let encoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
+
+    init(_ trigger: NotificationTrigger?) throws {
+        repeats = trigger?.repeats ?? false
+        switch trigger {
+        case nil:
+            kind = nil
+        case .timeInterval(let seconds, _):
+            kind = "timeInterval"
+            interval = seconds
+        case .calendar:
+            kind = "calendar"
+            detail = try Self.encoder.encode(trigger)
+        case .location:
+            kind = "location"
+            detail = try Self.encoder.encode(trigger)
+        case .push:
+            kind = "push"
+        }
+    }
+
+    func decoded() throws -> NotificationTrigger? {
+        switch kind {
+        case nil: return nil
+        case "timeInterval": return .timeInterval(interval ?? 0, repeats: repeats)
+        case "push": return .push
+        default: return try JSONDecoder().decode(NotificationTrigger.self, from: detail ?? Data())
+        }
     }
 }
