@@ -233,41 +233,39 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
         }
     }
 
-    /// Queues what the shell does for one effect of the machine.
+    /// Queues what the shell does for one effect of the machine: tells the observer, then carries out
+    /// each of its ``NotificationCenterMachine/Effect/routes``.
     private func schedule(_ effect: NotificationCenterMachine.Effect, in shell: inout Shell) {
         let observer = self.observer
-        switch effect {
-        case .promptForAuthorization(let options):
-            enqueue({ [self] in
-                observer?(.effect(effect))
-                answerer.authorizationPromptShown(options: options, system: self)
-            }, in: &shell)
-        case .authorizationCompleted(let call, let granted):
-            let completion = shell.authorizationCalls.removeValue(forKey: call)
-            enqueue({
-                observer?(.effect(effect))
-                completion?(granted)
-            }, in: &shell)
-        case .askWillPresent(let ticket, let notification):
-            enqueue({ [self] in
-                observer?(.effect(effect))
-                askWillPresent(ticket: ticket, notification)
-            }, in: &shell)
-        case .deliverResponse(let ticket, let response):
-            enqueue({ [self] in
-                observer?(.effect(effect))
-                deliverResponse(ticket: ticket, response)
-            }, in: &shell)
-        case .openSettings(let notification):
-            enqueue({ [self] in
-                observer?(.effect(effect))
-                let center = self.center
-                center.delegate?.userNotificationCenter(center, openSettingsFor: notification.map(UNNotification.init))
-            }, in: &shell)
-        case .settingsChanged, .presented, .badgeChanged, .appStateChanged, .willPresentTimedOut,
-             .responseTimedOut, .discardedOverLimit, .launchApp:
-            enqueue({ observer?(.effect(effect)) }, in: &shell)
+        var jobs: [@Sendable () -> Void] = [{ observer?(.effect(effect)) }]
+        for route in effect.routes {
+            switch route {
+            case .app(.authorizationCompleted(let call, let granted)):
+                let completion = shell.authorizationCalls.removeValue(forKey: call)
+                jobs.append { completion?(granted) }
+            case .app(.willPresent(let ticket, let notification)):
+                jobs.append { [self] in askWillPresent(ticket: ticket, notification) }
+            case .app(.response(let ticket, let response)):
+                jobs.append { [self] in deliverResponse(ticket: ticket, response) }
+            case .app(.openSettings(let notification)):
+                jobs.append { [self] in
+                    let center = self.center
+                    center.delegate?.userNotificationCenter(center, openSettingsFor: notification.map(UNNotification.init))
+                }
+            case .person(.authorizationPrompt(let options)):
+                jobs.append { [self] in answerer.authorizationPromptShown(options: options, system: self) }
+            case .person(.settingsChanged), .person(.presented), .person(.badgeChanged), .person(.appStateChanged),
+                 .person(.responseDelivered), .person(.responseNotCompleted), .person(.willPresentTimedOut),
+                 .person(.discardedOverLimit):
+                // The observer (a test's history, a presenter) shows these.
+                break
+            case .launch:
+                // The app is this process: it is running.
+                break
+            }
         }
+        let all = jobs
+        enqueue({ all.forEach { $0() } }, in: &shell)
     }
 
     private func askWillPresent(ticket: UInt64, _ notification: DeliveredNotification) {

@@ -463,48 +463,46 @@ package actor DaemonEngine {
         }
     }
 
+    /// Carries out a step's effects, each where ``NotificationCenterMachine/Effect/routes`` sends it.
     private func carryOut(_ effects: [NotificationCenterMachine.Effect], for app: String) {
-        for effect in effects {
-            switch effect {
-            case .promptForAuthorization(let options):
-                publish(.authorizationPrompt(bundleIdentifier: app, options))
-            case .authorizationCompleted(let call, let granted):
+        for route in effects.flatMap(\.routes) {
+            switch route {
+            case .app(.authorizationCompleted(let call, let granted)):
                 let key = AuthorizationCall(app: app, call: call)
                 if let waiter = authorizationWaiters.removeValue(forKey: key) {
                     waiter.resume(returning: granted)
                 } else if expectedAnswers.contains(key) {
                     answers[key] = granted
                 }
-            case .settingsChanged(let settings):
-                publish(.settingsChanged(bundleIdentifier: app, settings))
-            case .askWillPresent(let ticket, let notification):
+            case .app(.willPresent(let ticket, let notification)):
                 connections[app]?.continuation.yield(.willPresent(ticket: ticket, notification))
-            case .presented(let shown):
-                publish(.presented(bundleIdentifier: app, shown))
-            case .badgeChanged(let badge):
-                publish(.badgeChanged(bundleIdentifier: app, badge))
-            case .deliverResponse(let ticket, let response):
+            case .app(.response(let ticket, let response)):
                 connections[app]?.continuation.yield(.response(ticket: ticket, response))
-                publish(.responseDelivered(bundleIdentifier: app, response))
-            case .openSettings(let notification):
+            case .app(.openSettings(let notification)):
                 connections[app]?.continuation.yield(.openSettings(notification))
-            case .appStateChanged(let state):
-                publish(.appStateChanged(bundleIdentifier: app, state))
-            case .willPresentTimedOut(_, let notification):
-                logger.notice("app did not answer willPresent in time", metadata: ["app": .string(app), "notification": .string(notification.request.identifier)])
-                publish(.willPresentTimedOut(bundleIdentifier: app, notification))
-            case .responseTimedOut(_, let response):
-                logger.warning("app did not confirm a response in time", metadata: ["app": .string(app), "notification": .string(response.notification.request.identifier)])
-                publish(.responseNotCompleted(bundleIdentifier: app, response))
-            case .discardedOverLimit(let request):
-                logger.notice("pending request discarded over the limit", metadata: ["app": .string(app), "request": .string(request.identifier)])
-                publish(.discardedOverLimit(bundleIdentifier: app, request))
-            case .launchApp:
+            case .person(let event):
+                log(event, of: app)
+                publish(DaemonEvent(app, event))
+            case .launch:
                 if let command = launchCommands[app] ?? nil {
                     logger.info("launching app for a response", metadata: ["app": .string(app)])
                     launcher(command, app)
                 }
             }
+        }
+    }
+
+    /// Logs what a person event says about an app's behaviour.
+    private func log(_ event: PersonEvent, of app: String) {
+        switch event {
+        case .willPresentTimedOut(let notification):
+            logger.notice("app did not answer willPresent in time", metadata: ["app": .string(app), "notification": .string(notification.request.identifier)])
+        case .responseNotCompleted(let response):
+            logger.warning("app did not confirm a response in time", metadata: ["app": .string(app), "notification": .string(response.notification.request.identifier)])
+        case .discardedOverLimit(let request):
+            logger.notice("pending request discarded over the limit", metadata: ["app": .string(app), "request": .string(request.identifier)])
+        case .authorizationPrompt, .settingsChanged, .presented, .badgeChanged, .appStateChanged, .responseDelivered:
+            break
         }
     }
 

@@ -35,3 +35,20 @@ package enum DaemonEvent: Sendable, Hashable {
     /// A pending request was discarded over the limit.
     case discardedOverLimit(bundleIdentifier: String, NotificationRequest)
 }
+
+extension DaemonEvent {
+    /// What the presenters are told of an app's person event.
+    package init(_ bundleIdentifier: String, _ event: PersonEvent) {
+        switch event {
+        case .authorizationPrompt(let options): self = .authorizationPrompt(bundleIdentifier: bundleIdentifier, options)
+        case .settingsChanged(let settings): self = .settingsChanged(bundleIdentifier: bundleIdentifier, settings)
+        case .presented(let shown): self = .presented(bundleIdentifier: bundleIdentifier, shown)
+        case .badgeChanged(let badge): self = .badgeChanged(bundleIdentifier: bundleIdentifier, badge)
+        case .appStateChanged(let state): self = .appStateChanged(bundleIdentifier: bundleIdentifier, state)
+        case .responseDelivered(let response): self = .responseDelivered(bundleIdentifier: bundleIdentifier, response)
+        case .responseNotCompleted(let response): self = .responseNotCompleted(bundleIdentifier: bundleIdentifier, response)
+        case .willPresentTimedOut(let notification): self = .willPresentTimedOut(bundleIdentifier: bundleIdentifier, notification)
+        case .discardedOverLimit(let request): self = .discardedOverLimit(bundleIdentifier: bundleIdentifier, request)
+        }
+    }
+}

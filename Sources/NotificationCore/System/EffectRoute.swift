@@ -1,0 +1,67 @@
+/// Where an effect of ``NotificationCenterMachine`` goes: to the app, to the person, or to starting
+/// the app. Every system (the in-process one and the daemon) carries out effects through
+/// ``NotificationCenterMachine/Effect/routes``, so a new effect is routed in one place, and the
+/// compiler then shows each system the call or event it must handle.
+package enum EffectRoute: Sendable, Hashable {
+    /// Something for the app: a delegate call or the end of one of its calls.
+    case app(AppCall)
+    /// Something the person sees: what presenters show and observers record.
+    case person(PersonEvent)
+    /// The app must be started, in this state, to receive what waits for it.
+    case launch(AppState)
+}
+
+/// What a system asks of the app, or tells it.
+package enum AppCall: Sendable, Hashable {
+    /// Its `requestAuthorization` call `call` ends with this answer.
+    case authorizationCompleted(call: UInt64, granted: Bool)
+    /// The delegate's `willPresent`, for a notification arriving while the app is in the foreground.
+    case willPresent(ticket: UInt64, DeliveredNotification)
+    /// The delegate's `didReceive`, for what the person did.
+    case response(ticket: UInt64, NotificationResponse)
+    /// The delegate's `openSettingsFor`.
+    case openSettings(DeliveredNotification?)
+}
+
+/// What the person sees, and what happens to it.
+package enum PersonEvent: Sendable, Hashable {
+    /// The app asks the person to allow notifications.
+    case authorizationPrompt(AuthorizationOptions)
+    /// The app's settings changed.
+    case settingsChanged(NotificationSettings)
+    /// A notification reached the person (or was suppressed, with an empty presentation).
+    case presented(NotificationCenterMachine.VisibleNotification)
+    /// The app's badge changed.
+    case badgeChanged(Int)
+    /// The app came to the foreground, went to the background, or stopped.
+    case appStateChanged(AppState)
+    /// What the person did was handed to the app.
+    case responseDelivered(NotificationResponse)
+    /// The app did not confirm a response in time.
+    case responseNotCompleted(NotificationResponse)
+    /// The app did not answer `willPresent` in time; nothing was presented.
+    case willPresentTimedOut(DeliveredNotification)
+    /// A pending request was discarded over the limit.
+    case discardedOverLimit(NotificationRequest)
+}
+
+extension NotificationCenterMachine.Effect {
+    /// Where this effect goes, in order.
+    package var routes: [EffectRoute] {
+        switch self {
+        case .promptForAuthorization(let options): [.person(.authorizationPrompt(options))]
+        case .authorizationCompleted(let call, let granted): [.app(.authorizationCompleted(call: call, granted: granted))]
+        case .settingsChanged(let settings): [.person(.settingsChanged(settings))]
+        case .askWillPresent(let ticket, let notification): [.app(.willPresent(ticket: ticket, notification))]
+        case .presented(let shown): [.person(.presented(shown))]
+        case .badgeChanged(let badge): [.person(.badgeChanged(badge))]
+        case .deliverResponse(let ticket, let response): [.app(.response(ticket: ticket, response)), .person(.responseDelivered(response))]
+        case .openSettings(let notification): [.app(.openSettings(notification))]
+        case .appStateChanged(let state): [.person(.appStateChanged(state))]
+        case .willPresentTimedOut(_, let notification): [.person(.willPresentTimedOut(notification))]
+        case .responseTimedOut(_, let response): [.person(.responseNotCompleted(response))]
+        case .discardedOverLimit(let request): [.person(.discardedOverLimit(request))]
+        case .launchApp(let state): [.launch(state)]
+        }
+    }
+}
