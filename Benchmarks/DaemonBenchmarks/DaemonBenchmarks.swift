@@ -108,6 +108,7 @@ extension DaemonReport {
             + "  change the time zone \(Self.ms(timeZoneSeconds)); another app's \(addLatenciesDuringTimeZoneChange.count) adds meanwhile:"
             + " p50 \(Self.ms(Self.percentile(addLatenciesDuringTimeZoneChange, 50))) p99 \(Self.ms(Self.percentile(addLatenciesDuringTimeZoneChange, 99)))"
             + " max \(Self.ms(addLatenciesDuringTimeZoneChange.max() ?? .nan))"
+            + " · RSS once every app was touched \(Self.mib(everyAppTouchedResidentBytes))"
     }
 
     /// Every run, then each measured run against the reference run just before it.

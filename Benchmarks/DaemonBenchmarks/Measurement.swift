@@ -29,6 +29,8 @@ struct DaemonReport: Sendable {
     /// other app's adds made one after the other meanwhile.
     var timeZoneSeconds = 0.0
     var addLatenciesDuringTimeZoneChange: [Double] = []
+    /// Resident memory once the time-zone change has stepped every app once.
+    var everyAppTouchedResidentBytes = 0
 
     var addsPerSecond: Double { Double(adds) / addSeconds }
 }
@@ -144,6 +146,7 @@ struct DaemonMeasurement {
         }
         stopAdding.withLock { $0 = true }
         report.addLatenciesDuringTimeZoneChange = try await zoneAdds.value
+        report.everyAppTouchedResidentBytes = Self.memory(of: daemon.processIdentifier).resident
         try await admin.call(.POST, "/v1/admin/device", body: LocalAPI.DeviceChange(timeZone: "UTC"), timeout: .minutes(10))
 
         for app in stride(from: 0, to: apps, by: max(1, apps / 10)) {

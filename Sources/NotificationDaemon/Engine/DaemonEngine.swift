@@ -31,6 +31,13 @@ package struct SystemDaemonClock: DaemonClock {
 /// bounded cache; what is due is found through the store's index, so the daemon never needs every app
 /// in memory. A step's new state is saved before anything is told about it: a crash at any moment
 /// leaves the state before the step (nothing happened) or after it (and the step is not repeated).
+///
+/// What runs where: the steps themselves (the machine's pure logic, microseconds each) run on this
+/// actor, so an app's steps are serial and always see the state its previous step left. Everything
+/// that costs time runs off it, concurrently for different apps: reading an app from the store (on the
+/// store's readers), encoding and writing the rows a batch of steps changed, and the sync that makes
+/// them durable (on the store's writer, one transaction and one sync per batch, shared by every step
+/// queued meanwhile). Each step writes only the rows it changed (see ``NotificationCenterMachine/Changes``).
 package actor DaemonEngine {
     /// Configuration of the engine; the defaults are Apple's where Apple has one.
     package struct Configuration: Sendable {
