@@ -1,5 +1,6 @@
 package import Foundation
 internal import GRDB
+internal import Synchronization
 internal import NotificationCore
 
 /// The daemon's store in one SQLite file (WAL mode), through GRDB.
@@ -191,6 +192,11 @@ package final class SQLiteDaemonStore: DaemonStore {
         return encoder
     }()
     private static let decoder = JSONDecoder()
+    /// Decoded cores and category lists by their stored bytes: most apps of a device hold the same
+    /// core (the same settings, calendar and time zone, nothing open), and many the same categories,
+    /// so loading one rarely decodes them.
+    private static let cores = DecodedMemo<NotificationCenterMachine.Core>()
+    private static let categoryLists = DecodedMemo<[NotificationCategory]>()
 
     package func insert(_ app: StoredApp) async throws(DaemonError) {
         try await write { db in
@@ -306,8 +312,8 @@ package final class SQLiteDaemonStore: DaemonStore {
                 let machine = NotificationCenterMachine(
                     now: Date(timeIntervalSinceReferenceDate: row["now"]),
                     nextSequence: UInt64(bitPattern: row["nextSequence"]),
-                    core: try decoder.decode(NotificationCenterMachine.Core.self, from: row["core"] as Data),
-                    categories: try decoder.decode([NotificationCategory].self, from: row["categories"] as Data),
+                    core: try Self.cores.decode(row["core"] as Data, with: decoder),
+                    categories: try Self.categoryLists.decode(row["categories"] as Data, with: decoder),
                     pending: pending,
                     visible: visible,
                     queued: queued
@@ -499,5 +505,21 @@ private struct StoredTrigger {
         case "push": return .push
         default: return try JSONDecoder().decode(NotificationTrigger.self, from: detail ?? Data())
         }
+    }
+}
+
+/// A bounded memo of decoded values, keyed by their stored bytes.
+private final class DecodedMemo<Value: Decodable & Sendable>: Sendable {
+    private static var capacity: Int { 256 }
+    private let values = Mutex<[Data: Value]>([:])
+
+    func decode(_ data: Data, with decoder: JSONDecoder) throws -> Value {
+        if let value = values.withLock({ $0[data] }) { return value }
+        let value = try decoder.decode(Value.self, from: data)
+        values.withLock { values in
+            if values.count >= Self.capacity { values.removeAll(keepingCapacity: true) }
+            values[data] = value
+        }
+        return value
     }
 }
