@@ -280,14 +280,14 @@ package final class SQLiteDaemonStore: DaemonStore {
     package func app(_ bundleIdentifier: String) async throws(DaemonError) -> StoredApp? {
         do {
             return try await database.read { db -> StoredApp? in
-                guard let row = try Row.fetchOne(db, sql: "SELECT * FROM app WHERE bundleIdentifier = ?", arguments: [bundleIdentifier]) else {
+                guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM app WHERE bundleIdentifier = ?"), arguments: [bundleIdentifier]) else {
                     return nil
                 }
                 let decoder = Self.decoder
-                let pending = try Row.fetchAll(db, sql: """
+                let pending = try Row.fetchAll(db.cachedStatement(sql: """
                     SELECT identifier, sequence, nextFireDate, insideRegion, triggerKind, triggerRepeats, triggerInterval, triggerDetail, content
                     FROM pending WHERE app = ?
-                    """, arguments: [bundleIdentifier]).map { row in
+                    """), arguments: [bundleIdentifier]).map { row in
                     let trigger = StoredTrigger(kind: row[4], repeats: row[5], interval: row[6], detail: row[7])
                     return NotificationCenterMachine.PendingRequest(
                         // The content is decoded when first read: most steps never read it.
@@ -297,13 +297,13 @@ package final class SQLiteDaemonStore: DaemonStore {
                         sequence: UInt64(bitPattern: row[1])
                     )
                 }
-                let visible = try Row.fetchAll(db, sql: "SELECT * FROM delivered WHERE app = ?", arguments: [bundleIdentifier]).map { row in
+                let visible = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM delivered WHERE app = ?"), arguments: [bundleIdentifier]).map { row in
                     NotificationCenterMachine.VisibleRow(
                         shown: try decoder.decode(NotificationCenterMachine.VisibleNotification.self, from: row["notification"] as Data),
                         position: UInt64(bitPattern: row["position"])
                     )
                 }
-                let queued = try Row.fetchAll(db, sql: "SELECT * FROM queued WHERE app = ?", arguments: [bundleIdentifier]).map { row in
+                let queued = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM queued WHERE app = ?"), arguments: [bundleIdentifier]).map { row in
                     NotificationCenterMachine.QueuedRow(
                         position: row["position"],
                         item: try decoder.decode(NotificationCenterMachine.QueuedForApp.self, from: row["item"] as Data)
@@ -335,7 +335,7 @@ package final class SQLiteDaemonStore: DaemonStore {
 
     package func bundleIdentifier(forKeyHash keyHash: String) async throws(DaemonError) -> String? {
         try await read { db in
-            try String.fetchOne(db, sql: "SELECT bundleIdentifier FROM app WHERE keyHash = ?", arguments: [keyHash])
+            try String.fetchOne(db.cachedStatement(sql: "SELECT bundleIdentifier FROM app WHERE keyHash = ?"), arguments: [keyHash])
         }
     }
 
@@ -406,8 +406,7 @@ package final class SQLiteDaemonStore: DaemonStore {
     package func appsDue(by date: Date, limit: Int) async throws(DaemonError) -> [String] {
         try await read { db in
             try String.fetchAll(
-                db,
-                sql: "SELECT bundleIdentifier FROM app WHERE nextWakeUp IS NOT NULL AND nextWakeUp <= ? ORDER BY nextWakeUp LIMIT ?",
+                db.cachedStatement(sql: "SELECT bundleIdentifier FROM app WHERE nextWakeUp IS NOT NULL AND nextWakeUp <= ? ORDER BY nextWakeUp LIMIT ?"),
                 arguments: [date.timeIntervalSince1970, limit]
             )
         }
@@ -452,7 +451,7 @@ package final class SQLiteDaemonStore: DaemonStore {
 
     package func earliestWakeUp() async throws(DaemonError) -> Date? {
         try await read { db in
-            try Double.fetchOne(db, sql: "SELECT MIN(nextWakeUp) FROM app WHERE nextWakeUp IS NOT NULL")
+            try Double.fetchOne(db.cachedStatement(sql: "SELECT MIN(nextWakeUp) FROM app WHERE nextWakeUp IS NOT NULL"))
         }.map { Date(timeIntervalSince1970: $0) }
     }
 }
