@@ -460,15 +460,22 @@ package actor DaemonEngine {
     }
 
     /// Makes room in the cache when it is full, keeping `app` (about to be used).
+    ///
+    /// A few apps leave at a time, not half the cache at once: freeing thousands of apps' requests in
+    /// one go held the engine for tens of milliseconds, and every call waited.
     private func trimCache(keeping app: String) {
         guard cache.count >= configuration.cachedApps else { return }
+        let target = max(0, configuration.cachedApps - Self.appsEvictedAtOnce)
         // An app whose last step is not saved yet stays: the store does not have its state.
         for bundleIdentifier in cache.keys
         where bundleIdentifier != app && connections[bundleIdentifier] == nil && unsavedSteps[bundleIdentifier] == nil {
             forget(bundleIdentifier)
-            if cache.count <= configuration.cachedApps / 2 { break }
+            if cache.count <= target { break }
         }
     }
+
+    /// How many apps leave a full cache together.
+    static let appsEvictedAtOnce = 16
 
     /// Carries out a step's effects, each where ``NotificationCenterMachine/Effect/routes`` sends it.
     private func carryOut(_ effects: [NotificationCenterMachine.Effect], for app: String) {
