@@ -55,8 +55,8 @@ struct DaemonBenchmarks: AsyncParsableCommand {
         }
 
         let step = try StepCost.measure(perApp: perApp)
-        print("An add to an app with \(perApp) pending writes \(step.bytes) bytes, encoded in \(DaemonReport.ms(step.encodeSeconds));"
-            + " loading the app decodes it in \(DaemonReport.ms(step.decodeSeconds))")
+        print("An add to an app with \(perApp) pending writes \(step.bytes) bytes, encoded in \(DaemonReport.microseconds(step.encodeSeconds));"
+            + " loading the app builds it in \(DaemonReport.microseconds(step.decodeSeconds))")
 
         let raw = try RawSQLiteReference.measure(in: root)
         print("Raw SQLite on this disk: \(String(format: "%.0f", raw.rowsPerSecond)) rows/s of \(raw.rowBytes) bytes, in transactions of 64")
@@ -92,6 +92,7 @@ extension DaemonReport {
     }
 
     static func ms(_ seconds: Double) -> String { String(format: "%.1f ms", seconds * 1000) }
+    static func microseconds(_ seconds: Double) -> String { String(format: "%.0f µs", seconds * 1_000_000) }
     static func mib(_ bytes: Int) -> String { String(format: "%.1f MiB", Double(bytes) / 1_048_576) }
 
     var startUp: Double { Self.percentile(startUpSeconds, 50) }

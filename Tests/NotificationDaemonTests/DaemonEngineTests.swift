@@ -180,6 +180,31 @@ import Testing
         }
     }
 
+    @Test func whatFellDueBeforeARefusedCallStillHappensAndIsKept() async throws {
+        let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
+        let clock = ManualDaemonClock()
+        let engine = try await engine(at: path, clock: clock)
+        _ = try await engine.registerApp("com.example.due")
+        _ = try await engine.authorize("com.example.due", .grant)
+        try await engine.add("com.example.due", request("soon", .timeInterval(60, repeats: false)))
+        let events = await engine.watch().events
+        clock.advance(by: 61)
+        // The next call is refused (nothing to show); the trigger that fell due before it still fires,
+        // then, without waiting for any later step.
+        let empty = NotificationRequest(identifier: "empty", content: NotificationContent(), trigger: nil)
+        await #expect(throws: DaemonError.self) { try await engine.add("com.example.due", empty) }
+        let shown = try await withDeadline("the notification that fell due") { () -> String? in
+            for await event in events {
+                if case .presented(_, let shown) = event { return shown.notification.request.identifier }
+            }
+            return nil
+        }
+        #expect(shown == "soon")
+        let restarted = try await self.engine(at: path, clock: clock)
+        #expect(try await restarted.visibleNotifications("com.example.due").map(\.notification.request.identifier) == ["soon"])
+        #expect(try await restarted.pendingRequests("com.example.due").isEmpty)
+    }
+
     @Test func aRenewedKeyStopsTheOldOneAtOnceThoughItWasRemembered() async throws {
         let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
         let engine = try await engine(at: path, clock: ManualDaemonClock())

@@ -97,6 +97,23 @@ import Testing
         #expect(ObservableState(loaded) == ObservableState(try Self.fullMachine()))
     }
 
+    @Test func aRequestWhoseStoredContentIsDamagedLoadsAndSaysSo() async throws {
+        let path = try makeTestDirectory().appendingPathComponent("store.sqlite").path
+        let store = try SQLiteDaemonStore(path: path)
+        let queue = try DatabaseQueue(path: path)
+        try await queue.write { db in
+            try db.execute(sql: Self.version4Rows)
+            try db.execute(sql: "UPDATE pending SET content = CAST('{not json' AS BLOB) WHERE identifier = 'in-an-hour'")
+        }
+        try queue.close()
+        let loaded = try #require(try await store.app("com.example.kept")).machine
+        let requests = Dictionary(uniqueKeysWithValues: loaded.pendingRequests.map { ($0.request.identifier, $0.request) })
+        #expect(requests.count == 3, "nothing else is lost")
+        #expect(requests["in-an-hour"]?.content == .unreadable)
+        #expect(requests["in-an-hour"]?.trigger == .timeInterval(3600, repeats: false))
+        #expect(requests["every-noon"]?.content.title == "Lunch")
+    }
+
     /// The rows the store writes for ``fullMachine()``, as this version writes them.
     static let version4Rows = #"""
         INSERT INTO app VALUES ('com.example.kept', 'kept', NULL, 788918400.0, 6, CAST('{"appState":"notRunning","awaitingPresentation":[],"awaitingResponse":[],"badge":3,"calendar":{"current":0,"firstWeekday":1,"identifier":"gregorian","locale":{"current":0,"identifier":""},"minimumDaysInFirstWeek":1,"timeZone":{"identifier":"Etc\/UTC"}},"configuration":{"pendingRequestLimit":64,"responseTimeout":30,"visibleLimit":100,"willPresentTimeout":5},"deadlines":[],"isAppReachable":false,"isDeviceLocked":false,"promptOptions":0,"settings":{"alertSetting":2,"alertStyle":1,"announcementSetting":1,"authorizationStatus":2,"badgeSetting":2,"carPlaySetting":1,"criticalAlertSetting":1,"directMessagesSetting":0,"lockScreenSetting":2,"notificationCenterSetting":2,"providesAppNotificationSettings":false,"scheduledDeliverySetting":1,"showPreviewsSetting":1,"soundSetting":2,"timeSensitiveSetting":1},"timeZone":{"identifier":"GMT"}}' AS BLOB), CAST('[{"actions":[{"identifier":"reply","options":0,"textInput":{"buttonTitle":"Send","placeholder":"Message"},"title":"Reply"},{"identifier":"delete","options":2,"title":"Delete"}],"categorySummaryFormat":"","hiddenPreviewsBodyPlaceholder":"","identifier":"message","intentIdentifiers":[],"options":1}]' AS BLOB), 1767229200.0, 'a-run', 1, 1);
