@@ -5,16 +5,19 @@ internal import NotificationCore
 
 /// The daemon's store in one SQLite file (WAL mode), through GRDB.
 ///
-/// Each app is a row with its key hash, launch command, its machine's small core, its categories, and
-/// the time it next has something due (indexed, so finding what is due costs a B-tree lookup however
-/// many apps there are). Its pending requests, the notifications the person can see and what waits
-/// for the app are rows of their own tables, keyed by the app: a step writes the core and the rows it
-/// changed, never the app's whole state. Every save is one transaction, so a crash at any moment
-/// leaves either the state before a step or the state after it.
+/// Each app is a row with its key hash, launch command, its machine's time and sequence, its small
+/// core, its categories, and the time it next has something due (indexed, so finding what is due costs
+/// a B-tree lookup however many apps there are). Its pending requests, the notifications the person
+/// can see and what waits for the app are rows of their own tables, keyed by the app: a step writes
+/// the rows it changed, the app's time and sequence, and its core and categories only when they
+/// changed, never the app's whole state. Every save is one transaction, so a crash at any moment leaves
+/// either the state before a step or the state after it.
 ///
-/// The schema is versioned by its migrations. Each row's payload is JSON of the model types
-/// (`NotificationRequest`, `VisibleNotification`, the machine's `Core`); `StoreFormatTests` pins the
-/// stored form so a change to those types that would make stored rows unreadable fails a test.
+/// The schema is versioned by its migrations. A pending request's trigger is in columns (its kind,
+/// whether it repeats, its interval; date components and regions as JSON); the other payloads are JSON
+/// of the model types (`NotificationContent`, `VisibleNotification`, the machine's `Core`), decoded
+/// lazily or once for identical bytes. `StoreFormatTests` pins the stored form, so a change to those
+/// types that would make stored rows unreadable fails a test.
 package final class SQLiteDaemonStore: DaemonStore {
     private let database: DatabasePool
     /// Where the database file is.
