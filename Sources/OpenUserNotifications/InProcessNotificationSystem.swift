@@ -152,11 +152,7 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     /// Processes everything due by the time source's current time, then arranges the next wake-up.
     package func catchUp() {
         let now = time.now
-        while mutate({ shell -> Bool in
-            guard let effects = shell.machine.advance(to: now) else { return false }
-            for effect in effects { schedule(effect, in: &shell) }
-            return true
-        }) {}
+        step { machine in machine.catchUp(to: now).effects }
         rearmWakeUp()
     }
 

@@ -35,6 +35,19 @@ import Testing
         }
     }
 
+    @Test func catchingUpIsBoundedAndPicksUpWhereItStopped() throws {
+        var machine = stoppedApp()
+        _ = try machine.add(request("minutely", .timeInterval(60, repeats: true)))
+        let tenMinutesLater = Self.t0.addingTimeInterval(600)
+        let first = machine.catchUp(to: tenMinutesLater, atMost: 3)
+        #expect(first.wakeUps == 3)
+        #expect(first.effects.count { if case .presented = $0 { true } else { false } } == 3)
+        let rest = machine.catchUp(to: tenMinutesLater)
+        #expect(rest.wakeUps == 7, "the fires at 4 to 10 minutes, in order")
+        #expect(machine.catchUp(to: tenMinutesLater).wakeUps == 0)
+        #expect(machine.nextWakeUpDate() == Self.t0.addingTimeInterval(660))
+    }
+
     @Test func responsesForAStoppedAppWaitAndArriveInOrderWhenItConnects() throws {
         var machine = stoppedApp()
         for id in ["a", "b", "c"] { _ = try machine.add(request(id)) }

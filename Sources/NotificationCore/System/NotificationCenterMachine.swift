@@ -410,6 +410,22 @@ package struct NotificationCenterMachine: Sendable, Codable {
         }
     }
 
+    /// Brings the machine up to `date`: carries out, in order, at most `limit` of the triggers and
+    /// deadlines that fell due by then. Every system catches up through this before it applies an
+    /// input, so that what fell due happens first.
+    ///
+    /// - Returns: the effects, in order, and how many wake-ups were carried out (fewer than `limit`
+    ///   means nothing more is due by `date`).
+    package mutating func catchUp(to date: Date, atMost limit: Int = .max) -> (effects: [Effect], wakeUps: Int) {
+        var effects: [Effect] = []
+        var wakeUps = 0
+        while wakeUps < limit, let due = advance(to: date) {
+            effects += due
+            wakeUps += 1
+        }
+        return (effects, wakeUps)
+    }
+
     /// Changes the device's time zone: calendar triggers that do not name a zone follow the device.
     package mutating func changeTimeZone(_ newTimeZone: TimeZone) {
         timeZone = newTimeZone

@@ -275,11 +275,8 @@ package actor DaemonEngine {
         let now = clock.now
         // Bounded: an app with more due than this at once is caught up by the scheduler over several
         // steps, taking turns with every other app that has something due.
-        var wakeUps = 0
-        while wakeUps < Self.wakeUpsPerStep, let due = machine.advance(to: now) {
-            effects += due
-            wakeUps += 1
-        }
+        let (due, wakeUps) = machine.catchUp(to: now, atMost: Self.wakeUpsPerStep)
+        effects += due
         caughtUp = caughtUp || wakeUps > 0
         let value: T
         do {
