@@ -110,6 +110,8 @@ struct RespondCommand: AsyncParsableCommand {
             body = LocalAPI.Respond(kind: "action", actionIdentifier: action)
         }
         try await admin.call(.POST, "/v1/admin/apps/\(segment(target.bundleIdentifier))/notifications/\(segment(identifier))/respond", body: body)
+        print("Done: \(body.kind) \(body.actionIdentifier.map { "\($0) " } ?? "")on \(identifier) of \(target.bundleIdentifier)."
+            + " The app receives it now if it runs, or when it next starts.")
     }
 }
 

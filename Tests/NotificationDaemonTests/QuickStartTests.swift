@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// The README's quick start, as a person follows it: the real `unotify serve`, `unotify watch` typed
-/// into, and the real example app, each its own process.
+/// into, `unotify respond`, and the real example app, each its own process.
 @Suite(.timeLimit(.minutes(2))) struct QuickStartTests {
     /// The environment the README's commands run in: one data directory and socket for all of them.
     static func environment(_ directory: URL) -> [String: String] {
@@ -42,10 +42,25 @@ import Testing
         try watch.type("1 INPUT all done")
         try await app.line(containing: "the person replied to \"daily-report\": all done")
         try await watch.line(containing: "[com.example.todo] received INPUT \"all done\" for daily-report")
+        await app.interrupt()
+
+        // Then: the app schedules again and is stopped once the reminder arrived; the person acts on it
+        // while the app is not running; the app started again receives what waited for it.
+        let appEnvironment = environment.merging(["UNOTIFY_APP_ID": "com.example.todo"]) { $1 }
+        let again = try ChildProcess(ChildProcess.built("todo-example"), ["--schedule", "2"], environment: appEnvironment, name: "todo-example again")
+        try await again.line(containing: "arrived while running: 📌 Daily reminder")
+        await again.interrupt()
+        try await watch.line(containing: "[com.example.todo] is notRunning")
+        let respond = try ChildProcess(unotify, ["respond", "daily-report", "--action", "MARK_DONE"], environment: environment, name: "unotify respond")
+        try await respond.line(containing: "Done: action MARK_DONE on daily-report of com.example.todo.")
+        #expect(await respond.waitUntilExit() == 0)
+        let restarted = try ChildProcess(ChildProcess.built("todo-example"), [], environment: appEnvironment, name: "todo-example restarted")
+        try await restarted.line(containing: "the person marked \"daily-report\" done")
+        try await watch.line(containing: "[com.example.todo] received MARK_DONE for daily-report")
 
         try watch.endInput()
         #expect(await watch.waitUntilExit() == 0, "Ctrl-D ends the watch")
-        await app.stop()
+        await restarted.stop()
         await serve.stop()
     }
 

@@ -143,6 +143,12 @@ final class ChildProcess: Sendable {
 
     var isRunning: Bool { process.isRunning }
 
+    /// Sends Ctrl-C (SIGINT), as a person stops a program in a terminal, and waits until it has exited.
+    func interrupt() async {
+        if process.isRunning { _ = Foundation.kill(process.processIdentifier, SIGINT) }
+        await waitUntilExit()
+    }
+
     /// Stops the process (SIGTERM, or SIGKILL) and waits until it has exited.
     func stop(kill: Bool = false) async {
         if process.isRunning {
