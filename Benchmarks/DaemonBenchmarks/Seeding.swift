@@ -81,7 +81,11 @@ struct StepCost {
         func encodeStep() throws -> Int {
             _ = try machine.add(NotificationRequest(identifier: "r0", content: BenchmarkApps.content("r0"), trigger: .timeInterval(86_400, repeats: false)))
             let changes = machine.takeChanges()
-            return try (changes.core.map { try encoder.encode($0).count } ?? 0) + 16 + changes.pending.reduce(0) { $0 + (try! encoder.encode($1.request).count) }
+            // The content of each written request (its trigger goes into columns), the core if it changed,
+            // and the time and sequence (16 bytes).
+            var bytes = try changes.core.map { try encoder.encode($0).count } ?? 0
+            for entry in changes.pending { bytes += try encoder.encode(entry.request.content).count }
+            return bytes + 16
         }
         _ = try encodeStep()
         cost.bytes = try encodeStep()

@@ -59,10 +59,8 @@ extension NotificationCenterMachine {
         }
     }
 
-    /// What a store writes for one step, or for a whole machine.
+    /// What a store writes for one step, or for a whole new machine.
     package struct Changes: Sendable {
-        /// Whether these are all of the machine's rows, replacing whatever was stored.
-        package var isWhole: Bool
         /// The machine's time, and the next number it gives out: they move at almost every step.
         package var now: Date
         package var nextSequence: UInt64
@@ -96,7 +94,6 @@ extension NotificationCenterMachine {
         let changedCore = current == recordedCore ? nil : current
         recordedCore = current
         return Changes(
-            isWhole: false,
             now: now,
             nextSequence: nextSequence,
             core: changedCore,
@@ -119,7 +116,6 @@ extension NotificationCenterMachine {
         categoriesChanged = false
         recordedCore = core
         return Changes(
-            isWhole: true,
             now: now,
             nextSequence: nextSequence,
             core: recordedCore,

@@ -367,11 +367,6 @@ package final class SQLiteDaemonStore: DaemonStore {
                     if let changed = changes.categories {
                         try categories.execute(arguments: [try Self.encoder.encode(changed), save.bundleIdentifier])
                     }
-                    if changes.isWhole {
-                        for table in ["pending", "delivered", "queued"] {
-                            try db.execute(sql: "DELETE FROM \(table) WHERE app = ?", arguments: [save.bundleIdentifier])
-                        }
-                    }
                     try Self.writeRows(db, of: save.bundleIdentifier, changes)
                 }
             }
