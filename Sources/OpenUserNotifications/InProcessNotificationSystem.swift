@@ -457,18 +457,17 @@ package final class WallClockTimeSource: NotificationTimeSource {
     package var now: Date { Date() }
 
     package func scheduleWakeUp(at date: Date?, wake: @escaping @Sendable () -> Void) {
-        let previous = timer.withLock { current -> (any DispatchSourceTimer)? in
-            defer { current = nil }
-            return current
+        // One swap under the lock, so two calls at once never leave an uncancelled timer behind.
+        timer.withLock { current in
+            current?.cancel()
+            current = nil
+            guard let date else { return }
+            let source = DispatchSource.makeTimerSource(queue: queue)
+            source.schedule(deadline: .now() + max(0, date.timeIntervalSinceNow), leeway: .milliseconds(1))
+            source.setEventHandler(handler: wake)
+            source.resume()
+            current = source
         }
-        previous?.cancel()
-        guard let date else { return }
-        let source = DispatchSource.makeTimerSource(queue: queue)
-        let delay = max(0, date.timeIntervalSinceNow)
-        source.schedule(deadline: .now() + delay, leeway: .milliseconds(1))
-        source.setEventHandler(handler: wake)
-        source.resume()
-        timer.withLock { $0 = source }
     }
 }
 

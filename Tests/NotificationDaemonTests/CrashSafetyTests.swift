@@ -35,8 +35,8 @@ final class DaemonProcess: Sendable {
         process.standardOutput = FileHandle.nullDevice
         let (listening, continuation) = AsyncStream<Void>.makeStream()
         let log = Mutex("")
-        errors.fileHandleForReading.readabilityHandler = { handle in
-            let text = String(decoding: handle.availableData, as: UTF8.self)
+        PipeReader.start(errors.fileHandleForReading, name: "unotify daemon") { data in
+            let text = String(decoding: data, as: UTF8.self)
             let all = log.withLock { $0 += text; return $0 }
             if all.contains("local API listening") { continuation.yield() }
             if text.isEmpty { continuation.finish() }

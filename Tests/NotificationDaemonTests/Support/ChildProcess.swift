@@ -42,8 +42,7 @@ final class ChildProcess: Sendable {
         self.process = process
         self.input = input
         let output = self.output
-        combined.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
+        PipeReader.start(combined.fileHandleForReading, name: self.name) { data in
             let ready = output.withLock { state -> [(CheckedContinuation<String?, Never>, String?)] in
                 if data.isEmpty {
                     state.ended = true
@@ -67,7 +66,6 @@ final class ChildProcess: Sendable {
                 }
                 return resumed
             }
-            if data.isEmpty { handle.readabilityHandler = nil }
             for (continuation, line) in ready { continuation.resume(returning: line) }
         }
         let exit = self.exit
