@@ -192,6 +192,7 @@ if Context.environment["OUN_BENCHMARKS"] != nil {
                 "NotificationDaemon",
                 "NotificationDaemonClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Benchmarks/DaemonBenchmarks",

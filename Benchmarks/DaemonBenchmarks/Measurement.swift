@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import BenchmarkSupport
 import Foundation
 import NotificationCore
@@ -185,6 +186,12 @@ struct DaemonMeasurement {
     }
 
     private func addLoad() async throws -> (adds: Int, latencies: [Double], seconds: Double) {
+        // One connection per client, as `concurrency` app processes would hold: HTTPClient's pool
+        // otherwise keeps at most 8 connections to a host, and the other clients would queue behind them.
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: concurrency)
+        let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        defer { Task { try? await http.shutdown() } }
         let began = ContinuousClock.now
         let deadline = began + .milliseconds(Int64(loadSeconds * 1000))
         let results = try await withThrowingTaskGroup(of: [Double].self) { group in
@@ -195,7 +202,7 @@ struct DaemonMeasurement {
                     while ContinuousClock.now < deadline {
                         let app = Int(generator.next() % UInt64(apps))
                         let identifier = "r\(generator.next() % 64)"
-                        let client = LocalAPIClient(socketPath: socketPath, key: BenchmarkApps.key(app))
+                        let client = LocalAPIClient(socketPath: socketPath, key: BenchmarkApps.key(app), http: http)
                         let request = NotificationRequest(identifier: identifier, content: BenchmarkApps.content(identifier),
                                                           trigger: .timeInterval(3 * 86_400, repeats: false))
                         let start = ContinuousClock.now

@@ -13,9 +13,9 @@ struct RawSQLiteReference {
     static func measure(in directory: URL, rows: Int = 64 * 200, perTransaction: Int = 64) throws -> RawSQLiteReference {
         let path = directory.appendingPathComponent("raw-reference.sqlite").path
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-        var configuration = Configuration()
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
-        let database = try DatabasePool(path: path, configuration: configuration)
+        let database = try DatabasePool(path: path)
+        // After the pool opens: opening it in WAL mode sets NORMAL, as the daemon's store knows.
+        try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         try database.write { db in
             try db.execute(sql: "CREATE TABLE pending (app TEXT NOT NULL, identifier TEXT NOT NULL, request BLOB NOT NULL, nextFireDate DOUBLE, PRIMARY KEY (app, identifier))")
         }

@@ -56,6 +56,15 @@ import Testing
         CREATE TABLE device (id INTEGER PRIMARY KEY CHECK (id = 1), locked BOOLEAN NOT NULL, latitude DOUBLE, longitude DOUBLE, timeZone TEXT);
         """
 
+    /// A commit is synced to the disk before the call that made it is answered (`synchronous = FULL`
+    /// on the writer), in a new database and in one opened again: a WAL pool sets NORMAL by itself,
+    /// which survives a crash of the daemon but not a power loss.
+    @Test func everyCommitIsSyncedToTheDisk() async throws {
+        let path = try makeTestDirectory().appendingPathComponent("unotify.sqlite").path
+        #expect(try await SQLiteDaemonStore(path: path).writerSynchronousLevel() == 2)
+        #expect(try await SQLiteDaemonStore(path: path).writerSynchronousLevel() == 2)
+    }
+
     @Test func aDatabaseOfTheEarlierFormatIsMigratedWithEveryAppsState() async throws {
         let path = try makeTestDirectory().appendingPathComponent("store.sqlite").path
         var machine = try Self.fullMachine()

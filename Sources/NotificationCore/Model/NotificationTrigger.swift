@@ -93,6 +93,15 @@ package struct NotificationRequest: Sendable, Hashable, Codable {
     /// as it is.
     package var encodedContent: Data? { contentBox.undecoded }
 
+    /// The files of the content's attachments. Content still encoded whose JSON never names
+    /// attachments has none, and is not decoded to find out (removing or replacing a request asks).
+    package var attachmentURLs: [URL] {
+        if let encoded = contentBox.undecoded, encoded.firstRange(of: Self.attachmentsKey) == nil { return [] }
+        return content.attachments.map(\.url)
+    }
+
+    private static let attachmentsKey = Data("attachments".utf8)
+
     private enum CodingKeys: String, CodingKey {
         case identifier, content, trigger
     }
@@ -125,7 +134,6 @@ package struct NotificationRequest: Sendable, Hashable, Codable {
     }
 }
 
-/// An immutable, shared copy of a request's content.
 /// A request's content, shared by the copies of the request; decoded on first use when it was
 /// loaded encoded.
 private final class ContentBox: Sendable {

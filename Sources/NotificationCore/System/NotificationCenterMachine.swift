@@ -293,9 +293,12 @@ package struct NotificationCenterMachine: Sendable, Codable {
     /// Keeps the soonest-firing requests within the limit (a repeating request counts once) and discards
     /// the rest, latest-firing first; among requests firing at the same time the newest goes first.
     private mutating func enforcePendingLimit() -> [Effect] {
-        guard let limit = configuration.pendingRequestLimit else { return [] }
+        guard let limit = configuration.pendingRequestLimit, pending.count > limit else { return [] }
+        // Counted before anything is copied: almost every add stays within the limit.
+        var datedCount = 0
+        for (_, entry) in pending.dictionary where entry.nextFireDate != nil { datedCount += 1 }
+        guard datedCount > limit else { return [] }
         let dated = pending.values.filter { $0.nextFireDate != nil }
-        guard dated.count > limit else { return [] }
         let overflow = dated.sorted {
             ($0.nextFireDate!, $0.sequence) > ($1.nextFireDate!, $1.sequence)
         }.prefix(dated.count - limit)
@@ -694,7 +697,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
 
     /// Notes that `request` left the machine: its attachment files may no longer be needed.
     private mutating func release(_ request: NotificationRequest) {
-        for attachment in request.content.attachments { releasedAttachments.insert(attachment.url) }
+        for url in request.attachmentURLs { releasedAttachments.insert(url) }
     }
 
     /// The attachment files that nothing in the machine refers to any more, since the last call: the
@@ -705,7 +708,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
         defer { releasedAttachments.removeAll() }
         var referenced = Set<URL>()
         func note(_ request: NotificationRequest) {
-            for attachment in request.content.attachments { referenced.insert(attachment.url) }
+            for url in request.attachmentURLs { referenced.insert(url) }
         }
         for entry in pending.values { note(entry.request) }
         for shown in visible.values { note(shown.notification.request) }

@@ -462,13 +462,18 @@ package actor DaemonEngine {
     /// one go held the engine for tens of milliseconds, and every call waited.
     private func trimCache(keeping app: String) {
         guard cache.count >= configuration.cachedApps else { return }
-        let target = max(0, configuration.cachedApps - Self.appsEvictedAtOnce)
-        // An app whose last step is not saved yet stays: the store does not have its state.
+        let count = cache.count - max(0, configuration.cachedApps - Self.appsEvictedAtOnce)
+        // An app whose last step is not saved yet stays: the store does not have its state. The apps
+        // are chosen first and removed after: removing while iterating `cache.keys` would copy the
+        // whole cache (the keys view shares its storage).
+        var leaving: [String] = []
+        leaving.reserveCapacity(count)
         for bundleIdentifier in cache.keys
         where bundleIdentifier != app && connections[bundleIdentifier] == nil && unsavedSteps[bundleIdentifier] == nil {
-            forget(bundleIdentifier)
-            if cache.count <= target { break }
+            leaving.append(bundleIdentifier)
+            if leaving.count >= count { break }
         }
+        for bundleIdentifier in leaving { forget(bundleIdentifier) }
     }
 
     /// How many apps leave a full cache together.

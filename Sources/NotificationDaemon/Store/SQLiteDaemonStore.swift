@@ -31,12 +31,12 @@ package final class SQLiteDaemonStore: DaemonStore {
         self.path = path
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
-        configuration.prepareDatabase { db in
-            // NORMAL is durable across a process crash in WAL mode; FULL also survives power loss.
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-        }
         do {
             database = try DatabasePool(path: path, configuration: configuration)
+            // Every commit synced before a call is answered: NORMAL is durable across a process
+            // crash in WAL mode, FULL also across a power loss. Set on the writer after the pool
+            // opens, because opening a pool in WAL mode sets NORMAL (after `prepareDatabase` runs).
+            try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
             try Self.migrator.migrate(database)
         } catch {
             throw DaemonError(
@@ -436,6 +436,11 @@ package final class SQLiteDaemonStore: DaemonStore {
                 )
             }
         }
+    }
+
+    /// The writer's `PRAGMA synchronous` level (2 = FULL: each commit is synced before it returns).
+    package func writerSynchronousLevel() async throws(DaemonError) -> Int {
+        try await write { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
     }
 
     package func saveDeviceState(_ state: DeviceState) async throws(DaemonError) {
