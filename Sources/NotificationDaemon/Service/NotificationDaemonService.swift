@@ -113,9 +113,15 @@ struct SchedulerService: Service {
 
     func run() async {
         await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                let next = await engine.processDue()
-                await engine.waitForWork(until: next)
+            // At a higher priority than the local API's calls: the engine's actor runs waiting jobs
+            // highest priority first, so a due notification does not queue behind a flood of adds.
+            await withDiscardingTaskGroup { group in
+                group.addTask(priority: .high) {
+                    while !Task.isCancelled {
+                        let next = await engine.processDue()
+                        await engine.waitForWork(until: next)
+                    }
+                }
             }
         }
     }
