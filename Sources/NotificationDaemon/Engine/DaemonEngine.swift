@@ -81,6 +81,11 @@ package actor DaemonEngine {
     private var resumeEffects: [String: [NotificationCenterMachine.Effect]] = [:]
     /// Reads of apps from the store under way, shared by the callers that wait for them.
     private var loads: [String: Load] = [:]
+    /// Apps read ahead of their next wake-up, and when: they stay in the cache until they are
+    /// stepped, or for a few read-ahead intervals (their wake-up may have moved meanwhile).
+    private var readAhead: [String: Date] = [:]
+    /// Whether a read-ahead is under way (one at a time).
+    private var isReadingAhead = false
     /// The app each key belongs to, once looked up.
     private let keys = KeyCache()
     /// Steps whose saves wait for the next group commit, in order, and what follows it.
@@ -254,6 +259,7 @@ package actor DaemonEngine {
     ) async throws -> (T, UInt64) {
         // The only suspension: from here on the step runs to its end without letting another in.
         _ = try await loaded(bundleIdentifier)
+        readAhead.removeValue(forKey: bundleIdentifier)
         // Out of the cache while it changes, so that it changes in place instead of as a copy.
         guard var machine = cache.removeValue(forKey: bundleIdentifier) else {
             preconditionFailure("an app just loaded is in the cache")
@@ -451,6 +457,7 @@ package actor DaemonEngine {
     /// Drops an app from memory; it is read from the store when next needed (and resumed again if it
     /// was resumed and not saved since).
     private func forget(_ bundleIdentifier: String) {
+        readAhead.removeValue(forKey: bundleIdentifier)
         cache.removeValue(forKey: bundleIdentifier)
         launchCommands.removeValue(forKey: bundleIdentifier)
         resumeEffects.removeValue(forKey: bundleIdentifier)
@@ -469,7 +476,9 @@ package actor DaemonEngine {
         var leaving: [String] = []
         leaving.reserveCapacity(count)
         for bundleIdentifier in cache.keys
-        where bundleIdentifier != app && connections[bundleIdentifier] == nil && unsavedSteps[bundleIdentifier] == nil {
+        where bundleIdentifier != app && connections[bundleIdentifier] == nil && unsavedSteps[bundleIdentifier] == nil
+            && readAhead[bundleIdentifier] == nil
+        {
             leaving.append(bundleIdentifier)
             if leaving.count >= count { break }
         }
@@ -957,8 +966,31 @@ package actor DaemonEngine {
                 return now.addingTimeInterval(Self.retryDelay)
             }
         }
-        return try? await store.earliestWakeUp()
+        let next = try? await store.earliestWakeUp()
+        if let next, next.timeIntervalSince(now) < Self.readAheadInterval { startReadingAhead(from: now) }
+        return next
     }
+
+    /// Reads the apps due within ``readAheadInterval`` into the cache, off the scheduler's path, so
+    /// that firing them waits for no read of the store (behind every other app's read, under load).
+    private func startReadingAhead(from now: Date) {
+        guard !isReadingAhead else { return }
+        isReadingAhead = true
+        let stale = now.addingTimeInterval(-10 * Self.readAheadInterval)
+        readAhead = readAhead.filter { $0.value > stale }
+        Task(priority: .high) {
+            defer { self.isReadingAhead = false }
+            guard let due = try? await store.appsDue(by: now.addingTimeInterval(Self.readAheadInterval), limit: Self.appsPerRound) else { return }
+            // Never more than a quarter of the cache: the rest stays for the apps in use.
+            for bundleIdentifier in due where cache[bundleIdentifier] == nil && readAhead.count < configuration.cachedApps / 4 {
+                guard (try? await loaded(bundleIdentifier)) != nil else { continue }
+                readAhead[bundleIdentifier] = now
+            }
+        }
+    }
+
+    /// How far ahead of their wake-up apps are read into the cache, in seconds.
+    static let readAheadInterval: TimeInterval = 1
 
     /// How many apps one round of the scheduler steps at most.
     static let appsPerRound = 256

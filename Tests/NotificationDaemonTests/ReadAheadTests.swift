@@ -1,0 +1,72 @@
+import Foundation
+import NotificationCore
+@testable import NotificationDaemon
+import Synchronization
+import Testing
+
+/// A real SQLite store that counts how often each app is read from it.
+final class CountingStore: DaemonStore {
+    let base: SQLiteDaemonStore
+    private let reads = Mutex<[String: Int]>([:])
+
+    init(path: String) throws { base = try SQLiteDaemonStore(path: path) }
+
+    func reads(of app: String) -> Int { reads.withLock { $0[app, default: 0] } }
+
+    func app(_ bundleIdentifier: String) async throws(DaemonError) -> StoredApp? {
+        reads.withLock { $0[bundleIdentifier, default: 0] += 1 }
+        return try await base.app(bundleIdentifier)
+    }
+
+    func insert(_ app: StoredApp) async throws(DaemonError) { try await base.insert(app) }
+    func bundleIdentifier(forKeyHash keyHash: String) async throws(DaemonError) -> String? { try await base.bundleIdentifier(forKeyHash: keyHash) }
+    func save(_ saves: [AppSave], bootID: String) async throws(DaemonError) { try await base.save(saves, bootID: bootID) }
+    func replaceKey(of bundleIdentifier: String, with keyHash: String) async throws(DaemonError) { try await base.replaceKey(of: bundleIdentifier, with: keyHash) }
+    func delete(_ bundleIdentifier: String) async throws(DaemonError) { try await base.delete(bundleIdentifier) }
+    func apps() async throws(DaemonError) -> [(bundleIdentifier: String, launchCommand: String?)] { try await base.apps() }
+    func appsDue(by date: Date, limit: Int) async throws(DaemonError) -> [String] { try await base.appsDue(by: date, limit: limit) }
+    func appsWatchingLocation() async throws(DaemonError) -> [String] { try await base.appsWatchingLocation() }
+    func appsShowingNotifications() async throws(DaemonError) -> [String] { try await base.appsShowingNotifications() }
+    func postponeWakeUp(of bundleIdentifier: String, to date: Date) async throws(DaemonError) { try await base.postponeWakeUp(of: bundleIdentifier, to: date) }
+    func deviceState() async throws(DaemonError) -> DeviceState? { try await base.deviceState() }
+    func saveDeviceState(_ state: DeviceState) async throws(DaemonError) { try await base.saveDeviceState(state) }
+    func earliestWakeUp() async throws(DaemonError) -> Date? { try await base.earliestWakeUp() }
+}
+
+/// An app about to fire is read into the engine's cache before its time, so that firing it does not
+/// wait for the store (behind every other app's read, when the daemon is busy).
+@Suite(.timeLimit(.minutes(1))) struct ReadAheadTests {
+    @Test func anAppThatLeftTheCacheIsReadBackBeforeItsNotificationIsDue() async throws {
+        let store = try CountingStore(path: makeTestDirectory().appendingPathComponent("db.sqlite").path)
+        let clock = ManualDaemonClock()
+        var configuration = DaemonEngine.Configuration()
+        configuration.timeZone = TimeZone(identifier: "UTC")!
+        configuration.cachedApps = 4
+        let engine = await DaemonEngine(store: store, clock: clock, configuration: configuration, launcher: { _, _ in })
+        var content = NotificationContent()
+        content.title = "Stand up"
+        _ = try await engine.registerApp("com.example.due")
+        _ = try await engine.authorize("com.example.due", .grant)
+        try await engine.add("com.example.due", NotificationRequest(identifier: "stand-up", content: content, trigger: .timeInterval(10, repeats: false)))
+        // Other apps push it out of the cache.
+        for index in 0..<8 {
+            _ = try await engine.registerApp("com.example.other\(index)")
+            _ = try await engine.authorize("com.example.other\(index)", .grant)
+        }
+        let readsBefore = store.reads(of: "com.example.due")
+
+        // Half a second before it is due, the scheduler's round reads it back, once.
+        clock.advance(by: 9.5)
+        #expect(await engine.processDue() == clock.now.addingTimeInterval(0.5))
+        let deadline = ContinuousClock.now + .seconds(10)
+        while store.reads(of: "com.example.due") == readsBefore, ContinuousClock.now < deadline { await Task.yield() }
+        #expect(store.reads(of: "com.example.due") == readsBefore + 1, "read ahead of its time")
+
+        // At its time it fires without another read; other apps' steps did not push it out meanwhile.
+        for index in 0..<8 { _ = try await engine.authorize("com.example.other\(index)", .grant) }
+        clock.advance(by: 0.5)
+        _ = await engine.processDue()
+        #expect(store.reads(of: "com.example.due") == readsBefore + 1, "fired from the cache")
+        #expect(try await engine.deliveredNotifications("com.example.due").map(\.request.identifier) == ["stand-up"])
+    }
+}
