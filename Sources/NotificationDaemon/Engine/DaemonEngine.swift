@@ -593,15 +593,19 @@ package actor DaemonEngine {
     ///
     /// - Throws: a `DaemonError` with code `notification` and the `UNError` code when it is refused.
     package func add(_ bundleIdentifier: String, _ request: NotificationRequest) async throws {
-        // Refused before any attachment is copied; the machine applies the same rules again.
-        if let failure = RequestRules.failure(for: request) { throw DaemonError(failure) }
         let store = request.content.attachments.isEmpty ? nil : attachmentStore(of: bundleIdentifier)
+        // A request with files to copy is refused before any is copied; the machine's `add` applies
+        // the same rules first to every request, so one without files is checked only there.
+        if store != nil, let failure = RequestRules.failure(for: request) { throw DaemonError(failure) }
         var copies: URL? = nil
         do {
             try await step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(NotificationFailure) in
-                guard PresentationPolicy.allowsDelivery(machine.settings) else { throw NotificationFailure(.notificationsNotAllowed) }
                 var stored = request
-                if let store { (stored, copies) = try store.store(request) }
+                if let store {
+                    // Nothing is copied for an app that may not deliver (`add` refuses it too).
+                    guard PresentationPolicy.allowsDelivery(machine.settings) else { throw NotificationFailure(.notificationsNotAllowed) }
+                    (stored, copies) = try store.store(request)
+                }
                 return ((), try machine.add(stored))
             }
         } catch let failure as NotificationFailure {

@@ -188,13 +188,13 @@ package final class SQLiteDaemonStore: DaemonStore {
         }
     }
 
-    private static let encoder = {
+    fileprivate static let encoder = {
         let encoder = JSONEncoder()
         // The same state is stored as the same bytes, whatever the order of a dictionary.
         encoder.outputFormatting = .sortedKeys
         return encoder
     }()
-    private static let decoder = JSONDecoder()
+    fileprivate static let decoder = JSONDecoder()
     /// Decoded cores and category lists by their stored bytes: most apps of a device hold the same
     /// core (the same settings, calendar and time zone, nothing open), and many the same categories,
     /// so loading one rarely decodes them.
@@ -475,12 +475,6 @@ private struct StoredTrigger {
         self.detail = detail
     }
 
-    private static let encoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return encoder
-    }()
-
     init(_ trigger: NotificationTrigger?) throws {
         repeats = trigger?.repeats ?? false
         switch trigger {
@@ -491,10 +485,10 @@ private struct StoredTrigger {
             interval = seconds
         case .calendar:
             kind = "calendar"
-            detail = try Self.encoder.encode(trigger)
+            detail = try SQLiteDaemonStore.encoder.encode(trigger)
         case .location:
             kind = "location"
-            detail = try Self.encoder.encode(trigger)
+            detail = try SQLiteDaemonStore.encoder.encode(trigger)
         case .push:
             kind = "push"
         }
@@ -505,7 +499,7 @@ private struct StoredTrigger {
         case nil: return nil
         case "timeInterval": return .timeInterval(interval ?? 0, repeats: repeats)
         case "push": return .push
-        default: return try JSONDecoder().decode(NotificationTrigger.self, from: detail ?? Data())
+        default: return try SQLiteDaemonStore.decoder.decode(NotificationTrigger.self, from: detail ?? Data())
         }
     }
 }
