@@ -126,34 +126,33 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
         return value
     }
 
-    /// Runs a step of the machine under the lock, and queues its effects, in order, before the lock is
-    /// released: so effects from steps on different threads are still carried out in step order.
-    private func step(_ body: (inout NotificationCenterMachine) -> [NotificationCenterMachine.Effect]) {
-        mutate { shell in
-            for effect in body(&shell.machine) { schedule(effect, in: &shell) }
+    /// Runs one step of the machine (``NotificationCenterMachine/step(at:device:pending:atMost:_:)``:
+    /// what fell due by now, then `body`) under the lock, and queues its effects, in order, before the
+    /// lock is released: so effects from steps on different threads are still carried out in step
+    /// order. When `body` refuses, only what catching up did is carried out. Then the next wake-up is
+    /// arranged.
+    @discardableResult
+    private func step<Value: Sendable, Failure: Error>(
+        _ body: (inout NotificationCenterMachine) throws(Failure) -> (Value, [NotificationCenterMachine.Effect])
+    ) throws(Failure) -> Value {
+        let now = time.now
+        let result: Result<Value, Failure> = mutate { shell in
+            let step = shell.machine.step(at: now, body)
+            for effect in step.effects { schedule(effect, in: &shell) }
+            return step.result
         }
+        rearmWakeUp()
+        return try result.get()
     }
 
-    /// Like ``step(_:)`` for an input the machine may refuse: nothing is queued when it does.
-    private func step<Failure: Error>(
-        _ body: (inout NotificationCenterMachine) throws(Failure) -> [NotificationCenterMachine.Effect]
-    ) throws(Failure) {
-        let result: Result<Void, Failure> = mutate { shell in
-            do throws(Failure) {
-                for effect in try body(&shell.machine) { schedule(effect, in: &shell) }
-                return .success(())
-            } catch {
-                return .failure(error)
-            }
-        }
-        try result.get()
+    /// A step whose body only returns effects.
+    private func step(_ body: (inout NotificationCenterMachine) -> [NotificationCenterMachine.Effect]) {
+        step { (machine: inout NotificationCenterMachine) throws(Never) in ((), body(&machine)) }
     }
 
     /// Processes everything due by the time source's current time, then arranges the next wake-up.
     package func catchUp() {
-        let now = time.now
-        step { machine in machine.catchUp(to: now).effects }
-        rearmWakeUp()
+        step { _ in [] }
     }
 
     private func rearmWakeUp() {
@@ -313,20 +312,26 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     // MARK: - The app's calls
 
     package func requestAuthorization(options: AuthorizationOptions, completion: @escaping @Sendable (Bool) -> Void) {
-        catchUp()
-        shell.withLock { shell in
+        let now = time.now
+        mutate { shell in
+            // The completion is known before the step runs: the step may answer it at once.
             let call = shell.nextCall
             shell.nextCall += 1
             shell.authorizationCalls[call] = completion
-            for effect in shell.machine.requestAuthorization(options: options, call: call) {
-                schedule(effect, in: &shell)
+            let step = shell.machine.step(at: now) { (machine: inout NotificationCenterMachine) throws(Never) in
+                ((), machine.requestAuthorization(options: options, call: call))
             }
+            for effect in step.effects { schedule(effect, in: &shell) }
         }
+        rearmWakeUp()
     }
 
     package func setCategories(_ categories: [NotificationCategory]) {
         // Apple's call has no error: categories that break the system's rules are ignored.
-        shell.withLock { try? $0.machine.setCategories(categories) }
+        try? step { (machine: inout NotificationCenterMachine) throws(RuleViolation) in
+            try machine.setCategories(categories)
+            return ((), [])
+        }
     }
 
     package func categories(completion: @escaping @Sendable ([NotificationCategory]) -> Void) {
@@ -340,15 +345,15 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     }
 
     package func add(_ request: NotificationRequest, completion: @escaping @Sendable (NotificationFailure?) -> Void) {
-        catchUp()
         let failure: NotificationFailure?
         do throws(NotificationFailure) {
+            // The rules are checked before any file is copied; the step checks them again.
             guard shell.withLock({ PresentationPolicy.allowsDelivery($0.machine.settings) }) else {
                 throw NotificationFailure(.notificationsNotAllowed)
             }
             let (stored, copies) = try attachments.store(request)
             do throws(NotificationFailure) {
-                try step { machine throws(NotificationFailure) in try machine.add(stored) }
+                try step { machine throws(NotificationFailure) in ((), try machine.add(stored)) }
             } catch {
                 attachments.discard(copies)
                 throw error
@@ -357,47 +362,47 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
         } catch {
             failure = error
         }
-        rearmWakeUp()
         reply { completion(failure) }
     }
 
     package func pendingRequests(completion: @escaping @Sendable ([LocalAPI.PendingRequest]) -> Void) {
-        catchUp()
-        let pending = shell.withLock { $0.machine.pendingRequests.map { LocalAPI.PendingRequest(request: $0.request, nextFireDate: $0.nextFireDate) } }
+        let pending = step { machine in
+            (machine.pendingRequests.map { LocalAPI.PendingRequest(request: $0.request, nextFireDate: $0.nextFireDate) }, [])
+        }
         reply { completion(pending) }
     }
 
     package func removePendingRequests(_ identifiers: [String]?) {
-        mutate { shell in
+        step { machine in
             if let identifiers {
-                shell.machine.removePendingRequests(identifiers)
+                machine.removePendingRequests(identifiers)
             } else {
-                shell.machine.removeAllPendingRequests()
+                machine.removeAllPendingRequests()
             }
+            return []
         }
-        rearmWakeUp()
     }
 
     package func deliveredNotifications(completion: @escaping @Sendable ([DeliveredNotification]) -> Void) {
-        catchUp()
-        let delivered = shell.withLock { $0.machine.deliveredNotifications }
+        let delivered = step { machine in (machine.deliveredNotifications, []) }
         reply { completion(delivered) }
     }
 
     package func removeDeliveredNotifications(_ identifiers: [String]?) {
-        mutate { shell in
+        step { machine in
             if let identifiers {
-                shell.machine.removeDeliveredNotifications(identifiers)
+                machine.removeDeliveredNotifications(identifiers)
             } else {
-                shell.machine.removeAllDeliveredNotifications()
+                machine.removeAllDeliveredNotifications()
             }
+            return []
         }
     }
 
     package func setBadgeCount(_ count: Int, completion: @escaping @Sendable (NotificationFailure?) -> Void) {
         let failure: NotificationFailure?
         do throws(NotificationFailure) {
-            try step { machine throws(NotificationFailure) in try machine.setBadgeCount(count) }
+            try step { machine throws(NotificationFailure) in ((), try machine.setBadgeCount(count)) }
             failure = nil
         } catch {
             failure = error
@@ -424,14 +429,12 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
 
     /// The person acts on a notification they can see.
     package func respond(to identifier: String, with action: PersonAction) throws(PersonActionRejection) {
-        catchUp()
-        try step { machine throws(PersonActionRejection) in try machine.respond(to: identifier, with: action) }
-        rearmWakeUp()
+        try step { machine throws(PersonActionRejection) in ((), try machine.respond(to: identifier, with: action)) }
     }
 
     /// The person opens the app's notification settings.
     package func openAppSettings(from identifier: String?) throws(PersonActionRejection) {
-        try step { machine throws(PersonActionRejection) in try machine.openAppSettings(from: identifier) }
+        try step { machine throws(PersonActionRejection) in ((), try machine.openAppSettings(from: identifier)) }
     }
 
     /// Reads the machine under the lock, for observers and tests.
@@ -441,9 +444,7 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
 
     /// Changes the machine (settings, app state, location, time zone…) and carries out the effects.
     package func update(_ body: (inout NotificationCenterMachine) -> [NotificationCenterMachine.Effect]) {
-        catchUp()
         step(body)
-        rearmWakeUp()
     }
 }
 

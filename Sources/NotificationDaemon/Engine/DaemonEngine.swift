@@ -113,12 +113,10 @@ package actor DaemonEngine {
     /// Call numbers start at a random point in each run: a call stored by an earlier run (its prompt
     /// still showing) never shares a number with a call of this one.
     private var nextCall = UInt64.random(in: 0...(UInt64.max / 2))
-    private var timeZone: TimeZone
     /// The device's state, kept once for every app and brought to each app at its next step: a lock
     /// or a move does not load every app. Saved in the store, so it survives a restart; a device never
     /// changed starts unlocked, its location unknown, in the configured time zone.
-    private var isDeviceLocked = false
-    private var location: Coordinate?
+    private var device: DeviceConditions
     private let workSignal = WorkSignal()
 
     /// Creates an engine over `store`.
@@ -136,12 +134,13 @@ package actor DaemonEngine {
         self.configuration = configuration
         self.logger = logger
         self.launcher = launcher
-        self.timeZone = configuration.timeZone
-        if let device = try? await store.deviceState() {
-            isDeviceLocked = device.isLocked
-            location = device.location
-            if let zone = device.timeZoneIdentifier.flatMap(TimeZone.init(identifier:)) { timeZone = zone }
+        var device = DeviceConditions(timeZone: configuration.timeZone)
+        if let saved = try? await store.deviceState() {
+            device.isLocked = saved.isLocked
+            device.location = saved.location
+            if let zone = saved.timeZoneIdentifier.flatMap(TimeZone.init(identifier:)) { device.timeZone = zone }
         }
+        self.device = device
     }
 
     // MARK: - Apps and keys
@@ -153,7 +152,7 @@ package actor DaemonEngine {
         let machine = NotificationCenterMachine(
             now: clock.now,
             calendar: configuration.calendar,
-            timeZone: timeZone,
+            timeZone: device.timeZone,
             appState: .notRunning,
             appReachable: false,
             configuration: configuration.machine
@@ -264,43 +263,25 @@ package actor DaemonEngine {
         guard var machine = cache.removeValue(forKey: bundleIdentifier) else {
             preconditionFailure("an app just loaded is in the cache")
         }
-        var effects = resumeEffects[bundleIdentifier] ?? []
-        var caughtUp = !effects.isEmpty
-        if machine.isDeviceLocked != isDeviceLocked {
-            machine.setDeviceLocked(isDeviceLocked)
-            caughtUp = true
-        }
-        if machine.timeZone != timeZone {
-            machine.changeTimeZone(timeZone)
-            caughtUp = true
-        }
-        if let location, machine.location != location {
-            effects += machine.updateLocation(location)
-            caughtUp = true
-        }
-        let now = clock.now
         // Bounded: an app with more due than this at once is caught up by the scheduler over several
         // steps, taking turns with every other app that has something due.
-        let (due, wakeUps) = machine.catchUp(to: now, atMost: Self.wakeUpsPerStep)
-        effects += due
-        caughtUp = caughtUp || wakeUps > 0
-        let value: T
-        do {
-            let (result, more) = try body(&machine)
-            value = result
-            effects += more
-        } catch {
-            // The body changed nothing (a machine's method that throws has changed nothing); what
-            // catching up did is saved, and carried out, before the caller hears of the failure.
-            if caughtUp {
-                let ticket = queueSave(of: &machine, for: bundleIdentifier, effects: effects)
+        let step = machine.step(
+            at: clock.now, device: device, pending: resumeEffects[bundleIdentifier] ?? [], atMost: Self.wakeUpsPerStep, body
+        )
+        switch step.result {
+        case .success(let value):
+            return (value, queueSave(of: &machine, for: bundleIdentifier, effects: step.effects))
+        case .failure(let error):
+            // The body changed nothing; what catching up did is saved, and carried out, before the
+            // caller hears of the failure.
+            if step.changed {
+                let ticket = queueSave(of: &machine, for: bundleIdentifier, effects: step.effects)
                 try? await makeDurable(ticket)
             } else {
                 cache[bundleIdentifier] = machine
             }
             throw error
         }
-        return (value, queueSave(of: &machine, for: bundleIdentifier, effects: effects))
     }
 
     /// Queues the save of an app's step, and keeps the app's new state in the cache; returns the
@@ -855,19 +836,19 @@ package actor DaemonEngine {
     /// The device moved: the apps with location triggers check them now (each step brings the new
     /// location); the others learn of it at their next step.
     package func updateLocation(_ coordinate: Coordinate) async throws {
-        location = coordinate
+        device.location = coordinate
         try await saveDeviceState()
         try await stepInTurns(try await store.appsWatchingLocation())
     }
 
     /// The device was locked or unlocked; each app learns of it at its next step, before anything else.
     package func setDeviceLocked(_ locked: Bool) async throws {
-        isDeviceLocked = locked
+        device.isLocked = locked
         try await saveDeviceState()
     }
 
     private func saveDeviceState() async throws {
-        try await store.saveDeviceState(DeviceState(isLocked: isDeviceLocked, location: location, timeZoneIdentifier: timeZone.identifier))
+        try await store.saveDeviceState(DeviceState(isLocked: device.isLocked, location: device.location, timeZoneIdentifier: device.timeZone.identifier))
     }
 
     /// Steps each of `apps` once, a few at a time, letting the engine's other callers in between: a
@@ -888,7 +869,7 @@ package actor DaemonEngine {
     /// The device moved to another time zone. Every app is stepped at once (each step brings the new
     /// zone), so that calendar triggers which follow the device are found at their new dates.
     package func changeTimeZone(_ newTimeZone: TimeZone) async throws {
-        timeZone = newTimeZone
+        device.timeZone = newTimeZone
         try await saveDeviceState()
         try await stepInTurns(try await store.apps().map(\.bundleIdentifier))
     }
