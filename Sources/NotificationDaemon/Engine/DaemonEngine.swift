@@ -570,20 +570,22 @@ package actor DaemonEngine {
     ///
     /// - Throws: a `DaemonError` with code `notification` and the `UNError` code when it is refused.
     package func add(_ bundleIdentifier: String, _ request: NotificationRequest) async throws {
-        let store = request.content.attachments.isEmpty ? nil : attachmentStore(of: bundleIdentifier)
-        // A request with files to copy is refused before any is copied; the machine's `add` applies
-        // the same rules first to every request, so one without files is checked only there.
-        if store != nil, let failure = RequestRules.failure(for: request) { throw DaemonError(failure) }
+        var stored = request
         var copies: URL? = nil
+        let store = request.content.attachments.isEmpty ? nil : attachmentStore(of: bundleIdentifier)
+        if let store {
+            // A request with files is checked before any is copied, and the files are copied off the
+            // engine's actor (a large video takes a while, and every other app's steps go on meanwhile);
+            // the machine's `add` applies the same rules again, and a refused request's copies go.
+            if let failure = RequestRules.failure(for: request) { throw DaemonError(failure) }
+            guard PresentationPolicy.allowsDelivery(try await settings(bundleIdentifier)) else {
+                throw DaemonError(NotificationFailure(.notificationsNotAllowed))
+            }
+            (stored, copies) = try await Self.copyAttachments(of: request, into: store)
+        }
         do {
             try await step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(NotificationFailure) in
-                var stored = request
-                if let store {
-                    // Nothing is copied for an app that may not deliver (`add` refuses it too).
-                    guard PresentationPolicy.allowsDelivery(machine.settings) else { throw NotificationFailure(.notificationsNotAllowed) }
-                    (stored, copies) = try store.store(request)
-                }
-                return ((), try machine.add(stored))
+                ((), try machine.add(stored))
             }
         } catch let failure as NotificationFailure {
             store?.discard(copies)
@@ -591,6 +593,19 @@ package actor DaemonEngine {
         } catch {
             store?.discard(copies)
             throw error
+        }
+    }
+
+    /// Checks and copies a request's attachment files into the app's folder, on a thread of the global
+    /// executor rather than the engine's.
+    @concurrent
+    private nonisolated static func copyAttachments(
+        of request: NotificationRequest, into store: AttachmentStore
+    ) async throws(DaemonError) -> (NotificationRequest, URL?) {
+        do throws(NotificationFailure) {
+            return try store.store(request)
+        } catch {
+            throw DaemonError(error)
         }
     }
 
