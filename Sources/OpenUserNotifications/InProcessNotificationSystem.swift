@@ -347,7 +347,8 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     package func add(_ request: NotificationRequest, completion: @escaping @Sendable (NotificationFailure?) -> Void) {
         let failure: NotificationFailure?
         do throws(NotificationFailure) {
-            // The rules are checked before any file is copied; the step checks them again.
+            // Authorization is checked before any file is copied (the store checks the files
+            // themselves); the step checks everything again.
             guard shell.withLock({ PresentationPolicy.allowsDelivery($0.machine.settings) }) else {
                 throw NotificationFailure(.notificationsNotAllowed)
             }

@@ -286,8 +286,8 @@ package actor DaemonEngine {
         return body(&cache[bundleIdentifier]!.machine)
     }
 
-    /// Queues the save of an app's step, and keeps the app's new state in the cache; returns the
-    /// ticket that ``makeDurable(_:)`` waits for.
+    /// Queues the save of the step an app's machine in the cache has just taken (its changes, the
+    /// files it no longer refers to); returns the ticket that ``makeDurable(_:)`` waits for.
     private func queueSave(for bundleIdentifier: String, effects: [NotificationCenterMachine.Effect]) -> UInt64 {
         let ticket = nextSaveTicket
         nextSaveTicket += 1
