@@ -186,39 +186,47 @@ struct DaemonMeasurement {
     }
 
     private func addLoad() async throws -> (adds: Int, latencies: [Double], seconds: Double) {
-        // One connection per client, as `concurrency` app processes would hold: HTTPClient's pool
-        // otherwise keeps at most 8 connections to a host, and the other clients would queue behind them.
-        var configuration = HTTPClient.Configuration()
-        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: concurrency)
-        let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-        defer { Task { try? await http.shutdown() } }
+        // One connection and one thread per client, as `concurrency` app processes would hold. The
+        // bodies are encoded before the clock starts: the driver shares the cores with the daemon.
+        let encoder = JSONEncoder()
+        let bodies = try (0..<64).map { slot in
+            Array(try encoder.encode(NotificationRequest(identifier: "r\(slot)", content: BenchmarkApps.content("r\(slot)"),
+                                                         trigger: .timeInterval(3 * 86_400, repeats: false))))
+        }
+        let connections = try (0..<concurrency).map { _ in try BlockingHTTPConnection(socketPath: socketPath) }
+        let results = Mutex<(latencies: [Double], failure: (any Error)?)>(([], nil))
+        let finished = DispatchGroup()
         let began = ContinuousClock.now
         let deadline = began + .milliseconds(Int64(loadSeconds * 1000))
-        let results = try await withThrowingTaskGroup(of: [Double].self) { group in
-            for worker in 0..<concurrency {
-                group.addTask { [apps, socketPath] in
-                    var generator = SeededGenerator(seed: 0xADD5 &+ UInt64(worker))
-                    var latencies: [Double] = []
+        for (worker, connection) in connections.enumerated() {
+            finished.enter()
+            Thread.detachNewThread { [apps] in
+                defer { finished.leave() }
+                var generator = SeededGenerator(seed: 0xADD5 &+ UInt64(worker))
+                var latencies: [Double] = []
+                latencies.reserveCapacity(4096)
+                do {
                     while ContinuousClock.now < deadline {
                         let app = Int(generator.next() % UInt64(apps))
-                        let identifier = "r\(generator.next() % 64)"
-                        let client = LocalAPIClient(socketPath: socketPath, key: BenchmarkApps.key(app), http: http)
-                        let request = NotificationRequest(identifier: identifier, content: BenchmarkApps.content(identifier),
-                                                          trigger: .timeInterval(3 * 86_400, repeats: false))
+                        let slot = Int(generator.next() % 64)
+                        let request = BlockingHTTPConnection.post("/v1/requests", key: BenchmarkApps.key(app), json: bodies[slot])
                         let start = ContinuousClock.now
-                        try await client.call(.POST, "/v1/requests", body: request)
+                        let status = try connection.send(request)
                         let took = ContinuousClock.now - start
-                        latencies.append(Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18)
+                        guard status == 201 else { throw BenchmarkError("an add was answered \(status)") }
+                        latencies.append(took.seconds)
                     }
-                    return latencies
+                    results.withLock { $0.latencies += latencies }
+                } catch {
+                    results.withLock { $0.failure = error }
                 }
             }
-            var all: [Double] = []
-            for try await latencies in group { all += latencies }
-            return all
         }
+        await withCheckedContinuation { continuation in finished.notify(queue: .global()) { continuation.resume() } }
         let elapsed = ContinuousClock.now - began
-        return (results.count, results, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        let (latencies, failure) = results.withLock { ($0.latencies, $0.failure) }
+        if let failure { throw failure }
+        return (latencies.count, latencies, elapsed.seconds)
     }
 
     static func time(_ body: () async throws -> Void) async throws -> Double {

@@ -96,8 +96,12 @@ package struct NotificationRequest: Sendable, Hashable, Codable {
     /// The files of the content's attachments. Content still encoded whose JSON never names
     /// attachments has none, and is not decoded to find out (removing or replacing a request asks).
     package var attachmentURLs: [URL] {
-        if let encoded = contentBox.undecoded, encoded.firstRange(of: Self.attachmentsKey) == nil { return [] }
-        return content.attachments.map(\.url)
+        switch contentBox.attachmentURLsIfDecoded {
+        case .some(let urls): return urls
+        case .none:
+            if let encoded = contentBox.undecoded, encoded.firstRange(of: Self.attachmentsKey) == nil { return [] }
+            return content.attachments.map(\.url)
+        }
     }
 
     private static let attachmentsKey = Data("attachments".utf8)
@@ -163,6 +167,15 @@ private final class ContentBox: Sendable {
                 state = .decoded(content)
                 return content
             }
+        }
+    }
+
+    /// The attachments' files of decoded content, read in place (a copy of the whole content costs a
+    /// retain and a release per field, on every replaced request); nil while still encoded.
+    var attachmentURLsIfDecoded: [URL]? {
+        state.withLock { state in
+            guard case .decoded(let content) = state else { return nil }
+            return content.attachments.isEmpty ? [] : content.attachments.map(\.url)
         }
     }
 
