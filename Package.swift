@@ -82,6 +82,14 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
+            name: "PushGateway",
+            dependencies: [
+                "NotificationCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
             name: "NotificationDaemonClient",
             dependencies: [
                 "NotificationCore",
@@ -138,6 +146,15 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: testSettings
+        ),
+        .testTarget(
+            name: "PushGatewayTests",
+            dependencies: [
+                "NotificationCore",
+                "PushGateway",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: testSettings
         ),

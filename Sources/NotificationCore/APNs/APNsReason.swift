@@ -101,3 +101,14 @@ extension APNs {
         }
     }
 }
+
+extension APNs {
+    /// APNs' two environments: a device token, a team-scoped key and a certificate each belong to
+    /// one of them.
+    package enum Environment: String, Sendable, Hashable, CaseIterable, Codable {
+        /// `api.sandbox.push.apple.com`: apps under development.
+        case sandbox
+        /// `api.push.apple.com`: shipped apps.
+        case production
+    }
+}

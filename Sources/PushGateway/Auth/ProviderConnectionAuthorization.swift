@@ -1,0 +1,144 @@
+package import Crypto
+package import Foundation
+package import NotificationCore
+
+/// A signing key a team registered with the gateway: the public half of the `.p8` its provider holds.
+package struct ProviderKey: Sendable {
+    /// The 10-character key identifier, the token's `kid`.
+    package var keyID: String
+    /// The 10-character team identifier, the token's `iss`.
+    package var teamID: String
+    /// The one environment a team-scoped key is restricted to; nil for a key valid in both.
+    package var environment: APNs.Environment?
+    /// The apps a topic-specific key may push to; nil for a key that reaches every app of its team.
+    package var bundleIdentifiers: Set<String>?
+    package var publicKey: P256.Signing.PublicKey
+
+    package init(keyID: String, teamID: String, environment: APNs.Environment?, bundleIdentifiers: Set<String>? = nil, publicKey: P256.Signing.PublicKey) {
+        self.keyID = keyID
+        self.teamID = teamID
+        self.environment = environment
+        self.bundleIdentifiers = bundleIdentifiers
+        self.publicKey = publicKey
+    }
+}
+
+/// What the gateway knows of its providers when a request arrives: the registered keys and each
+/// team's apps. A value: a connection checks against the snapshot current at each request, so a
+/// revoked key stops working at the next request.
+package struct ProviderCredentials: Sendable {
+    package var keys: [String: ProviderKey]
+    package var appsByTeam: [String: Set<String>]
+
+    package init(keys: [ProviderKey] = [], appsByTeam: [String: Set<String>] = [:]) {
+        self.keys = Dictionary(keys.map { ($0.keyID, $0) }, uniquingKeysWith: { _, last in last })
+        self.appsByTeam = appsByTeam
+    }
+}
+
+/// Token authentication on one provider connection, as APNs does it: a pure state machine that the
+/// connection's handler asks once per request.
+///
+/// - A token is verified once per connection (its signature costs far more than a request), then
+///   recognized by its text; its age is checked on every request: over an hour old, it is refused
+///   with `ExpiredProviderToken`.
+/// - The first accepted token binds the connection to its key, its team and the team's apps at that
+///   moment: a token of another key is `UnrelatedKeyIdInToken`, an app added to the team afterwards
+///   needs a new connection (`TopicDisallowed`), as on APNs.
+/// - A new token less than 20 minutes after the previous one was accepted is
+///   `TooManyProviderTokenUpdates`; the previous one stays in force.
+package struct ProviderConnectionAuthorization: Sendable {
+    /// Who sent an accepted request, and to which app.
+    package struct Authorized: Sendable, Hashable {
+        package var teamID: String
+        package var keyID: String
+        /// The app the topic names, without its push type's suffix.
+        package var bundleIdentifier: String
+        /// True for the connection's first accepted token: the connection may now open more streams.
+        package var isFirst: Bool
+
+        package init(teamID: String, keyID: String, bundleIdentifier: String, isFirst: Bool) {
+            self.teamID = teamID
+            self.keyID = keyID
+            self.bundleIdentifier = bundleIdentifier
+            self.isFirst = isFirst
+        }
+    }
+
+    private struct Binding: Sendable {
+        var keyID: String
+        var teamID: String
+        var bundleIdentifiers: Set<String>
+    }
+
+    private struct Current: Sendable {
+        var token: String
+        var keyID: String
+        var issuedAt: Int64
+        var acceptedAt: Date
+    }
+
+    /// The environment of the endpoint this connection reached.
+    package let environment: APNs.Environment
+    /// The reason sent for a key of the other environment: Apple documents
+    /// `BadEnvironmentKeyIdInToken`, APNs has been seen sending `BadEnvironmentKeyInToken`.
+    package let environmentKeyReason: APNs.Reason
+    private var binding: Binding?
+    private var current: Current?
+
+    /// How old a token may be, in seconds.
+    package static let tokenLifetime: Int64 = 3600
+    /// How long a token must be in use on a connection before another replaces it.
+    package static let minimumTokenInterval: TimeInterval = 20 * 60
+
+    package init(environment: APNs.Environment, environmentKeyReason: APNs.Reason = .badEnvironmentKeyInToken) {
+        self.environment = environment
+        self.environmentKeyReason = environmentKeyReason
+    }
+
+    /// Checks one request's `authorization` header and `apns-topic` against the credentials.
+    package mutating func authorize(
+        authorization: String?,
+        topic: String?,
+        pushType: APNs.PushType,
+        now: Date,
+        credentials: ProviderCredentials
+    ) -> Result<Authorized, APNs.Rejection> {
+        guard let authorization, authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
+            return .failure(APNs.Rejection(.missingProviderToken))
+        }
+        let text = String(authorization.dropFirst(7).drop { $0 == " " })
+        let seconds = Int64(now.timeIntervalSince1970.rounded(.down))
+        var isFirst = false
+
+        if let current, current.token == text {
+            // Known: not verified again, but it ages, and its key may have been revoked since.
+            guard credentials.keys[current.keyID] != nil else { return .failure(APNs.Rejection(.invalidProviderToken)) }
+            guard seconds - current.issuedAt <= Self.tokenLifetime else { return .failure(APNs.Rejection(.expiredProviderToken)) }
+        } else {
+            guard let token = ProviderToken(Substring(text)),
+                  let key = credentials.keys[token.keyID], key.teamID == token.teamID,
+                  token.isSigned(by: key.publicKey)
+            else { return .failure(APNs.Rejection(.invalidProviderToken)) }
+            if let required = key.environment, required != environment { return .failure(APNs.Rejection(environmentKeyReason)) }
+            guard seconds - token.issuedAt <= Self.tokenLifetime else { return .failure(APNs.Rejection(.expiredProviderToken)) }
+            guard token.issuedAt - seconds <= Self.tokenLifetime else { return .failure(APNs.Rejection(.invalidProviderToken)) }
+            if let binding, binding.keyID != token.keyID { return .failure(APNs.Rejection(.unrelatedKeyIdInToken)) }
+            if let current, now.timeIntervalSince(current.acceptedAt) < Self.minimumTokenInterval {
+                return .failure(APNs.Rejection(.tooManyProviderTokenUpdates))
+            }
+            if binding == nil {
+                let teamApps = credentials.appsByTeam[key.teamID] ?? []
+                binding = Binding(keyID: key.keyID, teamID: key.teamID, bundleIdentifiers: key.bundleIdentifiers.map { $0.intersection(teamApps) } ?? teamApps)
+                isFirst = true
+            }
+            current = Current(token: text, keyID: token.keyID, issuedAt: token.issuedAt, acceptedAt: now)
+        }
+
+        guard let binding else { preconditionFailure("a connection with an accepted token is bound") }
+        guard let topic else { return .failure(APNs.Rejection(.missingTopic)) }
+        let bundleIdentifier = pushType.topicSuffix.map { String(topic.dropLast($0.count)) } ?? topic
+        guard binding.bundleIdentifiers.contains(bundleIdentifier) else { return .failure(APNs.Rejection(.topicDisallowed)) }
+        return .success(Authorized(teamID: binding.teamID, keyID: binding.keyID, bundleIdentifier: bundleIdentifier, isFirst: isFirst))
+    }
+}
