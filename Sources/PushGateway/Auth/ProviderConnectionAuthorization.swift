@@ -54,7 +54,7 @@ package struct ProviderConnectionAuthorization: Sendable {
         package var keyID: String
         /// The app the topic names, without its push type's suffix.
         package var bundleIdentifier: String
-        /// True for the connection's first accepted token: the connection may now open more streams.
+        /// True for the connection's first accepted token (set by ``ProviderConnectionAuthorization/authorize(authorization:topic:pushType:now:credentials:)``).
         package var isFirst: Bool
 
         package init(teamID: String, keyID: String, bundleIdentifier: String, isFirst: Bool) {
@@ -96,7 +96,8 @@ package struct ProviderConnectionAuthorization: Sendable {
         self.environmentKeyReason = environmentKeyReason
     }
 
-    /// Checks one request's `authorization` header and `apns-topic` against the credentials.
+    /// Checks one request's `authorization` header and `apns-topic` against the credentials: both
+    /// steps below, in order.
     package mutating func authorize(
         authorization: String?,
         topic: String?,
@@ -104,41 +105,59 @@ package struct ProviderConnectionAuthorization: Sendable {
         now: Date,
         credentials: ProviderCredentials
     ) -> Result<Authorized, APNs.Rejection> {
+        switch authenticate(authorization: authorization, now: now, credentials: credentials) {
+        case .failure(let rejection):
+            return .failure(rejection)
+        case .success(let isFirst):
+            return authorizeTopic(topic, pushType: pushType).map { authorized in
+                var authorized = authorized
+                authorized.isFirst = isFirst
+                return authorized
+            }
+        }
+    }
+
+    /// The first step, before the request's other headers are read: whether its token is valid on
+    /// this connection. Returns true for the connection's first accepted token (the connection may
+    /// now open more streams).
+    package mutating func authenticate(authorization: String?, now: Date, credentials: ProviderCredentials) -> Result<Bool, APNs.Rejection> {
         guard let authorization, authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
             return .failure(APNs.Rejection(.missingProviderToken))
         }
         let text = String(authorization.dropFirst(7).drop { $0 == " " })
         let seconds = Int64(now.timeIntervalSince1970.rounded(.down))
-        var isFirst = false
 
         if let current, current.token == text {
             // Known: not verified again, but it ages, and its key may have been revoked since.
             guard credentials.keys[current.keyID] != nil else { return .failure(APNs.Rejection(.invalidProviderToken)) }
             guard seconds - current.issuedAt <= Self.tokenLifetime else { return .failure(APNs.Rejection(.expiredProviderToken)) }
-        } else {
-            guard let token = ProviderToken(Substring(text)),
-                  let key = credentials.keys[token.keyID], key.teamID == token.teamID,
-                  token.isSigned(by: key.publicKey)
-            else { return .failure(APNs.Rejection(.invalidProviderToken)) }
-            if let required = key.environment, required != environment { return .failure(APNs.Rejection(environmentKeyReason)) }
-            guard seconds - token.issuedAt <= Self.tokenLifetime else { return .failure(APNs.Rejection(.expiredProviderToken)) }
-            guard token.issuedAt - seconds <= Self.tokenLifetime else { return .failure(APNs.Rejection(.invalidProviderToken)) }
-            if let binding, binding.keyID != token.keyID { return .failure(APNs.Rejection(.unrelatedKeyIdInToken)) }
-            if let current, now.timeIntervalSince(current.acceptedAt) < Self.minimumTokenInterval {
-                return .failure(APNs.Rejection(.tooManyProviderTokenUpdates))
-            }
-            if binding == nil {
-                let teamApps = credentials.appsByTeam[key.teamID] ?? []
-                binding = Binding(keyID: key.keyID, teamID: key.teamID, bundleIdentifiers: key.bundleIdentifiers.map { $0.intersection(teamApps) } ?? teamApps)
-                isFirst = true
-            }
-            current = Current(token: text, keyID: token.keyID, issuedAt: token.issuedAt, acceptedAt: now)
+            return .success(false)
         }
+        guard let token = ProviderToken(Substring(text)),
+              let key = credentials.keys[token.keyID], key.teamID == token.teamID,
+              token.isSigned(by: key.publicKey)
+        else { return .failure(APNs.Rejection(.invalidProviderToken)) }
+        if let required = key.environment, required != environment { return .failure(APNs.Rejection(environmentKeyReason)) }
+        guard seconds - token.issuedAt <= Self.tokenLifetime else { return .failure(APNs.Rejection(.expiredProviderToken)) }
+        guard token.issuedAt - seconds <= Self.tokenLifetime else { return .failure(APNs.Rejection(.invalidProviderToken)) }
+        if let binding, binding.keyID != token.keyID { return .failure(APNs.Rejection(.unrelatedKeyIdInToken)) }
+        if let current, now.timeIntervalSince(current.acceptedAt) < Self.minimumTokenInterval {
+            return .failure(APNs.Rejection(.tooManyProviderTokenUpdates))
+        }
+        current = Current(token: text, keyID: token.keyID, issuedAt: token.issuedAt, acceptedAt: now)
+        guard binding == nil else { return .success(false) }
+        let teamApps = credentials.appsByTeam[key.teamID] ?? []
+        binding = Binding(keyID: key.keyID, teamID: key.teamID, bundleIdentifiers: key.bundleIdentifiers.map { $0.intersection(teamApps) } ?? teamApps)
+        return .success(true)
+    }
 
-        guard let binding else { preconditionFailure("a connection with an accepted token is bound") }
+    /// The second step, once the headers passed Apple's rules: whether the connection's team may push
+    /// to the topic. Only after ``authenticate(authorization:now:credentials:)`` succeeded.
+    package func authorizeTopic(_ topic: String?, pushType: APNs.PushType) -> Result<Authorized, APNs.Rejection> {
+        guard let binding else { return .failure(APNs.Rejection(.missingProviderToken)) }
         guard let topic else { return .failure(APNs.Rejection(.missingTopic)) }
         let bundleIdentifier = pushType.topicSuffix.map { String(topic.dropLast($0.count)) } ?? topic
         guard binding.bundleIdentifiers.contains(bundleIdentifier) else { return .failure(APNs.Rejection(.topicDisallowed)) }
-        return .success(Authorized(teamID: binding.teamID, keyID: binding.keyID, bundleIdentifier: bundleIdentifier, isFirst: isFirst))
+        return .success(Authorized(teamID: binding.teamID, keyID: binding.keyID, bundleIdentifier: bundleIdentifier, isFirst: false))
     }
 }

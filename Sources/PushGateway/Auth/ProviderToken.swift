@@ -1,6 +1,6 @@
 package import Crypto
 package import Foundation
-package import NotificationCore
+import NotificationCore
 
 /// A provider authentication token: the ES256 JSON Web Token a provider sends as
 /// `authorization: bearer <token>`, signed with the key whose `.p8` its team holds.

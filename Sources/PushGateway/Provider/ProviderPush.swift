@@ -1,0 +1,34 @@
+package import Foundation
+package import NotificationCore
+
+/// A provider's push that passed every check of the provider API: headers, authentication, topic.
+/// What remains (is the token registered for this app, is it flooded) needs the gateway's store.
+package struct ProviderPush: Sendable {
+    package var headers: APNs.PushHeaders
+    /// The app the topic names.
+    package var bundleIdentifier: String
+    /// The team whose key or certificate sent it.
+    package var teamID: String
+    package var environment: APNs.Environment
+    /// The JSON payload, as sent.
+    package var payload: [UInt8]
+    package var receivedAt: Date
+
+    package init(headers: APNs.PushHeaders, bundleIdentifier: String, teamID: String, environment: APNs.Environment, payload: [UInt8], receivedAt: Date) {
+        self.headers = headers
+        self.bundleIdentifier = bundleIdentifier
+        self.teamID = teamID
+        self.environment = environment
+        self.payload = payload
+        self.receivedAt = receivedAt
+    }
+}
+
+/// Where the provider API hands the pushes it accepted: the gateway's core, which answers once the
+/// push is durable (or refused for a reason only it can tell, such as `410 Unregistered`).
+package protocol PushAcceptor: Sendable {
+    /// Takes a push and calls `completion` once, from any thread: with nil once the push is stored,
+    /// or with why it is refused. A callback rather than `async`: the provider API calls it from the
+    /// connection's event loop for every request, and a task per request costs more than the rest.
+    func accept(_ push: ProviderPush, completion: @escaping @Sendable (APNs.Rejection?) -> Void)
+}

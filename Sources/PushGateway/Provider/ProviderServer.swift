@@ -1,0 +1,151 @@
+package import Foundation
+package import Logging
+package import NIOCore
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+import NIOTLS
+package import NotificationCore
+import Synchronization
+
+/// Apple's HTTP/2 provider API on a TCP port: `POST /3/device/<token>` over TLS 1.2+ (ALPN `h2`, or
+/// no ALPN, as APNs accepts), or over cleartext HTTP/2 only when the configuration asks for it.
+///
+/// Each connection authenticates as on APNs (``ProviderConnectionAuthorization``), each request is
+/// checked against Apple's rules in their order, and what passes goes to the ``PushAcceptor``.
+package final class ProviderServer: Sendable {
+    package struct Configuration: Sendable {
+        /// Where to listen. Loopback unless told otherwise.
+        package var host = "127.0.0.1"
+        /// 0 picks a free port (see ``ProviderServer/start()``).
+        package var port = 2197
+        /// The environment this endpoint is, as `api.sandbox.push.apple.com` or `api.push.apple.com` are.
+        package var environment: APNs.Environment = .sandbox
+        /// The server's certificate chain and key, in PEM; nil serves cleartext HTTP/2 (prior knowledge).
+        package var tls: TLS?
+        /// Streams a connection may open at once once authenticated; one before, as on APNs.
+        package var maximumConcurrentStreams = 1000
+        /// The weight of refused requests after which a connection is closed with GOAWAY.
+        package var errorLimit = 100
+        /// The spelling of the environment-key refusal (see ``APNs/Reason/badEnvironmentKeyInToken``).
+        package var environmentKeyReason: APNs.Reason = .badEnvironmentKeyInToken
+
+        package struct TLS: Sendable {
+            package var certificateChainPEM: String
+            package var privateKeyPEM: String
+
+            package init(certificateChainPEM: String, privateKeyPEM: String) {
+                self.certificateChainPEM = certificateChainPEM
+                self.privateKeyPEM = privateKeyPEM
+            }
+        }
+
+        package init() {}
+    }
+
+    /// What every stream handler of the server reads.
+    struct Shared: Sendable {
+        let configuration: Configuration
+        let credentials: @Sendable () -> ProviderCredentials
+        let acceptor: any PushAcceptor
+        let clock: @Sendable () -> Date
+    }
+
+    private let shared: Shared
+    private let group: any EventLoopGroup
+    private let logger: Logger
+    private let channel = Mutex<(any Channel)?>(nil)
+
+    /// - Parameters:
+    ///   - credentials: the keys and apps as they are now; read at each request.
+    ///   - clock: the time the token rules count with.
+    package init(
+        configuration: Configuration,
+        credentials: @escaping @Sendable () -> ProviderCredentials,
+        acceptor: any PushAcceptor,
+        clock: @escaping @Sendable () -> Date = { Date() },
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger
+    ) {
+        shared = Shared(configuration: configuration, credentials: credentials, acceptor: acceptor, clock: clock)
+        self.group = group
+        self.logger = logger
+    }
+
+    /// Starts listening; returns the address it listens on.
+    package func start() async throws -> SocketAddress {
+        let sslContext = try shared.configuration.tls.map { tls in
+            var configuration = TLSConfiguration.makeServerConfiguration(
+                certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(tls.certificateChainPEM.utf8)).map { .certificate($0) },
+                privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(tls.privateKeyPEM.utf8), format: .pem))
+            )
+            configuration.minimumTLSVersion = .tlsv12
+            configuration.applicationProtocols = ["h2"]
+            return try NIOSSLContext(configuration: configuration)
+        }
+        let shared = self.shared
+        let bound = try await ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                guard let sslContext else {
+                    return channel.eventLoop.makeCompletedFuture { try Self.configureHTTP2(channel, shared: shared) }
+                }
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
+                    // HTTP/2 whatever ALPN said: `h2`, or nothing (some APNs clients offer no ALPN).
+                    try channel.pipeline.syncOperations.addHandler(ApplicationProtocolNegotiationHandler { _ in
+                        channel.eventLoop.makeCompletedFuture { try Self.configureHTTP2(channel, shared: shared) }
+                    })
+                }
+            }
+            .bind(host: shared.configuration.host, port: shared.configuration.port)
+            .get()
+        channel.withLock { $0 = bound }
+        guard let address = bound.localAddress else { throw ProviderServerError("the provider API's socket has no address") }
+        logger.info("provider API listening", metadata: [
+            "address": .string("\(address)"), "environment": .string(shared.configuration.environment.rawValue),
+            "tls": .stringConvertible(shared.configuration.tls != nil),
+        ])
+        return address
+    }
+
+    /// Stops listening and closes every connection.
+    package func stop() async {
+        let bound = channel.withLock { channel in
+            defer { channel = nil }
+            return channel
+        }
+        try? await bound?.close()
+    }
+
+    private static func configureHTTP2(_ channel: any Channel, shared: Shared) throws {
+        var connection = NIOHTTP2Handler.ConnectionConfiguration()
+        // APNs' figures; one stream until the connection's first valid token.
+        connection.initialSettings = [
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: 1),
+            HTTP2Setting(parameter: .headerTableSize, value: 4096),
+            HTTP2Setting(parameter: .initialWindowSize, value: 65535),
+            HTTP2Setting(parameter: .maxFrameSize, value: 16384),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: 8000),
+        ]
+        let state = NIOLoopBound(
+            ProviderConnection(environment: shared.configuration.environment, environmentKeyReason: shared.configuration.environmentKeyReason),
+            eventLoop: channel.eventLoop
+        )
+        _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
+            mode: .server, connectionConfiguration: connection, streamConfiguration: .init()
+        ) { stream in
+            stream.eventLoop.makeCompletedFuture {
+                try stream.pipeline.syncOperations.addHandler(ProviderStreamHandler(connection: state, server: shared))
+            }
+        }
+    }
+}
+
+/// The provider API could not start.
+package struct ProviderServerError: Error, CustomStringConvertible {
+    package var description: String
+    init(_ description: String) { self.description = description }
+}

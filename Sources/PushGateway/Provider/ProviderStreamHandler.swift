@@ -1,0 +1,134 @@
+import Foundation
+import NIOCore
+import NIOHPACK
+import NIOHTTP2
+import NotificationCore
+
+/// One HTTP/2 stream of a provider connection: one `POST /3/device/<token>`, answered as APNs
+/// answers it.
+///
+/// Works on the stream's frames directly (no HTTP/1-style translation): a `200` is a single HEADERS
+/// frame with END_STREAM, an error is HEADERS then one DATA frame with Apple's JSON body, and every
+/// answer carries `apns-id`.
+final class ProviderStreamHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame.FramePayload
+    typealias OutboundOut = HTTP2Frame.FramePayload
+
+    private let connection: NIOLoopBound<ProviderConnection>
+    private let server: ProviderServer.Shared
+    private var headers: HPACKHeaders?
+    private var body: [UInt8] = []
+    /// The body's size as sent; only the first bytes up to the largest allowed payload are kept.
+    private var bodyBytes = 0
+    private var isAnswered = false
+
+    init(connection: NIOLoopBound<ProviderConnection>, server: ProviderServer.Shared) {
+        self.connection = connection
+        self.server = server
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .headers(let frame):
+            // Trailers, if any, carry nothing APNs reads.
+            if headers == nil { headers = frame.headers }
+            if frame.endStream { requestEnded(context: context) }
+        case .data(let frame):
+            if case .byteBuffer(var buffer) = frame.data {
+                bodyBytes += buffer.readableBytes
+                let room = APNs.PushType.voip.maximumPayloadBytes + 1 - body.count
+                if room > 0, let bytes = buffer.readBytes(length: min(room, buffer.readableBytes)) { body += bytes }
+            }
+            if frame.endStream { requestEnded(context: context) }
+        default:
+            break
+        }
+    }
+
+    private func requestEnded(context: ChannelHandlerContext) {
+        guard !isAnswered, let headers else { return }
+        isAnswered = true
+        let fields = headers.map { (name: $0.name, value: $0.value) }
+        let givenID = headers.first(name: "apns-id").flatMap { APNs.isCanonicalUUID($0) ? $0 : nil }
+        let connection = self.connection.value
+
+        let token: String
+        switch APNs.checkTarget(method: headers.first(name: ":method") ?? "", path: headers.first(name: ":path") ?? "", headers: fields) {
+        case .failure(let rejection): return refuse(rejection, apnsID: givenID, context: context)
+        case .success(let value): token = value
+        }
+
+        let now = server.clock()
+        let credentials = server.credentials()
+        switch connection.authorization.authenticate(authorization: headers.first(name: "authorization"), now: now, credentials: credentials) {
+        case .failure(let rejection): return refuse(rejection, apnsID: givenID, context: context)
+        case .success(let isFirst):
+            if isFirst { allowConcurrentStreams(context: context) }
+        }
+
+        let pushHeaders: APNs.PushHeaders
+        switch APNs.checkHeaders(deviceToken: token, headers: fields, payloadBytes: bodyBytes, newID: { UUID().uuidString.lowercased() }) {
+        case .failure(let rejection): return refuse(rejection, apnsID: givenID, context: context)
+        case .success(let value): pushHeaders = value
+        }
+
+        let authorized: ProviderConnectionAuthorization.Authorized
+        switch connection.authorization.authorizeTopic(pushHeaders.topic, pushType: pushHeaders.pushType) {
+        case .failure(let rejection): return refuse(rejection, apnsID: pushHeaders.apnsID, context: context)
+        case .success(let value): authorized = value
+        }
+
+        let push = ProviderPush(
+            headers: pushHeaders, bundleIdentifier: authorized.bundleIdentifier, teamID: authorized.teamID,
+            environment: connection.authorization.environment, payload: body, receivedAt: now
+        )
+        let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
+        server.acceptor.accept(push) { rejection in
+            eventLoop.execute {
+                let handler = loopBoundSelf.value
+                let context = loopBoundContext.value
+                if let rejection {
+                    handler.refuse(rejection, apnsID: pushHeaders.apnsID, context: context)
+                } else {
+                    handler.answer(status: 200, apnsID: pushHeaders.apnsID, body: nil, context: context)
+                }
+            }
+        }
+    }
+
+    /// Raises the connection's stream limit once its first token is accepted.
+    private func allowConcurrentStreams(context: ChannelHandlerContext) {
+        let connection = self.connection.value
+        guard !connection.isAuthenticated else { return }
+        connection.isAuthenticated = true
+        let settings: HTTP2Settings = [HTTP2Setting(parameter: .maxConcurrentStreams, value: server.configuration.maximumConcurrentStreams)]
+        context.channel.parent?.writeAndFlush(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings(settings))), promise: nil)
+    }
+
+    private func refuse(_ rejection: APNs.Rejection, apnsID: String?, context: ChannelHandlerContext) {
+        var body = context.channel.allocator.buffer(capacity: 64)
+        body.writeString(rejection.body)
+        answer(status: rejection.reason.status, apnsID: apnsID ?? UUID().uuidString.lowercased(), body: body, context: context)
+        guard connection.value.noteRefusal(rejection.reason, limit: server.configuration.errorLimit), let parent = context.channel.parent else { return }
+        // Too many errors: the connection is told why and closed, as APNs does.
+        var reason = context.channel.allocator.buffer(capacity: 32)
+        reason.writeString(rejection.body)
+        let goAway = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: .maxID, errorCode: .noError, opaqueData: reason))
+        parent.writeAndFlush(goAway).whenComplete { _ in parent.close(promise: nil) }
+    }
+
+    private func answer(status: Int, apnsID: String, body: ByteBuffer?, context: ChannelHandlerContext) {
+        var headers = HPACKHeaders()
+        headers.add(name: ":status", value: String(status))
+        headers.add(name: "apns-id", value: apnsID)
+        if let body {
+            headers.add(name: "content-type", value: "application/json")
+            context.write(wrapOutboundOut(.headers(.init(headers: headers))), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(body), endStream: true))), promise: nil)
+        } else {
+            context.writeAndFlush(wrapOutboundOut(.headers(.init(headers: headers, endStream: true))), promise: nil)
+        }
+    }
+}

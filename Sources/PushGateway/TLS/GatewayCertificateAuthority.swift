@@ -1,0 +1,106 @@
+package import Crypto
+package import Foundation
+import SwiftASN1
+#if canImport(Glibc)
+import Glibc
+#endif
+package import X509
+
+/// A certificate authority of the gateway's own, for a self-hosted deployment: it signs the
+/// gateway's server certificate (and, later, providers' client certificates), and providers trust it
+/// the way they trust Apple's root for APNs.
+package struct GatewayCertificateAuthority: Sendable {
+    package let certificate: Certificate
+    package let privateKey: P256.Signing.PrivateKey
+
+    /// A server certificate and its key, in PEM, for a TLS listener.
+    package struct Issued: Sendable {
+        package var certificatePEM: String
+        package var privateKeyPEM: String
+    }
+
+    /// Makes a new authority, valid for ten years from `now`.
+    package init(name: String, now: Date = Date()) throws {
+        let key = P256.Signing.PrivateKey()
+        let subject = try DistinguishedName {
+            CommonName(name)
+            OrganizationName("OpenUserNotifications")
+        }
+        certificate = try Certificate(
+            version: .v3,
+            serialNumber: Certificate.SerialNumber(),
+            publicKey: .init(key.publicKey),
+            notValidBefore: now.addingTimeInterval(-3600),
+            notValidAfter: now.addingTimeInterval(10 * 365 * 86_400),
+            issuer: subject,
+            subject: subject,
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+                SubjectKeyIdentifier(hash: .init(key.publicKey))
+            },
+            issuerPrivateKey: .init(key)
+        )
+        privateKey = key
+    }
+
+    /// Reads an authority written by ``certificatePEM`` and ``privateKeyPEM``.
+    package init(certificatePEM: String, privateKeyPEM: String) throws {
+        certificate = try Certificate(pemEncoded: certificatePEM)
+        privateKey = try P256.Signing.PrivateKey(pemRepresentation: privateKeyPEM)
+    }
+
+    package var certificatePEM: String {
+        get throws { try certificate.serializeAsPEM().pemString }
+    }
+
+    package var privateKeyPEM: String { privateKey.pemRepresentation }
+
+    /// Issues a server certificate for `hosts` (names, or IPv4/IPv6 addresses), valid for two years.
+    package func issueServerCertificate(for hosts: [String], now: Date = Date()) throws -> Issued {
+        let key = P256.Signing.PrivateKey()
+        let names = hosts.map { host -> GeneralName in
+            if let address = IPAddressBytes(host) { return .ipAddress(ASN1OctetString(contentBytes: address.bytes[...])) }
+            return .dnsName(host)
+        }
+        let subject = try DistinguishedName { CommonName(hosts.first ?? "localhost") }
+        let issued = try Certificate(
+            version: .v3,
+            serialNumber: Certificate.SerialNumber(),
+            publicKey: .init(key.publicKey),
+            notValidBefore: now.addingTimeInterval(-3600),
+            notValidAfter: now.addingTimeInterval(2 * 365 * 86_400),
+            issuer: certificate.subject,
+            subject: subject,
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.notCertificateAuthority)
+                Critical(KeyUsage(digitalSignature: true))
+                try ExtendedKeyUsage([.serverAuth])
+                SubjectAlternativeNames(names)
+            },
+            issuerPrivateKey: .init(privateKey)
+        )
+        return Issued(certificatePEM: try issued.serializeAsPEM().pemString, privateKeyPEM: key.pemRepresentation)
+    }
+}
+
+/// The bytes of a textual IPv4 or IPv6 address, for a certificate's subject alternative names.
+private struct IPAddressBytes {
+    var bytes: [UInt8]
+
+    init?(_ text: String) {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 {
+            bytes = withUnsafeBytes(of: &v4) { Array($0) }
+            return
+        }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, text, &v6) == 1 {
+            bytes = withUnsafeBytes(of: &v6) { Array($0) }
+            return
+        }
+        return nil
+    }
+}

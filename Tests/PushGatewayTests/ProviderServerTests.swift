@@ -1,0 +1,175 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+import NotificationCore
+import PushGateway
+import Synchronization
+import Testing
+
+/// Takes every push, refusing the tokens it is told to, and remembers what it took.
+final class RecordingAcceptor: PushAcceptor {
+    let accepted = Mutex<[ProviderPush]>([])
+    let refusals: [String: APNs.Rejection]
+
+    init(refusals: [String: APNs.Rejection] = [:]) { self.refusals = refusals }
+
+    func accept(_ push: ProviderPush, completion: @escaping @Sendable (APNs.Rejection?) -> Void) {
+        if let refusal = refusals[push.headers.deviceToken] { return completion(refusal) }
+        accepted.withLock { $0.append(push) }
+        completion(nil)
+    }
+}
+
+/// The provider API over real HTTP/2 and TLS on loopback, spoken to by AsyncHTTPClient as a
+/// provider's backend would.
+@Suite struct ProviderServerTests {
+    static let token = "00fc13adff785122b4ad28809a3420982341241421348097878e577c991de8f0"
+    static let gone = "aa" + String(repeating: "0", count: 62)
+
+    struct Running {
+        let server: ProviderServer
+        let url: String
+        let client: HTTPClient
+        let acceptor: RecordingAcceptor
+        let signingKey: P256.Signing.PrivateKey
+        let now: Date
+
+        func bearer(_ issuedAt: Date? = nil) throws -> String {
+            "bearer " + (try ProviderToken.make(keyID: "KEY1234567", teamID: "TEAM123456",
+                                                issuedAt: Int64((issuedAt ?? now).timeIntervalSince1970), key: signingKey))
+        }
+
+        func post(
+            path: String = "/3/device/\(ProviderServerTests.token)",
+            method: HTTPMethod = .POST,
+            headers: [(String, String)],
+            body: String = #"{"aps":{"alert":"Hello"}}"#
+        ) async throws -> (status: Int, apnsID: String?, contentType: String?, body: String) {
+            var request = HTTPClientRequest(url: url + path)
+            request.method = method
+            for (name, value) in headers { request.headers.add(name: name, value: value) }
+            if !body.isEmpty { request.body = .bytes(ByteBuffer(string: body)) }
+            let response = try await client.execute(request, timeout: .seconds(10))
+            let bytes = try await response.body.collect(upTo: 1 << 16)
+            return (Int(response.status.code), response.headers.first(name: "apns-id"), response.headers.first(name: "content-type"),
+                    String(buffer: bytes))
+        }
+    }
+
+    func withServer(acceptor: RecordingAcceptor = RecordingAcceptor(refusals: [gone: APNs.Rejection(.unregistered, timestamp: 1_767_225_600_123)]),
+                    _ body: (Running) async throws -> Void) async throws {
+        let authority = try GatewayCertificateAuthority(name: "Test gateway CA")
+        let issued = try authority.issueServerCertificate(for: ["localhost", "127.0.0.1"])
+        let signingKey = P256.Signing.PrivateKey()
+        let now = Date()
+        let credentials = ProviderCredentials(
+            keys: [ProviderKey(keyID: "KEY1234567", teamID: "TEAM123456", environment: nil, publicKey: signingKey.publicKey)],
+            appsByTeam: ["TEAM123456": ["com.example.todo"]]
+        )
+        var configuration = ProviderServer.Configuration()
+        configuration.port = 0
+        configuration.tls = .init(certificateChainPEM: issued.certificatePEM, privateKeyPEM: issued.privateKeyPEM)
+        let server = ProviderServer(configuration: configuration, credentials: { credentials }, acceptor: acceptor, clock: { now },
+                                    logger: Logger(label: "test"))
+        let address = try await server.start()
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(try authority.certificatePEM.utf8), format: .pem)])
+        var clientConfiguration = HTTPClient.Configuration(tlsConfiguration: tls)
+        clientConfiguration.httpVersion = .automatic
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+        let running = Running(server: server, url: "https://localhost:\(address.port!)", client: client, acceptor: acceptor, signingKey: signingKey, now: now)
+        do {
+            try await body(running)
+        } catch {
+            try? await client.shutdown()
+            await server.stop()
+            throw error
+        }
+        try await client.shutdown()
+        await server.stop()
+    }
+
+    @Test func anAcceptedPushIsAnsweredWithItsApnsIDAndNoBody() async throws {
+        try await withServer { running in
+            let answer = try await running.post(headers: [
+                ("authorization", try running.bearer()), ("apns-topic", "com.example.todo"), ("apns-push-type", "alert"),
+                ("apns-id", "eabeae54-14a8-11e5-b60b-1697f925ec7b"), ("apns-expiration", "0"), ("apns-priority", "10"),
+            ])
+            #expect(answer.status == 200)
+            #expect(answer.apnsID == "eabeae54-14a8-11e5-b60b-1697f925ec7b")
+            #expect(answer.body.isEmpty)
+            let pushes = running.acceptor.accepted.withLock { $0 }
+            #expect(pushes.count == 1)
+            #expect(pushes.first?.bundleIdentifier == "com.example.todo")
+            #expect(pushes.first?.teamID == "TEAM123456")
+            #expect(pushes.first.map { String(decoding: $0.payload, as: UTF8.self) } == #"{"aps":{"alert":"Hello"}}"#)
+            #expect(pushes.first?.headers.expiration == 0)
+        }
+    }
+
+    @Test func aPushWithoutApnsIDGetsOneMadeUp() async throws {
+        try await withServer { running in
+            let answer = try await running.post(headers: [("authorization", try running.bearer()), ("apns-topic", "com.example.todo")])
+            #expect(answer.status == 200)
+            #expect(answer.apnsID.map(APNs.isCanonicalUUID) == true)
+            #expect(answer.apnsID == answer.apnsID?.lowercased())
+        }
+    }
+
+    @Test func refusalsCarryApplesStatusReasonAndApnsID() async throws {
+        try await withServer { running in
+            let bearer = try running.bearer()
+            let valid = [("authorization", bearer), ("apns-topic", "com.example.todo")]
+            func expectRefusal(_ answer: (status: Int, apnsID: String?, contentType: String?, body: String), _ status: Int, _ reason: String,
+                               sourceLocation: SourceLocation = #_sourceLocation) {
+                #expect(answer.status == status, sourceLocation: sourceLocation)
+                #expect(answer.contentType == "application/json", sourceLocation: sourceLocation)
+                #expect(answer.body == #"{"reason":"\#(reason)"}"#, sourceLocation: sourceLocation)
+                #expect(answer.apnsID.map(APNs.isCanonicalUUID) == true, sourceLocation: sourceLocation)
+            }
+            // Authenticate the connection first: until then it has one stream.
+            #expect(try await running.post(headers: valid).status == 200)
+            expectRefusal(try await running.post(method: .GET, headers: valid, body: ""), 405, "MethodNotAllowed")
+            expectRefusal(try await running.post(path: "/3/devices/\(Self.token)", headers: valid), 404, "BadPath")
+            expectRefusal(try await running.post(path: "/3/device/", headers: valid), 400, "MissingDeviceToken")
+            expectRefusal(try await running.post(path: "/3/device/nothex", headers: valid), 400, "BadDeviceToken")
+            expectRefusal(try await running.post(headers: valid + [("apns-priority", "7")]), 400, "BadPriority")
+            expectRefusal(try await running.post(headers: valid + [("apns-push-type", "banner")]), 400, "InvalidPushType")
+            expectRefusal(try await running.post(headers: valid + [("apns-collapse-id", String(repeating: "x", count: 65))]), 400, "BadCollapseId")
+            expectRefusal(try await running.post(headers: valid + [("apns-expiration", "later")]), 400, "BadExpirationDate")
+            expectRefusal(try await running.post(headers: valid + [("apns-id", "nope")]), 400, "BadMessageId")
+            expectRefusal(try await running.post(headers: valid, body: ""), 400, "PayloadEmpty")
+            expectRefusal(try await running.post(headers: valid, body: "{\"aps\":{},\"x\":\"" + String(repeating: "y", count: 4090) + "\"}"), 413, "PayloadTooLarge")
+            expectRefusal(try await running.post(headers: [("authorization", bearer), ("apns-topic", "org.other.app")]), 400, "TopicDisallowed")
+            expectRefusal(try await running.post(headers: [("authorization", bearer)]), 400, "MissingTopic")
+            expectRefusal(try await running.post(headers: [("apns-topic", "com.example.todo")]), 403, "MissingProviderToken")
+            expectRefusal(try await running.post(headers: [("authorization", "bearer a.b.c"), ("apns-topic", "com.example.todo")]), 403, "InvalidProviderToken")
+        }
+    }
+
+    @Test func anUnregisteredTokenAnswers410WithItsTimestamp() async throws {
+        try await withServer { running in
+            let answer = try await running.post(path: "/3/device/\(Self.gone)", headers: [("authorization", try running.bearer()), ("apns-topic", "com.example.todo")])
+            #expect(answer.status == 410)
+            #expect(answer.body == #"{"reason":"Unregistered","timestamp":1767225600123}"#)
+        }
+    }
+
+    @Test func manyStreamsRunAtOnceOnceAuthenticated() async throws {
+        try await withServer { running in
+            let headers = [("authorization", try running.bearer()), ("apns-topic", "com.example.todo")]
+            #expect(try await running.post(headers: headers).status == 200)
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<200 { group.addTask { try await running.post(headers: headers).status } }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.count == 200)
+            #expect(statuses.allSatisfy { $0 == 200 })
+            #expect(running.acceptor.accepted.withLock { $0.count } == 201)
+        }
+    }
+}
