@@ -12,6 +12,8 @@ fi
 # Debian packages the build and the tests use.
 needed=()
 dpkg -s libsqlite3-dev >/dev/null 2>&1 || needed+=(libsqlite3-dev)
+# nghttp shows the provider API's answers frame by frame, as APNs clients read them.
+command -v nghttp >/dev/null 2>&1 || needed+=(nghttp2-client)
 if [ ${#needed[@]} -gt 0 ]; then
     echo "Installing ${needed[*]}…"
     SUDO=""

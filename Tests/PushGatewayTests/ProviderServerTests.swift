@@ -159,6 +159,47 @@ final class RecordingAcceptor: PushAcceptor {
         }
     }
 
+    /// What a frame-level client sees: APNs ends a `200` on its HEADERS frame (END_STREAM), and an
+    /// error with one DATA frame after its headers; some clients break on anything else.
+    @Test func answersEndOnTheFramesAPNsEndsThemOn() async throws {
+        try await withServer { running in
+            let payload = FileManager.default.temporaryDirectory.appendingPathComponent("payload-\(UUID().uuidString).json")
+            try Data(#"{"aps":{"alert":"Hello"}}"#.utf8).write(to: payload)
+            defer { try? FileManager.default.removeItem(at: payload) }
+            func nghttp(_ path: String, _ headers: [(String, String)]) throws -> String {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/nghttp")
+                process.arguments = ["-v", "-n", "-y", "-d", payload.path] + headers.flatMap { ["-H", "\($0.0): \($0.1)"] }
+                    + [running.url.replacingOccurrences(of: "localhost", with: "127.0.0.1") + path]
+                let output = Pipe()
+                process.standardOutput = output
+                process.standardError = output
+                try process.run()
+                let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                process.waitUntilExit()
+                return text
+            }
+            let bearer = try running.bearer()
+            let success = try nghttp("/3/device/\(Self.token)", [("authorization", bearer), ("apns-topic", "com.example.todo")])
+            // The reply to stream 13 (nghttp's first request stream) is one HEADERS frame with END_STREAM and END_HEADERS.
+            #expect(success.contains("recv HEADERS frame <length="), "\(success)")
+            let replyHeaders = success.split(separator: "\n").filter { $0.contains("recv HEADERS frame") }
+            #expect(replyHeaders.count == 1)
+            #expect(replyHeaders.first?.contains("flags=0x05") == true, "\(success)")
+            #expect(!success.contains("recv DATA frame"), "\(success)")
+            #expect(success.contains(":status: 200"))
+            #expect(success.contains("apns-id: "))
+
+            let refused = try nghttp("/3/device/\(Self.token)", [("authorization", bearer), ("apns-topic", "org.other.app")])
+            #expect(refused.contains(":status: 400"))
+            let headers = refused.split(separator: "\n").filter { $0.contains("recv HEADERS frame") }
+            #expect(headers.first?.contains("flags=0x04") == true, "\(refused)")
+            let data = refused.split(separator: "\n").filter { $0.contains("recv DATA frame") }
+            #expect(data.count == 1)
+            #expect(data.first?.contains("flags=0x01") == true, "\(refused)")
+        }
+    }
+
     @Test func manyStreamsRunAtOnceOnceAuthenticated() async throws {
         try await withServer { running in
             let headers = [("authorization", try running.bearer()), ("apns-topic", "com.example.todo")]
