@@ -1,0 +1,136 @@
+package import Foundation
+package import NotificationCore
+
+/// A device token the gateway issued: one app, on one device, in one environment.
+package struct Registration: Sendable, Hashable {
+    /// The token, lower-case hexadecimal, as providers send it in the path.
+    package var token: String
+    package var deviceID: String
+    package var bundleIdentifier: String
+    package var environment: APNs.Environment
+    package var registeredAt: Date
+    /// When the app unregistered or was removed from the device: pushes to the token then answer
+    /// `410 Unregistered` with this time.
+    package var unregisteredAt: Date?
+
+    package init(token: String, deviceID: String, bundleIdentifier: String, environment: APNs.Environment, registeredAt: Date, unregisteredAt: Date? = nil) {
+        self.token = token
+        self.deviceID = deviceID
+        self.bundleIdentifier = bundleIdentifier
+        self.environment = environment
+        self.registeredAt = registeredAt
+        self.unregisteredAt = unregisteredAt
+    }
+}
+
+/// A push the gateway accepted and keeps until the device acknowledges it or it expires.
+package struct QueuedPush: Sendable, Hashable {
+    /// The order the device receives pushes in; assigned by the store, 0 until then.
+    package var sequence: Int64
+    package var deviceID: String
+    package var token: String
+    package var bundleIdentifier: String
+    package var apnsID: String
+    package var pushType: APNs.PushType
+    package var priority: Int
+    /// Until when it may be delivered: `apns-expiration`, or the gateway's time to live when the
+    /// provider gave none.
+    package var expiresAt: Date
+    package var collapseID: String?
+    package var payload: [UInt8]
+    package var receivedAt: Date
+
+    package init(
+        sequence: Int64 = 0, deviceID: String, token: String, bundleIdentifier: String, apnsID: String, pushType: APNs.PushType,
+        priority: Int, expiresAt: Date, collapseID: String?, payload: [UInt8], receivedAt: Date
+    ) {
+        self.sequence = sequence
+        self.deviceID = deviceID
+        self.token = token
+        self.bundleIdentifier = bundleIdentifier
+        self.apnsID = apnsID
+        self.pushType = pushType
+        self.priority = priority
+        self.expiresAt = expiresAt
+        self.collapseID = collapseID
+        self.payload = payload
+        self.receivedAt = receivedAt
+    }
+}
+
+/// A team's signing key as the store keeps it: the public key in PEM.
+package struct StoredKey: Sendable, Hashable {
+    package var keyID: String
+    package var teamID: String
+    package var environment: APNs.Environment?
+    package var bundleIdentifiers: Set<String>?
+    package var publicKeyPEM: String
+
+    package init(keyID: String, teamID: String, environment: APNs.Environment?, bundleIdentifiers: Set<String>?, publicKeyPEM: String) {
+        self.keyID = keyID
+        self.teamID = teamID
+        self.environment = environment
+        self.bundleIdentifiers = bundleIdentifiers
+        self.publicKeyPEM = publicKeyPEM
+    }
+}
+
+/// Everything the push gateway keeps: teams, their keys and apps; devices and the tokens issued to
+/// their apps; and the pushes waiting for a device.
+///
+/// Every method is durable when it returns (a crash after it loses nothing it wrote). Every
+/// implementation passes `GatewayStoreConformance` in the tests: SQLite now, PostgreSQL for several
+/// gateway nodes.
+package protocol GatewayStore: Sendable {
+    // Providers
+    func addTeam(_ teamID: String, name: String) async throws(GatewayError)
+    func teams() async throws(GatewayError) -> [(teamID: String, name: String)]
+    func addKey(_ key: StoredKey) async throws(GatewayError)
+    func removeKey(_ keyID: String) async throws(GatewayError)
+    func addApp(_ bundleIdentifier: String, team teamID: String) async throws(GatewayError)
+    func removeApp(_ bundleIdentifier: String) async throws(GatewayError)
+    /// Every key and every team's apps.
+    func providers() async throws(GatewayError) -> (keys: [StoredKey], appsByTeam: [String: Set<String>])
+
+    // Devices and tokens
+    func addDevice(_ deviceID: String, secretHash: String, at date: Date) async throws(GatewayError)
+    func deviceSecretHash(_ deviceID: String) async throws(GatewayError) -> String?
+    /// Records a token; registering the same device, app and environment again returns the token
+    /// already issued, unless it was unregistered (then the new one replaces it).
+    func register(_ registration: Registration) async throws(GatewayError) -> Registration
+    func registration(token: String) async throws(GatewayError) -> Registration?
+    /// Marks every token of the app on the device unregistered at `date`.
+    func unregister(deviceID: String, bundleIdentifier: String, at date: Date) async throws(GatewayError)
+
+    // Pushes
+    /// Stores pushes in one transaction and returns them with their sequence numbers, in order. A push
+    /// with a collapse identifier replaces a queued one of the same token and identifier.
+    func enqueue(_ pushes: [QueuedPush]) async throws(GatewayError) -> [QueuedPush]
+    /// The device's queued pushes after `sequence`, oldest first, that have not expired at `now`.
+    func pushes(for deviceID: String, after sequence: Int64, now: Date, limit: Int) async throws(GatewayError) -> [QueuedPush]
+    /// Forgets the device's pushes up to and including `sequence`: it has them.
+    func acknowledge(deviceID: String, through sequence: Int64) async throws(GatewayError)
+    /// Forgets pushes that expired before `date`; returns how many.
+    func removeExpired(before date: Date) async throws(GatewayError) -> Int
+}
+
+/// Why the gateway could not do what it was asked.
+package struct GatewayError: Error, Sendable, CustomStringConvertible {
+    package enum Code: String, Sendable {
+        case storageFailed
+        case databaseUnreadable
+        case notFound
+        case alreadyExists
+        case invalidArgument
+    }
+
+    package var code: Code
+    package var message: String
+
+    package init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    package var description: String { message }
+}

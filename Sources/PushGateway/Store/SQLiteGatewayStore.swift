@@ -1,0 +1,291 @@
+package import Foundation
+import GRDB
+import NotificationCore
+
+/// The gateway's store in one SQLite file (WAL mode, every commit synced), through GRDB: the
+/// embedded default of `unotify gateway` and `unotify serve`.
+///
+/// The caller creates the file's folder private (0700) and the file 0600 before opening it, as the
+/// daemon does for its own.
+package final class SQLiteGatewayStore: GatewayStore {
+    private let database: DatabasePool
+    package let path: String
+
+    package init(path: String) throws(GatewayError) {
+        self.path = path
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.foreignKeysEnabled = true
+        do {
+            database = try DatabasePool(path: path, configuration: configuration)
+            try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+            try Self.migrator.migrate(database)
+        } catch {
+            throw GatewayError(.databaseUnreadable, "The gateway's database at \(path) cannot be read (\(error)). Nothing was changed.")
+        }
+    }
+
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: providers, devices, tokens, queued pushes") { db in
+            try db.execute(sql: """
+                CREATE TABLE team (
+                    teamID TEXT PRIMARY KEY NOT NULL,
+                    name TEXT NOT NULL
+                );
+                CREATE TABLE signingKey (
+                    keyID TEXT PRIMARY KEY NOT NULL,
+                    teamID TEXT NOT NULL REFERENCES team(teamID) ON DELETE CASCADE,
+                    environment TEXT CHECK (environment IN ('sandbox', 'production')),
+                    bundleIdentifiers TEXT,
+                    publicKey TEXT NOT NULL
+                );
+                CREATE TABLE app (
+                    bundleIdentifier TEXT PRIMARY KEY NOT NULL,
+                    teamID TEXT NOT NULL REFERENCES team(teamID) ON DELETE CASCADE
+                );
+                CREATE TABLE device (
+                    deviceID TEXT PRIMARY KEY NOT NULL,
+                    secretHash TEXT NOT NULL,
+                    createdAt DOUBLE NOT NULL
+                );
+                CREATE TABLE registration (
+                    token TEXT PRIMARY KEY NOT NULL,
+                    deviceID TEXT NOT NULL REFERENCES device(deviceID) ON DELETE CASCADE,
+                    bundleIdentifier TEXT NOT NULL,
+                    environment TEXT NOT NULL CHECK (environment IN ('sandbox', 'production')),
+                    registeredAt DOUBLE NOT NULL,
+                    unregisteredAt DOUBLE
+                );
+                CREATE INDEX registration_device ON registration(deviceID, bundleIdentifier, environment);
+                CREATE TABLE push (
+                    sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+                    deviceID TEXT NOT NULL REFERENCES device(deviceID) ON DELETE CASCADE,
+                    token TEXT NOT NULL,
+                    bundleIdentifier TEXT NOT NULL,
+                    apnsID TEXT NOT NULL,
+                    pushType TEXT NOT NULL,
+                    priority INTEGER NOT NULL,
+                    expiresAt DOUBLE NOT NULL,
+                    collapseID TEXT,
+                    payload BLOB NOT NULL,
+                    receivedAt DOUBLE NOT NULL
+                );
+                CREATE INDEX push_device ON push(deviceID, sequence);
+                CREATE INDEX push_collapse ON push(token, collapseID) WHERE collapseID IS NOT NULL;
+                CREATE INDEX push_expiry ON push(expiresAt);
+                """)
+        }
+        return migrator
+    }
+
+    private func write<T: Sendable>(_ body: @Sendable @escaping (Database) throws -> T) async throws(GatewayError) -> T {
+        do {
+            return try await database.write(body)
+        } catch let error as GatewayError {
+            throw error
+        } catch {
+            throw GatewayError(.storageFailed, "Writing to \(path) failed: \(error).")
+        }
+    }
+
+    private func read<T: Sendable>(_ body: @Sendable @escaping (Database) throws -> T) async throws(GatewayError) -> T {
+        do {
+            return try await database.read(body)
+        } catch let error as GatewayError {
+            throw error
+        } catch {
+            throw GatewayError(.storageFailed, "Reading \(path) failed: \(error).")
+        }
+    }
+
+    // MARK: - Providers
+
+    package func addTeam(_ teamID: String, name: String) async throws(GatewayError) {
+        try await write { db in
+            guard try Int.fetchOne(db, sql: "SELECT 1 FROM team WHERE teamID = ?", arguments: [teamID]) == nil else {
+                throw GatewayError(.alreadyExists, "A team \(teamID) exists already.")
+            }
+            try db.execute(sql: "INSERT INTO team (teamID, name) VALUES (?, ?)", arguments: [teamID, name])
+        }
+    }
+
+    package func teams() async throws(GatewayError) -> [(teamID: String, name: String)] {
+        try await read { db in
+            try Row.fetchAll(db, sql: "SELECT teamID, name FROM team ORDER BY teamID").map { ($0["teamID"] as String, $0["name"] as String) }
+        }
+    }
+
+    package func addKey(_ key: StoredKey) async throws(GatewayError) {
+        try await write { db in
+            guard try Int.fetchOne(db, sql: "SELECT 1 FROM team WHERE teamID = ?", arguments: [key.teamID]) != nil else {
+                throw GatewayError(.notFound, "No team \(key.teamID). Add it first with `unotify gateway teams add`.")
+            }
+            guard try Int.fetchOne(db, sql: "SELECT 1 FROM signingKey WHERE keyID = ?", arguments: [key.keyID]) == nil else {
+                throw GatewayError(.alreadyExists, "A key \(key.keyID) exists already.")
+            }
+            try db.execute(
+                sql: "INSERT INTO signingKey (keyID, teamID, environment, bundleIdentifiers, publicKey) VALUES (?, ?, ?, ?, ?)",
+                arguments: [key.keyID, key.teamID, key.environment?.rawValue, key.bundleIdentifiers.map { $0.sorted().joined(separator: " ") }, key.publicKeyPEM]
+            )
+        }
+    }
+
+    package func removeKey(_ keyID: String) async throws(GatewayError) {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM signingKey WHERE keyID = ?", arguments: [keyID])
+            guard db.changesCount == 1 else { throw GatewayError(.notFound, "No key \(keyID).") }
+        }
+    }
+
+    package func addApp(_ bundleIdentifier: String, team teamID: String) async throws(GatewayError) {
+        try await write { db in
+            guard try Int.fetchOne(db, sql: "SELECT 1 FROM team WHERE teamID = ?", arguments: [teamID]) != nil else {
+                throw GatewayError(.notFound, "No team \(teamID). Add it first with `unotify gateway teams add`.")
+            }
+            if let owner = try String.fetchOne(db, sql: "SELECT teamID FROM app WHERE bundleIdentifier = ?", arguments: [bundleIdentifier]) {
+                throw GatewayError(.alreadyExists, "\(bundleIdentifier) belongs to team \(owner) already.")
+            }
+            try db.execute(sql: "INSERT INTO app (bundleIdentifier, teamID) VALUES (?, ?)", arguments: [bundleIdentifier, teamID])
+        }
+    }
+
+    package func removeApp(_ bundleIdentifier: String) async throws(GatewayError) {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM app WHERE bundleIdentifier = ?", arguments: [bundleIdentifier])
+            guard db.changesCount == 1 else { throw GatewayError(.notFound, "No app \(bundleIdentifier).") }
+        }
+    }
+
+    package func providers() async throws(GatewayError) -> (keys: [StoredKey], appsByTeam: [String: Set<String>]) {
+        try await read { db in
+            let keys = try Row.fetchAll(db, sql: "SELECT * FROM signingKey ORDER BY keyID").map { row in
+                StoredKey(
+                    keyID: row["keyID"], teamID: row["teamID"],
+                    environment: (row["environment"] as String?).flatMap(APNs.Environment.init(rawValue:)),
+                    bundleIdentifiers: (row["bundleIdentifiers"] as String?).map { Set($0.split(separator: " ").map(String.init)) },
+                    publicKeyPEM: row["publicKey"]
+                )
+            }
+            var apps: [String: Set<String>] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT bundleIdentifier, teamID FROM app") {
+                apps[row["teamID"], default: []].insert(row["bundleIdentifier"])
+            }
+            return (keys, apps)
+        }
+    }
+
+    // MARK: - Devices and tokens
+
+    package func addDevice(_ deviceID: String, secretHash: String, at date: Date) async throws(GatewayError) {
+        try await write { db in
+            guard try Int.fetchOne(db, sql: "SELECT 1 FROM device WHERE deviceID = ?", arguments: [deviceID]) == nil else {
+                throw GatewayError(.alreadyExists, "A device \(deviceID) exists already.")
+            }
+            try db.execute(sql: "INSERT INTO device (deviceID, secretHash, createdAt) VALUES (?, ?, ?)",
+                           arguments: [deviceID, secretHash, date.timeIntervalSince1970])
+        }
+    }
+
+    package func deviceSecretHash(_ deviceID: String) async throws(GatewayError) -> String? {
+        try await read { db in try String.fetchOne(db, sql: "SELECT secretHash FROM device WHERE deviceID = ?", arguments: [deviceID]) }
+    }
+
+    package func register(_ registration: Registration) async throws(GatewayError) -> Registration {
+        try await write { db in
+            guard try Int.fetchOne(db, sql: "SELECT 1 FROM device WHERE deviceID = ?", arguments: [registration.deviceID]) != nil else {
+                throw GatewayError(.notFound, "No device \(registration.deviceID).")
+            }
+            if let row = try Row.fetchOne(db, sql: """
+                SELECT * FROM registration WHERE deviceID = ? AND bundleIdentifier = ? AND environment = ? AND unregisteredAt IS NULL
+                """, arguments: [registration.deviceID, registration.bundleIdentifier, registration.environment.rawValue]) {
+                return Self.registration(row)
+            }
+            try db.execute(sql: """
+                INSERT INTO registration (token, deviceID, bundleIdentifier, environment, registeredAt) VALUES (?, ?, ?, ?, ?)
+                """, arguments: [registration.token, registration.deviceID, registration.bundleIdentifier, registration.environment.rawValue,
+                                 registration.registeredAt.timeIntervalSince1970])
+            var stored = registration
+            stored.unregisteredAt = nil
+            return stored
+        }
+    }
+
+    package func registration(token: String) async throws(GatewayError) -> Registration? {
+        try await read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM registration WHERE token = ?", arguments: [token]).map(Self.registration)
+        }
+    }
+
+    package func unregister(deviceID: String, bundleIdentifier: String, at date: Date) async throws(GatewayError) {
+        try await write { db in
+            try db.execute(sql: """
+                UPDATE registration SET unregisteredAt = ? WHERE deviceID = ? AND bundleIdentifier = ? AND unregisteredAt IS NULL
+                """, arguments: [date.timeIntervalSince1970, deviceID, bundleIdentifier])
+            // What was queued for the app will not be delivered.
+            try db.execute(sql: "DELETE FROM push WHERE deviceID = ? AND bundleIdentifier = ?", arguments: [deviceID, bundleIdentifier])
+        }
+    }
+
+    private static func registration(_ row: Row) -> Registration {
+        Registration(
+            token: row["token"], deviceID: row["deviceID"], bundleIdentifier: row["bundleIdentifier"],
+            environment: APNs.Environment(rawValue: row["environment"]) ?? .sandbox,
+            registeredAt: Date(timeIntervalSince1970: row["registeredAt"]),
+            unregisteredAt: (row["unregisteredAt"] as Double?).map(Date.init(timeIntervalSince1970:))
+        )
+    }
+
+    // MARK: - Pushes
+
+    package func enqueue(_ pushes: [QueuedPush]) async throws(GatewayError) -> [QueuedPush] {
+        guard !pushes.isEmpty else { return [] }
+        return try await write { db in
+            let collapse = try db.cachedStatement(sql: "DELETE FROM push WHERE token = ? AND collapseID = ?")
+            let insert = try db.cachedStatement(sql: """
+                INSERT INTO push (deviceID, token, bundleIdentifier, apnsID, pushType, priority, expiresAt, collapseID, payload, receivedAt)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            var stored: [QueuedPush] = []
+            stored.reserveCapacity(pushes.count)
+            for var push in pushes {
+                if let collapseID = push.collapseID { try collapse.execute(arguments: [push.token, collapseID]) }
+                try insert.execute(arguments: [
+                    push.deviceID, push.token, push.bundleIdentifier, push.apnsID, push.pushType.rawValue, push.priority,
+                    push.expiresAt.timeIntervalSince1970, push.collapseID, Data(push.payload), push.receivedAt.timeIntervalSince1970,
+                ])
+                push.sequence = db.lastInsertedRowID
+                stored.append(push)
+            }
+            return stored
+        }
+    }
+
+    package func pushes(for deviceID: String, after sequence: Int64, now: Date, limit: Int) async throws(GatewayError) -> [QueuedPush] {
+        try await read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT * FROM push WHERE deviceID = ? AND sequence > ? AND expiresAt > ? ORDER BY sequence LIMIT ?
+                """, arguments: [deviceID, sequence, now.timeIntervalSince1970, limit]).map { row in
+                QueuedPush(
+                    sequence: row["sequence"], deviceID: row["deviceID"], token: row["token"], bundleIdentifier: row["bundleIdentifier"],
+                    apnsID: row["apnsID"], pushType: APNs.PushType(rawValue: row["pushType"]) ?? .alert, priority: row["priority"],
+                    expiresAt: Date(timeIntervalSince1970: row["expiresAt"]), collapseID: row["collapseID"],
+                    payload: Array(row["payload"] as Data), receivedAt: Date(timeIntervalSince1970: row["receivedAt"])
+                )
+            }
+        }
+    }
+
+    package func acknowledge(deviceID: String, through sequence: Int64) async throws(GatewayError) {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM push WHERE deviceID = ? AND sequence <= ?", arguments: [deviceID, sequence])
+        }
+    }
+
+    package func removeExpired(before date: Date) async throws(GatewayError) -> Int {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM push WHERE expiresAt <= ?", arguments: [date.timeIntervalSince1970])
+            return db.changesCount
+        }
+    }
+}

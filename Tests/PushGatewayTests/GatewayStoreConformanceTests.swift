@@ -1,0 +1,190 @@
+import Foundation
+import NotificationCore
+import PushGateway
+import Testing
+
+/// What every gateway store must do, run against each implementation. A new store (PostgreSQL)
+/// adds its case to ``Kind`` and passes the same tests.
+@Suite struct GatewayStoreConformanceTests {
+    enum Kind: String, CaseIterable, CustomTestStringConvertible {
+        case sqlite
+        var testDescription: String { rawValue }
+    }
+
+    /// A fresh, empty store of `kind`, and a way to open it again as after a restart.
+    struct Opened {
+        let store: any GatewayStore
+        let reopen: () throws -> any GatewayStore
+    }
+
+    static func open(_ kind: Kind) throws -> Opened {
+        switch kind {
+        case .sqlite:
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-store-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let path = folder.appendingPathComponent("gateway.sqlite").path
+            return Opened(store: try SQLiteGatewayStore(path: path), reopen: { try SQLiteGatewayStore(path: path) })
+        }
+    }
+
+    static let t0 = Date(timeIntervalSince1970: 1_767_225_600)
+    static let pem = "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----\n"
+
+    func push(_ device: String = "device-1", token: String = "aa01", app: String = "com.example.todo", id: String, collapse: String? = nil,
+              expires: Date = t0 + 3600) -> QueuedPush {
+        QueuedPush(deviceID: device, token: token, bundleIdentifier: app, apnsID: id, pushType: .alert, priority: 10, expiresAt: expires,
+                   collapseID: collapse, payload: Array(#"{"aps":{"alert":"\#(id)"}}"#.utf8), receivedAt: Self.t0)
+    }
+
+    func withDevice(_ kind: Kind, _ body: (any GatewayStore, Opened) async throws -> Void) async throws {
+        let opened = try Self.open(kind)
+        try await opened.store.addDevice("device-1", secretHash: "hash-1", at: Self.t0)
+        try await opened.store.addDevice("device-2", secretHash: "hash-2", at: Self.t0)
+        try await body(opened.store, opened)
+    }
+
+    @Test(arguments: Kind.allCases)
+    func teamsKeysAndAppsMakeTheCredentials(kind: Kind) async throws {
+        let store = try Self.open(kind).store
+        try await store.addTeam("TEAM123456", name: "Example")
+        try await store.addApp("com.example.todo", team: "TEAM123456")
+        try await store.addApp("com.example.chat", team: "TEAM123456")
+        try await store.addKey(StoredKey(keyID: "KEY1234567", teamID: "TEAM123456", environment: .sandbox, bundleIdentifiers: nil, publicKeyPEM: Self.pem))
+        try await store.addKey(StoredKey(keyID: "KEY2345678", teamID: "TEAM123456", environment: nil, bundleIdentifiers: ["com.example.chat"], publicKeyPEM: Self.pem))
+        let providers = try await store.providers()
+        #expect(providers.appsByTeam == ["TEAM123456": ["com.example.todo", "com.example.chat"]])
+        #expect(providers.keys.map(\.keyID) == ["KEY1234567", "KEY2345678"])
+        #expect(providers.keys[0].environment == .sandbox)
+        #expect(providers.keys[0].bundleIdentifiers == nil)
+        #expect(providers.keys[1].environment == nil)
+        #expect(providers.keys[1].bundleIdentifiers == ["com.example.chat"])
+        #expect(providers.keys[1].publicKeyPEM == Self.pem)
+        #expect(try await store.teams().map(\.name) == ["Example"])
+
+        try await store.removeKey("KEY1234567")
+        try await store.removeApp("com.example.chat")
+        let after = try await store.providers()
+        #expect(after.keys.map(\.keyID) == ["KEY2345678"])
+        #expect(after.appsByTeam == ["TEAM123456": ["com.example.todo"]])
+    }
+
+    @Test(arguments: Kind.allCases)
+    func mistakesAreNamedAndChangeNothing(kind: Kind) async throws {
+        let store = try Self.open(kind).store
+        await #expect(throws: GatewayError.self) { try await store.addApp("com.example.todo", team: "NOSUCHTEAM") }
+        try await store.addTeam("TEAM123456", name: "Example")
+        await #expect(throws: GatewayError.self) { try await store.addTeam("TEAM123456", name: "Again") }
+        try await store.addApp("com.example.todo", team: "TEAM123456")
+        try await store.addTeam("OTHERTEAM1", name: "Other")
+        let taken = await #expect(throws: GatewayError.self) { try await store.addApp("com.example.todo", team: "OTHERTEAM1") }
+        #expect(taken?.code == .alreadyExists)
+        let missing = await #expect(throws: GatewayError.self) { try await store.removeKey("NOSUCHKEY0") }
+        #expect(missing?.code == .notFound)
+        #expect(try await store.providers().appsByTeam == ["TEAM123456": ["com.example.todo"]])
+    }
+
+    @Test(arguments: Kind.allCases)
+    func aTokenIsIssuedOncePerDeviceAppAndEnvironment(kind: Kind) async throws {
+        try await withDevice(kind) { store, _ in
+            let first = try await store.register(Registration(token: "aa01", deviceID: "device-1", bundleIdentifier: "com.example.todo",
+                                                              environment: .sandbox, registeredAt: Self.t0))
+            // Registering again (each launch does) returns the same token.
+            let again = try await store.register(Registration(token: "bb02", deviceID: "device-1", bundleIdentifier: "com.example.todo",
+                                                              environment: .sandbox, registeredAt: Self.t0 + 60))
+            #expect(again == first)
+            // Another environment is another token.
+            let production = try await store.register(Registration(token: "cc03", deviceID: "device-1", bundleIdentifier: "com.example.todo",
+                                                                   environment: .production, registeredAt: Self.t0))
+            #expect(production.token == "cc03")
+            #expect(try await store.registration(token: "aa01") == first)
+            #expect(try await store.registration(token: "bb02") == nil)
+
+            try await store.unregister(deviceID: "device-1", bundleIdentifier: "com.example.todo", at: Self.t0 + 100)
+            #expect(try await store.registration(token: "aa01")?.unregisteredAt == Self.t0 + 100)
+            #expect(try await store.registration(token: "cc03")?.unregisteredAt == Self.t0 + 100)
+            // Registering after that issues a new token; the old one stays unregistered.
+            let renewed = try await store.register(Registration(token: "dd04", deviceID: "device-1", bundleIdentifier: "com.example.todo",
+                                                                environment: .sandbox, registeredAt: Self.t0 + 200))
+            #expect(renewed.token == "dd04")
+            #expect(try await store.registration(token: "aa01")?.unregisteredAt == Self.t0 + 100)
+        }
+    }
+
+    @Test(arguments: Kind.allCases)
+    func aTokenNeedsAKnownDevice(kind: Kind) async throws {
+        let store = try Self.open(kind).store
+        let error = await #expect(throws: GatewayError.self) {
+            try await store.register(Registration(token: "aa01", deviceID: "nobody", bundleIdentifier: "com.example.todo", environment: .sandbox, registeredAt: Self.t0))
+        }
+        #expect(error?.code == .notFound)
+    }
+
+    @Test(arguments: Kind.allCases)
+    func pushesQueueInOrderPerDeviceUntilAcknowledged(kind: Kind) async throws {
+        try await withDevice(kind) { store, _ in
+            let stored = try await store.enqueue([push(id: "a"), push("device-2", token: "bb01", id: "b"), push(id: "c")])
+            #expect(stored.map(\.apnsID) == ["a", "b", "c"])
+            #expect(stored[0].sequence < stored[1].sequence && stored[1].sequence < stored[2].sequence)
+            let later = try await store.enqueue([push(id: "d")])
+            #expect(later[0].sequence > stored[2].sequence)
+
+            #expect(try await store.pushes(for: "device-1", after: 0, now: Self.t0, limit: 10).map(\.apnsID) == ["a", "c", "d"])
+            #expect(try await store.pushes(for: "device-1", after: stored[0].sequence, now: Self.t0, limit: 10).map(\.apnsID) == ["c", "d"])
+            #expect(try await store.pushes(for: "device-1", after: 0, now: Self.t0, limit: 2).map(\.apnsID) == ["a", "c"])
+            #expect(try await store.pushes(for: "device-2", after: 0, now: Self.t0, limit: 10).map(\.apnsID) == ["b"])
+
+            try await store.acknowledge(deviceID: "device-1", through: stored[2].sequence)
+            #expect(try await store.pushes(for: "device-1", after: 0, now: Self.t0, limit: 10).map(\.apnsID) == ["d"])
+            #expect(try await store.pushes(for: "device-2", after: 0, now: Self.t0, limit: 10).map(\.apnsID) == ["b"])
+            // Everything of a push comes back as it went in.
+            let back = try await store.pushes(for: "device-2", after: 0, now: Self.t0, limit: 1)[0]
+            #expect(back == stored[1])
+        }
+    }
+
+    @Test(arguments: Kind.allCases)
+    func aCollapseIDReplacesTheQueuedPushOfTheSameToken(kind: Kind) async throws {
+        try await withDevice(kind) { store, _ in
+            _ = try await store.enqueue([push(id: "score-1", collapse: "score"), push(token: "aa02", id: "other-token", collapse: "score")])
+            _ = try await store.enqueue([push(id: "score-2", collapse: "score"), push(id: "plain")])
+            #expect(try await store.pushes(for: "device-1", after: 0, now: Self.t0, limit: 10).map(\.apnsID) == ["other-token", "score-2", "plain"])
+            // Within one batch too, the later one wins.
+            _ = try await store.enqueue([push(id: "score-3", collapse: "score"), push(id: "score-4", collapse: "score")])
+            #expect(try await store.pushes(for: "device-1", after: 0, now: Self.t0, limit: 10).map(\.apnsID) == ["other-token", "plain", "score-4"])
+        }
+    }
+
+    @Test(arguments: Kind.allCases)
+    func expiredPushesAreNeitherDeliveredNorKept(kind: Kind) async throws {
+        try await withDevice(kind) { store, _ in
+            _ = try await store.enqueue([push(id: "short", expires: Self.t0 + 10), push(id: "long", expires: Self.t0 + 1000)])
+            #expect(try await store.pushes(for: "device-1", after: 0, now: Self.t0 + 10, limit: 10).map(\.apnsID) == ["long"])
+            #expect(try await store.removeExpired(before: Self.t0 + 10) == 1)
+            #expect(try await store.removeExpired(before: Self.t0 + 10) == 0)
+        }
+    }
+
+    @Test(arguments: Kind.allCases)
+    func unregisteringDropsWhatWasQueuedForTheApp(kind: Kind) async throws {
+        try await withDevice(kind) { store, _ in
+            _ = try await store.enqueue([push(id: "todo"), push(app: "com.example.chat", id: "chat")])
+            try await store.unregister(deviceID: "device-1", bundleIdentifier: "com.example.todo", at: Self.t0)
+            #expect(try await store.pushes(for: "device-1", after: 0, now: Self.t0, limit: 10).map(\.apnsID) == ["chat"])
+        }
+    }
+
+    @Test(arguments: Kind.allCases)
+    func everythingSurvivesReopening(kind: Kind) async throws {
+        try await withDevice(kind) { store, opened in
+            try await store.addTeam("TEAM123456", name: "Example")
+            try await store.addApp("com.example.todo", team: "TEAM123456")
+            _ = try await store.register(Registration(token: "aa01", deviceID: "device-1", bundleIdentifier: "com.example.todo", environment: .sandbox, registeredAt: Self.t0))
+            let stored = try await store.enqueue([push(id: "kept")])
+            let reopened = try opened.reopen()
+            #expect(try await reopened.providers().appsByTeam == ["TEAM123456": ["com.example.todo"]])
+            #expect(try await reopened.registration(token: "aa01")?.deviceID == "device-1")
+            #expect(try await reopened.deviceSecretHash("device-1") == "hash-1")
+            #expect(try await reopened.pushes(for: "device-1", after: 0, now: Self.t0, limit: 10) == stored)
+        }
+    }
+}
