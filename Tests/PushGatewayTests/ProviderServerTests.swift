@@ -148,6 +148,11 @@ final class RecordingAcceptor: PushAcceptor {
             expectRefusal(try await running.post(headers: [("authorization", bearer)]), 400, "MissingTopic")
             expectRefusal(try await running.post(headers: [("apns-topic", "com.example.todo")]), 403, "MissingProviderToken")
             expectRefusal(try await running.post(headers: [("authorization", "bearer a.b.c"), ("apns-topic", "com.example.todo")]), 403, "InvalidProviderToken")
+            // A new token on the same connection minutes after the first: the classic client bug.
+            expectRefusal(try await running.post(headers: [("authorization", try running.bearer(running.now - 60)), ("apns-topic", "com.example.todo")]),
+                          429, "TooManyProviderTokenUpdates")
+            expectRefusal(try await running.post(headers: [("authorization", try running.bearer(running.now - 3601)), ("apns-topic", "com.example.todo")]),
+                          403, "ExpiredProviderToken")
         }
     }
 

@@ -14,6 +14,16 @@ extension APNs {
         /// `apns-expiration` in seconds since 1970; 0 = deliver now or never; nil = the storage policy's.
         package var expiration: Int64?
         package var collapseID: String?
+
+        package init(deviceToken: String, apnsID: String, topic: String?, pushType: PushType, priority: Int, expiration: Int64?, collapseID: String?) {
+            self.deviceToken = deviceToken
+            self.apnsID = apnsID
+            self.topic = topic
+            self.pushType = pushType
+            self.priority = priority
+            self.expiration = expiration
+            self.collapseID = collapseID
+        }
     }
 
     /// The headers a request may carry once at most.
@@ -105,8 +115,7 @@ extension APNs {
         guard payloadBytes <= pushType.maximumPayloadBytes else { return .failure(Rejection(.payloadTooLarge)) }
 
         return .success(PushHeaders(
-            deviceToken: deviceToken, apnsID: apnsID, topic: topic, pushType: pushType, priority: priority,
-            expiration: expiration, collapseID: collapseID
+            deviceToken: deviceToken, apnsID: apnsID, topic: topic, pushType: pushType, priority: priority, expiration: expiration, collapseID: collapseID
         ))
     }
 

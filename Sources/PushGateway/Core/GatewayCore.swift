@@ -1,0 +1,164 @@
+import Crypto
+package import Foundation
+package import Logging
+package import NotificationCore
+import Synchronization
+
+/// The gateway's core: it admits the pushes the provider API accepted (``PushAdmission``), makes
+/// them durable before they are answered, and hands them to whatever delivers them to devices.
+///
+/// Concurrent pushes share one transaction (group commit): while one batch is written, the next
+/// gathers; each provider request is answered when the batch holding its push is durable.
+package final class GatewayCore: PushAcceptor {
+    private struct Waiting {
+        var push: QueuedPush
+        var completion: @Sendable (APNs.Rejection?) -> Void
+    }
+
+    private struct State {
+        var admission: PushAdmission
+        /// Registrations read so far, by token; every change goes through this core, which updates it.
+        var registrations: [String: Registration] = [:]
+        var credentials = ProviderCredentials()
+        var connectedDevices: Set<String> = []
+        var batch: [Waiting] = []
+        var isWriting = false
+    }
+
+    private let store: any GatewayStore
+    private let state: Mutex<State>
+    private let logger: Logger
+    private let queued: @Sendable ([QueuedPush]) -> Void
+
+    /// - Parameter queued: called with the pushes of each durable batch, in order, for delivery.
+    package init(
+        store: any GatewayStore,
+        admission: PushAdmission.Configuration = .init(),
+        logger: Logger,
+        queued: @escaping @Sendable ([QueuedPush]) -> Void = { _ in }
+    ) {
+        self.store = store
+        self.logger = logger
+        self.queued = queued
+        state = Mutex(State(admission: PushAdmission(configuration: admission)))
+    }
+
+    // MARK: - Providers
+
+    /// The keys and apps the provider API checks requests against, as last loaded.
+    package var credentials: ProviderCredentials { state.withLock { $0.credentials } }
+
+    /// Reads the providers' keys and apps from the store again; call after changing them.
+    package func reloadProviders() async throws(GatewayError) {
+        let (keys, appsByTeam) = try await store.providers()
+        var usable: [ProviderKey] = []
+        for key in keys {
+            guard let publicKey = try? P256.Signing.PublicKey(pemRepresentation: key.publicKeyPEM) else {
+                logger.error("a stored key is not a P-256 public key; it is ignored", metadata: ["key": .string(key.keyID)])
+                continue
+            }
+            usable.append(ProviderKey(keyID: key.keyID, teamID: key.teamID, environment: key.environment,
+                                      bundleIdentifiers: key.bundleIdentifiers, publicKey: publicKey))
+        }
+        let credentials = ProviderCredentials(keys: usable, appsByTeam: appsByTeam)
+        state.withLock { $0.credentials = credentials }
+    }
+
+    // MARK: - Tokens
+
+    /// Issues the token of an app on a device in an environment (the same one while it stays
+    /// registered): 32 random bytes, as hexadecimal.
+    package func register(deviceID: String, bundleIdentifier: String, environment: APNs.Environment, at date: Date) async throws(GatewayError) -> Registration {
+        var generator = SystemRandomNumberGenerator()
+        let token = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max, using: &generator)) }.joined()
+        let registration = try await store.register(Registration(token: token, deviceID: deviceID, bundleIdentifier: bundleIdentifier,
+                                                                 environment: environment, registeredAt: date))
+        state.withLock { $0.registrations[registration.token] = registration }
+        return registration
+    }
+
+    /// Ends every token of the app on the device: pushes to them answer `410 Unregistered` from now.
+    package func unregister(deviceID: String, bundleIdentifier: String, at date: Date) async throws(GatewayError) {
+        try await store.unregister(deviceID: deviceID, bundleIdentifier: bundleIdentifier, at: date)
+        state.withLock { state in
+            for (token, registration) in state.registrations
+            where registration.deviceID == deviceID && registration.bundleIdentifier == bundleIdentifier && registration.unregisteredAt == nil {
+                state.registrations[token]?.unregisteredAt = date
+            }
+        }
+    }
+
+    /// Notes whether a device holds a link now (a push for now only reaches a connected device).
+    package func setConnected(_ deviceID: String, _ connected: Bool) {
+        state.withLock { state in
+            if connected { state.connectedDevices.insert(deviceID) } else { state.connectedDevices.remove(deviceID) }
+        }
+    }
+
+    // MARK: - Pushes
+
+    package func accept(_ push: ProviderPush, completion: @escaping @Sendable (APNs.Rejection?) -> Void) {
+        if let registration = state.withLock({ $0.registrations[push.headers.deviceToken] }) {
+            return admit(push, registration: registration, completion: completion)
+        }
+        // Not read yet. Unknown tokens are not remembered: a flood of made-up tokens costs reads,
+        // and the provider's connection is closed after a few of them.
+        Task {
+            do {
+                let registration = try await store.registration(token: push.headers.deviceToken)
+                if let registration { state.withLock { $0.registrations[registration.token] = registration } }
+                admit(push, registration: registration, completion: completion)
+            } catch {
+                logger.error("could not read a token", metadata: ["error": .string("\(error)")])
+                completion(APNs.Rejection(.internalServerError))
+            }
+        }
+    }
+
+    private func admit(_ push: ProviderPush, registration: Registration?, completion: @escaping @Sendable (APNs.Rejection?) -> Void) {
+        let decision = state.withLock { state in
+            state.admission.admit(push, registration: registration,
+                                  deviceIsConnected: registration.map { state.connectedDevices.contains($0.deviceID) } ?? false)
+        }
+        switch decision {
+        case .failure(let rejection):
+            completion(rejection)
+        case .success(.drop):
+            completion(nil)
+        case .success(.queue(let deviceID, let expiresAt)):
+            let queued = QueuedPush(
+                deviceID: deviceID, token: push.headers.deviceToken, bundleIdentifier: push.bundleIdentifier, apnsID: push.headers.apnsID,
+                pushType: push.headers.pushType, priority: push.headers.priority, expiresAt: expiresAt, collapseID: push.headers.collapseID,
+                payload: push.payload, receivedAt: push.receivedAt
+            )
+            let startsWriting = state.withLock { state in
+                state.batch.append(Waiting(push: queued, completion: completion))
+                guard !state.isWriting else { return false }
+                state.isWriting = true
+                return true
+            }
+            if startsWriting { Task { await writeBatches() } }
+        }
+    }
+
+    /// Writes what gathered, batch after batch, until nothing waits.
+    private func writeBatches() async {
+        while true {
+            let batch = state.withLock { state in
+                let batch = state.batch
+                state.batch.removeAll(keepingCapacity: true)
+                if batch.isEmpty { state.isWriting = false }
+                return batch
+            }
+            guard !batch.isEmpty else { return }
+            do {
+                let stored = try await store.enqueue(batch.map(\.push))
+                for waiting in batch { waiting.completion(nil) }
+                queued(stored)
+            } catch {
+                logger.error("could not store pushes", metadata: ["pushes": .stringConvertible(batch.count), "error": .string("\(error)")])
+                for waiting in batch { waiting.completion(APNs.Rejection(.internalServerError)) }
+            }
+        }
+    }
+}

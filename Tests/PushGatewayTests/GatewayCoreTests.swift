@@ -1,0 +1,159 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+import NotificationCore
+import PushGateway
+import Synchronization
+import Testing
+
+/// What the core handed on for delivery.
+final class DeliveredPushes: Sendable {
+    private let pushes = Mutex<[QueuedPush]>([])
+    func append(_ more: [QueuedPush]) { pushes.withLock { $0 += more } }
+    var apnsIDs: [String] { pushes.withLock { $0.map(\.apnsID) } }
+}
+
+/// The provider API in front of the real core and its SQLite store: what a provider's push becomes.
+@Suite struct GatewayCoreTests {
+    struct Gateway {
+        let core: GatewayCore
+        let store: SQLiteGatewayStore
+        let server: ProviderServer
+        let client: HTTPClient
+        let url: String
+        let signingKey: P256.Signing.PrivateKey
+        let delivered: DeliveredPushes
+        /// One token for the connection, as a provider must: a new one per request is refused.
+        let bearer: String
+
+        func post(_ token: String, topic: String = "com.example.todo", headers: [(String, String)] = [], body: String = #"{"aps":{"alert":"Hi"}}"#)
+            async throws -> (status: Int, body: String)
+        {
+            var request = HTTPClientRequest(url: url + "/3/device/\(token)")
+            request.method = .POST
+            request.headers.add(name: "authorization", value: "bearer \(bearer)")
+            request.headers.add(name: "apns-topic", value: topic)
+            for (name, value) in headers { request.headers.add(name: name, value: value) }
+            request.body = .bytes(ByteBuffer(string: body))
+            let response = try await client.execute(request, timeout: .seconds(10))
+            return (Int(response.status.code), String(buffer: try await response.body.collect(upTo: 1 << 16)))
+        }
+    }
+
+    func withGateway(environment: APNs.Environment = .sandbox, admission: PushAdmission.Configuration = .init(), _ body: (Gateway) async throws -> Void) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try SQLiteGatewayStore(path: folder.appendingPathComponent("gateway.sqlite").path)
+        let signingKey = P256.Signing.PrivateKey()
+        try await store.addTeam("TEAM123456", name: "Example")
+        try await store.addApp("com.example.todo", team: "TEAM123456")
+        try await store.addApp("com.example.chat", team: "TEAM123456")
+        try await store.addKey(StoredKey(keyID: "KEY1234567", teamID: "TEAM123456", environment: nil, bundleIdentifiers: nil,
+                                         publicKeyPEM: signingKey.publicKey.pemRepresentation))
+        try await store.addDevice("device-1", secretHash: "unused", at: Date())
+        let delivered = DeliveredPushes()
+        let core = GatewayCore(store: store, admission: admission, logger: Logger(label: "test")) { pushes in
+            delivered.append(pushes)
+        }
+        try await core.reloadProviders()
+
+        let authority = try GatewayCertificateAuthority(name: "Test gateway CA")
+        let issued = try authority.issueServerCertificate(for: ["localhost"])
+        var configuration = ProviderServer.Configuration()
+        configuration.port = 0
+        configuration.environment = environment
+        configuration.tls = .init(certificateChainPEM: issued.certificatePEM, privateKeyPEM: issued.privateKeyPEM)
+        let server = ProviderServer(configuration: configuration, credentials: { core.credentials }, acceptor: core, logger: Logger(label: "test"))
+        let address = try await server.start()
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(try authority.certificatePEM.utf8), format: .pem)])
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls))
+        let gateway = Gateway(core: core, store: store, server: server, client: client, url: "https://localhost:\(address.port!)",
+                              signingKey: signingKey, delivered: delivered,
+                              bearer: try ProviderToken.make(keyID: "KEY1234567", teamID: "TEAM123456", issuedAt: Int64(Date().timeIntervalSince1970), key: signingKey))
+        do {
+            try await body(gateway)
+        } catch {
+            try? await client.shutdown()
+            await server.stop()
+            throw error
+        }
+        try await client.shutdown()
+        await server.stop()
+    }
+
+    @Test func anAcceptedPushIsStoredForItsDeviceBeforeTheAnswer() async throws {
+        try await withGateway { gateway in
+            let registration = try await gateway.core.register(deviceID: "device-1", bundleIdentifier: "com.example.todo", environment: .sandbox, at: Date())
+            #expect(registration.token.count == 64)
+            let answer = try await gateway.post(registration.token, headers: [("apns-id", "eabeae54-14a8-11e5-b60b-1697f925ec7b"), ("apns-collapse-id", "c1")])
+            #expect(answer.status == 200)
+            // Durable before the answer: the store holds it now.
+            let queued = try await gateway.store.pushes(for: "device-1", after: 0, now: Date(), limit: 10)
+            #expect(queued.map(\.apnsID) == ["eabeae54-14a8-11e5-b60b-1697f925ec7b"])
+            #expect(queued.first?.collapseID == "c1")
+            #expect(queued.first.map { String(decoding: $0.payload, as: UTF8.self) } == #"{"aps":{"alert":"Hi"}}"#)
+            #expect(gateway.delivered.apnsIDs == ["eabeae54-14a8-11e5-b60b-1697f925ec7b"])
+        }
+    }
+
+    @Test func tokensAnswerAsAPNsDoes() async throws {
+        try await withGateway { gateway in
+            let todo = try await gateway.core.register(deviceID: "device-1", bundleIdentifier: "com.example.todo", environment: .sandbox, at: Date())
+            let production = try await gateway.core.register(deviceID: "device-1", bundleIdentifier: "com.example.todo", environment: .production, at: Date())
+            #expect(try await gateway.post(String(repeating: "ab", count: 32)) == (400, #"{"reason":"BadDeviceToken"}"#))
+            #expect(try await gateway.post(production.token) == (400, #"{"reason":"BadDeviceToken"}"#))
+            #expect(try await gateway.post(todo.token, topic: "com.example.chat") == (400, #"{"reason":"DeviceTokenNotForTopic"}"#))
+
+            let removedAt = Date(timeIntervalSince1970: 1_767_225_600.5)
+            try await gateway.core.unregister(deviceID: "device-1", bundleIdentifier: "com.example.todo", at: removedAt)
+            #expect(try await gateway.post(todo.token) == (410, #"{"reason":"Unregistered","timestamp":1767225600500}"#))
+        }
+    }
+
+    @Test func aTokenReadFromTheStoreAfterARestartIsKnown() async throws {
+        try await withGateway { gateway in
+            let registration = try await gateway.store.register(Registration(token: String(repeating: "cd", count: 32), deviceID: "device-1",
+                                                                             bundleIdentifier: "com.example.todo", environment: .sandbox, registeredAt: Date()))
+            #expect(try await gateway.post(registration.token).status == 200)
+        }
+    }
+
+    @Test func aFloodToOneTokenGets429() async throws {
+        var admission = PushAdmission.Configuration()
+        admission.burstPerToken = 3
+        admission.sustainedPerTokenPerSecond = 0.001
+        try await withGateway(admission: admission) { gateway in
+            let registration = try await gateway.core.register(deviceID: "device-1", bundleIdentifier: "com.example.todo", environment: .sandbox, at: Date())
+            var statuses: [Int] = []
+            for _ in 0..<5 { statuses.append(try await gateway.post(registration.token).status) }
+            #expect(statuses == [200, 200, 200, 429, 429])
+            #expect(try await gateway.post(registration.token).body == #"{"reason":"TooManyRequests"}"#)
+        }
+    }
+
+    @Test func concurrentPushesShareCommitsAndAllArrive() async throws {
+        try await withGateway { gateway in
+            var tokens: [String] = []
+            for index in 0..<20 {
+                try await gateway.store.addDevice("bulk-\(index)", secretHash: "unused", at: Date())
+                tokens.append(try await gateway.core.register(deviceID: "bulk-\(index)", bundleIdentifier: "com.example.todo", environment: .sandbox, at: Date()).token)
+            }
+            _ = try await gateway.post(tokens[0])
+            let allTokens = tokens
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<200 { group.addTask { try await gateway.post(allTokens[index % 20]).status } }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == 200 }.count == 200)
+            var stored = 0
+            for index in 0..<20 { stored += try await gateway.store.pushes(for: "bulk-\(index)", after: 0, now: Date(), limit: 100).count }
+            #expect(stored == 201)
+        }
+    }
+}
