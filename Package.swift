@@ -48,6 +48,10 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
+            name: "PrivateFiles",
+            swiftSettings: strictSettings
+        ),
+        .target(
             name: "NotificationAttachmentStore",
             dependencies: ["NotificationCore"],
             swiftSettings: strictSettings
@@ -73,6 +77,7 @@ let package = Package(
             name: "NotificationDaemon",
             dependencies: [
                 "NotificationCore",
+                "PrivateFiles",
                 "NotificationAttachmentStore",
                 "NotificationDaemonClient",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -89,6 +94,7 @@ let package = Package(
             name: "PushGateway",
             dependencies: [
                 "NotificationCore",
+                "PrivateFiles",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -100,6 +106,7 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSettings
         ),
@@ -131,6 +138,9 @@ let package = Package(
             dependencies: [
                 "NotificationCore",
                 "NotificationDaemon",
+                "PrivateFiles",
+                "PushGateway",
+                .product(name: "Crypto", package: "swift-crypto"),
                 "NotificationDaemonClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -229,6 +239,7 @@ if Context.environment["OUN_BENCHMARKS"] != nil {
                 "NotificationCore",
                 "NotificationDaemon",
                 "NotificationDaemonClient",
+                "PrivateFiles",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "GRDB", package: "GRDB.swift"),

@@ -1,6 +1,7 @@
 import BenchmarkSupport
 import Foundation
 import NotificationCore
+import PrivateFiles
 import NotificationDaemon
 
 /// The benchmark's apps: `com.example.bench.<n>`, each with a key the driver can compute.

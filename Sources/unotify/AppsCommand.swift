@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NotificationCore
+import PrivateFiles
 import NIOHTTP1
 import NotificationDaemon
 import NotificationDaemonClient

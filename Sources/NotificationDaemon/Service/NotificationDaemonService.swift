@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdWebSocket
 package import Logging
 import NotificationCore
+import PrivateFiles
 package import ServiceLifecycle
 
 /// The daemon as services to run in one `ServiceGroup`: the scheduler and the local API's listeners.

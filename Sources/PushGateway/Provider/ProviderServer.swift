@@ -75,10 +75,15 @@ package final class ProviderServer: Sendable {
     /// Starts listening; returns the address it listens on.
     package func start() async throws -> SocketAddress {
         let sslContext = try shared.configuration.tls.map { tls in
-            var configuration = TLSConfiguration.makeServerConfiguration(
-                certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(tls.certificateChainPEM.utf8)).map { .certificate($0) },
-                privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(tls.privateKeyPEM.utf8), format: .pem))
-            )
+            let chain: [NIOSSLCertificate]
+            let key: NIOSSLPrivateKey
+            do {
+                chain = try NIOSSLCertificate.fromPEMBytes(Array(tls.certificateChainPEM.utf8))
+                key = try NIOSSLPrivateKey(bytes: Array(tls.privateKeyPEM.utf8), format: .pem)
+            } catch {
+                throw ProviderServerError("The provider API's certificate chain or key is not readable PEM (\(error)).")
+            }
+            var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
             configuration.minimumTLSVersion = .tlsv12
             configuration.applicationProtocols = ["h2"]
             return try NIOSSLContext(configuration: configuration)

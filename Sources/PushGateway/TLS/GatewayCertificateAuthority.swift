@@ -91,16 +91,14 @@ private struct IPAddressBytes {
     var bytes: [UInt8]
 
     init?(_ text: String) {
-        var v4 = in_addr()
-        if inet_pton(AF_INET, text, &v4) == 1 {
-            bytes = withUnsafeBytes(of: &v4) { Array($0) }
-            return
+        // inet_pton writes 4 bytes for IPv4 and 16 for IPv6.
+        var buffer = [UInt8](repeating: 0, count: 16)
+        if inet_pton(AF_INET, text, &buffer) == 1 {
+            bytes = Array(buffer.prefix(4))
+        } else if inet_pton(AF_INET6, text, &buffer) == 1 {
+            bytes = buffer
+        } else {
+            return nil
         }
-        var v6 = in6_addr()
-        if inet_pton(AF_INET6, text, &v6) == 1 {
-            bytes = withUnsafeBytes(of: &v6) { Array($0) }
-            return
-        }
-        return nil
     }
 }

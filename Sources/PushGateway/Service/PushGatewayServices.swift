@@ -1,0 +1,151 @@
+package import Foundation
+package import Logging
+import NIOCore
+package import NotificationCore
+import PrivateFiles
+package import ServiceLifecycle
+
+/// The push gateway's settings, with their defaults.
+package struct GatewayConfiguration: Sendable {
+    /// Where the gateway keeps its database, its certificate authority and its server certificate.
+    package var dataDirectory: URL
+    /// The address the provider API listens on: loopback unless told otherwise.
+    package var host = "127.0.0.1"
+    /// The sandbox endpoint's port (APNs' `api.sandbox.push.apple.com`); 0 picks a free one.
+    package var sandboxPort = 2197
+    /// The production endpoint's port (APNs' `api.push.apple.com`); 0 picks a free one.
+    package var productionPort = 2198
+    /// Names and addresses the server certificate is issued for, besides `localhost`, `127.0.0.1`
+    /// and `::1`.
+    package var hostNames: [String] = []
+    /// Serve HTTP/2 without TLS (prior knowledge). Only when asked for: providers send keys' tokens.
+    package var cleartext = false
+    package var environmentKeyReason: APNs.Reason = .badEnvironmentKeyInToken
+    package var admission = PushAdmission.Configuration()
+    /// How often the providers' keys and apps are read again, so that `unotify gateway` commands
+    /// run beside a running gateway take effect.
+    package var providerReloadInterval: Duration = .seconds(1)
+
+    package init(dataDirectory: URL) {
+        self.dataDirectory = dataDirectory
+    }
+
+    package var databasePath: String { dataDirectory.appendingPathComponent("gateway.sqlite").path }
+    package var authorityCertificatePath: String { dataDirectory.appendingPathComponent("ca.pem").path }
+    package var authorityKeyPath: String { dataDirectory.appendingPathComponent("ca-key.pem").path }
+    package var serverCertificatePath: String { dataDirectory.appendingPathComponent("server.pem").path }
+    package var serverKeyPath: String { dataDirectory.appendingPathComponent("server-key.pem").path }
+}
+
+/// The gateway as services to run in one `ServiceGroup`: the provider API's two endpoints and the
+/// reading of providers' changes.
+package struct PushGatewayServices: Sendable {
+    package let core: GatewayCore
+    package let store: SQLiteGatewayStore
+    package let services: [any Service]
+
+    /// Prepares the gateway: its private folder, database, certificate authority and server
+    /// certificate (made on first start), and its endpoints.
+    ///
+    /// - Parameter onListening: called with each endpoint's environment and port once it listens.
+    package init(
+        configuration: GatewayConfiguration,
+        logger: Logger,
+        onListening: @escaping @Sendable (APNs.Environment, Int) -> Void = { _, _ in }
+    ) async throws {
+        try PrivateFiles.createDirectory(configuration.dataDirectory)
+        try PrivateFiles.touch(configuration.databasePath)
+        store = try SQLiteGatewayStore(path: configuration.databasePath)
+        core = GatewayCore(store: store, admission: configuration.admission, logger: logger)
+        try await core.reloadProviders()
+        let tls = configuration.cleartext ? nil : try Self.serverCertificate(configuration)
+        var services: [any Service] = [ProviderReloadService(core: core, interval: configuration.providerReloadInterval, logger: logger)]
+        for (environment, port) in [(APNs.Environment.sandbox, configuration.sandboxPort), (.production, configuration.productionPort)] {
+            var server = ProviderServer.Configuration()
+            server.host = configuration.host
+            server.port = port
+            server.environment = environment
+            server.tls = tls
+            server.environmentKeyReason = configuration.environmentKeyReason
+            let core = self.core
+            services.append(ProviderService(
+                server: ProviderServer(configuration: server, credentials: { core.credentials }, acceptor: core, logger: logger),
+                onListening: { port in onListening(environment, port) }
+            ))
+        }
+        self.services = services
+    }
+
+    /// The server certificate, issued by the gateway's own authority; both are made on first start
+    /// and kept (keys 0600) so that providers can trust the authority once.
+    static func serverCertificate(_ configuration: GatewayConfiguration) throws -> ProviderServer.Configuration.TLS {
+        let files = FileManager.default
+        if let certificate = try? String(contentsOfFile: configuration.serverCertificatePath, encoding: .utf8),
+           let key = try? String(contentsOfFile: configuration.serverKeyPath, encoding: .utf8) {
+            return .init(certificateChainPEM: certificate, privateKeyPEM: key)
+        }
+        let authority: GatewayCertificateAuthority
+        if let certificate = try? String(contentsOfFile: configuration.authorityCertificatePath, encoding: .utf8),
+           let key = try? String(contentsOfFile: configuration.authorityKeyPath, encoding: .utf8) {
+            authority = try GatewayCertificateAuthority(certificatePEM: certificate, privateKeyPEM: key)
+        } else {
+            authority = try GatewayCertificateAuthority(name: "unotify gateway CA")
+            try write(authority.privateKeyPEM, to: configuration.authorityKeyPath)
+            try write(try authority.certificatePEM, to: configuration.authorityCertificatePath)
+        }
+        var hosts = ["localhost", "127.0.0.1", "::1"]
+        for name in configuration.hostNames + [configuration.host] where !hosts.contains(name) && name != "0.0.0.0" && name != "::" {
+            hosts.append(name)
+        }
+        let issued = try authority.issueServerCertificate(for: hosts)
+        // The chain: the server's certificate, then the authority's (each PEM block on its own lines).
+        let chain = [issued.certificatePEM, try authority.certificatePEM].map { $0.hasSuffix("\n") ? $0 : $0 + "\n" }.joined()
+        try? files.removeItem(atPath: configuration.serverKeyPath)
+        try write(issued.privateKeyPEM, to: configuration.serverKeyPath)
+        try? files.removeItem(atPath: configuration.serverCertificatePath)
+        try write(chain, to: configuration.serverCertificatePath)
+        return .init(certificateChainPEM: chain, privateKeyPEM: issued.privateKeyPEM)
+    }
+
+    private static func write(_ text: String, to path: String) throws {
+        guard PrivateFiles.createFile(atPath: path, contents: Data(text.utf8)) else {
+            throw GatewayError(.storageFailed, "Could not write \(path).")
+        }
+    }
+}
+
+/// One endpoint of the provider API, from start to graceful shutdown.
+struct ProviderService: Service {
+    let server: ProviderServer
+    let onListening: @Sendable (Int) -> Void
+
+    func run() async throws {
+        let address = try await server.start()
+        onListening(address.port ?? 0)
+        // Runs until the group shuts down; then every connection closes.
+        try? await gracefulShutdown()
+        await server.stop()
+    }
+}
+
+/// Reads providers' keys and apps again now and then, so that a key revoked with `unotify gateway
+/// keys remove` stops working within ``GatewayConfiguration/providerReloadInterval``.
+struct ProviderReloadService: Service {
+    let core: GatewayCore
+    let interval: Duration
+    let logger: Logger
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                guard !Task.isCancelled else { return }
+                do {
+                    try await core.reloadProviders()
+                } catch {
+                    logger.error("could not read the providers' keys", metadata: ["error": .string("\(error)")])
+                }
+            }
+        }
+    }
+}

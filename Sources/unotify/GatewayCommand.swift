@@ -1,0 +1,251 @@
+import ArgumentParser
+import Crypto
+import Foundation
+import Logging
+import NotificationCore
+import PrivateFiles
+import NotificationDaemon
+import PushGateway
+import ServiceLifecycle
+import UnixSignals
+
+/// Where the gateway keeps its files: `gateway/` in the data directory unless told otherwise.
+struct GatewayLocation: ParsableArguments {
+    @Option(name: .long, help: "The gateway's folder (database, certificate authority). Default: gateway/ in the data directory.")
+    var gatewayDir: String?
+
+    @Option(name: .long, help: "The data directory whose gateway/ folder to use.")
+    var dataDir: String?
+
+    var directory: URL {
+        if let gatewayDir { return URL(fileURLWithPath: gatewayDir, isDirectory: true) }
+        var environment = ProcessInfo.processInfo.environment
+        if let dataDir { environment["UNOTIFY_DATA_DIR"] = dataDir }
+        return DaemonConfiguration.fromEnvironment(environment).dataDirectory.appendingPathComponent("gateway", isDirectory: true)
+    }
+
+    /// The gateway's store, opened beside a running gateway if there is one (SQLite allows both).
+    func store() throws -> SQLiteGatewayStore {
+        umask(0o077)
+        let configuration = GatewayConfiguration(dataDirectory: directory)
+        try PrivateFiles.createDirectory(directory)
+        try PrivateFiles.touch(configuration.databasePath)
+        do {
+            return try SQLiteGatewayStore(path: configuration.databasePath)
+        } catch {
+            throw ValidationError(error.message)
+        }
+    }
+}
+
+struct GatewayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gateway",
+        abstract: "Run the APNs-compatible push gateway, and manage its teams, keys and apps.",
+        discussion: """
+            Providers send pushes with Apple's HTTP/2 provider API, unchanged: token authentication with a team's ES256 key (.p8), the same headers, status codes and reasons. Set up a provider with `unotify gateway teams add`, `unotify gateway apps add` and `unotify gateway keys create`, then point its APNs client at the sandbox endpoint (port 2197) or the production one (2198), trusting the gateway's certificate authority (ca.pem in the gateway's folder).
+            """,
+        subcommands: [Serve.self, Teams.self, Apps.self, Keys.self, Token.self],
+        defaultSubcommand: Serve.self
+    )
+
+    struct Serve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Run the gateway's provider API (sandbox and production endpoints).")
+
+        @OptionGroup var location: GatewayLocation
+        @Option(name: .long, help: "The address to listen on (loopback unless told otherwise).") var host = "127.0.0.1"
+        @Option(name: .long, help: "The sandbox endpoint's port.") var sandboxPort = 2197
+        @Option(name: .long, help: "The production endpoint's port.") var productionPort = 2198
+        @Option(name: .long, help: "Another name or address for the server certificate (repeatable).") var hostName: [String] = []
+        @Flag(name: .long, help: "Serve HTTP/2 without TLS (prior knowledge); for tests on one machine.") var cleartext = false
+        @Flag(name: .long, help: "Refuse a key of the other environment with BadEnvironmentKeyIdInToken, as Apple's documentation spells it, instead of BadEnvironmentKeyInToken, as APNs sends it.")
+        var documentedEnvironmentReason = false
+        @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
+
+        func run() async throws {
+            umask(0o077)
+            var configuration = GatewayConfiguration(dataDirectory: location.directory)
+            configuration.host = host
+            configuration.sandboxPort = sandboxPort
+            configuration.productionPort = productionPort
+            configuration.hostNames = hostName
+            configuration.cleartext = cleartext
+            if documentedEnvironmentReason { configuration.environmentKeyReason = .badEnvironmentKeyIdInToken }
+            var logger = Logger(label: "unotify.gateway")
+            logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+            let gateway = try await PushGatewayServices(configuration: configuration, logger: logger)
+            logger.info("gateway folder", metadata: ["path": .string(configuration.dataDirectory.path),
+                                                     "ca": .string(configuration.authorityCertificatePath)])
+            let group = ServiceGroup(services: gateway.services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+            try await group.run()
+        }
+    }
+
+    struct Teams: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add and list teams (a team owns apps and signing keys).", subcommands: [Add.self, List.self])
+
+        struct Add: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Add a team.")
+            @OptionGroup var location: GatewayLocation
+            @Argument(help: "The team's identifier: 10 upper-case letters or digits, as Apple's, such as ABCDE12345.") var teamID: String
+            @Option(name: .long, help: "A name to recognize it by.") var name: String?
+
+            func validate() throws {
+                guard isAppleIdentifier(teamID) else { throw ValidationError("A team identifier is 10 upper-case letters or digits, such as ABCDE12345.") }
+            }
+
+            func run() async throws {
+                try await gatewayCall { try await location.store().addTeam(teamID, name: name ?? teamID) }
+                print(teamID)
+            }
+        }
+
+        struct List: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "List the teams.")
+            @OptionGroup var location: GatewayLocation
+
+            func run() async throws {
+                for team in try await gatewayCall({ try await location.store().teams() }) { print("\(team.teamID)  \(team.name)") }
+            }
+        }
+    }
+
+    struct Apps: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Give apps (topics) to teams.", subcommands: [Add.self, List.self, Remove.self])
+
+        struct Add: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Let a team push to an app.")
+            @OptionGroup var location: GatewayLocation
+            @Argument(help: "The app's bundle identifier, such as com.example.todo.") var bundleIdentifier: String
+            @Option(name: .long, help: "The team that owns it.") var team: String
+
+            func validate() throws {
+                if let violation = RequestRules.violation(inBundleIdentifier: bundleIdentifier) { throw ValidationError(violation.message) }
+            }
+
+            func run() async throws {
+                try await gatewayCall { try await location.store().addApp(bundleIdentifier, team: team) }
+            }
+        }
+
+        struct List: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "List every team's apps.")
+            @OptionGroup var location: GatewayLocation
+
+            func run() async throws {
+                let providers = try await gatewayCall { try await location.store().providers() }
+                for (team, apps) in providers.appsByTeam.sorted(by: { $0.key < $1.key }) {
+                    for app in apps.sorted() { print("\(app)  \(team)") }
+                }
+            }
+        }
+
+        struct Remove: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Stop a team from pushing to an app.")
+            @OptionGroup var location: GatewayLocation
+            @Argument var bundleIdentifier: String
+
+            func run() async throws {
+                try await gatewayCall { try await location.store().removeApp(bundleIdentifier) }
+            }
+        }
+    }
+
+    struct Keys: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create, list and revoke teams' signing keys.", subcommands: [Create.self, List.self, Remove.self])
+
+        struct Create: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Create a signing key and write its .p8 for the provider.",
+                discussion: "Prints the key's identifier (the JWT's kid). The gateway keeps only the public key; the .p8 file, readable only by you, is what the provider's APNs client is given, with the key and team identifiers."
+            )
+            @OptionGroup var location: GatewayLocation
+            @Option(name: .long, help: "The team the key belongs to.") var team: String
+            @Option(name: .long, help: "sandbox or production: restrict the key to one environment (a team-scoped key). Default: both.")
+            var environment: APNs.Environment?
+            @Option(name: .long, help: "Restrict the key to these apps (a topic-specific key; repeatable).") var topic: [String] = []
+            @Option(name: .long, help: "Where to write the .p8. Default: AuthKey_<key id>.p8 in the current folder.") var output: String?
+
+            func run() async throws {
+                let key = P256.Signing.PrivateKey()
+                let keyID = makeAppleIdentifier()
+                let path = output ?? "AuthKey_\(keyID).p8"
+                guard !FileManager.default.fileExists(atPath: path) else { throw ValidationError("\(path) exists already.") }
+                try await gatewayCall {
+                    try await location.store().addKey(StoredKey(keyID: keyID, teamID: team, environment: environment,
+                                                                bundleIdentifiers: topic.isEmpty ? nil : Set(topic), publicKeyPEM: key.publicKey.pemRepresentation))
+                }
+                guard PrivateFiles.createFile(atPath: path, contents: Data(key.pemRepresentation.utf8)) else {
+                    throw ValidationError("Could not write \(path); the key \(keyID) is registered, remove it with `unotify gateway keys remove \(keyID)`.")
+                }
+                print(keyID)
+                FileHandle.standardError.write(Data("Key \(keyID) of team \(team) written to \(path).\n".utf8))
+            }
+        }
+
+        struct List: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "List the signing keys.")
+            @OptionGroup var location: GatewayLocation
+
+            func run() async throws {
+                for key in try await gatewayCall({ try await location.store().providers().keys }) {
+                    let scope = key.bundleIdentifiers.map { "topics " + $0.sorted().joined(separator: ",") } ?? "every app of the team"
+                    print("\(key.keyID)  team \(key.teamID)  \(key.environment?.rawValue ?? "sandbox and production")  \(scope)")
+                }
+            }
+        }
+
+        struct Remove: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Revoke a signing key: tokens it signed stop working.")
+            @OptionGroup var location: GatewayLocation
+            @Argument var keyID: String
+
+            func run() async throws {
+                try await gatewayCall { try await location.store().removeKey(keyID) }
+            }
+        }
+    }
+
+    struct Token: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print a provider authentication token (JWT) signed with a .p8, as APNs clients make them.",
+            discussion: "For `curl`: -H \"authorization: bearer $(unotify gateway token --key AuthKey_KEY.p8 --key-id KEY --team TEAM)\". A token is valid for an hour; reuse it for 20 minutes at least."
+        )
+        @Option(name: .long, help: "The .p8 file.") var key: String
+        @Option(name: .long, help: "The key's identifier (kid).") var keyID: String
+        @Option(name: .long, help: "The team's identifier (iss).") var team: String
+
+        func run() async throws {
+            let pem = try String(contentsOfFile: key, encoding: .utf8)
+            let privateKey: P256.Signing.PrivateKey
+            do {
+                privateKey = try P256.Signing.PrivateKey(pemRepresentation: pem)
+            } catch {
+                throw ValidationError("\(key) is not a P-256 private key in PEM (a .p8).")
+            }
+            print(try ProviderToken.make(keyID: keyID, teamID: team, issuedAt: Int64(Date().timeIntervalSince1970), key: privateKey))
+        }
+    }
+}
+
+extension APNs.Environment: ExpressibleByArgument {}
+
+/// Runs a store call, turning its error into the message a person reads.
+private func gatewayCall<T>(_ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch let error as GatewayError {
+        throw ValidationError(error.message)
+    }
+}
+
+/// Apple's 10-character identifiers (team, key): upper-case letters and digits.
+private func isAppleIdentifier(_ text: String) -> Bool {
+    text.count == 10 && text.allSatisfy { $0.isASCII && ($0.isUppercase || $0.isNumber) }
+}
+
+private func makeAppleIdentifier() -> String {
+    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+    var generator = SystemRandomNumberGenerator()
+    return String((0..<10).map { _ in alphabet.randomElement(using: &generator)! })
+}
