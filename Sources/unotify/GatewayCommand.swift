@@ -45,7 +45,7 @@ struct GatewayCommand: AsyncParsableCommand {
         discussion: """
             Providers send pushes with Apple's HTTP/2 provider API, unchanged: token authentication with a team's ES256 key (.p8), the same headers, status codes and reasons. Set up a provider with `unotify gateway teams add`, `unotify gateway apps add` and `unotify gateway keys create`, then point its APNs client at the sandbox endpoint (port 2197) or the production one (2198), trusting the gateway's certificate authority (ca.pem in the gateway's folder).
             """,
-        subcommands: [Serve.self, Teams.self, Apps.self, Keys.self, Token.self],
+        subcommands: [Serve.self, Teams.self, Apps.self, Keys.self, Token.self, Devices.self],
         defaultSubcommand: Serve.self
     )
 
@@ -56,6 +56,7 @@ struct GatewayCommand: AsyncParsableCommand {
         @Option(name: .long, help: "The address to listen on (loopback unless told otherwise).") var host = "127.0.0.1"
         @Option(name: .long, help: "The sandbox endpoint's port.") var sandboxPort = 2197
         @Option(name: .long, help: "The production endpoint's port.") var productionPort = 2198
+        @Option(name: .long, help: "The port devices link to.") var deviceLinkPort = 2199
         @Option(name: .long, help: "Another name or address for the server certificate (repeatable).") var hostName: [String] = []
         @Flag(name: .long, help: "Serve HTTP/2 without TLS (prior knowledge); for tests on one machine.") var cleartext = false
         @Flag(name: .long, help: "Refuse a key of the other environment with BadEnvironmentKeyIdInToken, as Apple's documentation spells it, instead of BadEnvironmentKeyInToken, as APNs sends it.")
@@ -68,6 +69,7 @@ struct GatewayCommand: AsyncParsableCommand {
             configuration.host = host
             configuration.sandboxPort = sandboxPort
             configuration.productionPort = productionPort
+            configuration.deviceLinkPort = deviceLinkPort
             configuration.hostNames = hostName
             configuration.cleartext = cleartext
             if documentedEnvironmentReason { configuration.environmentKeyReason = .badEnvironmentKeyIdInToken }
@@ -202,6 +204,27 @@ struct GatewayCommand: AsyncParsableCommand {
 
             func run() async throws {
                 try await gatewayCall { try await location.store().removeKey(keyID) }
+            }
+        }
+    }
+
+    struct Devices: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Enroll devices (notification daemons) that link to the gateway.", subcommands: [Add.self])
+
+        struct Add: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Enroll a device and print its credential.",
+                discussion: "Prints `<device id>.<secret>`: give it to the device's daemon (`unotify daemon --gateway … --gateway-credential …`). The gateway keeps only a hash of the secret."
+            )
+            @OptionGroup var location: GatewayLocation
+
+            func run() async throws {
+                var generator = SystemRandomNumberGenerator()
+                func hex(_ count: Int) -> String { (0..<count).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max, using: &generator)) }.joined() }
+                let deviceID = hex(8)
+                let secret = hex(32)
+                try await gatewayCall { try await location.store().addDevice(deviceID, secretHash: DeviceLinks.hash(secret), at: Date()) }
+                print("\(deviceID).\(secret)")
             }
         }
     }

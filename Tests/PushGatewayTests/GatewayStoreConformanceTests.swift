@@ -32,7 +32,7 @@ import Testing
 
     func push(_ device: String = "device-1", token: String = "aa01", app: String = "com.example.todo", id: String, collapse: String? = nil,
               expires: Date = t0 + 3600) -> QueuedPush {
-        QueuedPush(deviceID: device, token: token, bundleIdentifier: app, apnsID: id, pushType: .alert, priority: 10, expiresAt: expires,
+        QueuedPush(deviceID: device, token: token, bundleIdentifier: app, environment: .sandbox, apnsID: id, pushType: .alert, priority: 10, expiresAt: expires,
                    collapseID: collapse, payload: Array(#"{"aps":{"alert":"\#(id)"}}"#.utf8), receivedAt: Self.t0)
     }
 

@@ -127,7 +127,8 @@ package final class GatewayCore: PushAcceptor {
             completion(nil)
         case .success(.queue(let deviceID, let expiresAt)):
             let queued = QueuedPush(
-                deviceID: deviceID, token: push.headers.deviceToken, bundleIdentifier: push.bundleIdentifier, apnsID: push.headers.apnsID,
+                deviceID: deviceID, token: push.headers.deviceToken, bundleIdentifier: push.bundleIdentifier, environment: push.environment,
+                apnsID: push.headers.apnsID,
                 pushType: push.headers.pushType, priority: push.headers.priority, expiresAt: expiresAt, collapseID: push.headers.collapseID,
                 payload: push.payload, receivedAt: push.receivedAt
             )

@@ -4,6 +4,7 @@ import NIOCore
 package import NotificationCore
 import PrivateFiles
 package import ServiceLifecycle
+import Synchronization
 
 /// The push gateway's settings, with their defaults.
 package struct GatewayConfiguration: Sendable {
@@ -15,6 +16,10 @@ package struct GatewayConfiguration: Sendable {
     package var sandboxPort = 2197
     /// The production endpoint's port (APNs' `api.push.apple.com`); 0 picks a free one.
     package var productionPort = 2198
+    /// The port devices link to (`Docs/device-link.md`); 0 picks a free one.
+    package var deviceLinkPort = 2199
+    /// Pushes a device may hold unacknowledged.
+    package var deviceLinkWindow = 64
     /// Names and addresses the server certificate is issued for, besides `localhost`, `127.0.0.1`
     /// and `::1`.
     package var hostNames: [String] = []
@@ -42,24 +47,36 @@ package struct GatewayConfiguration: Sendable {
 package struct PushGatewayServices: Sendable {
     package let core: GatewayCore
     package let store: SQLiteGatewayStore
+    package let links: DeviceLinks
     package let services: [any Service]
 
     /// Prepares the gateway: its private folder, database, certificate authority and server
     /// certificate (made on first start), and its endpoints.
     ///
-    /// - Parameter onListening: called with each endpoint's environment and port once it listens.
+    /// - Parameters:
+    ///   - onListening: called with each provider endpoint's environment and port once it listens.
+    ///   - onDeviceLinkListening: called with the device links' port once it listens.
     package init(
         configuration: GatewayConfiguration,
         logger: Logger,
-        onListening: @escaping @Sendable (APNs.Environment, Int) -> Void = { _, _ in }
+        onListening: @escaping @Sendable (APNs.Environment, Int) -> Void = { _, _ in },
+        onDeviceLinkListening: @escaping @Sendable (Int) -> Void = { _ in }
     ) async throws {
         try PrivateFiles.createDirectory(configuration.dataDirectory)
         try PrivateFiles.touch(configuration.databasePath)
         store = try SQLiteGatewayStore(path: configuration.databasePath)
-        core = GatewayCore(store: store, admission: configuration.admission, logger: logger)
+        // The links are made after the core, which tells them of each durable batch.
+        let relay = LinksRelay()
+        core = GatewayCore(store: store, admission: configuration.admission, logger: logger) { pushes in relay.links?.stored(pushes) }
+        links = DeviceLinks(store: store, core: core, window: configuration.deviceLinkWindow, logger: logger)
+        relay.links = links
         try await core.reloadProviders()
         let tls = configuration.cleartext ? nil : try Self.serverCertificate(configuration)
-        var services: [any Service] = [ProviderReloadService(core: core, interval: configuration.providerReloadInterval, logger: logger)]
+        var services: [any Service] = [
+            ProviderReloadService(core: core, interval: configuration.providerReloadInterval, logger: logger),
+            try DeviceLinkServer.service(links: links, host: configuration.host, port: configuration.deviceLinkPort, tls: tls, logger: logger,
+                                         onListening: onDeviceLinkListening),
+        ]
         for (environment, port) in [(APNs.Environment.sandbox, configuration.sandboxPort), (.production, configuration.productionPort)] {
             var server = ProviderServer.Configuration()
             server.host = configuration.host
@@ -111,6 +128,15 @@ package struct PushGatewayServices: Sendable {
         guard PrivateFiles.createFile(atPath: path, contents: Data(text.utf8)) else {
             throw GatewayError(.storageFailed, "Could not write \(path).")
         }
+    }
+}
+
+/// Lets the core reach the device links made after it.
+private final class LinksRelay: Sendable {
+    private let box = Mutex<DeviceLinks?>(nil)
+    var links: DeviceLinks? {
+        get { box.withLock { $0 } }
+        set { box.withLock { $0 = newValue } }
     }
 }
 

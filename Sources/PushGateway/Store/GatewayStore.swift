@@ -30,6 +30,7 @@ package struct QueuedPush: Sendable, Hashable {
     package var deviceID: String
     package var token: String
     package var bundleIdentifier: String
+    package var environment: APNs.Environment
     package var apnsID: String
     package var pushType: APNs.PushType
     package var priority: Int
@@ -41,13 +42,14 @@ package struct QueuedPush: Sendable, Hashable {
     package var receivedAt: Date
 
     package init(
-        sequence: Int64 = 0, deviceID: String, token: String, bundleIdentifier: String, apnsID: String, pushType: APNs.PushType,
-        priority: Int, expiresAt: Date, collapseID: String?, payload: [UInt8], receivedAt: Date
+        sequence: Int64 = 0, deviceID: String, token: String, bundleIdentifier: String, environment: APNs.Environment, apnsID: String,
+        pushType: APNs.PushType, priority: Int, expiresAt: Date, collapseID: String?, payload: [UInt8], receivedAt: Date
     ) {
         self.sequence = sequence
         self.deviceID = deviceID
         self.token = token
         self.bundleIdentifier = bundleIdentifier
+        self.environment = environment
         self.apnsID = apnsID
         self.pushType = pushType
         self.priority = priority

@@ -63,6 +63,7 @@ package final class SQLiteGatewayStore: GatewayStore {
                     deviceID TEXT NOT NULL REFERENCES device(deviceID) ON DELETE CASCADE,
                     token TEXT NOT NULL,
                     bundleIdentifier TEXT NOT NULL,
+                    environment TEXT NOT NULL CHECK (environment IN ('sandbox', 'production')),
                     apnsID TEXT NOT NULL,
                     pushType TEXT NOT NULL,
                     priority INTEGER NOT NULL,
@@ -243,15 +244,15 @@ package final class SQLiteGatewayStore: GatewayStore {
         return try await write { db in
             let collapse = try db.cachedStatement(sql: "DELETE FROM push WHERE token = ? AND collapseID = ?")
             let insert = try db.cachedStatement(sql: """
-                INSERT INTO push (deviceID, token, bundleIdentifier, apnsID, pushType, priority, expiresAt, collapseID, payload, receivedAt)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO push (deviceID, token, bundleIdentifier, environment, apnsID, pushType, priority, expiresAt, collapseID, payload, receivedAt)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             var stored: [QueuedPush] = []
             stored.reserveCapacity(pushes.count)
             for var push in pushes {
                 if let collapseID = push.collapseID { try collapse.execute(arguments: [push.token, collapseID]) }
                 try insert.execute(arguments: [
-                    push.deviceID, push.token, push.bundleIdentifier, push.apnsID, push.pushType.rawValue, push.priority,
+                    push.deviceID, push.token, push.bundleIdentifier, push.environment.rawValue, push.apnsID, push.pushType.rawValue, push.priority,
                     push.expiresAt.timeIntervalSince1970, push.collapseID, Data(push.payload), push.receivedAt.timeIntervalSince1970,
                 ])
                 push.sequence = db.lastInsertedRowID
@@ -268,7 +269,7 @@ package final class SQLiteGatewayStore: GatewayStore {
                 """, arguments: [deviceID, sequence, now.timeIntervalSince1970, limit]).map { row in
                 QueuedPush(
                     sequence: row["sequence"], deviceID: row["deviceID"], token: row["token"], bundleIdentifier: row["bundleIdentifier"],
-                    apnsID: row["apnsID"], pushType: APNs.PushType(rawValue: row["pushType"]) ?? .alert, priority: row["priority"],
+                    environment: APNs.Environment(rawValue: row["environment"]) ?? .sandbox, apnsID: row["apnsID"], pushType: APNs.PushType(rawValue: row["pushType"]) ?? .alert, priority: row["priority"],
                     expiresAt: Date(timeIntervalSince1970: row["expiresAt"]), collapseID: row["collapseID"],
                     payload: Array(row["payload"] as Data), receivedAt: Date(timeIntervalSince1970: row["receivedAt"])
                 )

@@ -1,0 +1,158 @@
+import Foundation
+
+/// The device link's messages (`Docs/device-link.md`): what a push gateway and a device's daemon say
+/// to each other, one JSON object per WebSocket text frame.
+package enum DeviceLink {
+    /// The path of the link on the gateway's device listener.
+    package static let path = "/v1/device-link"
+
+    /// A push as it travels down the link.
+    package struct Push: Sendable, Hashable, Codable {
+        package var sequence: Int64
+        package var token: String
+        package var bundleIdentifier: String
+        package var environment: APNs.Environment
+        package var apnsID: String
+        package var pushType: APNs.PushType
+        package var priority: Int
+        /// Seconds since 1970.
+        package var expiresAt: Double
+        package var collapseID: String?
+        /// The provider's JSON payload, as text.
+        package var payload: String
+        /// Seconds since 1970.
+        package var receivedAt: Double
+
+        package init(
+            sequence: Int64, token: String, bundleIdentifier: String, environment: APNs.Environment, apnsID: String, pushType: APNs.PushType,
+            priority: Int, expiresAt: Double, collapseID: String?, payload: String, receivedAt: Double
+        ) {
+            self.sequence = sequence
+            self.token = token
+            self.bundleIdentifier = bundleIdentifier
+            self.environment = environment
+            self.apnsID = apnsID
+            self.pushType = pushType
+            self.priority = priority
+            self.expiresAt = expiresAt
+            self.collapseID = collapseID
+            self.payload = payload
+            self.receivedAt = receivedAt
+        }
+    }
+
+    /// What the gateway sends.
+    package enum GatewayMessage: Sendable, Hashable {
+        case welcome(deviceID: String, window: Int)
+        case push(Push)
+        case registered(requestID: String, token: String, bundleIdentifier: String, environment: APNs.Environment)
+        case unregistered(requestID: String, bundleIdentifier: String)
+        case error(requestID: String?, code: String, message: String)
+    }
+
+    /// What the device sends.
+    package enum DeviceMessage: Sendable, Hashable {
+        case ack(through: Int64)
+        case register(requestID: String, bundleIdentifier: String, environment: APNs.Environment)
+        case unregister(requestID: String, bundleIdentifier: String)
+    }
+}
+
+extension DeviceLink.GatewayMessage: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case type, deviceID, window, requestID, token, bundleIdentifier, environment, code, message
+    }
+
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        switch try container.decode(String.self, forKey: .type) {
+        case "welcome":
+            self = .welcome(deviceID: try container.decode(String.self, forKey: .deviceID), window: try container.decode(Int.self, forKey: .window))
+        case "push":
+            self = .push(try DeviceLink.Push(from: decoder))
+        case "registered":
+            self = .registered(
+                requestID: try container.decode(String.self, forKey: .requestID), token: try container.decode(String.self, forKey: .token),
+                bundleIdentifier: try container.decode(String.self, forKey: .bundleIdentifier),
+                environment: try container.decode(APNs.Environment.self, forKey: .environment)
+            )
+        case "unregistered":
+            self = .unregistered(requestID: try container.decode(String.self, forKey: .requestID),
+                                 bundleIdentifier: try container.decode(String.self, forKey: .bundleIdentifier))
+        case "error":
+            self = .error(requestID: try container.decodeIfPresent(String.self, forKey: .requestID),
+                          code: try container.decode(String.self, forKey: .code), message: try container.decode(String.self, forKey: .message))
+        case let other:
+            throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "Unknown message type \(other).")
+        }
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .welcome(let deviceID, let window):
+            try container.encode("welcome", forKey: .type)
+            try container.encode(deviceID, forKey: .deviceID)
+            try container.encode(window, forKey: .window)
+        case .push(let push):
+            try container.encode("push", forKey: .type)
+            try push.encode(to: encoder)
+        case .registered(let requestID, let token, let bundleIdentifier, let environment):
+            try container.encode("registered", forKey: .type)
+            try container.encode(requestID, forKey: .requestID)
+            try container.encode(token, forKey: .token)
+            try container.encode(bundleIdentifier, forKey: .bundleIdentifier)
+            try container.encode(environment, forKey: .environment)
+        case .unregistered(let requestID, let bundleIdentifier):
+            try container.encode("unregistered", forKey: .type)
+            try container.encode(requestID, forKey: .requestID)
+            try container.encode(bundleIdentifier, forKey: .bundleIdentifier)
+        case .error(let requestID, let code, let message):
+            try container.encode("error", forKey: .type)
+            try container.encodeIfPresent(requestID, forKey: .requestID)
+            try container.encode(code, forKey: .code)
+            try container.encode(message, forKey: .message)
+        }
+    }
+}
+
+extension DeviceLink.DeviceMessage: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case type, through, requestID, bundleIdentifier, environment
+    }
+
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        switch try container.decode(String.self, forKey: .type) {
+        case "ack":
+            self = .ack(through: try container.decode(Int64.self, forKey: .through))
+        case "register":
+            self = .register(requestID: try container.decode(String.self, forKey: .requestID),
+                             bundleIdentifier: try container.decode(String.self, forKey: .bundleIdentifier),
+                             environment: try container.decode(APNs.Environment.self, forKey: .environment))
+        case "unregister":
+            self = .unregister(requestID: try container.decode(String.self, forKey: .requestID),
+                               bundleIdentifier: try container.decode(String.self, forKey: .bundleIdentifier))
+        case let other:
+            throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "Unknown message type \(other).")
+        }
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .ack(let through):
+            try container.encode("ack", forKey: .type)
+            try container.encode(through, forKey: .through)
+        case .register(let requestID, let bundleIdentifier, let environment):
+            try container.encode("register", forKey: .type)
+            try container.encode(requestID, forKey: .requestID)
+            try container.encode(bundleIdentifier, forKey: .bundleIdentifier)
+            try container.encode(environment, forKey: .environment)
+        case .unregister(let requestID, let bundleIdentifier):
+            try container.encode("unregister", forKey: .type)
+            try container.encode(requestID, forKey: .requestID)
+            try container.encode(bundleIdentifier, forKey: .bundleIdentifier)
+        }
+    }
+}

@@ -1,0 +1,225 @@
+import Crypto
+package import Foundation
+import HummingbirdWebSocket
+package import Logging
+import NIOWebSocket
+import NotificationCore
+import Synchronization
+
+/// The devices linked to the gateway right now, and the work of each link (`Docs/device-link.md`):
+/// the pushes stored for the device, in order, at most a window of them unacknowledged; then each
+/// new one as it is stored; acknowledgements; apps' registrations.
+package final class DeviceLinks: Sendable {
+    private enum Wake: Sendable {
+        case pushes
+        case replaced
+    }
+
+    private struct Link: Sendable {
+        let id: UUID
+        let wake: AsyncStream<Wake>.Continuation
+    }
+
+    /// What one link knows of its device's pushes; shared by its reading and sending tasks.
+    private struct Progress: Sendable {
+        /// The highest sequence sent on this link.
+        var sent: Int64 = 0
+        /// The sequences sent and not yet acknowledged, in order.
+        var unacknowledged: [Int64] = []
+        /// Whether another link of the device took over.
+        var isReplaced = false
+    }
+
+    private final class SharedProgress: Sendable {
+        let state = Mutex(Progress())
+        func withLock<T>(_ body: (inout Progress) -> T) -> T { state.withLock { body(&$0) } }
+    }
+
+    private let links = Mutex<[String: Link]>([:])
+    private let store: any GatewayStore
+    private let core: GatewayCore
+    /// Pushes a device may hold unacknowledged.
+    package let window: Int
+    private let logger: Logger
+    private let clock: @Sendable () -> Date
+
+    package init(store: any GatewayStore, core: GatewayCore, window: Int = 64, logger: Logger, clock: @escaping @Sendable () -> Date = { Date() }) {
+        self.store = store
+        self.core = core
+        self.window = window
+        self.logger = logger
+        self.clock = clock
+    }
+
+    /// The close code a replaced link gets: the device does not reconnect.
+    package static let replacedCloseCode: UInt16 = 4001
+
+    /// Tells the links of these pushes' devices that more is stored for them.
+    package func stored(_ pushes: [QueuedPush]) {
+        let devices = Set(pushes.map(\.deviceID))
+        let wakes = links.withLock { links in devices.compactMap { links[$0]?.wake } }
+        for wake in wakes { wake.yield(.pushes) }
+    }
+
+    /// Whether a device holds a link now.
+    package func isLinked(_ deviceID: String) -> Bool { links.withLock { $0[deviceID] != nil } }
+
+    /// Checks a device's credential, `<device id>.<secret>`; returns the device's identifier.
+    package func authenticate(_ credential: String) async -> String? {
+        guard let dot = credential.firstIndex(of: ".") else { return nil }
+        let deviceID = String(credential[..<dot])
+        let secret = credential[credential.index(after: dot)...]
+        guard !deviceID.isEmpty, !secret.isEmpty, let stored = try? await store.deviceSecretHash(deviceID) else { return nil }
+        return Self.hash(secret) == stored ? deviceID : nil
+    }
+
+    /// The hash the store keeps of a device's secret.
+    package static func hash(_ secret: some StringProtocol) -> String {
+        SHA256.hash(data: Data(secret.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Runs one device's link until it closes or is replaced.
+    func run(deviceID: String, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async {
+        let (wakes, wake) = AsyncStream.makeStream(of: Wake.self, bufferingPolicy: .bufferingNewest(4))
+        let id = UUID()
+        let previous = links.withLock { links in
+            defer { links[deviceID] = Link(id: id, wake: wake) }
+            return links[deviceID]
+        }
+        previous?.wake.yield(.replaced)
+        core.setConnected(deviceID, true)
+        logger.info("device linked", metadata: ["device": .string(deviceID)])
+        defer {
+            let isLast = links.withLock { links in
+                guard links[deviceID]?.id == id else { return false }
+                links[deviceID] = nil
+                return true
+            }
+            if isLast { core.setConnected(deviceID, false) }
+            logger.info("device unlinked", metadata: ["device": .string(deviceID)])
+        }
+
+        let (outbox, post) = AsyncStream.makeStream(of: DeviceLink.GatewayMessage.self)
+        let progress = SharedProgress()
+        post.yield(.welcome(deviceID: deviceID, window: window))
+        wake.yield(.pushes)
+
+        let remaining = UncheckedInbound(iterator: inbound.messages(maxSize: 1 << 16).makeAsyncIterator())
+        await withTaskGroup(of: Void.self) { group in
+            // The one writer: every message leaves through the outbox, in order.
+            group.addTask {
+                let encoder = JSONEncoder()
+                for await message in outbox {
+                    guard let data = try? encoder.encode(message) else { continue }
+                    do { try await outbound.write(.text(String(decoding: data, as: UTF8.self))) } catch { return }
+                }
+                if progress.withLock({ $0.isReplaced }) {
+                    try? await outbound.close(.unknown(Self.replacedCloseCode), reason: "replaced")
+                }
+            }
+            // Sends what is stored, within the window, whenever something may have changed.
+            group.addTask {
+                for await reason in wakes {
+                    if case .replaced = reason {
+                        progress.withLock { $0.isReplaced = true }
+                        break
+                    }
+                    await self.sendWithinWindow(deviceID: deviceID, progress: progress, post: post)
+                }
+                post.finish()
+            }
+            // Reads the device's messages.
+            group.addTask {
+                var iterator = remaining.iterator
+                let decoder = JSONDecoder()
+                while let frame = try? await iterator.next() {
+                    guard case .text(let text) = frame, let message = try? decoder.decode(DeviceLink.DeviceMessage.self, from: Data(text.utf8)) else {
+                        self.logger.notice("ignored a malformed message on a device link", metadata: ["device": .string(deviceID)])
+                        continue
+                    }
+                    await self.handle(message, deviceID: deviceID, progress: progress, post: post, wake: wake)
+                }
+                // The device went away: the link ends.
+                wake.finish()
+            }
+            await group.next()
+            wake.finish()
+            post.finish()
+            await group.waitForAll()
+        }
+    }
+
+    private func sendWithinWindow(deviceID: String, progress: SharedProgress, post: AsyncStream<DeviceLink.GatewayMessage>.Continuation) async {
+        while true {
+            let (after, room) = progress.withLock { ($0.sent, window - $0.unacknowledged.count) }
+            guard room > 0 else { return }
+            let pushes: [QueuedPush]
+            do {
+                pushes = try await store.pushes(for: deviceID, after: after, now: clock(), limit: room)
+            } catch {
+                logger.error("could not read a device's pushes", metadata: ["device": .string(deviceID), "error": .string("\(error)")])
+                return
+            }
+            guard let last = pushes.last else { return }
+            progress.withLock { progress in
+                progress.sent = last.sequence
+                progress.unacknowledged += pushes.map(\.sequence)
+            }
+            for push in pushes {
+                post.yield(.push(DeviceLink.Push(
+                    sequence: push.sequence, token: push.token, bundleIdentifier: push.bundleIdentifier,
+                    environment: push.environment, apnsID: push.apnsID, pushType: push.pushType,
+                    priority: push.priority, expiresAt: push.expiresAt.timeIntervalSince1970, collapseID: push.collapseID,
+                    payload: String(decoding: push.payload, as: UTF8.self), receivedAt: push.receivedAt.timeIntervalSince1970
+                )))
+            }
+        }
+    }
+
+    private func handle(
+        _ message: DeviceLink.DeviceMessage, deviceID: String, progress: SharedProgress,
+        post: AsyncStream<DeviceLink.GatewayMessage>.Continuation, wake: AsyncStream<Wake>.Continuation
+    ) async {
+        switch message {
+        case .ack(let through):
+            // Only what was sent on this link can be acknowledged.
+            let acknowledged = progress.withLock { progress -> Int64? in
+                let covered = progress.unacknowledged.prefix { $0 <= through }
+                guard let last = covered.last else { return nil }
+                progress.unacknowledged.removeFirst(covered.count)
+                return last
+            }
+            guard let acknowledged else { return }
+            do {
+                try await store.acknowledge(deviceID: deviceID, through: acknowledged)
+            } catch {
+                logger.error("could not record an acknowledgement", metadata: ["device": .string(deviceID), "error": .string("\(error)")])
+            }
+            wake.yield(.pushes)
+        case .register(let requestID, let bundleIdentifier, let environment):
+            guard RequestRules.violation(inBundleIdentifier: bundleIdentifier) == nil else {
+                post.yield(.error(requestID: requestID, code: "invalidRequest", message: "\(bundleIdentifier) is not a bundle identifier."))
+                return
+            }
+            do {
+                let registration = try await core.register(deviceID: deviceID, bundleIdentifier: bundleIdentifier, environment: environment, at: clock())
+                post.yield(.registered(requestID: requestID, token: registration.token, bundleIdentifier: bundleIdentifier, environment: environment))
+            } catch {
+                post.yield(.error(requestID: requestID, code: "internal", message: "The gateway could not register \(bundleIdentifier)."))
+            }
+        case .unregister(let requestID, let bundleIdentifier):
+            do {
+                try await core.unregister(deviceID: deviceID, bundleIdentifier: bundleIdentifier, at: clock())
+                post.yield(.unregistered(requestID: requestID, bundleIdentifier: bundleIdentifier))
+            } catch {
+                post.yield(.error(requestID: requestID, code: "internal", message: "The gateway could not unregister \(bundleIdentifier)."))
+            }
+        }
+    }
+}
+
+/// Carries a link's inbound messages into the task that reads them.
+private struct UncheckedInbound: @unchecked Sendable {
+    // Sendable: the iterator is handed over once, to the one task that reads it from then on.
+    var iterator: WebSocketInboundMessageStream.AsyncIterator
+}

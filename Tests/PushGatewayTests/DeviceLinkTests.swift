@@ -1,0 +1,266 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import HummingbirdWSClient
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+import NotificationCore
+import PushGateway
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+/// The whole gateway as `unotify gateway` runs it (provider endpoints, device links, on SQLite and
+/// TLS), with a device linked over a real WebSocket and a provider sending over real HTTP/2.
+@Suite(.timeLimit(.minutes(2))) struct DeviceLinkTests {
+    final class Ports: Sendable {
+        let values = Mutex<[String: Int]>([:])
+        let (stream, continuation) = AsyncStream.makeStream(of: Void.self)
+        func set(_ name: String, _ port: Int) {
+            values.withLock { $0[name] = port }
+            continuation.yield()
+        }
+        func waitFor(_ names: [String]) async -> [String: Int] {
+            var iterator = stream.makeAsyncIterator()
+            while true {
+                let current = values.withLock { $0 }
+                if names.allSatisfy({ current[$0] != nil }) { return current }
+                _ = await iterator.next()
+            }
+        }
+    }
+
+    struct Running {
+        let gateway: PushGatewayServices
+        let sandboxURL: String
+        let linkURL: String
+        let http: HTTPClient
+        let tls: TLSConfiguration
+        let bearer: String
+        let credential: String
+
+        func post(_ token: String, _ payload: String, headers: [(String, String)] = []) async throws -> Int {
+            var request = HTTPClientRequest(url: sandboxURL + "/3/device/\(token)")
+            request.method = .POST
+            request.headers.add(name: "authorization", value: "bearer \(bearer)")
+            request.headers.add(name: "apns-topic", value: "com.example.todo")
+            for (name, value) in headers { request.headers.add(name: name, value: value) }
+            request.body = .bytes(ByteBuffer(string: payload))
+            return Int(try await http.execute(request, timeout: .seconds(10)).status.code)
+        }
+
+        /// Links as the device, runs `body` on the link, and closes it.
+        func link(credential: String? = nil, _ body: @escaping @Sendable (inout DeviceSide) async throws -> Void) async throws -> WebSocketCloseFrame? {
+            var configuration = WebSocketClientConfiguration()
+            configuration.additionalHeaders[.authorization] = "Bearer \(credential ?? self.credential)"
+            return try await WebSocketClient.connect(url: linkURL, configuration: configuration, tlsConfiguration: tls, logger: Logger(label: "device")) { inbound, outbound, _ in
+                var side = DeviceSide(iterator: inbound.messages(maxSize: 1 << 16).makeAsyncIterator(), outbound: outbound)
+                try await body(&side)
+            }
+        }
+    }
+
+    /// The device's end of a link.
+    struct DeviceSide {
+        var iterator: WebSocketInboundMessageStream.AsyncIterator
+        let outbound: WebSocketOutboundWriter
+
+        mutating func next() async throws -> DeviceLink.GatewayMessage? {
+            guard case .text(let text)? = try await iterator.next() else { return nil }
+            return try JSONDecoder().decode(DeviceLink.GatewayMessage.self, from: Data(text.utf8))
+        }
+
+        func send(_ message: DeviceLink.DeviceMessage) async throws {
+            try await outbound.write(.text(String(decoding: try JSONEncoder().encode(message), as: UTF8.self)))
+        }
+
+        mutating func nextPush() async throws -> DeviceLink.Push {
+            while let message = try await next() {
+                if case .push(let push) = message { return push }
+            }
+            throw CancellationError()
+        }
+
+        mutating func register(_ bundleIdentifier: String) async throws -> String {
+            try await send(.register(requestID: "r-\(bundleIdentifier)", bundleIdentifier: bundleIdentifier, environment: .sandbox))
+            while let message = try await next() {
+                if case .registered(_, let token, _, _) = message { return token }
+            }
+            throw CancellationError()
+        }
+    }
+
+    func withGateway(window: Int = 64, _ body: (Running) async throws -> Void) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-link-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var configuration = GatewayConfiguration(dataDirectory: folder)
+        configuration.sandboxPort = 0
+        configuration.productionPort = 0
+        configuration.deviceLinkPort = 0
+        configuration.deviceLinkWindow = window
+        let ports = Ports()
+        let gateway = try await PushGatewayServices(configuration: configuration, logger: Logger(label: "gateway"),
+                                                    onListening: { environment, port in ports.set(environment.rawValue, port) },
+                                                    onDeviceLinkListening: { port in ports.set("link", port) })
+        let signingKey = P256.Signing.PrivateKey()
+        try await gateway.store.addTeam("TEAM123456", name: "Example")
+        try await gateway.store.addApp("com.example.todo", team: "TEAM123456")
+        try await gateway.store.addKey(StoredKey(keyID: "KEY1234567", teamID: "TEAM123456", environment: nil, bundleIdentifiers: nil,
+                                                 publicKeyPEM: signingKey.publicKey.pemRepresentation))
+        try await gateway.core.reloadProviders()
+        let secret = "s3cr3t-of-the-device"
+        try await gateway.store.addDevice("device-1", secretHash: DeviceLinks.hash(secret), at: Date())
+
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates([try NIOSSLCertificate(file: configuration.authorityCertificatePath, format: .pem)])
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls))
+        let group = ServiceGroup(services: gateway.services, gracefulShutdownSignals: [], logger: Logger(label: "gateway"))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            let bound = await ports.waitFor(["sandbox", "link"])
+            let running = Running(
+                gateway: gateway, sandboxURL: "https://localhost:\(bound["sandbox"]!)", linkURL: "wss://localhost:\(bound["link"]!)\(DeviceLink.path)",
+                http: http, tls: tls,
+                bearer: try ProviderToken.make(keyID: "KEY1234567", teamID: "TEAM123456", issuedAt: Int64(Date().timeIntervalSince1970), key: signingKey),
+                credential: "device-1.\(secret)"
+            )
+            defer { }
+            do {
+                try await body(running)
+            } catch {
+                try? await http.shutdown()
+                await group.triggerGracefulShutdown()
+                throw error
+            }
+            try await http.shutdown()
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+    }
+
+    @Test func aPushReachesTheLinkedDeviceAndIsKeptUntilAcknowledged() async throws {
+        try await withGateway { running in
+            let token = Mutex<String?>(nil)
+            let firstSequence = Mutex<Int64?>(nil)
+            try await running.link { side in
+                guard case .welcome(let deviceID, let window)? = try await side.next() else { throw CancellationError() }
+                #expect(deviceID == "device-1")
+                #expect(window == 64)
+                let issued = try await side.register("com.example.todo")
+                #expect(issued.count == 64)
+                // Registering again, as every launch does, returns the same token.
+                #expect(try await side.register("com.example.todo") == issued)
+                token.withLock { $0 = issued }
+                #expect(try await running.post(issued, #"{"aps":{"alert":"Hello"}}"#, headers: [("apns-id", "eabeae54-14a8-11e5-b60b-1697f925ec7b")]) == 200)
+                let push = try await side.nextPush()
+                #expect(push.apnsID == "eabeae54-14a8-11e5-b60b-1697f925ec7b")
+                #expect(push.payload == #"{"aps":{"alert":"Hello"}}"#)
+                #expect(push.bundleIdentifier == "com.example.todo")
+                #expect(push.environment == .sandbox)
+                #expect(push.token == issued)
+                firstSequence.withLock { $0 = push.sequence }
+                // Not acknowledged: the link drops here.
+            }
+            // Sent while the device is away: stored.
+            let issued = try #require(token.withLock { $0 })
+            #expect(try await running.post(issued, #"{"aps":{"alert":"While away"}}"#) == 200)
+            try await running.link { side in
+                let first = try await side.nextPush()
+                #expect(first.sequence == firstSequence.withLock { $0 })
+                let second = try await side.nextPush()
+                #expect(second.payload == #"{"aps":{"alert":"While away"}}"#)
+                try await side.send(.ack(through: second.sequence))
+                // Acknowledged: answered by sending whatever else there is, here nothing; a later push arrives alone.
+                #expect(try await running.post(issued, #"{"aps":{"alert":"Third"}}"#) == 200)
+                let third = try await side.nextPush()
+                #expect(third.payload == #"{"aps":{"alert":"Third"}}"#)
+                try await side.send(.ack(through: third.sequence))
+                // The acknowledgement is stored before anything else is read on this link.
+                _ = try await side.register("com.example.todo")
+            }
+            #expect(try await running.gateway.store.pushes(for: "device-1", after: 0, now: Date(), limit: 10).isEmpty)
+        }
+    }
+
+    @Test func noMoreThanTheWindowIsInFlight() async throws {
+        try await withGateway(window: 2) { running in
+            let registered = try await running.gateway.core.register(deviceID: "device-1", bundleIdentifier: "com.example.todo", environment: .sandbox, at: Date())
+            // Five pushes wait for the device before it links.
+            for index in 0..<5 { #expect(try await running.post(registered.token, #"{"aps":{"alert":"\#(index)"}}"#) == 200) }
+            try await running.link { side in
+                // The link's first fill sends what the window allows. Two requests answered after it
+                // (each a durable write) show what else came: nothing, until an acknowledgement.
+                var pushes: [DeviceLink.Push] = []
+                var answers = 0
+                try await side.send(.register(requestID: "a", bundleIdentifier: "com.example.todo", environment: .sandbox))
+                try await side.send(.register(requestID: "b", bundleIdentifier: "com.example.todo", environment: .sandbox))
+                while answers < 2, let message = try await side.next() {
+                    switch message {
+                    case .push(let push): pushes.append(push)
+                    case .registered: answers += 1
+                    default: break
+                    }
+                }
+                #expect(pushes.map(\.payload) == [#"{"aps":{"alert":"0"}}"#, #"{"aps":{"alert":"1"}}"#])
+                // One acknowledged: one more comes.
+                try await side.send(.ack(through: pushes[0].sequence))
+                let third = try await side.nextPush()
+                #expect(third.payload == #"{"aps":{"alert":"2"}}"#)
+                // Both acknowledged: the last two.
+                try await side.send(.ack(through: third.sequence))
+                let fourth = try await side.nextPush()
+                let fifth = try await side.nextPush()
+                #expect([fourth.payload, fifth.payload] == [#"{"aps":{"alert":"3"}}"#, #"{"aps":{"alert":"4"}}"#])
+            }
+        }
+    }
+
+    @Test func anUnregisteredAppsTokenAnswers410() async throws {
+        try await withGateway { running in
+            let token = Mutex<String?>(nil)
+            try await running.link { side in
+                token.withLock { $0 = nil }
+                let issued = try await side.register("com.example.todo")
+                token.withLock { $0 = issued }
+                try await side.send(.unregister(requestID: "u1", bundleIdentifier: "com.example.todo"))
+                while let message = try await side.next() {
+                    if case .unregistered(let requestID, _) = message, requestID == "u1" { break }
+                }
+            }
+            let issued = try #require(token.withLock { $0 })
+            #expect(try await running.post(issued, #"{"aps":{"alert":"Gone?"}}"#) == 410)
+        }
+    }
+
+    @Test func aWrongCredentialIsRefused() async throws {
+        try await withGateway { running in
+            await #expect(throws: (any Error).self) {
+                try await running.link(credential: "device-1.wrong") { _ in }
+            }
+            await #expect(throws: (any Error).self) {
+                try await running.link(credential: "nobody") { _ in }
+            }
+        }
+    }
+
+    @Test func aSecondLinkOfTheDeviceReplacesTheFirst() async throws {
+        try await withGateway { running in
+            let (replacedStream, replacedContinuation) = AsyncStream.makeStream(of: Void.self)
+            async let first = running.link { side in
+                _ = try await side.next()  // welcome
+                replacedContinuation.yield()
+                // Reads until the gateway closes this link.
+                while try await side.next() != nil {}
+            }
+            var ready = replacedStream.makeAsyncIterator()
+            _ = await ready.next()
+            _ = try await running.link { side in
+                guard case .welcome? = try await side.next() else { throw CancellationError() }
+            }
+            let closed = try await first
+            #expect(closed?.closeCode == .unknown(DeviceLinks.replacedCloseCode))
+        }
+    }
+}
