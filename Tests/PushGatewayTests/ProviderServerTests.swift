@@ -205,6 +205,33 @@ final class RecordingAcceptor: PushAcceptor {
         }
     }
 
+    /// A connection that keeps sending bad requests is told why and closed, as APNs does: a bad
+    /// device token weighs ten ordinary errors, and the limit is 100.
+    @Test func aConnectionWithTooManyErrorsIsClosedWithGoAway() async throws {
+        try await withServer { running in
+            let payload = FileManager.default.temporaryDirectory.appendingPathComponent("payload-\(UUID().uuidString).json")
+            try Data(#"{"aps":{"alert":"Hello"}}"#.utf8).write(to: payload)
+            defer { try? FileManager.default.removeItem(at: payload) }
+            let base = running.url.replacingOccurrences(of: "localhost", with: "127.0.0.1")
+            // One connection: a valid push first (it authenticates), then twelve to a malformed token.
+            let urls = [base + "/3/device/\(Self.token)"] + (0..<12).map { base + "/3/device/zz\($0)" }
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/nghttp")
+            process.arguments = ["-v", "-n", "-y", "-d", payload.path, "-H", "authorization: \(try running.bearer())", "-H", "apns-topic: com.example.todo"] + urls
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            let goAway = text.split(separator: "\n").filter { $0.contains("recv GOAWAY frame") }
+            #expect(goAway.count == 1, "\(text)")
+            #expect(text.contains(#"{"reason":"BadDeviceToken"}"#))
+            // Ten bad tokens were answered before the connection closed; the rest never were.
+            #expect(text.components(separatedBy: ":status: 400").count - 1 == 10, "\(text)")
+        }
+    }
+
     @Test func manyStreamsRunAtOnceOnceAuthenticated() async throws {
         try await withServer { running in
             let headers = [("authorization", try running.bearer()), ("apns-topic", "com.example.todo")]
