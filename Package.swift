@@ -193,6 +193,8 @@ let package = Package(
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            // APNs clients of other languages, run by the tests.
+            exclude: ["Clients"],
             swiftSettings: testSettings
         ),
         .testTarget(

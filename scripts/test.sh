@@ -26,6 +26,8 @@ fi
 # schemathesis sends the daemon random and hostile requests derived from it.
 python3 -c "import openapi_spec_validator, yaml" 2>/dev/null || python3 -m pip install --quiet openapi-spec-validator pyyaml
 command -v schemathesis >/dev/null 2>&1 || python3 -m pip install --quiet "schemathesis>=4.3,<5"
+# aioapns, an APNs client library used in production, sends pushes to the gateway in the tests.
+python3 -c "import aioapns" 2>/dev/null || python3 -m pip install --quiet "aioapns>=4,<5"
 
 # Build everything, the `unotify` executable included (the end-to-end tests run it), then run all tests.
 swift build

@@ -40,6 +40,9 @@ import Testing
         let tls: TLSConfiguration
         let bearer: String
         let credential: String
+        let sandboxPort: Int
+        let authorityPath: String
+        let signingKey: P256.Signing.PrivateKey
 
         func post(_ token: String, _ payload: String, headers: [(String, String)] = []) async throws -> Int {
             var request = HTTPClientRequest(url: sandboxURL + "/3/device/\(token)")
@@ -124,7 +127,8 @@ import Testing
                 gateway: gateway, sandboxURL: "https://localhost:\(bound["sandbox"]!)", linkURL: "wss://localhost:\(bound["link"]!)\(DeviceLink.path)",
                 http: http, tls: tls,
                 bearer: try ProviderToken.make(keyID: "KEY1234567", teamID: "TEAM123456", issuedAt: Int64(Date().timeIntervalSince1970), key: signingKey),
-                credential: "device-1.\(secret)"
+                credential: "device-1.\(secret)", sandboxPort: bound["sandbox"]!, authorityPath: configuration.authorityCertificatePath,
+                signingKey: signingKey
             )
             defer { }
             do {
@@ -231,6 +235,65 @@ import Testing
             }
             let issued = try #require(token.withLock { $0 })
             #expect(try await running.post(issued, #"{"aps":{"alert":"Gone?"}}"#) == 410)
+        }
+    }
+
+    /// aioapns, an APNs client library from PyPI, sends through TLS (offering no ALPN) to the gateway,
+    /// unchanged but for the host, port and trusted CA; the device receives what it sent.
+    @Test func anAPNsClientLibraryFromPyPIPushesToTheDevice() async throws {
+        try await withGateway { running in
+            let keyFile = FileManager.default.temporaryDirectory.appendingPathComponent("AuthKey_\(UUID().uuidString).p8")
+            try Data(running.signingKey.pemRepresentation.utf8).write(to: keyFile)
+            defer { try? FileManager.default.removeItem(at: keyFile) }
+            @Sendable func aioapns(_ pushes: [(token: String, payload: String)]) throws -> [[String: String]] {
+                let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Clients/aioapns_send.py")
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+                process.arguments = ["python3", script.path, "--host", "localhost", "--port", String(running.sandboxPort), "--ca", running.authorityPath,
+                                     "--key-file", keyFile.path, "--key-id", "KEY1234567", "--team", "TEAM123456", "--topic", "com.example.todo"]
+                    + pushes.flatMap { ["--push", "\($0.token)=\($0.payload)"] }
+                let output = Pipe()
+                let errors = Pipe()
+                process.standardOutput = output
+                process.standardError = errors
+                try process.run()
+                let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                let problems = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                process.waitUntilExit()
+                #expect(process.terminationStatus == 0, "\(problems)")
+                return text.split(separator: "\n").compactMap { line in
+                    (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?.compactMapValues { value in
+                        value is NSNull ? nil : "\(value)"
+                    }
+                }
+            }
+
+            let token = Mutex<String?>(nil)
+            try await running.link { side in
+                let issued = try await side.register("com.example.todo")
+                token.withLock { $0 = issued }
+                let results = try aioapns([
+                    (issued, #"{"aps":{"alert":{"title":"From aioapns","body":"One"}}}"#),
+                    (issued, #"{"aps":{"alert":"Two","badge":2},"custom":"value"}"#),
+                    (String(repeating: "ab", count: 32), #"{"aps":{"alert":"Nobody"}}"#),
+                ])
+                #expect(results.map { $0["status"] } == ["200", "200", "400"])
+                #expect(results.last?["reason"] == "BadDeviceToken")
+                let first = try await side.nextPush()
+                let second = try await side.nextPush()
+                #expect(first.payload.contains("From aioapns"))
+                #expect(first.apnsID == results[0]["id"])
+                #expect(second.payload.contains(#""custom":"value""#) || second.payload.contains(#""custom": "value""#))
+                try await side.send(.ack(through: second.sequence))
+                try await side.send(.unregister(requestID: "u", bundleIdentifier: "com.example.todo"))
+                while let message = try await side.next() {
+                    if case .unregistered = message { break }
+                }
+            }
+            let gone = try aioapns([(try #require(token.withLock { $0 }), #"{"aps":{"alert":"After"}}"#)])
+            #expect(gone.first?["status"] == "410")
+            #expect(gone.first?["reason"] == "Unregistered")
+            #expect(gone.first?["timestamp"].flatMap { Int($0) }.map { $0 > 1_700_000_000_000 } == true)
         }
     }
 
