@@ -477,6 +477,21 @@ package struct NotificationCenterMachine: Sendable, Codable {
         return effects
     }
 
+    // MARK: - Remote notifications
+
+    /// A remote notification arrived for the app (the request ``APNs/request(for:apnsID:collapseID:)``
+    /// made of a push): it is shown as a local one fires, through `willPresent` when the app is in the
+    /// foreground, if the app may show notifications. Never refused: the provider was answered when
+    /// the gateway stored it; a push the app may not show is simply not shown, as on iOS.
+    ///
+    /// A request with the same identifier (a push's collapse identifier) is replaced, pending or shown.
+    package mutating func receivePush(_ request: NotificationRequest) -> [Effect] {
+        removePending(request.identifier)
+        // A push with nothing for the person (a background push) reaches only the app.
+        guard !request.content.isEmpty else { return [] }
+        return fire(request, at: now)
+    }
+
     // MARK: - Delivery
 
     private mutating func fire(_ request: NotificationRequest, at date: Date) -> [Effect] {
