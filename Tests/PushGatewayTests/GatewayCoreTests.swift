@@ -62,29 +62,11 @@ final class DeliveredPushes: Sendable {
         }
         try await core.reloadProviders()
 
-        let authority = try GatewayCertificateAuthority(name: "Test gateway CA")
-        let issued = try authority.issueServerCertificate(for: ["localhost"])
-        var configuration = ProviderServer.Configuration()
-        configuration.port = 0
-        configuration.environment = environment
-        configuration.tls = .init(certificateChainPEM: issued.certificatePEM, privateKeyPEM: issued.privateKeyPEM)
-        let server = ProviderServer(configuration: configuration, credentials: { core.credentials }, acceptor: core, logger: Logger(label: "test"))
-        let address = try await server.start()
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(try authority.certificatePEM.utf8), format: .pem)])
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls))
-        let gateway = Gateway(core: core, store: store, server: server, client: client, url: "https://localhost:\(address.port!)",
-                              signingKey: signingKey, delivered: delivered,
-                              bearer: try ProviderToken.make(keyID: "KEY1234567", teamID: "TEAM123456", issuedAt: Int64(Date().timeIntervalSince1970), key: signingKey))
-        do {
-            try await body(gateway)
-        } catch {
-            try? await client.shutdown()
-            await server.stop()
-            throw error
+        let bearer = try ProviderToken.make(keyID: "KEY1234567", teamID: "TEAM123456", issuedAt: Int64(Date().timeIntervalSince1970), key: signingKey)
+        try await ProviderEndpoint.with(environment: environment, credentials: { core.credentials }, acceptor: core) { endpoint in
+            try await body(Gateway(core: core, store: store, server: endpoint.server, client: endpoint.client, url: endpoint.url,
+                                   signingKey: signingKey, delivered: delivered, bearer: bearer))
         }
-        try await client.shutdown()
-        await server.stop()
     }
 
     @Test func anAcceptedPushIsStoredForItsDeviceBeforeTheAnswer() async throws {

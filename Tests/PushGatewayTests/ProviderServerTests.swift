@@ -62,35 +62,15 @@ final class RecordingAcceptor: PushAcceptor {
 
     func withServer(acceptor: RecordingAcceptor = RecordingAcceptor(refusals: [gone: APNs.Rejection(.unregistered, timestamp: 1_767_225_600_123)]),
                     _ body: (Running) async throws -> Void) async throws {
-        let authority = try GatewayCertificateAuthority(name: "Test gateway CA")
-        let issued = try authority.issueServerCertificate(for: ["localhost", "127.0.0.1"])
         let signingKey = P256.Signing.PrivateKey()
         let now = Date()
         let credentials = ProviderCredentials(
             keys: [ProviderKey(keyID: "KEY1234567", teamID: "TEAM123456", environment: nil, publicKey: signingKey.publicKey)],
             appsByTeam: ["TEAM123456": ["com.example.todo"]]
         )
-        var configuration = ProviderServer.Configuration()
-        configuration.port = 0
-        configuration.tls = .init(certificateChainPEM: issued.certificatePEM, privateKeyPEM: issued.privateKeyPEM)
-        let server = ProviderServer(configuration: configuration, credentials: { credentials }, acceptor: acceptor, clock: { now },
-                                    logger: Logger(label: "test"))
-        let address = try await server.start()
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(try authority.certificatePEM.utf8), format: .pem)])
-        var clientConfiguration = HTTPClient.Configuration(tlsConfiguration: tls)
-        clientConfiguration.httpVersion = .automatic
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
-        let running = Running(server: server, url: "https://localhost:\(address.port!)", client: client, acceptor: acceptor, signingKey: signingKey, now: now)
-        do {
-            try await body(running)
-        } catch {
-            try? await client.shutdown()
-            await server.stop()
-            throw error
+        try await ProviderEndpoint.with(credentials: { credentials }, acceptor: acceptor, clock: { now }) { endpoint in
+            try await body(Running(server: endpoint.server, url: endpoint.url, client: endpoint.client, acceptor: acceptor, signingKey: signingKey, now: now))
         }
-        try await client.shutdown()
-        await server.stop()
     }
 
     @Test func anAcceptedPushIsAnsweredWithItsApnsIDAndNoBody() async throws {
