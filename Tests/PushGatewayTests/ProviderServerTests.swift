@@ -24,6 +24,34 @@ final class RecordingAcceptor: PushAcceptor {
     }
 }
 
+/// Takes pushes at once, but for the one it is told to hold (counting from 0), which waits until
+/// ``release()``.
+final class HoldingAcceptor: PushAcceptor {
+    private let state = Mutex<(taken: Int, waiting: (@Sendable (APNs.Rejection?) -> Void)?)>((0, nil))
+    private let holding: Int
+    /// Yields once the held push has arrived.
+    let held: AsyncStream<Void>
+    private let heldContinuation: AsyncStream<Void>.Continuation
+
+    init(holding: Int) {
+        self.holding = holding
+        (held, heldContinuation) = AsyncStream.makeStream(of: Void.self)
+    }
+
+    func accept(_ push: ProviderPush, completion: @escaping @Sendable (APNs.Rejection?) -> Void) {
+        let holds = state.withLock { state in
+            defer { state.taken += 1 }
+            guard state.taken == holding else { return false }
+            state.waiting = completion
+            return true
+        }
+        guard holds else { return completion(nil) }
+        heldContinuation.yield()
+    }
+
+    func release() { state.withLock { $0.waiting }?(nil) }
+}
+
 /// The provider API over real HTTP/2 and TLS on loopback, spoken to by AsyncHTTPClient as a
 /// provider's backend would.
 @Suite struct ProviderServerTests {
@@ -37,6 +65,7 @@ final class RecordingAcceptor: PushAcceptor {
         let acceptor: RecordingAcceptor
         let signingKey: P256.Signing.PrivateKey
         let now: Date
+        let endpoint: ProviderEndpoint
 
         func bearer(_ issuedAt: Date? = nil) throws -> String {
             "bearer " + (try ProviderToken.make(keyID: "KEY1234567", teamID: "TEAM123456",
@@ -69,7 +98,8 @@ final class RecordingAcceptor: PushAcceptor {
             appsByTeam: ["TEAM123456": ["com.example.todo"]]
         )
         try await ProviderEndpoint.with(credentials: { credentials }, acceptor: acceptor, clock: { now }) { endpoint in
-            try await body(Running(server: endpoint.server, url: endpoint.url, client: endpoint.client, acceptor: acceptor, signingKey: signingKey, now: now))
+            try await body(Running(server: endpoint.server, url: endpoint.url, client: endpoint.client, acceptor: acceptor, signingKey: signingKey, now: now,
+                                   endpoint: endpoint))
         }
     }
 
@@ -209,6 +239,70 @@ final class RecordingAcceptor: PushAcceptor {
             #expect(text.contains(#"{"reason":"BadDeviceToken"}"#))
             // Ten bad tokens were answered before the connection closed; the rest never were.
             #expect(text.components(separatedBy: ":status: 400").count - 1 == 10, "\(text)")
+        }
+    }
+
+    /// Stopping gracefully, as APNs does: GOAWAY with `{"reason":"Shutdown"}`, a request that ends
+    /// after the stop began answered `503 Shutdown`, a request under way answered as usual.
+    @Test(.timeLimit(.minutes(1))) func aGracefulStopSaysShutdownAndFinishesWhatIsUnderWay() async throws {
+        let acceptor = HoldingAcceptor(holding: 1)
+        let signingKey = P256.Signing.PrivateKey()
+        let credentials = ProviderCredentials(
+            keys: [ProviderKey(keyID: "KEY1234567", teamID: "TEAM123456", environment: nil, publicKey: signingKey.publicKey)],
+            appsByTeam: ["TEAM123456": ["com.example.todo"]]
+        )
+        let authority = try GatewayCertificateAuthority(name: "Test gateway CA")
+        let issued = try authority.issueServerCertificate(for: ["localhost"])
+        var configuration = ProviderServer.Configuration()
+        configuration.port = 0
+        configuration.tls = .init(certificateChainPEM: issued.certificatePEM, privateKeyPEM: issued.privateKeyPEM)
+        let server = ProviderServer(configuration: configuration, credentials: { credentials }, acceptor: acceptor, logger: Logger(label: "test"))
+        let address = try await server.start()
+        let client = try await FrameClient.connect(port: address.port!, authorityPEM: try authority.certificatePEM)
+        let bearer = try ProviderToken.make(keyID: "KEY1234567", teamID: "TEAM123456", issuedAt: Int64(Date().timeIntervalSince1970), key: signingKey)
+        let headers = [("authorization", "bearer \(bearer)"), ("apns-topic", "com.example.todo")]
+        let path = "/3/device/\(Self.token)"
+
+        // The first push authenticates the connection; the second is held under way; the third has
+        // sent its headers but not its end.
+        let first = try await client.openStream()
+        try await first.sendHeaders(path: path, headers: headers)
+        try await first.sendBody(#"{"aps":{"alert":"1"}}"#)
+        #expect(await first.answer().status == "200")
+        let underWay = try await client.openStream()
+        try await underWay.sendHeaders(path: path, headers: headers)
+        try await underWay.sendBody(#"{"aps":{"alert":"2"}}"#)
+        var held = acceptor.held.makeAsyncIterator()
+        _ = await held.next()
+        let unfinished = try await client.openStream()
+        try await unfinished.sendHeaders(path: path, headers: headers)
+
+        let stopping = Task { await server.stop(grace: .seconds(30)) }
+        var goAways = client.goAways.makeAsyncIterator()
+        #expect(await goAways.next() == #"{"reason":"Shutdown"}"#)
+        #expect(server.isStopping)
+        try await unfinished.sendBody(#"{"aps":{"alert":"3"}}"#)
+        let refused = await unfinished.answer()
+        #expect(refused.status == "503")
+        #expect(refused.body == #"{"reason":"Shutdown"}"#)
+        acceptor.release()
+        #expect(await underWay.answer().status == "200")
+        await client.close()
+        await stopping.value
+        // Stopped: nothing listens any more.
+        await #expect(throws: (any Error).self) { _ = try await FrameClient.connect(port: address.port!, authorityPEM: try authority.certificatePEM) }
+    }
+
+    /// Some APNs clients (aioapns among them) offer no ALPN: the connection is HTTP/2 all the same.
+    @Test func aConnectionWithoutALPNSpeaksHTTP2() async throws {
+        try await withServer { running in
+            let client = try await FrameClient.connect(port: running.endpoint.port, authorityPEM: running.endpoint.authorityPEM, alpn: [])
+            let stream = try await client.openStream()
+            try await stream.sendHeaders(path: "/3/device/\(Self.token)", headers: [("authorization", try running.bearer()), ("apns-topic", "com.example.todo")])
+            try await stream.sendBody(#"{"aps":{"alert":"no ALPN"}}"#)
+            #expect(await stream.answer().status == "200")
+            await client.close()
+            #expect(running.acceptor.accepted.withLock { $0.count } == 1)
         }
     }
 

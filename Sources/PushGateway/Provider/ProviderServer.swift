@@ -49,12 +49,32 @@ package final class ProviderServer: Sendable {
         let credentials: @Sendable () -> ProviderCredentials
         let acceptor: any PushAcceptor
         let clock: @Sendable () -> Date
+        let shutdown: ShutdownFlag
+    }
+
+    /// Set once the server is stopping: requests that end after it are answered `503 Shutdown`.
+    final class ShutdownFlag: Sendable {
+        private let value = Atomic(false)
+        var isSet: Bool { value.load(ordering: .acquiring) }
+        func set() { value.store(true, ordering: .releasing) }
     }
 
     private let shared: Shared
     private let group: any EventLoopGroup
     private let logger: Logger
     private let channel = Mutex<(any Channel)?>(nil)
+    /// The open provider connections, to tell each of a graceful stop.
+    private let connections = OpenConnections()
+
+    private final class OpenConnections: Sendable {
+        private let channels = Mutex<[ObjectIdentifier: any Channel]>([:])
+        func add(_ channel: any Channel) {
+            let id = ObjectIdentifier(channel)
+            channels.withLock { $0[id] = channel }
+            channel.closeFuture.whenComplete { [self] _ in _ = channels.withLock { $0.removeValue(forKey: id) } }
+        }
+        var all: [any Channel] { channels.withLock { Array($0.values) } }
+    }
 
     /// - Parameters:
     ///   - credentials: the keys and apps as they are now; read at each request.
@@ -67,7 +87,7 @@ package final class ProviderServer: Sendable {
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger
     ) {
-        shared = Shared(configuration: configuration, credentials: credentials, acceptor: acceptor, clock: clock)
+        shared = Shared(configuration: configuration, credentials: credentials, acceptor: acceptor, clock: clock, shutdown: ShutdownFlag())
         self.group = group
         self.logger = logger
     }
@@ -89,11 +109,13 @@ package final class ProviderServer: Sendable {
             return try NIOSSLContext(configuration: configuration)
         }
         let shared = self.shared
+        let connections = self.connections
         let bound = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
+                connections.add(channel)
                 guard let sslContext else {
                     return channel.eventLoop.makeCompletedFuture { try Self.configureHTTP2(channel, shared: shared) }
                 }
@@ -116,13 +138,39 @@ package final class ProviderServer: Sendable {
         return address
     }
 
-    /// Stops listening and closes every connection.
-    package func stop() async {
+    /// Whether ``stop(grace:)`` has begun.
+    package var isStopping: Bool { shared.shutdown.isSet }
+
+    /// Stops gracefully, as APNs does: no new connections; each open one is sent GOAWAY with
+    /// `{"reason":"Shutdown"}`, requests that end from now on are answered `503 Shutdown`, requests
+    /// under way are answered as usual; connections still open after `grace` are closed.
+    package func stop(grace: Duration = .seconds(5)) async {
+        shared.shutdown.set()
         let bound = channel.withLock { channel in
             defer { channel = nil }
             return channel
         }
         try? await bound?.close()
+        let open = connections.all
+        for connection in open {
+            var reason = connection.allocator.buffer(capacity: 32)
+            reason.writeString(APNs.Rejection(.shutdown).body)
+            let goAway = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: .maxID, errorCode: .noError, opaqueData: reason))
+            connection.writeAndFlush(goAway, promise: nil)
+        }
+        // Waits for the clients to finish and close, up to the grace.
+        let deadline = ContinuousClock.now + grace
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for connection in open { try? await connection.closeFuture.get() }
+            }
+            group.addTask { try? await Task.sleep(until: deadline) }
+            await group.next()
+            group.cancelAll()
+        }
+        for connection in connections.all {
+            try? await connection.close()
+        }
     }
 
     private static func configureHTTP2(_ channel: any Channel, shared: Shared) throws {

@@ -52,6 +52,9 @@ final class ProviderStreamHandler: ChannelInboundHandler {
         let givenID = headers.first(name: "apns-id").flatMap { APNs.isCanonicalUUID($0) ? $0 : nil }
         let connection = self.connection.value
 
+        // A request that ends once the server is stopping is not taken, as APNs answers then.
+        if server.shutdown.isSet { return refuse(APNs.Rejection(.shutdown), apnsID: givenID, context: context) }
+
         let token: String
         switch APNs.checkTarget(method: headers.first(name: ":method") ?? "", path: headers.first(name: ":path") ?? "", headers: fields) {
         case .failure(let rejection): return refuse(rejection, apnsID: givenID, context: context)

@@ -12,6 +12,9 @@ struct ProviderEndpoint {
     let client: HTTPClient
     /// `https://localhost:<port>`.
     let url: String
+    let port: Int
+    /// The authority that issued the endpoint's certificate, in PEM.
+    let authorityPEM: String
 
     /// Starts an endpoint, runs `body` with it, and stops it, whether `body` throws or not.
     static func with(
@@ -32,7 +35,8 @@ struct ProviderEndpoint {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(try authority.certificatePEM.utf8), format: .pem)])
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls))
-        let endpoint = ProviderEndpoint(server: server, client: client, url: "https://localhost:\(address.port ?? 0)")
+        let endpoint = ProviderEndpoint(server: server, client: client, url: "https://localhost:\(address.port ?? 0)", port: address.port ?? 0,
+                                        authorityPEM: try authority.certificatePEM)
         do {
             try await body(endpoint)
         } catch {

@@ -1,0 +1,125 @@
+import Foundation
+import NIOCore
+import NIOHPACK
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+
+/// A provider's HTTP/2 connection driven stream by stream and frame by frame, for what higher-level
+/// clients hide: a request whose end is sent later, the GOAWAY frame, a connection without ALPN.
+final class FrameClient: Sendable {
+    let channel: any Channel
+    private let multiplexer: NIOHTTP2Handler.StreamMultiplexer
+    /// The GOAWAY frames received: their JSON reason.
+    let goAways: AsyncStream<String>
+
+    private init(channel: any Channel, multiplexer: NIOHTTP2Handler.StreamMultiplexer, goAways: AsyncStream<String>) {
+        self.channel = channel
+        self.multiplexer = multiplexer
+        self.goAways = goAways
+    }
+
+    /// Connects over TLS to `127.0.0.1:port` as `localhost`, trusting `authorityPEM`, offering the
+    /// given ALPN protocols (none at all when empty).
+    static func connect(port: Int, authorityPEM: String, alpn: [String] = ["h2"]) async throws -> FrameClient {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(authorityPEM.utf8), format: .pem)])
+        tls.applicationProtocols = alpn
+        let context = try NIOSSLContext(configuration: tls)
+        let (goAways, goAway) = AsyncStream.makeStream(of: String.self)
+        let (channel, multiplexer) = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connect(host: "127.0.0.1", port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: context, serverHostname: "localhost"))
+                    let multiplexer = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
+                        mode: .client, connectionConfiguration: .init(), streamConfiguration: .init()
+                    ) { stream in stream.eventLoop.makeSucceededVoidFuture() }
+                    try channel.pipeline.syncOperations.addHandler(GoAwayCatcher(continuation: goAway))
+                    return (channel, multiplexer)
+                }
+            }
+        return FrameClient(channel: channel, multiplexer: multiplexer, goAways: goAways)
+    }
+
+    /// Opens a stream; what the server answers on it comes through the returned stream's `answers`.
+    func openStream() async throws -> FrameStream {
+        let (answers, continuation) = AsyncStream.makeStream(of: HTTP2Frame.FramePayload.self)
+        let stream = try await multiplexer.createStreamChannel { stream in
+            stream.eventLoop.makeCompletedFuture { try stream.pipeline.syncOperations.addHandler(AnswerCollector(continuation: continuation)) }
+        }.get()
+        return FrameStream(channel: stream, answers: answers)
+    }
+
+    func close() async {
+        try? await channel.close()
+    }
+
+    private final class GoAwayCatcher: ChannelInboundHandler, Sendable {
+        typealias InboundIn = HTTP2Frame
+        let continuation: AsyncStream<String>.Continuation
+        init(continuation: AsyncStream<String>.Continuation) { self.continuation = continuation }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            if case .goAway(_, _, let opaqueData) = unwrapInboundIn(data).payload {
+                continuation.yield(opaqueData.map { String(buffer: $0) } ?? "")
+            }
+            context.fireChannelRead(data)
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            continuation.finish()
+            context.fireChannelInactive()
+        }
+    }
+
+    private final class AnswerCollector: ChannelInboundHandler, Sendable {
+        typealias InboundIn = HTTP2Frame.FramePayload
+        let continuation: AsyncStream<HTTP2Frame.FramePayload>.Continuation
+        init(continuation: AsyncStream<HTTP2Frame.FramePayload>.Continuation) { self.continuation = continuation }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            continuation.yield(unwrapInboundIn(data))
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            continuation.finish()
+            context.fireChannelInactive()
+        }
+    }
+}
+
+/// One stream of a ``FrameClient``.
+struct FrameStream: Sendable {
+    let channel: any Channel
+    let answers: AsyncStream<HTTP2Frame.FramePayload>
+
+    /// Sends a push's headers; with `endStream` false the request is not over until ``sendBody(_:)``.
+    func sendHeaders(path: String, headers: [(String, String)], endStream: Bool = false) async throws {
+        var fields = HPACKHeaders([(":method", "POST"), (":path", path), (":scheme", "https"), (":authority", "localhost")])
+        for (name, value) in headers { fields.add(name: name, value: value) }
+        try await channel.writeAndFlush(HTTP2Frame.FramePayload.headers(.init(headers: fields, endStream: endStream)))
+    }
+
+    func sendBody(_ body: String) async throws {
+        try await channel.writeAndFlush(HTTP2Frame.FramePayload.data(.init(data: .byteBuffer(ByteBuffer(string: body)), endStream: true)))
+    }
+
+    /// Reads the answer: its status and body, once the stream ends.
+    func answer() async -> (status: String?, body: String) {
+        var status: String?
+        var body = ""
+        for await frame in answers {
+            switch frame {
+            case .headers(let headers):
+                status = status ?? headers.headers.first(name: ":status")
+                if headers.endStream { return (status, body) }
+            case .data(let data):
+                if case .byteBuffer(let buffer) = data.data { body += String(buffer: buffer) }
+                if data.endStream { return (status, body) }
+            default:
+                break
+            }
+        }
+        return (status, body)
+    }
+}
