@@ -41,6 +41,27 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
+    func theLinksSequenceIsSavedWithThePushesStepAndNeverGoesBack(_ kind: StoreKind) async throws {
+        let store = try kind.make()
+        #expect(try await store.linkSequence() == 0)
+        var stored = try app("com.example.a")
+        try await store.insert(stored)
+        stored.machine.startRecordingChanges()
+        var content = NotificationContent()
+        content.title = "push"
+        _ = stored.machine.receivePush(NotificationRequest(identifier: "p", content: content, trigger: .push))
+        var save = AppSave(bundleIdentifier: "com.example.a", machine: &stored.machine)
+        save.linkSequence = 3
+        try await store.save([save], bootID: "boot")
+        #expect(try await store.linkSequence() == 3)
+        #expect(try await store.app("com.example.a")?.machine.deliveredNotifications.map(\.request.identifier) == ["p"])
+        try await store.saveLinkSequence(2)
+        #expect(try await store.linkSequence() == 3)
+        try await store.saveLinkSequence(9)
+        #expect(try await store.linkSequence() == 9)
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func anAppIsKeptWithItsKeyAndStateAndRemovedWhole(_ kind: StoreKind) async throws {
         let store = try kind.make()
         try await store.insert(try app("com.example.a", key: "key-a", wakeUpIn: 60))

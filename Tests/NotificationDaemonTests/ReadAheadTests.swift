@@ -31,6 +31,8 @@ final class CountingStore: DaemonStore {
     func deviceState() async throws(DaemonError) -> DeviceState? { try await base.deviceState() }
     func saveDeviceState(_ state: DeviceState) async throws(DaemonError) { try await base.saveDeviceState(state) }
     func earliestWakeUp() async throws(DaemonError) -> Date? { try await base.earliestWakeUp() }
+    func linkSequence() async throws(DaemonError) -> Int64 { try await base.linkSequence() }
+    func saveLinkSequence(_ sequence: Int64) async throws(DaemonError) { try await base.saveLinkSequence(sequence) }
 }
 
 /// An app about to fire is read into the engine's cache before its time, so that firing it does not

@@ -118,6 +118,9 @@ package actor DaemonEngine {
     /// changed starts unlocked, its location unknown, in the configured time zone.
     private var device: DeviceConditions
     private let workSignal = WorkSignal()
+    /// The highest device-link sequence whose push is durable here (delivered or dropped): the link
+    /// acknowledges up to it, and a push sent again after a crash is not delivered twice.
+    package private(set) var linkSequence: Int64 = 0
 
     /// Creates an engine over `store`.
     ///
@@ -141,6 +144,7 @@ package actor DaemonEngine {
             if let zone = saved.timeZoneIdentifier.flatMap(TimeZone.init(identifier:)) { device.timeZone = zone }
         }
         self.device = device
+        linkSequence = (try? await store.linkSequence()) ?? 0
     }
 
     // MARK: - Apps and keys
@@ -242,9 +246,10 @@ package actor DaemonEngine {
     /// before it is durable, so a crash at any moment leaves the state before a step or after it.
     private func step<T, Failure: Error>(
         _ bundleIdentifier: String,
+        linkSequence: Int64? = nil,
         _ body: (inout NotificationCenterMachine) throws(Failure) -> (T, [NotificationCenterMachine.Effect])
     ) async throws -> T {
-        let (value, ticket) = try await stepQueued(bundleIdentifier, body)
+        let (value, ticket) = try await stepQueued(bundleIdentifier, linkSequence: linkSequence, body)
         try await makeDurable(ticket)
         return value
     }
@@ -254,6 +259,7 @@ package actor DaemonEngine {
     /// of the app starts from it (its save is queued after this one, and cannot be durable without it).
     private func stepQueued<T, Failure: Error>(
         _ bundleIdentifier: String,
+        linkSequence: Int64? = nil,
         _ body: (inout NotificationCenterMachine) throws(Failure) -> (T, [NotificationCenterMachine.Effect])
     ) async throws -> (T, UInt64) {
         // The only suspension: from here on the step runs to its end without letting another in.
@@ -268,7 +274,7 @@ package actor DaemonEngine {
         }
         switch step.result {
         case .success(let value):
-            return (value, queueSave(for: bundleIdentifier, effects: step.effects))
+            return (value, queueSave(for: bundleIdentifier, effects: step.effects, linkSequence: linkSequence))
         case .failure(let error):
             // The body changed nothing; what catching up did is saved, and carried out, before the
             // caller hears of the failure.
@@ -288,12 +294,13 @@ package actor DaemonEngine {
 
     /// Queues the save of the step an app's machine in the cache has just taken (its changes, the
     /// files it no longer refers to); returns the ticket that ``makeDurable(_:)`` waits for.
-    private func queueSave(for bundleIdentifier: String, effects: [NotificationCenterMachine.Effect]) -> UInt64 {
+    private func queueSave(for bundleIdentifier: String, effects: [NotificationCenterMachine.Effect], linkSequence: Int64? = nil) -> UInt64 {
         let ticket = nextSaveTicket
         nextSaveTicket += 1
-        let (save, unusedFiles, isSettled) = withCachedMachine(of: bundleIdentifier) { machine in
+        var (save, unusedFiles, isSettled) = withCachedMachine(of: bundleIdentifier) { machine in
             (AppSave(bundleIdentifier: bundleIdentifier, machine: &machine), machine.takeUnreferencedAttachments(), machine.openTickets == 0)
         }
+        save.linkSequence = linkSequence
         queuedSaves.append(QueuedSave(ticket: ticket, save: save, effects: effects, unusedFiles: unusedFiles, isSettled: isSettled))
         unsavedSteps[bundleIdentifier, default: 0] += 1
         if !resumeEffects.isEmpty { resumeEffects.removeValue(forKey: bundleIdentifier) }
@@ -607,6 +614,32 @@ package actor DaemonEngine {
         } catch {
             throw DaemonError(error)
         }
+    }
+
+    // MARK: - Remote notifications
+
+    /// A push from the gateway's device link: delivered to its app's machine (shown as a local
+    /// notification fires) once, however often the link sends it; returns once that is durable, when
+    /// the link may acknowledge it. A push for an app not on this device, or whose payload cannot be
+    /// read, is dropped (and acknowledged). Called in the link's order, one push at a time.
+    package func receivePush(_ push: DeviceLink.Push) async throws {
+        guard push.sequence > linkSequence else { return }
+        switch APNs.payload(Array(push.payload.utf8)) {
+        case .success(let payload):
+            let request = APNs.request(for: payload, apnsID: push.apnsID, collapseID: push.collapseID)
+            do {
+                try await step(push.bundleIdentifier, linkSequence: push.sequence) { (machine: inout NotificationCenterMachine) throws(Never) in
+                    ((), machine.receivePush(request))
+                }
+            } catch let error as DaemonError where error.code == .appNotFound {
+                logger.notice("a push for an app not on this device was dropped", metadata: ["app": .string(push.bundleIdentifier)])
+                try await store.saveLinkSequence(push.sequence)
+            }
+        case .failure(let error):
+            logger.notice("a push whose payload cannot be read was dropped", metadata: ["app": .string(push.bundleIdentifier), "error": .string(error.description)])
+            try await store.saveLinkSequence(push.sequence)
+        }
+        linkSequence = max(linkSequence, push.sequence)
     }
 
     package func pendingRequests(_ bundleIdentifier: String) async throws -> [NotificationCenterMachine.PendingRequest] {

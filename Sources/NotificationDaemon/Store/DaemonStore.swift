@@ -47,6 +47,9 @@ package struct AppSave: Sendable {
     package var watchesLocation: Bool
     /// Whether the person can see one of the app's notifications or its authorization prompt.
     package var showsNotifications: Bool
+    /// For the step that received a push from the gateway, the push's sequence on the device link:
+    /// saved with the step, so that a push is delivered once however the daemon stops.
+    package var linkSequence: Int64?
 
     package init(bundleIdentifier: String, changes: NotificationCenterMachine.Changes, nextWakeUp: Date?, watchesLocation: Bool, showsNotifications: Bool) {
         self.bundleIdentifier = bundleIdentifier
@@ -102,4 +105,9 @@ package protocol DaemonStore: Sendable {
     func saveDeviceState(_ state: DeviceState) async throws(DaemonError)
     /// The earliest time any app has something due.
     func earliestWakeUp() async throws(DaemonError) -> Date?
+    /// The highest device-link sequence received durably: by a saved step (``AppSave/linkSequence``)
+    /// or by ``saveLinkSequence(_:)``; 0 if none.
+    func linkSequence() async throws(DaemonError) -> Int64
+    /// Records a push received and dropped (for an app not on the device, or unreadable).
+    func saveLinkSequence(_ sequence: Int64) async throws(DaemonError)
 }

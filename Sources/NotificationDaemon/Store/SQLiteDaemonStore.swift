@@ -144,6 +144,14 @@ package final class SQLiteDaemonStore: DaemonStore {
             }
             try db.execute(sql: "DROP TABLE app_v3")
         }
+        migrator.registerMigration("v5: the device link's progress") { db in
+            try db.execute(sql: """
+                CREATE TABLE link (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    sequence INTEGER NOT NULL
+                );
+                """)
+        }
         return migrator
     }
 
@@ -376,6 +384,10 @@ package final class SQLiteDaemonStore: DaemonStore {
                     }
                     try Self.writeRows(db, of: save.bundleIdentifier, changes)
                 }
+                // Pushes received from the gateway: with the steps that delivered them, in one transaction.
+                if let sequence = saves.compactMap(\.linkSequence).max() {
+                    try Self.recordLinkSequence(sequence, in: db)
+                }
             }
         } catch {
             throw DaemonError(.storageFailed, "Writing to \(path) failed: \(Self.describe(error)).")
@@ -457,6 +469,20 @@ package final class SQLiteDaemonStore: DaemonStore {
                 arguments: [state.isLocked, state.location?.latitude, state.location?.longitude, state.timeZoneIdentifier]
             )
         }
+    }
+
+    package func linkSequence() async throws(DaemonError) -> Int64 {
+        try await read { db in try Int64.fetchOne(db, sql: "SELECT sequence FROM link WHERE id = 1") ?? 0 }
+    }
+
+    package func saveLinkSequence(_ sequence: Int64) async throws(DaemonError) {
+        try await write { db in try Self.recordLinkSequence(sequence, in: db) }
+    }
+
+    private static func recordLinkSequence(_ sequence: Int64, in db: Database) throws {
+        try db.execute(sql: """
+            INSERT INTO link (id, sequence) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET sequence = max(sequence, excluded.sequence)
+            """, arguments: [sequence])
     }
 
     package func earliestWakeUp() async throws(DaemonError) -> Date? {
