@@ -6,7 +6,7 @@ package struct DaemonError: Error, Sendable, CustomStringConvertible {
     package struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: String, Hashable, Sendable {
             case appNotFound, appAlreadyRegistered, unauthorized, invalidRequest, notification
-            case personAction, upgradeRequired, databaseUnreadable, storageFailed
+            case personAction, upgradeRequired, databaseUnreadable, storageFailed, gatewayUnavailable
         }
 
         private let value: Value
@@ -29,6 +29,8 @@ package struct DaemonError: Error, Sendable, CustomStringConvertible {
         package static let databaseUnreadable = Code(value: .databaseUnreadable)
         /// Writing to the database failed.
         package static let storageFailed = Code(value: .storageFailed)
+        /// The daemon is not linked to a push gateway now (none is configured, or it cannot be reached).
+        package static let gatewayUnavailable = Code(value: .gatewayUnavailable)
 
         /// The code as it appears in the local API's problem documents, such as `appNotFound`.
         package var description: String { value.rawValue }

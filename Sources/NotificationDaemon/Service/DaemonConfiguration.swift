@@ -15,6 +15,9 @@ package struct DaemonConfiguration: Sendable {
     package var tcpHost: String = "127.0.0.1"
     /// The engine's rules and limits.
     package var engine = DaemonEngine.Configuration()
+    /// The push gateway to link to (`Docs/device-link.md`); nil: none, and apps cannot register for
+    /// remote notifications.
+    package var gateway: DeviceLinkClient.Configuration?
 
     package init(dataDirectory: URL, socketPath: String? = nil, tcpPort: Int? = nil) {
         self.dataDirectory = dataDirectory

@@ -14,6 +14,8 @@ package struct NotificationDaemonServices: Sendable {
     package let services: [any Service]
     /// The administrator's key.
     package let adminKey: String
+    /// The link to the push gateway, when one is configured.
+    package let link: DeviceLinkClient?
 
     /// Prepares the daemon: the data directory, the database (whose problems are reported now, before
     /// anything listens), the administrator's key, and the listeners.
@@ -42,6 +44,10 @@ package struct NotificationDaemonServices: Sendable {
         let socketPath = configuration.socketPath
         try? fileManager.removeItem(atPath: socketPath)
         var services: [any Service] = [SchedulerService(engine: engine), IntegrityCheckService(store: store, logger: logger)]
+        let engine = self.engine
+        let link = configuration.gateway.map { DeviceLinkClient(configuration: $0, engine: engine, logger: logger) }
+        if let link { services.append(link) }
+        self.link = link
         services.append(Application(
             router: router,
             server: .http1WebSocketUpgrade(webSocketRouter: router),

@@ -69,6 +69,8 @@ struct RunningDaemon: Sendable {
     let adminKey: String
     /// The TCP port the local API also listens on, when configured.
     let tcpPort: Int?
+    /// The link to a push gateway, when configured.
+    let link: DeviceLinkClient?
 
     var socketPath: String { configuration.socketPath }
     var admin: LocalAPIClient { LocalAPIClient(socketPath: socketPath, key: adminKey) }
@@ -133,7 +135,7 @@ func withDaemon<T: Sendable>(
             tcpPort = tcpPort ?? port
         }
         let daemon = RunningDaemon(directory: directory, configuration: configuration, engine: services.engine, clock: clock,
-                                   adminKey: services.adminKey, tcpPort: tcpPort)
+                                   adminKey: services.adminKey, tcpPort: tcpPort, link: services.link)
         do {
             let result = try await body(daemon)
             await group.triggerGracefulShutdown()

@@ -1,0 +1,205 @@
+import Foundation
+import HTTPTypes
+import HummingbirdWSClient
+package import Logging
+import NIOSSL
+import NIOWebSocket
+package import NotificationCore
+import ServiceLifecycle
+import Synchronization
+
+/// The daemon's end of the device link (`Docs/device-link.md`): it holds the link to a push gateway,
+/// hands every push to the engine and acknowledges it once it is durable there, and registers apps
+/// for remote notifications. It reconnects after a drop, waiting 0.5 s doubling to 30 s (±20 %), and
+/// stops for good when another link of the same device replaced it.
+package final class DeviceLinkClient: Service, Sendable {
+    package struct Configuration: Sendable {
+        /// The gateway's device-link address, such as `wss://push.example.com:2199`.
+        package var url: String
+        /// `<device id>.<secret>`, from `unotify gateway devices add`.
+        package var credential: String
+        /// The certificate authority to trust for the gateway, in PEM; nil trusts the system's roots.
+        package var trustedAuthorityPEM: String?
+
+        package init(url: String, credential: String, trustedAuthorityPEM: String? = nil) {
+            self.url = url
+            self.credential = credential
+            self.trustedAuthorityPEM = trustedAuthorityPEM
+        }
+    }
+
+    private struct State {
+        var outbox: AsyncStream<DeviceLink.DeviceMessage>.Continuation?
+        var waiting: [String: CheckedContinuation<DeviceLink.GatewayMessage, any Error>] = [:]
+    }
+
+    private let configuration: Configuration
+    private let engine: DaemonEngine
+    private let logger: Logger
+    private let state = Mutex(State())
+    /// Yields each time a link comes up: for tests and for callers waiting to register.
+    package let linked: AsyncStream<Void>
+    private let linkedContinuation: AsyncStream<Void>.Continuation
+
+    package init(configuration: Configuration, engine: DaemonEngine, logger: Logger) {
+        self.configuration = configuration
+        self.engine = engine
+        self.logger = logger
+        (linked, linkedContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Whether the link is up now.
+    package var isLinked: Bool { state.withLock { $0.outbox != nil } }
+
+    package func run() async throws {
+        await cancelWhenGracefulShutdown {
+            var delay: Double = 0.5
+            while !Task.isCancelled {
+                let began = ContinuousClock.now
+                do {
+                    let closed = try await self.connectOnce()
+                    if closed?.closeCode == .unknown(4001) {
+                        self.logger.warning("another daemon linked to the gateway as this device; this one stops linking")
+                        return
+                    }
+                } catch {
+                    self.logger.notice("the device link is down", metadata: ["gateway": .string(self.configuration.url), "error": .string("\(error)")])
+                }
+                self.linkEnded()
+                if ContinuousClock.now - began > .seconds(60) { delay = 0.5 }
+                let wait = delay * Double.random(in: 0.8...1.2)
+                delay = min(delay * 2, 30)
+                try? await Task.sleep(for: .milliseconds(Int(wait * 1000)))
+            }
+        }
+        linkEnded()
+    }
+
+    /// Issues (or returns) the app's device token for `environment` from the gateway.
+    package func register(_ bundleIdentifier: String, environment: APNs.Environment) async throws -> String {
+        let answer = try await ask { .register(requestID: $0, bundleIdentifier: bundleIdentifier, environment: environment) }
+        guard case .registered(_, let token, _, _) = answer else { throw Self.refusal(answer) }
+        return token
+    }
+
+    /// Ends the app's tokens at the gateway: pushes to them answer `410 Unregistered` from now on.
+    package func unregister(_ bundleIdentifier: String) async throws {
+        let answer = try await ask { .unregister(requestID: $0, bundleIdentifier: bundleIdentifier) }
+        guard case .unregistered = answer else { throw Self.refusal(answer) }
+    }
+
+    private static func refusal(_ answer: DeviceLink.GatewayMessage) -> DaemonError {
+        if case .error(_, let code, let message) = answer { return DaemonError(.gatewayUnavailable, "The gateway refused: \(message) (\(code)).") }
+        return DaemonError(.gatewayUnavailable, "The gateway answered something else.")
+    }
+
+    /// Sends a request over the link and waits (10 s at most) for its answer.
+    private func ask(_ message: (String) -> DeviceLink.DeviceMessage) async throws -> DeviceLink.GatewayMessage {
+        let requestID = UUID().uuidString
+        let request = message(requestID)
+        return try await withThrowingTaskGroup(of: DeviceLink.GatewayMessage.self) { group in
+            group.addTask {
+                try await withCheckedThrowingContinuation { continuation in
+                    let outbox = self.state.withLock { state -> AsyncStream<DeviceLink.DeviceMessage>.Continuation? in
+                        guard let outbox = state.outbox else { return nil }
+                        state.waiting[requestID] = continuation
+                        return outbox
+                    }
+                    guard let outbox else {
+                        return continuation.resume(throwing: DaemonError(.gatewayUnavailable, "This device is not linked to a push gateway now."))
+                    }
+                    outbox.yield(request)
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(10))
+                throw DaemonError(.gatewayUnavailable, "The push gateway did not answer in time.")
+            }
+            defer { group.cancelAll() }
+            guard let answer = try await group.next() else { throw CancellationError() }
+            // The waiting continuation, if the timeout won, is failed when the link ends; forget it now.
+            self.state.withLock { state in
+                if let stale = state.waiting.removeValue(forKey: requestID) {
+                    stale.resume(throwing: DaemonError(.gatewayUnavailable, "The push gateway did not answer in time."))
+                }
+            }
+            return answer
+        }
+    }
+
+    private func connectOnce() async throws -> WebSocketCloseFrame? {
+        var client = WebSocketClientConfiguration()
+        client.additionalHeaders[.authorization] = "Bearer \(configuration.credential)"
+        client.autoPing = .enabled(timePeriod: .seconds(20))
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let pem = configuration.trustedAuthorityPEM {
+            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))
+        }
+        let url = configuration.url.hasSuffix(DeviceLink.path) ? configuration.url : configuration.url + DeviceLink.path
+        return try await WebSocketClient.connect(url: url, configuration: client, tlsConfiguration: tls, logger: logger) { inbound, outbound, _ in
+            try await self.serve(inbound: inbound, outbound: outbound)
+        }
+    }
+
+    /// Runs one link: the one writer sends what the outbox holds; the reader hands pushes to the
+    /// engine, one at a time, acknowledging each once it is durable.
+    private func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+        let (outbox, post) = AsyncStream.makeStream(of: DeviceLink.DeviceMessage.self)
+        state.withLock { $0.outbox = post }
+        defer { linkEnded() }
+        let remaining = UncheckedInbound(iterator: inbound.messages(maxSize: 1 << 16).makeAsyncIterator())
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                let encoder = JSONEncoder()
+                for await message in outbox {
+                    try await outbound.write(.text(String(decoding: try encoder.encode(message), as: UTF8.self)))
+                }
+            }
+            group.addTask {
+                var iterator = remaining.iterator
+                let decoder = JSONDecoder()
+                while let frame = try await iterator.next() {
+                    guard case .text(let text) = frame, let message = try? decoder.decode(DeviceLink.GatewayMessage.self, from: Data(text.utf8)) else {
+                        continue
+                    }
+                    switch message {
+                    case .welcome(let deviceID, _):
+                        self.logger.info("linked to the push gateway", metadata: ["gateway": .string(self.configuration.url), "device": .string(deviceID)])
+                        self.linkedContinuation.yield()
+                    case .push(let push):
+                        try await self.engine.receivePush(push)
+                        post.yield(.ack(through: await self.engine.linkSequence))
+                    case .registered(let requestID, _, _, _), .unregistered(let requestID, _):
+                        self.answer(requestID, message)
+                    case .error(let requestID, _, _):
+                        if let requestID { self.answer(requestID, message) }
+                    }
+                }
+                post.finish()
+            }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    private func answer(_ requestID: String, _ message: DeviceLink.GatewayMessage) {
+        state.withLock { $0.waiting.removeValue(forKey: requestID) }?.resume(returning: message)
+    }
+
+    /// The link is down: requests waiting for it fail.
+    private func linkEnded() {
+        let waiting = state.withLock { state in
+            state.outbox?.finish()
+            state.outbox = nil
+            defer { state.waiting.removeAll() }
+            return Array(state.waiting.values)
+        }
+        for continuation in waiting { continuation.resume(throwing: DaemonError(.gatewayUnavailable, "The link to the push gateway closed.")) }
+    }
+}
+
+/// Carries a link's inbound messages into the task that reads them.
+private struct UncheckedInbound: @unchecked Sendable {
+    // Sendable: the iterator is handed over once, to the one task that reads it from then on.
+    var iterator: WebSocketInboundMessageStream.AsyncIterator
+}

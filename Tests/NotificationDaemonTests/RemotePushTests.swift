@@ -1,0 +1,112 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import Logging
+import NIOCore
+import NIOSSL
+import NotificationCore
+@testable import NotificationDaemon
+import PushGateway
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+/// A provider's push through the whole system: HTTP/2 and TLS into the gateway, down the device link
+/// into the daemon, shown to the person; each part real, in one process.
+@Suite(.timeLimit(.minutes(2))) struct RemotePushTests {
+    final class Ports: Sendable {
+        private let values = Mutex<[String: Int]>([:])
+        private let (stream, continuation) = AsyncStream.makeStream(of: Void.self)
+        func set(_ name: String, _ port: Int) {
+            values.withLock { $0[name] = port }
+            continuation.yield()
+        }
+        func waitFor(_ names: [String]) async -> [String: Int] {
+            var iterator = stream.makeAsyncIterator()
+            while true {
+                let current = values.withLock { $0 }
+                if names.allSatisfy({ current[$0] != nil }) { return current }
+                _ = await iterator.next()
+            }
+        }
+    }
+
+    @Test func aProvidersPushReachesThePersonThroughTheGatewayAndTheLink() async throws {
+        let folder = try makeTestDirectory().appendingPathComponent("gateway")
+        var gatewayConfiguration = GatewayConfiguration(dataDirectory: folder)
+        gatewayConfiguration.sandboxPort = 0
+        gatewayConfiguration.productionPort = 0
+        gatewayConfiguration.deviceLinkPort = 0
+        let ports = Ports()
+        let gateway = try await PushGatewayServices(configuration: gatewayConfiguration, logger: Logger(label: "gateway"),
+                                                    onListening: { environment, port in ports.set(environment.rawValue, port) },
+                                                    onDeviceLinkListening: { ports.set("link", $0) })
+        let signingKey = P256.Signing.PrivateKey()
+        try await gateway.store.addTeam("TEAM123456", name: "Example")
+        try await gateway.store.addApp("com.example.todo", team: "TEAM123456")
+        try await gateway.store.addKey(StoredKey(keyID: "KEY1234567", teamID: "TEAM123456", environment: nil, bundleIdentifiers: nil,
+                                                 publicKeyPEM: signingKey.publicKey.pemRepresentation))
+        try await gateway.core.reloadProviders()
+        try await gateway.store.addDevice("device-1", secretHash: DeviceLinks.hash("secret"), at: Date())
+        let authority = try String(contentsOfFile: gatewayConfiguration.authorityCertificatePath, encoding: .utf8)
+        var quiet = Logger(label: "gateway")
+        quiet.logLevel = .critical
+        let group = ServiceGroup(services: gateway.services, gracefulShutdownSignals: [], logger: quiet)
+
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            let bound = await ports.waitFor(["sandbox", "link"])
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(authority.utf8), format: .pem)])
+            let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls))
+            do {
+                try await withDaemon(configure: { configuration in
+                    configuration.gateway = .init(url: "wss://localhost:\(bound["link"]!)", credential: "device-1.secret", trustedAuthorityPEM: authority)
+                }) { daemon in
+                    let link = try #require(daemon.link)
+                    var linked = link.linked.makeAsyncIterator()
+                    _ = await linked.next()
+                    _ = try await daemon.authorizedApp("com.example.todo")
+                    let token = try await link.register("com.example.todo", environment: .sandbox)
+                    #expect(token.count == 64)
+                    #expect(try await link.register("com.example.todo", environment: .sandbox) == token)
+                    var events = await daemon.engine.watch().events.makeAsyncIterator()
+
+                    var request = HTTPClientRequest(url: "https://localhost:\(bound["sandbox"]!)/3/device/\(token)")
+                    request.method = .POST
+                    let bearer = try ProviderToken.make(keyID: "KEY1234567", teamID: "TEAM123456", issuedAt: Int64(Date().timeIntervalSince1970), key: signingKey)
+                    request.headers.add(name: "authorization", value: "bearer \(bearer)")
+                    request.headers.add(name: "apns-topic", value: "com.example.todo")
+                    request.headers.add(name: "apns-collapse-id", value: "greeting")
+                    request.body = .bytes(ByteBuffer(string: #"{"aps":{"alert":{"title":"From a provider","body":"Hello"},"badge":1},"order":"42"}"#))
+                    let response = try await http.execute(request, timeout: .seconds(10))
+                    #expect(response.status.code == 200)
+
+                    var shown: NotificationCenterMachine.VisibleNotification?
+                    while shown == nil, let event = await events.next() {
+                        if case .presented("com.example.todo", let notification) = event { shown = notification }
+                    }
+                    let notification = try #require(shown).notification
+                    #expect(notification.request.identifier == "greeting")
+                    #expect(notification.request.trigger == .push)
+                    #expect(notification.request.content.title == "From a provider")
+                    #expect(notification.request.content.body == "Hello")
+                    #expect(notification.request.content.userInfo["order"] == .string("42"))
+                    #expect(try await daemon.engine.badge("com.example.todo") == 1)
+
+                    // Acknowledged: a request after the acknowledgement on the same link finds the gateway's queue empty.
+                    _ = try await link.register("com.example.todo", environment: .sandbox)
+                    #expect(try await gateway.store.pushes(for: "device-1", after: 0, now: Date(), limit: 10).isEmpty)
+                    #expect(await daemon.engine.linkSequence > 0)
+                }
+            } catch {
+                try? await http.shutdown()
+                await group.triggerGracefulShutdown()
+                throw error
+            }
+            try await http.shutdown()
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+    }
+}
