@@ -10,7 +10,7 @@ struct AppsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apps",
         abstract: "Register, list and remove apps.",
-        subcommands: [Add.self, List.self, Remove.self, Key.self]
+        subcommands: [Add.self, List.self, Remove.self, Key.self, Token.self]
     )
 
     struct Add: AsyncParsableCommand {
@@ -69,6 +69,25 @@ struct AppsCommand: AsyncParsableCommand {
             let issued = try await location.adminClient().call(.POST, "/v1/admin/apps/\(segment(bundleIdentifier))/key", as: LocalAPI.AppKey.self)
             try writeKey(issued.key, to: location.configuration.appKeyPath(for: bundleIdentifier))
             print(issued.key)
+        }
+    }
+}
+
+extension AppsCommand {
+    struct Token: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print an app's device token, from the push gateway the daemon is linked to.",
+            discussion: "What `registerForRemoteNotifications()` gives an app: providers push to it with POST /3/device/<token> on the gateway (`unotify serve` runs one, linked to its daemon)."
+        )
+        @OptionGroup var location: LocationOptions
+        @Argument var bundleIdentifier: String
+        @Option(name: .long, help: "sandbox or production.") var environment: APNs.Environment = .sandbox
+
+        func run() async throws {
+            let token = try await location.adminClient().call(
+                .POST, "/v1/admin/apps/\(segment(bundleIdentifier))/remote-notifications",
+                body: LocalAPI.RemoteNotificationRegistration(environment: environment), as: LocalAPI.DeviceToken.self)
+            print(token.token)
         }
     }
 }

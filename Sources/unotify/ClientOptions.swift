@@ -75,3 +75,5 @@ extension SettingValue: ExpressibleByArgument {
         }
     }
 }
+
+extension APNs.Environment: ExpressibleByArgument {}

@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import Logging
 import NotificationDaemon
+import PrivateFiles
+import PushGateway
 import ServiceLifecycle
 import UnixSignals
 
@@ -18,14 +20,45 @@ struct DaemonOptions: ParsableArguments {
     @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
-    func run() async throws {
-        // Whatever the daemon and its libraries create (the socket, SQLite's files) is its user's alone.
-        umask(0o077)
+    @Option(name: .long, help: "A push gateway to link this device to, such as wss://push.example.com:2199.")
+    var gateway: String?
+
+    @Option(name: .long, help: "The file holding this device's credential for the gateway (from `unotify gateway devices add`).")
+    var gatewayCredential: String?
+
+    @Option(name: .long, help: "A certificate authority (PEM) to trust for the gateway, such as its ca.pem.")
+    var gatewayCa: String?
+
+    var logger: Logger {
+        var logger = Logger(label: "unotify")
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        return logger
+    }
+
+    /// The daemon's configuration from these options.
+    func configuration() throws -> DaemonConfiguration {
         var configuration = location.configuration
         configuration.tcpPort = tcpPort
         configuration.tcpHost = tcpHost
-        var logger = Logger(label: "unotify")
-        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        if let gateway {
+            guard let credentialFile = gatewayCredential,
+                  let credential = try? String(contentsOfFile: credentialFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
+                  !credential.isEmpty else {
+                throw ValidationError("--gateway needs --gateway-credential, a file holding the credential `unotify gateway devices add` printed.")
+            }
+            let authority = try gatewayCa.map { path in
+                do { return try String(contentsOfFile: path, encoding: .utf8) } catch { throw ValidationError("Cannot read \(path).") }
+            }
+            configuration.gateway = .init(url: gateway, credential: credential, trustedAuthorityPEM: authority)
+        }
+        return configuration
+    }
+
+    func run(alongside others: [any Service] = [], configuration: DaemonConfiguration? = nil) async throws {
+        // Whatever the daemon and its libraries create (the socket, SQLite's files) is its user's alone.
+        umask(0o077)
+        let configuration = try configuration ?? self.configuration()
+        let logger = self.logger
         let daemon: NotificationDaemonServices
         do {
             daemon = try await NotificationDaemonServices(configuration: configuration, logger: logger)
@@ -33,7 +66,7 @@ struct DaemonOptions: ParsableArguments {
             throw ValidationError(error.message)
         }
         logger.info("data directory", metadata: ["path": .string(configuration.dataDirectory.path)])
-        let group = ServiceGroup(services: daemon.services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        let group = ServiceGroup(services: others + daemon.services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()
     }
 }
@@ -53,11 +86,74 @@ struct DaemonCommand: AsyncParsableCommand {
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Run the whole system on this machine, on embedded SQLite.",
-        discussion: "Today this is the notification daemon; the push gateway and the web notification center will join it here."
+        abstract: "Run the whole system on this machine, on embedded SQLite: the notification daemon and a push gateway it is linked to.",
+        discussion: "The gateway's provider API listens on 2197 (sandbox) and 2198 (production), its device links on 2199, all on loopback; its folder is gateway/ in the data directory. The web notification center will join them here."
     )
 
     @OptionGroup var options: DaemonOptions
 
-    func run() async throws { try await options.run() }
+    @Option(name: .long, help: "The gateway's sandbox port.") var sandboxPort = 2197
+    @Option(name: .long, help: "The gateway's production port.") var productionPort = 2198
+    @Option(name: .long, help: "The gateway's device-link port.") var deviceLinkPort = 2199
+
+    func run() async throws {
+        umask(0o077)
+        var configuration = try options.configuration()
+        var gatewayConfiguration = GatewayConfiguration(dataDirectory: configuration.dataDirectory.appendingPathComponent("gateway", isDirectory: true))
+        gatewayConfiguration.sandboxPort = sandboxPort
+        gatewayConfiguration.productionPort = productionPort
+        gatewayConfiguration.deviceLinkPort = deviceLinkPort
+        let (linkPorts, linkPort) = AsyncStream.makeStream(of: Int.self)
+        let gateway = try await PushGatewayServices(configuration: gatewayConfiguration, logger: options.logger,
+                                                    onDeviceLinkListening: { linkPort.yield($0) })
+        // The gateway starts first: the daemon links to the port it listens on (0 picks a free one).
+        let gatewayGroup = ServiceGroup(services: gateway.services, gracefulShutdownSignals: [], logger: options.logger)
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask {
+                defer { linkPort.finish() }
+                try await gatewayGroup.run()
+            }
+            var ports = linkPorts.makeAsyncIterator()
+            guard let port = await ports.next() else {
+                try await tasks.waitForAll()
+                throw ValidationError("The push gateway stopped before it listened.")
+            }
+            // This machine is the gateway's own device: enrolled once, its credential kept beside the daemon's files.
+            if configuration.gateway == nil {
+                let credential = try await Self.localCredential(at: configuration.dataDirectory.appendingPathComponent("gateway-link.credential").path,
+                                                               store: gateway.store)
+                configuration.gateway = .init(url: "wss://127.0.0.1:\(port)", credential: credential,
+                                              trustedAuthorityPEM: try String(contentsOfFile: gatewayConfiguration.authorityCertificatePath, encoding: .utf8))
+            }
+            do {
+                try await options.run(configuration: configuration)
+            } catch {
+                await gatewayGroup.triggerGracefulShutdown()
+                throw error
+            }
+            await gatewayGroup.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+    }
+
+    /// The local device's credential for the built-in gateway, made and enrolled on first start.
+    static func localCredential(at path: String, store: SQLiteGatewayStore) async throws -> String {
+        if let existing = try? String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), !existing.isEmpty {
+            return existing
+        }
+        var generator = SystemRandomNumberGenerator()
+        func hex(_ count: Int) -> String { (0..<count).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max, using: &generator)) }.joined() }
+        let deviceID = "local-" + hex(4)
+        let secret = hex(32)
+        try PrivateFiles.createDirectory(URL(fileURLWithPath: path).deletingLastPathComponent())
+        do {
+            try await store.addDevice(deviceID, secretHash: DeviceLinks.hash(secret), at: Date())
+        } catch {
+            throw ValidationError(error.message)
+        }
+        guard PrivateFiles.createFile(atPath: path, contents: Data("\(deviceID).\(secret)\n".utf8)) else {
+            throw ValidationError("Could not write \(path).")
+        }
+        return "\(deviceID).\(secret)"
+    }
 }

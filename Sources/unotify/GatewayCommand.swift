@@ -251,7 +251,6 @@ struct GatewayCommand: AsyncParsableCommand {
     }
 }
 
-extension APNs.Environment: ExpressibleByArgument {}
 
 /// Runs a store call, turning its error into the message a person reads.
 private func gatewayCall<T>(_ body: () async throws -> T) async throws -> T {

@@ -220,6 +220,10 @@ final class SpecRecorder: Sendable {
             try await recorder.call(admin, .POST, "/v1/admin/apps/com.example.spec/notifications/a/respond", body: LocalAPI.Respond(kind: "reply", actionIdentifier: "R", text: "hi"))
             try await recorder.call(admin, .POST, "/v1/admin/apps/com.example.spec/notifications/gone/respond", body: LocalAPI.Respond(kind: "open"))
             try await recorder.call(admin, .POST, "/v1/admin/apps/com.example.spec/open-settings")
+            // Not linked to a gateway here (RemotePushTests checks the token's answer against the spec).
+            try await recorder.call(admin, .POST, "/v1/admin/apps/com.example.spec/remote-notifications",
+                                    body: LocalAPI.RemoteNotificationRegistration(environment: .sandbox))
+            try await recorder.call(admin, .POST, "/v1/admin/apps/com.example.spec/remote-notifications", body: ["environment": "moon"])
             try await recorder.call(app, .DELETE, "/v1/delivered")
             try await recorder.call(app, .DELETE, "/v1/requests")
             try await recorder.call(admin, .GET, "/v1/admin/apps/nobody/settings")

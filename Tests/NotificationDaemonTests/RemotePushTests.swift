@@ -6,6 +6,7 @@ import NIOCore
 import NIOSSL
 import NotificationCore
 @testable import NotificationDaemon
+import NotificationDaemonClient
 import PushGateway
 import ServiceLifecycle
 import Synchronization
@@ -28,6 +29,19 @@ import Testing
                 if names.allSatisfy({ current[$0] != nil }) { return current }
                 _ = await iterator.next()
             }
+        }
+    }
+
+    @Test func withoutAGatewayATokenRequestSaysSo() async throws {
+        try await withDaemon { daemon in
+            _ = try await daemon.registerApp("com.example.todo")
+            let answer = try await daemon.admin.raw(.POST, "/v1/admin/apps/com.example.todo/remote-notifications",
+                                                    body: LocalAPI.RemoteNotificationRegistration(environment: .sandbox))
+            #expect(answer.status == 503)
+            #expect(String(decoding: answer.body, as: UTF8.self).contains("gatewayUnavailable"))
+            let unknown = try await daemon.admin.raw(.POST, "/v1/admin/apps/com.example.nobody/remote-notifications",
+                                                     body: LocalAPI.RemoteNotificationRegistration(environment: .sandbox))
+            #expect(unknown.status == 404)
         }
     }
 
@@ -70,6 +84,12 @@ import Testing
                     let token = try await link.register("com.example.todo", environment: .sandbox)
                     #expect(token.count == 64)
                     #expect(try await link.register("com.example.todo", environment: .sandbox) == token)
+                    // What `unotify apps token` asks the daemon, answered as the spec says.
+                    let path = "/v1/admin/apps/com.example.todo/remote-notifications"
+                    let answer = try await daemon.admin.raw(.POST, path, body: LocalAPI.RemoteNotificationRegistration(environment: .sandbox))
+                    #expect(answer.status == 200)
+                    #expect(try OpenAPISpec().problems(method: "POST", path: path, status: answer.status, contentType: answer.contentType, body: answer.body) == [])
+                    #expect(try JSONDecoder().decode(LocalAPI.DeviceToken.self, from: answer.body).token == token)
                     var events = await daemon.engine.watch().events.makeAsyncIterator()
 
                     var request = HTTPClientRequest(url: "https://localhost:\(bound["sandbox"]!)/3/device/\(token)")

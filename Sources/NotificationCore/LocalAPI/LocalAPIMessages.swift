@@ -190,6 +190,25 @@ package enum LocalAPI {
         }
     }
 
+    /// The body of a request for an app's device token.
+    package struct RemoteNotificationRegistration: Codable, Sendable, Hashable {
+        package var environment: APNs.Environment
+        package init(environment: APNs.Environment) { self.environment = environment }
+    }
+
+    /// An app's device token, issued by the push gateway the daemon is linked to.
+    package struct DeviceToken: Codable, Sendable, Hashable {
+        package var bundleIdentifier: String
+        package var environment: APNs.Environment
+        /// Lower-case hexadecimal, as providers put it in `/3/device/<token>`.
+        package var token: String
+        package init(bundleIdentifier: String, environment: APNs.Environment, token: String) {
+            self.bundleIdentifier = bundleIdentifier
+            self.environment = environment
+            self.token = token
+        }
+    }
+
     package struct AppSummary: Codable, Sendable, Hashable {
         package var bundleIdentifier: String
         package var launchCommand: String?

@@ -9,6 +9,7 @@ import NotificationCore
 struct AdminRoutes: Sendable {
     let engine: DaemonEngine
     let adminKey: String
+    let link: DeviceLinkClient?
 
     func authenticate(_ request: Request) throws {
         guard let key = bearerKey(request), constantTimeEqual(key, adminKey) else {
@@ -44,6 +45,18 @@ struct AdminRoutes: Sendable {
             try authenticate(request)
             let bundle = try context.parameters.require("app")
             return jsonResponse(LocalAPI.AppKey(bundleIdentifier: bundle, key: try await engine.renewKey(of: bundle)))
+        }
+        router.post("/v1/admin/apps/:app/remote-notifications") { request, context in
+            try authenticate(request)
+            let bundle = try context.parameters.require("app")
+            let body = try await decode(LocalAPI.RemoteNotificationRegistration.self, request, context)
+            // The app must be on this device (this throws appNotFound otherwise).
+            _ = try await engine.appState(bundle)
+            guard let link else {
+                throw DaemonError(.gatewayUnavailable, "This daemon is not linked to a push gateway: start it with `unotify serve`, or `unotify daemon --gateway …`.")
+            }
+            let token = try await link.register(bundle, environment: body.environment)
+            return jsonResponse(LocalAPI.DeviceToken(bundleIdentifier: bundle, environment: body.environment, token: token))
         }
         router.post("/v1/admin/apps/:app/authorization") { request, context in
             try authenticate(request)

@@ -13,11 +13,11 @@ package enum LocalAPIRouter {
     package typealias Context = BasicWebSocketRequestContext
 
     /// Builds the router over `engine`; `adminKey` authenticates the administrator.
-    package static func make(engine: DaemonEngine, adminKey: String) -> Router<Context> {
+    package static func make(engine: DaemonEngine, adminKey: String, link: DeviceLinkClient? = nil) -> Router<Context> {
         let router = Router(context: Context.self)
         router.middlewares.add(ProblemMiddleware())
         let app = AppRoutes(engine: engine)
-        let admin = AdminRoutes(engine: engine, adminKey: adminKey)
+        let admin = AdminRoutes(engine: engine, adminKey: adminKey, link: link)
 
         router.get("/v1/health") { _, _ in jsonResponse(["status": "ok"]) }
 
@@ -223,6 +223,7 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
         case .appAlreadyRegistered: status = 409
         case .invalidRequest: status = 400
         case .upgradeRequired: status = 426
+        case .gatewayUnavailable: status = 503
         default: status = 500
         }
         return LocalAPI.Problem(status: status, code: error.code.description, title: error.code.description, detail: error.message)

@@ -40,14 +40,14 @@ package struct NotificationDaemonServices: Sendable {
         adminKey = try Self.adminKey(at: configuration.adminKeyPath)
         engine = await DaemonEngine(store: store, clock: clock, configuration: engineConfiguration, logger: logger, launcher: Self.launch)
 
-        let router = LocalAPIRouter.make(engine: engine, adminKey: adminKey)
+        let engine = self.engine
+        let link = configuration.gateway.map { DeviceLinkClient(configuration: $0, engine: engine, logger: logger) }
+        self.link = link
+        let router = LocalAPIRouter.make(engine: engine, adminKey: adminKey, link: link)
         let socketPath = configuration.socketPath
         try? fileManager.removeItem(atPath: socketPath)
         var services: [any Service] = [SchedulerService(engine: engine), IntegrityCheckService(store: store, logger: logger)]
-        let engine = self.engine
-        let link = configuration.gateway.map { DeviceLinkClient(configuration: $0, engine: engine, logger: logger) }
         if let link { services.append(link) }
-        self.link = link
         services.append(Application(
             router: router,
             server: .http1WebSocketUpgrade(webSocketRouter: router),
