@@ -122,7 +122,7 @@ struct ServeCommand: AsyncParsableCommand {
             if configuration.gateway == nil {
                 let credential = try await Self.localCredential(at: configuration.dataDirectory.appendingPathComponent("gateway-link.credential").path,
                                                                store: gateway.store)
-                configuration.gateway = .init(url: "wss://127.0.0.1:\(port)", credential: credential,
+                configuration.gateway = .init(url: "wss://localhost:\(port)", credential: credential,
                                               trustedAuthorityPEM: try String(contentsOfFile: gatewayConfiguration.authorityCertificatePath, encoding: .utf8))
             }
             do {

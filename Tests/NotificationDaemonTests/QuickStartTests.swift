@@ -104,4 +104,50 @@ import Testing
         _ = await watch.waitUntilExit()
         await serve.stop()
     }
+
+    /// The README's push quick start: `unotify serve` runs a gateway its daemon is linked to; a
+    /// provider's `curl`, Apple's command with our host, CA and a token from `unotify`, reaches the
+    /// person, seen live in `unotify watch`.
+    @Test func aPushSentWithCurlAsAppleDocumentsItReachesTheWatch() async throws {
+        let directory = try makeTestDirectory()
+        let environment = Self.environment(directory)
+        let unotify = ChildProcess.built("unotify")
+        let serve = try await Self.serve(directory)
+        let sandbox = try await serve.line(containing: "environment=sandbox")
+        let port = try #require(sandbox.firstMatch(of: /127\.0\.0\.1:(\d+) environment=sandbox/).map { String($0.1) })
+        try await serve.line(containing: "linked to the push gateway")
+
+        func run(_ arguments: [String], in folder: URL? = nil) async throws -> String {
+            let command = try ChildProcess(unotify, arguments, environment: environment, in: folder, name: "unotify \(arguments.prefix(3).joined(separator: " "))")
+            #expect(await command.waitUntilExit() == 0, "unotify \(arguments.joined(separator: " ")): \(command.lines)")
+            return command.lines.joined(separator: "\n")
+        }
+        _ = try await run(["apps", "add", "com.example.todo"])
+        _ = try await run(["authorize", "--app", "com.example.todo", "grant"])
+        _ = try await run(["gateway", "teams", "add", "ABCDE12345", "--name", "Example"])
+        _ = try await run(["gateway", "apps", "add", "com.example.todo", "--team", "ABCDE12345"])
+        // The key's identifier on standard output; standard error says where its .p8 went.
+        let keyID = try await run(["gateway", "keys", "create", "--team", "ABCDE12345"], in: directory)
+            .split(separator: "\n").first { !$0.hasPrefix("Key ") }.map(String.init) ?? ""
+        #expect(keyID.count == 10)
+        let token = try await run(["apps", "token", "com.example.todo"])
+        let jwt = try await run(["gateway", "token", "--key", directory.appendingPathComponent("AuthKey_\(keyID).p8").path, "--key-id", keyID, "--team", "ABCDE12345"])
+        let watch = try ChildProcess(unotify, ["watch"], environment: environment, name: "unotify watch")
+        try await watch.line(containing: "Watching")
+
+        let curl = try ChildProcess(URL(fileURLWithPath: "/usr/bin/curl"), [
+            "-sS", "-i", "--http2", "--cacert", directory.appendingPathComponent("gateway/ca.pem").path,
+            "-H", "apns-topic: com.example.todo", "-H", "apns-push-type: alert", "-H", "authorization: bearer \(jwt)",
+            "-d", #"{"aps":{"alert":{"title":"Hello","body":"From curl"}}}"#, "https://localhost:\(port)/3/device/\(token)",
+        ], name: "curl")
+        #expect(await curl.waitUntilExit() == 0)
+        #expect(curl.lines.first?.hasPrefix("HTTP/2 200") == true, "\(curl.lines) \(serve.lines.suffix(5))")
+        let shown = try await watch.line(containing: "[com.example.todo]")
+        #expect(shown.contains("banner"))
+        try await watch.line(containing: "Hello — From curl")
+
+        try watch.endInput()
+        _ = await watch.waitUntilExit()
+        await serve.stop()
+    }
 }

@@ -63,7 +63,8 @@ final class DeliveredPushes: Sendable {
         try await core.reloadProviders()
 
         let bearer = try ProviderToken.make(keyID: "KEY1234567", teamID: "TEAM123456", issuedAt: Int64(Date().timeIntervalSince1970), key: signingKey)
-        try await ProviderEndpoint.with(environment: environment, credentials: { core.credentials }, acceptor: core) { endpoint in
+        try await ProviderEndpoint.with(environment: environment, credentials: { core.credentials }, refreshCredentials: { core.refreshProviders($0) },
+                                        acceptor: core) { endpoint in
             try await body(Gateway(core: core, store: store, server: endpoint.server, client: endpoint.client, url: endpoint.url,
                                    signingKey: signingKey, delivered: delivered, bearer: bearer))
         }
@@ -103,6 +104,23 @@ final class DeliveredPushes: Sendable {
             let registration = try await gateway.store.register(Registration(token: String(repeating: "cd", count: 32), deviceID: "device-1",
                                                                              bundleIdentifier: "com.example.todo", environment: .sandbox, registeredAt: Date()))
             #expect(try await gateway.post(registration.token).status == 200)
+        }
+    }
+
+    /// `unotify gateway keys create` beside a running gateway: the new key works at the first request.
+    @Test func aKeyCreatedAMomentAgoIsReadWhenItsFirstTokenArrives() async throws {
+        try await withGateway { gateway in
+            let registration = try await gateway.core.register(deviceID: "device-1", bundleIdentifier: "com.example.todo", environment: .sandbox, at: Date())
+            let newKey = P256.Signing.PrivateKey()
+            try await gateway.store.addKey(StoredKey(keyID: "NEWKEY0001", teamID: "TEAM123456", environment: nil, bundleIdentifiers: nil,
+                                                     publicKeyPEM: newKey.publicKey.pemRepresentation))
+            var request = HTTPClientRequest(url: gateway.url + "/3/device/\(registration.token)")
+            request.method = .POST
+            let token = try ProviderToken.make(keyID: "NEWKEY0001", teamID: "TEAM123456", issuedAt: Int64(Date().timeIntervalSince1970), key: newKey)
+            request.headers.add(name: "authorization", value: "bearer \(token)")
+            request.headers.add(name: "apns-topic", value: "com.example.todo")
+            request.body = .bytes(ByteBuffer(string: #"{"aps":{"alert":"new key"}}"#))
+            #expect(try await gateway.client.execute(request, timeout: .seconds(10)).status.code == 200)
         }
     }
 

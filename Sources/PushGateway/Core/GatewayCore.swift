@@ -23,6 +23,7 @@ package final class GatewayCore: PushAcceptor {
         var connectedDevices: Set<String> = []
         var batch: [Waiting] = []
         var isWriting = false
+        var lastRefresh: ContinuousClock.Instant?
     }
 
     private let store: any GatewayStore
@@ -62,6 +63,22 @@ package final class GatewayCore: PushAcceptor {
         }
         let credentials = ProviderCredentials(keys: usable, appsByTeam: appsByTeam)
         state.withLock { $0.credentials = credentials }
+    }
+
+    /// Reads the providers' keys and apps again for a token the gateway does not know, at most ten
+    /// times a second (made-up tokens cannot make it read more), then calls `done`.
+    package func refreshProviders(_ done: @escaping @Sendable () -> Void) {
+        let now = ContinuousClock.now
+        let reads = state.withLock { state -> Bool in
+            if let last = state.lastRefresh, now - last < .milliseconds(100) { return false }
+            state.lastRefresh = now
+            return true
+        }
+        guard reads else { return done() }
+        Task {
+            try? await reloadProviders()
+            done()
+        }
     }
 
     // MARK: - Tokens

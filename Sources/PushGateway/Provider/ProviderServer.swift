@@ -47,6 +47,8 @@ package final class ProviderServer: Sendable {
     struct Shared: Sendable {
         let configuration: Configuration
         let credentials: @Sendable () -> ProviderCredentials
+        /// Reads the providers' keys again (at most so often), then calls back.
+        let refreshCredentials: @Sendable (_ done: @escaping @Sendable () -> Void) -> Void
         let acceptor: any PushAcceptor
         let clock: @Sendable () -> Date
         let shutdown: ShutdownFlag
@@ -78,16 +80,19 @@ package final class ProviderServer: Sendable {
 
     /// - Parameters:
     ///   - credentials: the keys and apps as they are now; read at each request.
+    ///   - refreshCredentials: reads them again before a token of an unknown key is refused, then calls back.
     ///   - clock: the time the token rules count with.
     package init(
         configuration: Configuration,
         credentials: @escaping @Sendable () -> ProviderCredentials,
+        refreshCredentials: @escaping @Sendable (_ done: @escaping @Sendable () -> Void) -> Void = { $0() },
         acceptor: any PushAcceptor,
         clock: @escaping @Sendable () -> Date = { Date() },
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger
     ) {
-        shared = Shared(configuration: configuration, credentials: credentials, acceptor: acceptor, clock: clock, shutdown: ShutdownFlag())
+        shared = Shared(configuration: configuration, credentials: credentials, refreshCredentials: refreshCredentials, acceptor: acceptor,
+                        clock: clock, shutdown: ShutdownFlag())
         self.group = group
         self.logger = logger
     }

@@ -46,8 +46,14 @@ final class ProviderStreamHandler: ChannelInboundHandler {
     }
 
     private func requestEnded(context: ChannelHandlerContext) {
-        guard !isAnswered, let headers else { return }
+        guard !isAnswered else { return }
         isAnswered = true
+        process(context: context, refreshed: false)
+    }
+
+    /// Answers the request; `refreshed` is true once the providers' keys were read again for it.
+    private func process(context: ChannelHandlerContext, refreshed: Bool) {
+        guard let headers else { return }
         let fields = headers.map { (name: $0.name, value: $0.value) }
         let givenID = headers.first(name: "apns-id").flatMap { APNs.isCanonicalUUID($0) ? $0 : nil }
         let connection = self.connection.value
@@ -64,6 +70,15 @@ final class ProviderStreamHandler: ChannelInboundHandler {
         let now = server.clock()
         let credentials = server.credentials()
         switch connection.authorization.authenticate(authorization: headers.first(name: "authorization"), now: now, credentials: credentials) {
+        case .failure(let rejection) where rejection.reason == .invalidProviderToken && !refreshed:
+            // A key created a moment ago may not be read yet: read the keys again, then decide.
+            let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
+            let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+            let eventLoop = context.eventLoop
+            server.refreshCredentials {
+                eventLoop.execute { loopBoundSelf.value.process(context: loopBoundContext.value, refreshed: true) }
+            }
+            return
         case .failure(let rejection): return refuse(rejection, apnsID: givenID, context: context)
         case .success(let isFirst):
             if isFirst { allowConcurrentStreams(context: context) }

@@ -86,7 +86,8 @@ package struct PushGatewayServices: Sendable {
             server.environmentKeyReason = configuration.environmentKeyReason
             let core = self.core
             services.append(ProviderService(
-                server: ProviderServer(configuration: server, credentials: { core.credentials }, acceptor: core, logger: logger),
+                server: ProviderServer(configuration: server, credentials: { core.credentials }, refreshCredentials: { core.refreshProviders($0) },
+                                       acceptor: core, logger: logger),
                 onListening: { port in onListening(environment, port) }
             ))
         }

@@ -20,6 +20,7 @@ struct ProviderEndpoint {
     static func with(
         environment: APNs.Environment = .sandbox,
         credentials: @escaping @Sendable () -> ProviderCredentials,
+        refreshCredentials: @escaping @Sendable (_ done: @escaping @Sendable () -> Void) -> Void = { $0() },
         acceptor: any PushAcceptor,
         clock: @escaping @Sendable () -> Date = { Date() },
         _ body: (ProviderEndpoint) async throws -> Void
@@ -30,7 +31,8 @@ struct ProviderEndpoint {
         configuration.port = 0
         configuration.environment = environment
         configuration.tls = .init(certificateChainPEM: issued.certificatePEM, privateKeyPEM: issued.privateKeyPEM)
-        let server = ProviderServer(configuration: configuration, credentials: credentials, acceptor: acceptor, clock: clock, logger: Logger(label: "test"))
+        let server = ProviderServer(configuration: configuration, credentials: credentials, refreshCredentials: refreshCredentials, acceptor: acceptor,
+                                    clock: clock, logger: Logger(label: "test"))
         let address = try await server.start()
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(try authority.certificatePEM.utf8), format: .pem)])
