@@ -91,6 +91,7 @@ import Testing
                     #expect(try OpenAPISpec().problems(method: "POST", path: path, status: answer.status, contentType: answer.contentType, body: answer.body) == [])
                     #expect(try JSONDecoder().decode(LocalAPI.DeviceToken.self, from: answer.body).token == token)
                     var events = await daemon.engine.watch().events.makeAsyncIterator()
+                    var acknowledgements = link.acknowledgements.makeAsyncIterator()
 
                     var request = HTTPClientRequest(url: "https://localhost:\(bound["sandbox"]!)/3/device/\(token)")
                     request.method = .POST
@@ -114,7 +115,8 @@ import Testing
                     #expect(notification.request.content.userInfo["order"] == .string("42"))
                     #expect(try await daemon.engine.badge("com.example.todo") == 1)
 
-                    // Acknowledged: a request after the acknowledgement on the same link finds the gateway's queue empty.
+                    // Acknowledged: a request sent after the acknowledgement, on the same link, finds the gateway's queue empty.
+                    #expect(await acknowledgements.next() == 1)
                     _ = try await link.register("com.example.todo", environment: .sandbox)
                     #expect(try await gateway.store.pushes(for: "device-1", after: 0, now: Date(), limit: 10).isEmpty)
                     #expect(await daemon.engine.linkSequence > 0)

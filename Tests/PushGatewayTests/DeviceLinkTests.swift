@@ -194,12 +194,17 @@ import Testing
             // Five pushes wait for the device before it links.
             for index in 0..<5 { #expect(try await running.post(registered.token, #"{"aps":{"alert":"\#(index)"}}"#) == 200) }
             try await running.link { side in
-                // The link's first fill sends what the window allows. Two requests answered after it
-                // (each a durable write) show what else came: nothing, until an acknowledgement.
-                var pushes: [DeviceLink.Push] = []
-                var answers = 0
+                // The link's first fill sends what the window allows, in one go: two.
+                let first = try await side.nextPush()
+                let second = try await side.nextPush()
+                #expect([first.payload, second.payload] == [#"{"aps":{"alert":"0"}}"#, #"{"aps":{"alert":"1"}}"#])
+                // Two requests answered after that (each a durable write) show what else came:
+                // nothing until an acknowledgement (a fill beyond the window would have sent the rest
+                // with the first two, ahead of these answers).
                 try await side.send(.register(requestID: "a", bundleIdentifier: "com.example.todo", environment: .sandbox))
                 try await side.send(.register(requestID: "b", bundleIdentifier: "com.example.todo", environment: .sandbox))
+                var pushes: [DeviceLink.Push] = [first, second]
+                var answers = 0
                 while answers < 2, let message = try await side.next() {
                     switch message {
                     case .push(let push): pushes.append(push)
@@ -207,9 +212,9 @@ import Testing
                     default: break
                     }
                 }
-                #expect(pushes.map(\.payload) == [#"{"aps":{"alert":"0"}}"#, #"{"aps":{"alert":"1"}}"#])
+                #expect(pushes.count == 2)
                 // One acknowledged: one more comes.
-                try await side.send(.ack(through: pushes[0].sequence))
+                try await side.send(.ack(through: first.sequence))
                 let third = try await side.nextPush()
                 #expect(third.payload == #"{"aps":{"alert":"2"}}"#)
                 // Both acknowledged: the last two.
@@ -257,8 +262,8 @@ import Testing
                 process.standardOutput = output
                 process.standardError = errors
                 try process.run()
-                let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                let problems = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                let text = ProcessLines.readAll(output.fileHandleForReading)
+                let problems = ProcessLines.readAll(errors.fileHandleForReading)
                 process.waitUntilExit()
                 #expect(process.terminationStatus == 0, "\(problems)")
                 return text.split(separator: "\n").compactMap { line in

@@ -190,7 +190,7 @@ final class HoldingAcceptor: PushAcceptor {
                 process.standardOutput = output
                 process.standardError = output
                 try process.run()
-                let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                let text = ProcessLines.readAll(output.fileHandleForReading)
                 process.waitUntilExit()
                 return text
             }
@@ -232,7 +232,7 @@ final class HoldingAcceptor: PushAcceptor {
             process.standardOutput = output
             process.standardError = output
             try process.run()
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let text = ProcessLines.readAll(output.fileHandleForReading)
             process.waitUntilExit()
             let goAway = text.split(separator: "\n").filter { $0.contains("recv GOAWAY frame") }
             #expect(goAway.count == 1, "\(text)")

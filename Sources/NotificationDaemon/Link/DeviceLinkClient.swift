@@ -40,12 +40,16 @@ package final class DeviceLinkClient: Service, Sendable {
     /// Yields each time a link comes up: for tests and for callers waiting to register.
     package let linked: AsyncStream<Void>
     private let linkedContinuation: AsyncStream<Void>.Continuation
+    /// Yields the sequence of each acknowledgement as it is handed to the link, in order.
+    package let acknowledgements: AsyncStream<Int64>
+    private let acknowledgementsContinuation: AsyncStream<Int64>.Continuation
 
     package init(configuration: Configuration, engine: DaemonEngine, logger: Logger) {
         self.configuration = configuration
         self.engine = engine
         self.logger = logger
         (linked, linkedContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        (acknowledgements, acknowledgementsContinuation) = AsyncStream.makeStream(of: Int64.self, bufferingPolicy: .bufferingNewest(64))
     }
 
     /// Whether the link is up now.
@@ -168,7 +172,9 @@ package final class DeviceLinkClient: Service, Sendable {
                         self.linkedContinuation.yield()
                     case .push(let push):
                         try await self.engine.receivePush(push)
-                        post.yield(.ack(through: await self.engine.linkSequence))
+                        let through = await self.engine.linkSequence
+                        post.yield(.ack(through: through))
+                        self.acknowledgementsContinuation.yield(through)
                     case .registered(let requestID, _, _, _), .unregistered(let requestID, _):
                         self.answer(requestID, message)
                     case .error(let requestID, _, _):

@@ -171,8 +171,9 @@ package final class GatewayCore: PushAcceptor {
             guard !batch.isEmpty else { return }
             do {
                 let stored = try await store.enqueue(batch.map(\.push))
-                for waiting in batch { waiting.completion(nil) }
+                // Handed on for delivery before the providers hear of it.
                 queued(stored)
+                for waiting in batch { waiting.completion(nil) }
             } catch {
                 logger.error("could not store pushes", metadata: ["pushes": .stringConvertible(batch.count), "error": .string("\(error)")])
                 for waiting in batch { waiting.completion(APNs.Rejection(.internalServerError)) }

@@ -26,3 +26,19 @@ enum ProcessLines {
         return lines
     }
 }
+
+extension ProcessLines {
+    /// Everything a child process writes to a pipe until it closes it, read with `read` retried on
+    /// EINTR (`FileHandle.readDataToEndOfFile()` stops the test process on an interrupted call).
+    static func readAll(_ handle: FileHandle) -> String {
+        var data: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            data += buffer[..<count]
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
