@@ -263,19 +263,20 @@ final class HoldingAcceptor: PushAcceptor {
         let headers = [("authorization", "bearer \(bearer)"), ("apns-topic", "com.example.todo")]
         let path = "/3/device/\(Self.token)"
 
-        // The first push authenticates the connection; the second is held under way; the third has
-        // sent its headers but not its end.
+        // The first push authenticates the connection. Then a third sends its headers but not its end,
+        // and a second, sent whole after it, is held under way: once the second is held, the server
+        // has read the third's headers too (frames of a connection are read in order).
         let first = try await client.openStream()
         try await first.sendHeaders(path: path, headers: headers)
         try await first.sendBody(#"{"aps":{"alert":"1"}}"#)
         #expect(await first.answer().status == "200")
+        let unfinished = try await client.openStream()
+        try await unfinished.sendHeaders(path: path, headers: headers)
         let underWay = try await client.openStream()
         try await underWay.sendHeaders(path: path, headers: headers)
         try await underWay.sendBody(#"{"aps":{"alert":"2"}}"#)
         var held = acceptor.held.makeAsyncIterator()
         _ = await held.next()
-        let unfinished = try await client.openStream()
-        try await unfinished.sendHeaders(path: path, headers: headers)
 
         let stopping = Task { await server.stop(grace: .seconds(30)) }
         var goAways = client.goAways.makeAsyncIterator()
