@@ -224,6 +224,9 @@ final class SpecRecorder: Sendable {
             try await recorder.call(admin, .POST, "/v1/admin/apps/com.example.spec/remote-notifications",
                                     body: LocalAPI.RemoteNotificationRegistration(environment: .sandbox))
             try await recorder.call(admin, .POST, "/v1/admin/apps/com.example.spec/remote-notifications", body: ["environment": "moon"])
+            try await recorder.call(admin, .POST, "/v1/admin/apps/com.example.spec/pushes", body: LocalAPI.LocalPush(payload: #"{"aps":{"alert":"hi"}}"#))
+            try await recorder.call(admin, .POST, "/v1/admin/apps/com.example.spec/pushes", body: LocalAPI.LocalPush(payload: "[1]"))
+            try await recorder.call(admin, .POST, "/v1/admin/apps/nobody/pushes", body: LocalAPI.LocalPush(payload: "{}"))
             try await recorder.call(app, .DELETE, "/v1/delivered")
             try await recorder.call(app, .DELETE, "/v1/requests")
             try await recorder.call(admin, .GET, "/v1/admin/apps/nobody/settings")

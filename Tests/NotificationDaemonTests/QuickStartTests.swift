@@ -146,6 +146,17 @@ import Testing
         #expect(shown.contains("banner"))
         try await watch.line(containing: "Hello — From curl")
 
+        // `unotify push`, as a provider through the gateway, and straight to the app as `simctl push` does.
+        let remote = try await run(["push", "--token", token, "--key", directory.appendingPathComponent("AuthKey_\(keyID).p8").path, "--key-id", keyID,
+                                    "--team", "ABCDE12345", "--gateway", "https://localhost:\(port)", "com.example.todo",
+                                    "--payload", #"{"aps":{"alert":{"title":"Again","body":"From unotify push"}}}"#])
+        #expect(remote.contains("200 apns-id"))
+        try await watch.line(containing: "Again — From unotify push")
+        let apns = directory.appendingPathComponent("local.apns")
+        try Data(#"{"Simulator Target Bundle":"com.example.todo","aps":{"alert":{"title":"Local","body":"From an .apns file"}}}"#.utf8).write(to: apns)
+        #expect(try await run(["push", apns.path]).contains("Delivered to com.example.todo."))
+        try await watch.line(containing: "Local — From an .apns file")
+
         try watch.endInput()
         _ = await watch.waitUntilExit()
         await serve.stop()

@@ -196,6 +196,18 @@ package enum LocalAPI {
         package init(environment: APNs.Environment) { self.environment = environment }
     }
 
+    /// A push handed to an app on this device directly (`unotify push`, like `xcrun simctl push`).
+    package struct LocalPush: Codable, Sendable, Hashable {
+        /// The push's JSON payload, as text: an object with `aps` and custom keys.
+        package var payload: String
+        /// The request's identifier on the device, as `apns-collapse-id` sets it.
+        package var collapseID: String?
+        package init(payload: String, collapseID: String? = nil) {
+            self.payload = payload
+            self.collapseID = collapseID
+        }
+    }
+
     /// An app's device token, issued by the push gateway the daemon is linked to.
     package struct DeviceToken: Codable, Sendable, Hashable {
         package var bundleIdentifier: String

@@ -58,6 +58,13 @@ struct AdminRoutes: Sendable {
             let token = try await link.register(bundle, environment: body.environment)
             return jsonResponse(LocalAPI.DeviceToken(bundleIdentifier: bundle, environment: body.environment, token: token))
         }
+        router.post("/v1/admin/apps/:app/pushes") { request, context in
+            try authenticate(request)
+            let bundle = try context.parameters.require("app")
+            let body = try await decode(LocalAPI.LocalPush.self, request, context)
+            try await engine.deliverPush(bundle, payload: Array(body.payload.utf8), collapseID: body.collapseID)
+            return Response(status: .noContent)
+        }
         router.post("/v1/admin/apps/:app/authorization") { request, context in
             try authenticate(request)
             let body = try await decode(LocalAPI.AuthorizationDecision.self, request, context)

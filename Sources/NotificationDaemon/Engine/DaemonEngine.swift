@@ -642,6 +642,27 @@ package actor DaemonEngine {
         linkSequence = max(linkSequence, push.sequence)
     }
 
+    /// A push handed to an app on this device directly, as `xcrun simctl push` does: the same
+    /// delivery as a push from the gateway, with no device link involved.
+    ///
+    /// - Throws: `appNotFound`; `invalidRequest` for a payload that is not a JSON object or is over
+    ///   4,096 bytes (Apple's limit for `simctl push` too).
+    package func deliverPush(_ bundleIdentifier: String, payload: [UInt8], apnsID: String = UUID().uuidString, collapseID: String? = nil) async throws {
+        guard payload.count <= APNs.PushType.alert.maximumPayloadBytes else {
+            throw DaemonError(.invalidRequest, "The payload is \(payload.count) bytes; a push carries at most 4,096.")
+        }
+        let parsed: APNs.Payload
+        switch APNs.payload(payload) {
+        case .success(let value): parsed = value
+        case .failure(let error): throw DaemonError(.invalidRequest, error.description)
+        }
+        if let collapseID, collapseID.utf8.count > 64 {
+            throw DaemonError(.invalidRequest, "A collapse identifier is at most 64 bytes.")
+        }
+        let request = APNs.request(for: parsed, apnsID: apnsID, collapseID: collapseID)
+        try await step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in ((), machine.receivePush(request)) }
+    }
+
     package func pendingRequests(_ bundleIdentifier: String) async throws -> [NotificationCenterMachine.PendingRequest] {
         try await read(bundleIdentifier) { machine in machine.pendingRequests }
     }

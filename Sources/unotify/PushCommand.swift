@@ -1,0 +1,114 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+import NotificationCore
+import NotificationDaemon
+import NotificationDaemonClient
+import PushGateway
+
+/// `unotify push`: a push to an app on this device (as `xcrun simctl push`), or to a device token
+/// through a gateway (as a provider sends it, with Apple's provider API).
+struct PushCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "push",
+        abstract: "Send a push: to an app on this device (like `xcrun simctl push`), or to a device token through a gateway.",
+        discussion: """
+            To an app on this device: `unotify push com.example.todo payload.apns` (or `-` to read standard input, or --payload '{"aps":…}'). An .apns file (Xcode's format) may name its app with a top-level "Simulator Target Bundle" key; the bundle identifier given here wins.
+
+            Through a gateway, as a provider: `unotify push --token <device token> --key AuthKey_<id>.p8 --key-id <id> --team <team> com.example.todo payload.json`. It sends to the local gateway's sandbox endpoint unless --gateway says otherwise, trusting its ca.pem.
+            """
+    )
+
+    @OptionGroup var location: LocationOptions
+    @Argument(help: "The app's bundle identifier, then the payload file (.json or .apns, or - for standard input).") var arguments: [String] = []
+    @Option(name: .long, help: "The payload itself, as JSON.") var payload: String?
+    @Option(name: .customLong("collapse-id"), help: "apns-collapse-id: a later push with the same one replaces it.") var collapseID: String?
+
+    @Option(name: .long, help: "Send through a gateway to this device token, as a provider.") var token: String?
+    @Option(name: .long, help: "The gateway's provider endpoint.") var gateway = "https://localhost:2197"
+    @Option(name: .long, help: "The gateway's certificate authority (default: ca.pem of the local gateway).") var ca: String?
+    @Option(name: .long, help: "The provider's .p8 key.") var key: String?
+    @Option(name: .long, help: "The key's identifier.") var keyId: String?
+    @Option(name: .long, help: "The team's identifier.") var team: String?
+    @Option(name: .long, help: "apns-push-type.") var pushType = "alert"
+    @Option(name: .long, help: "apns-priority.") var priority: Int?
+    @Option(name: .long, help: "apns-expiration, in seconds since 1970 (0: now or never).") var expiration: Int?
+
+    func run() async throws {
+        var (bundle, json) = try readPayload()
+        // Xcode's .apns key names the app; it is not part of what the app receives.
+        if var object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any], let target = object["Simulator Target Bundle"] as? String {
+            bundle = bundle ?? target
+            object.removeValue(forKey: "Simulator Target Bundle")
+            json = String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+        }
+        guard let bundle else {
+            throw ValidationError("Name the app: `unotify push <bundle identifier> <payload file>`, or a \"Simulator Target Bundle\" key in the file.")
+        }
+        if let token {
+            try await sendThroughGateway(to: token, topic: bundle, payload: json)
+        } else {
+            try await location.adminClient().call(.POST, "/v1/admin/apps/\(segment(bundle))/pushes",
+                                                  body: LocalAPI.LocalPush(payload: json, collapseID: collapseID))
+            print("Delivered to \(bundle).")
+        }
+    }
+
+    /// The bundle identifier given, if any, and the payload's text.
+    private func readPayload() throws -> (String?, String) {
+        var positional = arguments
+        if let payload {
+            guard positional.count <= 1 else { throw ValidationError("With --payload, give only the bundle identifier.") }
+            return (positional.first, payload)
+        }
+        guard let source = positional.popLast() else { throw ValidationError("Give a payload file (or - for standard input), or --payload.") }
+        guard positional.count <= 1 else { throw ValidationError("Give at most a bundle identifier and a payload file.") }
+        let data: Data
+        if source == "-" {
+            data = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            guard let contents = FileManager.default.contents(atPath: source) else { throw ValidationError("Cannot read \(source).") }
+            data = contents
+        }
+        return (positional.first, String(decoding: data, as: UTF8.self))
+    }
+
+    private func sendThroughGateway(to token: String, topic: String, payload: String) async throws {
+        guard let key, let keyId, let team else {
+            throw ValidationError("Through a gateway, a push is signed as a provider's: give --key, --key-id and --team (see `unotify gateway keys create`).")
+        }
+        let privateKey: P256.Signing.PrivateKey
+        do {
+            privateKey = try P256.Signing.PrivateKey(pemRepresentation: try String(contentsOfFile: key, encoding: .utf8))
+        } catch {
+            throw ValidationError("\(key) is not a P-256 private key in PEM (a .p8).")
+        }
+        let authority = ca ?? location.configuration.dataDirectory.appendingPathComponent("gateway/ca.pem").path
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if FileManager.default.fileExists(atPath: authority) {
+            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(authority))
+        }
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls))
+        defer { _ = client.shutdown() as EventLoopFuture<Void> }
+        var request = HTTPClientRequest(url: gateway + "/3/device/" + token)
+        request.method = .POST
+        request.headers.add(name: "authorization", value: "bearer " + (try ProviderToken.make(keyID: keyId, teamID: team, issuedAt: Int64(Date().timeIntervalSince1970), key: privateKey)))
+        request.headers.add(name: "apns-topic", value: topic)
+        request.headers.add(name: "apns-push-type", value: pushType)
+        if let priority { request.headers.add(name: "apns-priority", value: String(priority)) }
+        if let expiration { request.headers.add(name: "apns-expiration", value: String(expiration)) }
+        if let collapseID { request.headers.add(name: "apns-collapse-id", value: collapseID) }
+        request.body = .bytes(ByteBuffer(string: payload))
+        let response = try await client.execute(request, timeout: .seconds(30))
+        let body = String(buffer: try await response.body.collect(upTo: 1 << 16))
+        let apnsID = response.headers.first(name: "apns-id") ?? "?"
+        guard response.status == .ok else {
+            throw ValidationError("\(response.status.code) \(body) (apns-id \(apnsID))")
+        }
+        print("200 apns-id \(apnsID)")
+    }
+}
