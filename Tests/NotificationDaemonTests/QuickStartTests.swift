@@ -120,7 +120,7 @@ import Testing
         func run(_ arguments: [String], in folder: URL? = nil) async throws -> String {
             let command = try ChildProcess(unotify, arguments, environment: environment, in: folder, name: "unotify \(arguments.prefix(3).joined(separator: " "))")
             #expect(await command.waitUntilExit() == 0, "unotify \(arguments.joined(separator: " ")): \(command.lines)")
-            return command.lines.joined(separator: "\n")
+            return await command.completeOutput().joined(separator: "\n")
         }
         _ = try await run(["apps", "add", "com.example.todo"])
         _ = try await run(["authorize", "--app", "com.example.todo", "grant"])
@@ -141,7 +141,8 @@ import Testing
             "-d", #"{"aps":{"alert":{"title":"Hello","body":"From curl"}}}"#, "https://localhost:\(port)/3/device/\(token)",
         ], name: "curl")
         #expect(await curl.waitUntilExit() == 0)
-        #expect(curl.lines.first?.hasPrefix("HTTP/2 200") == true, "\(curl.lines) \(serve.lines.suffix(5))")
+        let answer = await curl.completeOutput()
+        #expect(answer.first?.hasPrefix("HTTP/2 200") == true, "\(answer) \(serve.lines.suffix(5))")
         let shown = try await watch.line(containing: "[com.example.todo]")
         #expect(shown.contains("banner"))
         try await watch.line(containing: "Hello — From curl")

@@ -83,6 +83,13 @@ final class ChildProcess: Sendable {
     /// Everything printed so far, one line an element.
     var lines: [String] { output.withLock { $0.lines } }
 
+    /// Everything the process printed, once its output closed (it exited and the last bytes were
+    /// read); at the deadline, what it printed so far. `waitUntilExit()` can return before then.
+    func completeOutput(within seconds: Double = 30) async -> [String] {
+        _ = try? await line(within: seconds, "the end of its output") { _ in false }
+        return lines
+    }
+
     /// Types a line, as a person pressing return.
     func type(_ line: String) throws {
         try input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
