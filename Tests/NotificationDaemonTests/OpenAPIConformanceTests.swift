@@ -197,6 +197,10 @@ final class SpecRecorder: Sendable {
             try await recorder.call(app, .PUT, "/v1/badge", body: LocalAPI.BadgeRequest(count: 3))
             try await recorder.call(app, .PUT, "/v1/badge", body: LocalAPI.BadgeRequest(count: -3))
             try await recorder.call(app, .DELETE, "/v1/requests?identifier=c")
+            // No gateway here: the app hears so (RemotePushTests registers through a real one).
+            try await recorder.call(app, .POST, "/v1/remote-notifications", body: LocalAPI.RemoteNotificationRegistration(environment: .production))
+            try await recorder.call(app, .POST, "/v1/remote-notifications", body: ["environment": "moon"])
+            try await recorder.call(app, .DELETE, "/v1/remote-notifications")
 
             // The person's and the developer's calls.
             try await recorder.call(admin, .GET, "/v1/admin/apps/com.example.spec/settings")

@@ -80,8 +80,13 @@ import Testing
                     let link = try #require(daemon.link)
                     var linked = link.linked.makeAsyncIterator()
                     _ = await linked.next()
-                    _ = try await daemon.authorizedApp("com.example.todo")
-                    let token = try await link.register("com.example.todo", environment: .sandbox)
+                    let app = try await daemon.authorizedApp("com.example.todo")
+                    // The app registers itself, as `registerForRemoteNotifications()` does.
+                    let registered = try await app.raw(.POST, "/v1/remote-notifications", body: LocalAPI.RemoteNotificationRegistration(environment: .sandbox))
+                    #expect(registered.status == 200)
+                    #expect(try OpenAPISpec().problems(method: "POST", path: "/v1/remote-notifications", status: registered.status,
+                                                       contentType: registered.contentType, body: registered.body) == [])
+                    let token = try JSONDecoder().decode(LocalAPI.DeviceToken.self, from: registered.body).token
                     #expect(token.count == 64)
                     #expect(try await link.register("com.example.todo", environment: .sandbox) == token)
                     // What `unotify apps token` asks the daemon, answered as the spec says.
@@ -120,6 +125,11 @@ import Testing
                     _ = try await link.register("com.example.todo", environment: .sandbox)
                     #expect(try await gateway.store.pushes(for: "device-1", after: 0, now: Date(), limit: 10).isEmpty)
                     #expect(await daemon.engine.linkSequence > 0)
+
+                    // The app unregisters: its token is gone for providers.
+                    let unregistered = try await app.raw(.DELETE, "/v1/remote-notifications")
+                    #expect(unregistered.status == 204)
+                    #expect(try await gateway.store.registration(token: token)?.unregisteredAt != nil)
                 }
             } catch {
                 try? await http.shutdown()

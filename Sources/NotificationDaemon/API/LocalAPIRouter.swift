@@ -62,6 +62,21 @@ package enum LocalAPIRouter {
             try await engine.removeDeliveredNotifications(bundle, identifiers(in: request))
             return Response(status: .noContent)
         }
+        // `registerForRemoteNotifications()` and `unregisterForRemoteNotifications()`: the app's
+        // token from the gateway the daemon is linked to.
+        router.post("/v1/remote-notifications") { request, context in
+            let bundle = try await app.authenticate(request)
+            let body = try await decode(LocalAPI.RemoteNotificationRegistration.self, request, context)
+            guard let link else { throw DaemonError(.gatewayUnavailable, "This daemon is not linked to a push gateway.") }
+            let token = try await link.register(bundle, environment: body.environment)
+            return jsonResponse(LocalAPI.DeviceToken(bundleIdentifier: bundle, environment: body.environment, token: token))
+        }
+        router.delete("/v1/remote-notifications") { request, _ in
+            let bundle = try await app.authenticate(request)
+            guard let link else { throw DaemonError(.gatewayUnavailable, "This daemon is not linked to a push gateway.") }
+            try await link.unregister(bundle)
+            return Response(status: .noContent)
+        }
         router.put("/v1/badge") { request, context in
             let bundle = try await app.authenticate(request)
             let body = try await decode(LocalAPI.BadgeRequest.self, request, context)
