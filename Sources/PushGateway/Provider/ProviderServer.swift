@@ -52,6 +52,7 @@ package final class ProviderServer: Sendable {
         let acceptor: any PushAcceptor
         let clock: @Sendable () -> Date
         let shutdown: ShutdownFlag
+        let connections: OpenConnections
     }
 
     /// Set once the server is stopping: requests that end after it are answered `503 Shutdown`.
@@ -66,16 +67,20 @@ package final class ProviderServer: Sendable {
     private let logger: Logger
     private let channel = Mutex<(any Channel)?>(nil)
     /// The open provider connections, to tell each of a graceful stop.
-    private let connections = OpenConnections()
+    private var connections: OpenConnections { shared.connections }
 
-    private final class OpenConnections: Sendable {
-        private let channels = Mutex<[ObjectIdentifier: any Channel]>([:])
+    /// Every open connection, with its state once it speaks HTTP/2.
+    final class OpenConnections: Sendable {
+        private let channels = Mutex<[ObjectIdentifier: (channel: any Channel, state: NIOLoopBound<ProviderConnection>?)]>([:])
         func add(_ channel: any Channel) {
             let id = ObjectIdentifier(channel)
-            channels.withLock { $0[id] = channel }
+            channels.withLock { $0[id] = (channel, nil) }
             channel.closeFuture.whenComplete { [self] _ in _ = channels.withLock { $0.removeValue(forKey: id) } }
         }
-        var all: [any Channel] { channels.withLock { Array($0.values) } }
+        func attach(_ state: NIOLoopBound<ProviderConnection>, to channel: any Channel) {
+            channels.withLock { $0[ObjectIdentifier(channel)]?.state = state }
+        }
+        var all: [(channel: any Channel, state: NIOLoopBound<ProviderConnection>?)] { channels.withLock { Array($0.values) } }
     }
 
     /// - Parameters:
@@ -92,7 +97,7 @@ package final class ProviderServer: Sendable {
         logger: Logger
     ) {
         shared = Shared(configuration: configuration, credentials: credentials, refreshCredentials: refreshCredentials, acceptor: acceptor,
-                        clock: clock, shutdown: ShutdownFlag())
+                        clock: clock, shutdown: ShutdownFlag(), connections: OpenConnections())
         self.group = group
         self.logger = logger
     }
@@ -157,23 +162,33 @@ package final class ProviderServer: Sendable {
         }
         try? await bound?.close()
         let open = connections.all
-        for connection in open {
-            var reason = connection.allocator.buffer(capacity: 32)
-            reason.writeString(APNs.Rejection(.shutdown).body)
-            let goAway = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: .maxID, errorCode: .noError, opaqueData: reason))
-            connection.writeAndFlush(goAway, promise: nil)
+        for (connection, state) in open {
+            guard let state else {
+                // Not speaking HTTP/2 yet (its TLS handshake is under way): nothing to finish.
+                connection.close(promise: nil)
+                continue
+            }
+            connection.eventLoop.execute {
+                var reason = connection.allocator.buffer(capacity: 32)
+                reason.writeString(APNs.Rejection(.shutdown).body)
+                let goAway = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: .maxID, errorCode: .noError, opaqueData: reason))
+                connection.writeAndFlush(goAway, promise: nil)
+                // A connection with nothing under way closes now; the others once their last stream ends.
+                state.value.isStopping = true
+                if state.value.openStreams == 0 { connection.close(promise: nil) }
+            }
         }
-        // Waits for the clients to finish and close, up to the grace.
+        // Waits for the connections to finish, up to the grace.
         let deadline = ContinuousClock.now + grace
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                for connection in open { try? await connection.closeFuture.get() }
+                for (connection, _) in open { try? await connection.closeFuture.get() }
             }
             group.addTask { try? await Task.sleep(until: deadline) }
             await group.next()
             group.cancelAll()
         }
-        for connection in connections.all {
+        for (connection, _) in connections.all {
             try? await connection.close()
         }
     }
@@ -192,6 +207,7 @@ package final class ProviderServer: Sendable {
             ProviderConnection(environment: shared.configuration.environment, environmentKeyReason: shared.configuration.environmentKeyReason),
             eventLoop: channel.eventLoop
         )
+        shared.connections.attach(state, to: channel)
         _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
             mode: .server, connectionConfiguration: connection, streamConfiguration: .init()
         ) { stream in

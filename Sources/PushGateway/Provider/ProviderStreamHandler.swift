@@ -27,6 +27,17 @@ final class ProviderStreamHandler: ChannelInboundHandler {
         self.server = server
     }
 
+    func handlerAdded(context: ChannelHandlerContext) {
+        connection.value.openStreams += 1
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        let connection = self.connection.value
+        connection.openStreams -= 1
+        // The server is stopping and this was the last stream: the connection's work is done.
+        if connection.isStopping, connection.openStreams == 0 { context.channel.parent?.close(promise: nil) }
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .headers(let frame):
