@@ -6,7 +6,7 @@ package struct DaemonError: Error, Sendable, CustomStringConvertible {
     package struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: String, Hashable, Sendable {
             case appNotFound, appAlreadyRegistered, unauthorized, invalidRequest, notification
-            case personAction, upgradeRequired, databaseUnreadable, storageFailed, gatewayUnavailable
+            case personAction, upgradeRequired, databaseUnreadable, storageFailed, gatewayUnavailable, gatewayNotConfigured
         }
 
         private let value: Value
@@ -29,8 +29,10 @@ package struct DaemonError: Error, Sendable, CustomStringConvertible {
         package static let databaseUnreadable = Code(value: .databaseUnreadable)
         /// Writing to the database failed.
         package static let storageFailed = Code(value: .storageFailed)
-        /// The daemon is not linked to a push gateway now (none is configured, or it cannot be reached).
+        /// The daemon's push gateway cannot be reached now, or did not answer.
         package static let gatewayUnavailable = Code(value: .gatewayUnavailable)
+        /// The daemon has no push gateway to link to (`unotify serve` has one; `unotify daemon --gateway`).
+        package static let gatewayNotConfigured = Code(value: .gatewayNotConfigured)
 
         /// The code as it appears in the local API's problem documents, such as `appNotFound`.
         package var description: String { value.rawValue }

@@ -37,8 +37,8 @@ import Testing
             _ = try await daemon.registerApp("com.example.todo")
             let answer = try await daemon.admin.raw(.POST, "/v1/admin/apps/com.example.todo/remote-notifications",
                                                     body: LocalAPI.RemoteNotificationRegistration(environment: .sandbox))
-            #expect(answer.status == 503)
-            #expect(String(decoding: answer.body, as: UTF8.self).contains("gatewayUnavailable"))
+            #expect(answer.status == 409)
+            #expect(String(decoding: answer.body, as: UTF8.self).contains("gatewayNotConfigured"))
             let unknown = try await daemon.admin.raw(.POST, "/v1/admin/apps/com.example.nobody/remote-notifications",
                                                      body: LocalAPI.RemoteNotificationRegistration(environment: .sandbox))
             #expect(unknown.status == 404)

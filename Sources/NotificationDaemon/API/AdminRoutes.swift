@@ -52,9 +52,7 @@ struct AdminRoutes: Sendable {
             let body = try await decode(LocalAPI.RemoteNotificationRegistration.self, request, context)
             // The app must be on this device (this throws appNotFound otherwise).
             _ = try await engine.appState(bundle)
-            guard let link else {
-                throw DaemonError(.gatewayUnavailable, "This daemon is not linked to a push gateway: start it with `unotify serve`, or `unotify daemon --gateway …`.")
-            }
+            guard let link else { throw LocalAPIRouter.noGateway }
             let token = try await link.register(bundle, environment: body.environment)
             return jsonResponse(LocalAPI.DeviceToken(bundleIdentifier: bundle, environment: body.environment, token: token))
         }

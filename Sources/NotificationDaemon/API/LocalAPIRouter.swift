@@ -67,13 +67,13 @@ package enum LocalAPIRouter {
         router.post("/v1/remote-notifications") { request, context in
             let bundle = try await app.authenticate(request)
             let body = try await decode(LocalAPI.RemoteNotificationRegistration.self, request, context)
-            guard let link else { throw DaemonError(.gatewayUnavailable, "This daemon is not linked to a push gateway.") }
+            guard let link else { throw Self.noGateway }
             let token = try await link.register(bundle, environment: body.environment)
             return jsonResponse(LocalAPI.DeviceToken(bundleIdentifier: bundle, environment: body.environment, token: token))
         }
         router.delete("/v1/remote-notifications") { request, _ in
             let bundle = try await app.authenticate(request)
-            guard let link else { throw DaemonError(.gatewayUnavailable, "This daemon is not linked to a push gateway.") }
+            guard let link else { throw Self.noGateway }
             try await link.unregister(bundle)
             return Response(status: .noContent)
         }
@@ -94,6 +94,9 @@ package enum LocalAPIRouter {
         admin.addRoutes(to: router)
         return router
     }
+
+    /// The refusal of a remote-notification call by a daemon that has no gateway.
+    static let noGateway = DaemonError(.gatewayNotConfigured, "This daemon has no push gateway: start it with `unotify serve`, or `unotify daemon --gateway …`.")
 
     /// The `identifier` query items of a request, or `nil` (meaning all) when there are none.
     static func identifiers(in request: Request) -> [String]? {
@@ -239,6 +242,7 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
         case .invalidRequest: status = 400
         case .upgradeRequired: status = 426
         case .gatewayUnavailable: status = 503
+        case .gatewayNotConfigured: status = 409
         default: status = 500
         }
         return LocalAPI.Problem(status: status, code: error.code.description, title: error.code.description, detail: error.message)
