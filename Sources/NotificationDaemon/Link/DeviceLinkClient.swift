@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdWSClient
 package import Logging
+import NIOCore
 import NIOSSL
 import NIOWebSocket
 package import NotificationCore
@@ -56,25 +57,26 @@ package final class DeviceLinkClient: Service, Sendable {
     package var isLinked: Bool { state.withLock { $0.outbox != nil } }
 
     package func run() async throws {
-        await cancelWhenGracefulShutdown {
-            var delay: Double = 0.5
-            while !Task.isCancelled {
-                let began = ContinuousClock.now
-                do {
-                    let closed = try await self.connectOnce()
-                    if closed?.closeCode == .unknown(4001) {
-                        self.logger.warning("another daemon linked to the gateway as this device; this one stops linking")
-                        return
-                    }
-                } catch {
-                    self.logger.notice("the device link is down", metadata: ["gateway": .string(self.configuration.url), "error": .string("\(error)")])
+        // Not cancelled on a graceful shutdown: the WebSocket closes itself then, with its close
+        // handshake; a cancelled one stops reading first.
+        var delay: Double = 0.5
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            let began = ContinuousClock.now
+            do {
+                let closed = try await connectOnce()
+                if closed?.closeCode == .unknown(4001) {
+                    logger.warning("another daemon linked to the gateway as this device; this one stops linking")
+                    break
                 }
-                self.linkEnded()
-                if ContinuousClock.now - began > .seconds(60) { delay = 0.5 }
-                let wait = delay * Double.random(in: 0.8...1.2)
-                delay = min(delay * 2, 30)
-                try? await Task.sleep(for: .milliseconds(Int(wait * 1000)))
+            } catch {
+                logger.notice("the device link is down", metadata: ["gateway": .string(configuration.url), "error": .string("\(error)")])
             }
+            linkEnded()
+            if ContinuousClock.now - began > .seconds(60) { delay = 0.5 }
+            let wait = delay * Double.random(in: 0.8...1.2)
+            delay = min(delay * 2, 30)
+            // Only the wait is cut short by a shutdown.
+            await cancelWhenGracefulShutdown { try? await Task.sleep(for: .milliseconds(Int(wait * 1000))) }
         }
         linkEnded()
     }
@@ -136,6 +138,9 @@ package final class DeviceLinkClient: Service, Sendable {
         client.additionalHeaders[.authorization] = "Bearer \(configuration.credential)"
         client.autoPing = .enabled(timePeriod: .seconds(20))
         var tls = TLSConfiguration.makeClientConfiguration()
+        // By the time TLS shuts down, the WebSocket's close handshake is over; the gateway's server
+        // closes without waiting for TLS's close_notify, so the default 5 s would be spent waiting.
+        tls.shutdownTimeout = .seconds(1)
         if let pem = configuration.trustedAuthorityPEM {
             tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))
         }
