@@ -141,19 +141,16 @@ struct ServeCommand: AsyncParsableCommand {
         if let existing = try? String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), !existing.isEmpty {
             return existing
         }
-        var generator = SystemRandomNumberGenerator()
-        func hex(_ count: Int) -> String { (0..<count).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max, using: &generator)) }.joined() }
-        let deviceID = "local-" + hex(4)
-        let secret = hex(32)
         try PrivateFiles.createDirectory(URL(fileURLWithPath: path).deletingLastPathComponent())
+        let credential: String
         do {
-            try await store.addDevice(deviceID, secretHash: DeviceLinks.hash(secret), at: Date())
+            credential = try await DeviceLinks.enroll(in: store, prefix: "local-", at: Date())
         } catch {
             throw ValidationError(error.message)
         }
-        guard PrivateFiles.createFile(atPath: path, contents: Data("\(deviceID).\(secret)\n".utf8)) else {
+        guard PrivateFiles.createFile(atPath: path, contents: Data((credential + "\n").utf8)) else {
             throw ValidationError("Could not write \(path).")
         }
-        return "\(deviceID).\(secret)"
+        return credential
     }
 }

@@ -219,12 +219,7 @@ struct GatewayCommand: AsyncParsableCommand {
             @OptionGroup var location: GatewayLocation
 
             func run() async throws {
-                var generator = SystemRandomNumberGenerator()
-                func hex(_ count: Int) -> String { (0..<count).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max, using: &generator)) }.joined() }
-                let deviceID = hex(8)
-                let secret = hex(32)
-                try await gatewayCall { try await location.store().addDevice(deviceID, secretHash: DeviceLinks.hash(secret), at: Date()) }
-                print("\(deviceID).\(secret)")
+                print(try await gatewayCall { try await DeviceLinks.enroll(in: location.store(), at: Date()) })
             }
         }
     }

@@ -54,7 +54,8 @@ import Testing
             return Int(try await http.execute(request, timeout: .seconds(10)).status.code)
         }
 
-        /// Links as the device, runs `body` on the link, and closes it.
+        /// Links as the device, runs `body` on the link, and closes it; returns how the gateway closed it.
+        @discardableResult
         func link(credential: String? = nil, _ body: @escaping @Sendable (inout DeviceSide) async throws -> Void) async throws -> WebSocketCloseFrame? {
             var configuration = WebSocketClientConfiguration()
             configuration.additionalHeaders[.authorization] = "Bearer \(credential ?? self.credential)"

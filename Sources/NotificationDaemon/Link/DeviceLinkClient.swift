@@ -53,9 +53,6 @@ package final class DeviceLinkClient: Service, Sendable {
         (acknowledgements, acknowledgementsContinuation) = AsyncStream.makeStream(of: Int64.self, bufferingPolicy: .bufferingNewest(64))
     }
 
-    /// Whether the link is up now.
-    package var isLinked: Bool { state.withLock { $0.outbox != nil } }
-
     package func run() async throws {
         // Not cancelled on a graceful shutdown: the WebSocket closes itself then, with its close
         // handshake; a cancelled one stops reading first.

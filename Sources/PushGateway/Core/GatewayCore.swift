@@ -4,6 +4,12 @@ package import Logging
 package import NotificationCore
 import Synchronization
 
+/// `count` random bytes, as lower-case hexadecimal: device tokens, device identifiers and secrets.
+package func randomHex(bytes count: Int) -> String {
+    var generator = SystemRandomNumberGenerator()
+    return (0..<count).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max, using: &generator)) }.joined()
+}
+
 /// The gateway's core: it admits the pushes the provider API accepted (``PushAdmission``), makes
 /// them durable before they are answered, and hands them to whatever delivers them to devices.
 ///
@@ -86,8 +92,7 @@ package final class GatewayCore: PushAcceptor {
     /// Issues the token of an app on a device in an environment (the same one while it stays
     /// registered): 32 random bytes, as hexadecimal.
     package func register(deviceID: String, bundleIdentifier: String, environment: APNs.Environment, at date: Date) async throws(GatewayError) -> Registration {
-        var generator = SystemRandomNumberGenerator()
-        let token = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max, using: &generator)) }.joined()
+        let token = randomHex(bytes: 32)
         let registration = try await store.register(Registration(token: token, deviceID: deviceID, bundleIdentifier: bundleIdentifier,
                                                                  environment: environment, registeredAt: date))
         state.withLock { $0.registrations[registration.token] = registration }

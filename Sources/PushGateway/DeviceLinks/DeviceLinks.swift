@@ -61,9 +61,6 @@ package final class DeviceLinks: Sendable {
         for wake in wakes { wake.yield(.pushes) }
     }
 
-    /// Whether a device holds a link now.
-    package func isLinked(_ deviceID: String) -> Bool { links.withLock { $0[deviceID] != nil } }
-
     /// Checks a device's credential, `<device id>.<secret>`; returns the device's identifier.
     package func authenticate(_ credential: String) async -> String? {
         guard let dot = credential.firstIndex(of: ".") else { return nil }
@@ -76,6 +73,15 @@ package final class DeviceLinks: Sendable {
     /// The hash the store keeps of a device's secret.
     package static func hash(_ secret: some StringProtocol) -> String {
         SHA256.hash(data: Data(secret.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Enrolls a new device in `store` and returns its credential, `<device id>.<secret>`: a random
+    /// identifier (after `prefix`) and a 32-byte secret, of which the store keeps only the hash.
+    package static func enroll(in store: any GatewayStore, prefix: String = "", at date: Date) async throws(GatewayError) -> String {
+        let deviceID = prefix + randomHex(bytes: prefix.isEmpty ? 8 : 4)
+        let secret = randomHex(bytes: 32)
+        try await store.addDevice(deviceID, secretHash: hash(secret), at: date)
+        return "\(deviceID).\(secret)"
     }
 
     /// Runs one device's link until it closes or is replaced.
