@@ -10,6 +10,9 @@ let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+/// Where Apple's frameworks do not exist: the shim and the UIKit part use ours there.
+let nonApplePlatforms: [Platform] = [.linux, .windows, .android, .wasi, .openbsd]
+
 /// Tests hold app code written as for iOS (`Error`, not `any Error`), so they use Swift 6 mode only.
 let testSettings: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
@@ -19,6 +22,7 @@ let package = Package(
     products: [
         .library(name: "OpenUserNotifications", targets: ["OpenUserNotifications"]),
         .library(name: "OpenUserNotificationsShim", targets: ["OpenUserNotificationsShim"]),
+        .library(name: "OpenUserNotificationsUIKit", targets: ["OpenUserNotificationsUIKit"]),
         .library(name: "OpenUserNotificationsTesting", targets: ["OpenUserNotificationsTesting"]),
         .library(name: "OpenUserNotificationsLink", targets: ["OpenUserNotificationsLink"]),
         .executable(name: "unotify", targets: ["unotify"]),
@@ -65,7 +69,17 @@ let package = Package(
         .target(
             name: "OpenUserNotificationsShim",
             dependencies: [
-                .target(name: "OpenUserNotifications", condition: .when(platforms: [.linux, .windows, .android, .wasi, .openbsd]))
+                .target(name: "OpenUserNotifications", condition: .when(platforms: nonApplePlatforms)),
+                .target(name: "OpenUserNotificationsUIKit", condition: .when(platforms: nonApplePlatforms)),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "OpenUserNotificationsUIKit",
+            dependencies: [
+                .target(name: "OpenUserNotifications", condition: .when(platforms: nonApplePlatforms)),
+                .target(name: "OpenUserNotificationsLink", condition: .when(platforms: nonApplePlatforms)),
+                .target(name: "NotificationCore", condition: .when(platforms: nonApplePlatforms)),
             ],
             swiftSettings: strictSettings
         ),
@@ -181,6 +195,7 @@ let package = Package(
                 "OpenUserNotifications",
                 "OpenUserNotificationsLink",
                 "OpenUserNotificationsTesting",
+                "OpenUserNotificationsUIKit",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

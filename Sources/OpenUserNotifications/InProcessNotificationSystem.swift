@@ -25,6 +25,8 @@ package enum InProcessEvent: Sendable {
     case willPresentAnswered(DeliveredNotification, PresentationOptions?)
     /// The delegate called `didReceive`'s completion handler.
     case responseCompleted(NotificationResponse)
+    /// The app delegate called `didReceiveRemoteNotification`'s completion handler.
+    case remoteNotificationCompleted(RemoteNotification, BackgroundFetchResult)
 }
 
 /// The notification system inside the app's own process: the state machine of
@@ -54,6 +56,8 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
         var queuedJobs = 0
         var settleWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
         var nextWaiter: UInt64 = 0
+        /// The app's device token, once it registered for remote notifications.
+        var deviceToken: String?
         var isSettled: Bool { queuedJobs == 0 && machine.openTickets == 0 }
     }
 
@@ -247,11 +251,18 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
                     let center = self.center
                     center.delegate?.userNotificationCenter(center, openSettingsFor: notification.map(UNNotification.init))
                 }
+            case .app(.remoteNotification(let ticket, let remote)):
+                jobs.append { [self] in
+                    RemoteNotificationInbox.shared.deliver(remote.userInfo) { [self] result in
+                        completeRemoteNotification(ticket: ticket, result: result)
+                    }
+                }
             case .person(.authorizationPrompt(let options)):
                 jobs.append { [self] in answerer.authorizationPromptShown(options: options, system: self) }
             case .person(.settingsChanged), .person(.presented), .person(.badgeChanged), .person(.appStateChanged),
                  .person(.responseDelivered), .person(.responseNotCompleted), .person(.willPresentTimedOut),
-                 .person(.discardedOverLimit):
+                 .person(.discardedOverLimit), .person(.remoteNotificationDelivered), .person(.remoteNotificationHeld),
+                 .person(.remoteNotificationNotCompleted):
                 // The observer (a test's history, a presenter) shows these.
                 break
             case .launch:
@@ -304,6 +315,16 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
             guard shell.machine.openTickets < wasOpen else { return [] }
             let observer = self.observer
             enqueue({ observer?(.responseCompleted(response)) }, in: &shell)
+            return takeSettledWaiters(&shell)
+        }
+        waiters.forEach { $0.resume() }
+    }
+
+    private func completeRemoteNotification(ticket: UInt64, result: BackgroundFetchResult) {
+        let waiters = mutate { shell -> [CheckedContinuation<Void, Never>] in
+            guard let remote = shell.machine.completeRemoteNotification(ticket: ticket) else { return [] }
+            let observer = self.observer
+            enqueue({ observer?(.remoteNotificationCompleted(remote, result)) }, in: &shell)
             return takeSettledWaiters(&shell)
         }
         waiters.forEach { $0.resume() }
@@ -409,6 +430,39 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
             failure = error
         }
         reply { completion(failure) }
+    }
+
+    package func registerForRemoteNotifications(completion: @escaping @Sendable (Result<String, RemoteRegistrationFailure>) -> Void) {
+        let token = shell.withLock { shell in
+            if shell.deviceToken == nil {
+                var generator = SystemRandomNumberGenerator()
+                shell.deviceToken = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+            }
+            return shell.deviceToken!
+        }
+        reply { completion(.success(token)) }
+    }
+
+    package func unregisterForRemoteNotifications(completion: @escaping @Sendable (RemoteRegistrationFailure?) -> Void) {
+        shell.withLock { $0.deviceToken = nil }
+        reply { completion(nil) }
+    }
+
+    /// The app's device token, if it registered for remote notifications and has not unregistered.
+    package var deviceToken: String? {
+        shell.withLock { $0.deviceToken }
+    }
+
+    /// A push reaches the app, as the device's push service hands it over: shown as a notification if
+    /// it has something for the person, handed to the app delegate if it is a background or VoIP push.
+    ///
+    /// - Throws: the payload's error when it is not a JSON object Apple would accept.
+    package func receivePush(_ payload: [UInt8], pushType: APNs.PushType = .alert, apnsID: String = UUID().uuidString, collapseID: String? = nil) throws(APNs.PayloadError) {
+        let parsed = try APNs.payload(payload).get()
+        var request = APNs.request(for: parsed, apnsID: apnsID, collapseID: collapseID)
+        if pushType == .voip { request.content = NotificationContent() }
+        let remote = APNs.remoteNotification(for: parsed, apnsID: apnsID, pushType: pushType)
+        step { $0.receivePush(request, wakingApp: remote) }
     }
 
     /// Runs a completion handler on the system's queue, after everything queued before it.

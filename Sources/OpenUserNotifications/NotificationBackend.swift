@@ -43,6 +43,11 @@ package protocol NotificationBackend: AnyObject, Sendable {
     func setBadgeCount(_ count: Int, completion: @escaping @Sendable (NotificationFailure?) -> Void)
     /// The app set (or cleared) its center's delegate.
     func delegateDidChange()
+    /// The app's device token for remote notifications, as lower-case hexadecimal; the same one until
+    /// the app unregisters.
+    func registerForRemoteNotifications(completion: @escaping @Sendable (Result<String, RemoteRegistrationFailure>) -> Void)
+    /// Ends the app's device tokens: providers pushing to them get `410 Unregistered`.
+    func unregisterForRemoteNotifications(completion: @escaping @Sendable (RemoteRegistrationFailure?) -> Void)
 }
 
 extension NotificationBackend {

@@ -12,6 +12,8 @@ package import OpenUserNotifications
 package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
     // Sendable: `attached`, `workers` and `appState` change only under `lock`; everything else is immutable.
     private let client: LocalAPIClient
+    /// The push environment the app's device token is for, as an iOS app's `aps-environment`.
+    private let pushEnvironment: APNs.Environment
     private let eventHandled: (@Sendable (LocalAPI.AppEvent) -> Void)?
     private let operations: AsyncStream<@Sendable () async -> Void>.Continuation
     private let replies: (stream: AsyncStream<LocalAPI.AppReply>, continuation: AsyncStream<LocalAPI.AppReply>.Continuation)
@@ -33,8 +35,14 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
 
     /// - Parameter eventHandled: called on the delegate queue after each event from the daemon has been
     ///   handed to the delegate, or held for it; for tests.
-    package init(client: LocalAPIClient, initialState: AppState, eventHandled: (@Sendable (LocalAPI.AppEvent) -> Void)? = nil) {
+    package init(
+        client: LocalAPIClient,
+        initialState: AppState,
+        pushEnvironment: APNs.Environment = .sandbox,
+        eventHandled: (@Sendable (LocalAPI.AppEvent) -> Void)? = nil
+    ) {
         self.client = client
+        self.pushEnvironment = pushEnvironment
         self.eventHandled = eventHandled
         self.appState = initialState
         let (operationStream, operations) = AsyncStream<@Sendable () async -> Void>.makeStream()
@@ -95,6 +103,39 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
             // Closed: no queue to keep the order any more, but every call still gets its answer.
             Task { await operation() }
         }
+    }
+
+    package func registerForRemoteNotifications(completion: @escaping @Sendable (Result<String, RemoteRegistrationFailure>) -> Void) {
+        let client = self.client
+        let environment = pushEnvironment
+        enqueue {
+            do {
+                let token = try await client.call(.POST, "/v1/remote-notifications", body: LocalAPI.RemoteNotificationRegistration(environment: environment),
+                                                  as: LocalAPI.DeviceToken.self)
+                completion(.success(token.token))
+            } catch {
+                completion(.failure(Self.registrationFailure(error)))
+            }
+        }
+    }
+
+    package func unregisterForRemoteNotifications(completion: @escaping @Sendable (RemoteRegistrationFailure?) -> Void) {
+        let client = self.client
+        enqueue {
+            do {
+                try await client.call(.DELETE, "/v1/remote-notifications")
+                completion(nil)
+            } catch {
+                completion(Self.registrationFailure(error))
+            }
+        }
+    }
+
+    private static func registrationFailure(_ error: any Error) -> RemoteRegistrationFailure {
+        if case LocalAPIClientError.problem(let problem) = error {
+            return problem.code == "gatewayNotConfigured" ? .notConfigured(problem.detail) : .unavailable(problem.detail)
+        }
+        return .unavailable("The notification daemon could not be reached: \(error)")
     }
 
     /// The refusal an answer carries: its `UNError` code, or (the daemon unreachable) not allowed.
@@ -331,6 +372,10 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
                     return
                 }
                 delegate.userNotificationCenter(center, openSettingsFor: notification.map(UNNotification.init))
+            case .remoteNotification(let ticket, let remote):
+                RemoteNotificationInbox.shared.deliver(remote.userInfo) { result in
+                    replies.yield(.remoteNotificationCompleted(ticket: ticket, result: result))
+                }
             }
         }
     }

@@ -29,12 +29,16 @@ public enum NotificationDaemonLink {
         public var socketPath: String
         /// Whether the app starts in the foreground (its `willPresent` decides) or the background.
         public var startsInForeground: Bool
+        /// Whether the app's device token is for the push gateway's production environment rather
+        /// than its sandbox: what an iOS app's `aps-environment` entitlement says.
+        public var usesProductionPushEnvironment: Bool
 
-        public init(bundleIdentifier: String, key: String, socketPath: String, startsInForeground: Bool = true) {
+        public init(bundleIdentifier: String, key: String, socketPath: String, startsInForeground: Bool = true, usesProductionPushEnvironment: Bool = false) {
             self.bundleIdentifier = bundleIdentifier
             self.key = key
             self.socketPath = socketPath
             self.startsInForeground = startsInForeground
+            self.usesProductionPushEnvironment = usesProductionPushEnvironment
         }
     }
 
@@ -51,6 +55,8 @@ public enum NotificationDaemonLink {
     /// - The socket and data directory as the daemon finds them (`UNOTIFY_SOCKET`, `UNOTIFY_DATA_DIR`,
     ///   `XDG_RUNTIME_DIR`, `XDG_DATA_HOME`).
     /// - `UNOTIFY_APP_STATE=background` to start in the background.
+    /// - `UNOTIFY_APS_ENVIRONMENT=production` for device tokens of the gateway's production
+    ///   environment (`development`, the default, is its sandbox), as the `aps-environment` entitlement.
     public static func configurationFromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Configuration? {
         guard let identifier = environment["UNOTIFY_APP_ID"], !identifier.isEmpty else { return nil }
         let location = DaemonLocation.fromEnvironment(environment)
@@ -66,7 +72,8 @@ public enum NotificationDaemonLink {
             bundleIdentifier: identifier,
             key: key,
             socketPath: location.socketPath,
-            startsInForeground: environment["UNOTIFY_APP_STATE"] != "background"
+            startsInForeground: environment["UNOTIFY_APP_STATE"] != "background",
+            usesProductionPushEnvironment: environment["UNOTIFY_APS_ENVIRONMENT"] == "production"
         )
     }
 
@@ -76,7 +83,8 @@ public enum NotificationDaemonLink {
     public static func bootstrap(_ configuration: Configuration) -> UNUserNotificationCenter {
         let backend = DaemonBackend(
             client: LocalAPIClient(socketPath: configuration.socketPath, key: configuration.key),
-            initialState: configuration.startsInForeground ? .foreground : .background
+            initialState: configuration.startsInForeground ? .foreground : .background,
+            pushEnvironment: configuration.usesProductionPushEnvironment ? .production : .sandbox
         )
         let center = UNUserNotificationCenter(backend: backend)
         UNUserNotificationCenter.setProcessCenter(center)

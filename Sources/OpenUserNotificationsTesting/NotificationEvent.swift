@@ -77,6 +77,16 @@ public enum NotificationEvent: Sendable, CustomStringConvertible {
     case appStateChanged(SimulatedAppState)
     /// A pending request was discarded because more than the limit were pending.
     case discardedOverLimit(UNNotificationRequest)
+    /// A background or VoIP push was handed to the app delegate's `didReceiveRemoteNotification`;
+    /// `identifier` is its `apns-id`.
+    case didReceiveRemoteNotification(identifier: String)
+    /// The app called `didReceiveRemoteNotification`'s completion handler with this
+    /// `UIBackgroundFetchResult` (its raw value: 0 new data, 1 no data, 2 failed).
+    case didReceiveRemoteNotificationCompleted(identifier: String, fetchResult: UInt)
+    /// The app did not call `didReceiveRemoteNotification`'s completion handler in time.
+    case didReceiveRemoteNotificationNotCompleted(identifier: String)
+    /// A background push waits for the app: over its background budget, or the app is not running.
+    case remoteNotificationHeld(identifier: String)
 
     public var description: String {
         switch self {
@@ -94,6 +104,10 @@ public enum NotificationEvent: Sendable, CustomStringConvertible {
         case .openSettings(let n): "openSettings(\(n?.request.identifier ?? "nil"))"
         case .appStateChanged(let state): "appStateChanged(\(state))"
         case .discardedOverLimit(let r): "discardedOverLimit(\(r.identifier))"
+        case .didReceiveRemoteNotification(let identifier): "didReceiveRemoteNotification(\(identifier))"
+        case .didReceiveRemoteNotificationCompleted(let identifier, let result): "didReceiveRemoteNotificationCompleted(\(identifier), \(result))"
+        case .didReceiveRemoteNotificationNotCompleted(let identifier): "didReceiveRemoteNotificationNotCompleted(\(identifier))"
+        case .remoteNotificationHeld(let identifier): "remoteNotificationHeld(\(identifier))"
         }
     }
 }

@@ -40,6 +40,8 @@ public final class NotificationTestHarness: Sendable {
     ///     for no limit.
     ///   - willPresentTimeout: how long, on the device's clock, the delegate has to answer `willPresent`.
     ///   - responseTimeout: how long, on the device's clock, the delegate has to finish `didReceive`.
+    ///   - backgroundPushesPerHour: how many background pushes per hour may wake the app when it is not
+    ///     in the foreground (3 by default, as Apple advises); `nil` for no limit.
     ///   - delegateGrace: how long, in real time, advancing the clock waits for the delegate to answer
     ///     before time moves on.
     ///   - attachmentStore: the folder attachment files are copied into; a fresh temporary folder by default.
@@ -51,6 +53,7 @@ public final class NotificationTestHarness: Sendable {
         pendingRequestLimit: Int? = 64,
         willPresentTimeout: TimeInterval = 5,
         responseTimeout: TimeInterval = 30,
+        backgroundPushesPerHour: Int? = 3,
         delegateGrace: Duration = .seconds(2),
         attachmentStore: URL? = nil
     ) {
@@ -61,6 +64,7 @@ public final class NotificationTestHarness: Sendable {
         configuration.machine.pendingRequestLimit = pendingRequestLimit
         configuration.machine.willPresentTimeout = willPresentTimeout
         configuration.machine.responseTimeout = responseTimeout
+        configuration.machine.backgroundPushesPerHour = backgroundPushesPerHour
         configuration.attachmentStore = attachmentStore
         let history = NotificationHistory()
         let answerer = PromptAnswers()
@@ -102,11 +106,45 @@ public final class NotificationTestHarness: Sendable {
     /// The app's badge.
     public var badge: Int { system.inspect(\.badge) }
 
+    /// The app's device token (hexadecimal, as a provider sends it), once the app registered for
+    /// remote notifications with `UIApplication.shared.registerForRemoteNotifications()`.
+    public var deviceToken: String? { system.deviceToken }
+
+    /// A push reaches the device for the app, as the push service hands it over: an alert is shown as
+    /// the app's settings and delegate decide, a background push (`content-available: 1`) or VoIP push
+    /// reaches the app delegate's `didReceiveRemoteNotification`.
+    ///
+    /// ```swift
+    /// try harness.receivePush(#"{"aps":{"alert":{"title":"Game Request","body":"Bob wants to play poker"}}}"#)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - payload: the JSON payload, as a provider sends it.
+    ///   - pushType: the `apns-push-type` it was sent with: `alert`, `background` or `voip`.
+    ///   - apnsID: its `apns-id`; a new UUID by default.
+    ///   - collapseID: its `apns-collapse-id`, which becomes the request's identifier.
+    /// - Throws: ``PushPayloadError`` when the payload is not a JSON object.
+    public func receivePush(_ payload: String, pushType: String = "alert", apnsID: String = UUID().uuidString, collapseID: String? = nil) throws {
+        guard let type = APNs.PushType(rawValue: pushType) else {
+            throw PushPayloadError(description: "\"\(pushType)\" is not an apns-push-type.")
+        }
+        do {
+            try system.receivePush(Array(payload.utf8), pushType: type, apnsID: apnsID, collapseID: collapseID)
+        } catch {
+            throw PushPayloadError(description: error.description)
+        }
+    }
+
     /// What the person sees now: every notification on screen, on the lock screen or in the list,
     /// oldest first.
     public var visibleNotifications: [VisibleNotification] {
         system.inspect(\.visibleNotifications).map(VisibleNotification.init)
     }
+}
+
+/// Why a push's payload cannot be delivered.
+public struct PushPayloadError: Error, Sendable, CustomStringConvertible {
+    public var description: String
 }
 
 /// A notification as the person sees it.
@@ -139,6 +177,8 @@ extension NotificationEvent {
             self = .willPresentAnswered(UNNotification(notification), options.map { UNNotificationPresentationOptions(rawValue: $0.rawValue) })
         case .responseCompleted(let response):
             self = .didReceiveCompleted(UNNotificationResponse.make(response))
+        case .remoteNotificationCompleted(let remote, let result):
+            self = .didReceiveRemoteNotificationCompleted(identifier: remote.identifier, fetchResult: result.rawValue)
         case .effect(let effect):
             switch effect {
             case .promptForAuthorization(let options):
@@ -168,6 +208,12 @@ extension NotificationEvent {
             case .launchApp:
                 // The app of an in-process system is the process itself: always reachable.
                 return nil
+            case .deliverRemoteNotification(_, let remote):
+                self = .didReceiveRemoteNotification(identifier: remote.identifier)
+            case .remoteNotificationHeld(let remote):
+                self = .remoteNotificationHeld(identifier: remote.identifier)
+            case .remoteNotificationTimedOut(_, let remote):
+                self = .didReceiveRemoteNotificationNotCompleted(identifier: remote.identifier)
             }
         }
     }

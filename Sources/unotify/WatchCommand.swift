@@ -107,6 +107,12 @@ struct WatchCommand: AsyncParsableCommand {
             Terminal.write("[\(event.bundleIdentifier)] badge \(event.badge ?? 0)")
         case "appStateChanged":
             Terminal.write("[\(event.bundleIdentifier)] is \(event.state.map { "\($0)" } ?? "?")")
+        case "remoteNotificationDelivered":
+            Terminal.write("[\(event.bundleIdentifier)] woken by a background push \(event.remoteNotification?.identifier ?? "")")
+        case "remoteNotificationHeld":
+            Terminal.write("[\(event.bundleIdentifier)] background push \(event.remoteNotification?.identifier ?? "") held until the app can take it")
+        case "remoteNotificationNotCompleted":
+            Terminal.write("[\(event.bundleIdentifier)] did not finish background push \(event.remoteNotification?.identifier ?? "") in time")
         default:
             break
         }

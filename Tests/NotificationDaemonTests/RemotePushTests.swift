@@ -7,6 +7,9 @@ import NIOSSL
 import NotificationCore
 @testable import NotificationDaemon
 import NotificationDaemonClient
+import OpenUserNotifications
+@testable import OpenUserNotificationsLink
+import OpenUserNotificationsUIKit
 import PushGateway
 import ServiceLifecycle
 import Synchronization
@@ -45,7 +48,31 @@ import Testing
         }
     }
 
-    @Test func aProvidersPushReachesThePersonThroughTheGatewayAndTheLink() async throws {
+    /// A gateway with one team, app, key and device, and a daemon linked to it as that device; each
+    /// real, in this process.
+    struct LinkedSystem {
+        var daemon: RunningDaemon
+        var link: DeviceLinkClient
+        var gateway: PushGatewayServices
+        var http: HTTPClient
+        var sandboxPort: Int
+        /// The provider's JWT, made once: a new one on the same connection within 20 minutes would be
+        /// `429 TooManyProviderTokenUpdates`, as on APNs.
+        var bearer: String
+
+        /// Sends a push as a provider does.
+        func send(to token: String, _ payload: String, headers: [String: String] = [:]) async throws -> HTTPClientResponse {
+            var request = HTTPClientRequest(url: "https://localhost:\(sandboxPort)/3/device/\(token)")
+            request.method = .POST
+            request.headers.add(name: "authorization", value: "bearer \(bearer)")
+            request.headers.add(name: "apns-topic", value: "com.example.todo")
+            for (name, value) in headers { request.headers.add(name: name, value: value) }
+            request.body = .bytes(ByteBuffer(string: payload))
+            return try await http.execute(request, timeout: .seconds(10))
+        }
+    }
+
+    func withLinkedSystem(_ body: @escaping @Sendable (LinkedSystem) async throws -> Void) async throws {
         let folder = try makeTestDirectory().appendingPathComponent("gateway")
         var gatewayConfiguration = GatewayConfiguration(dataDirectory: folder)
         gatewayConfiguration.sandboxPort = 0
@@ -80,56 +107,9 @@ import Testing
                     let link = try #require(daemon.link)
                     var linked = link.linked.makeAsyncIterator()
                     _ = await linked.next()
-                    let app = try await daemon.authorizedApp("com.example.todo")
-                    // The app registers itself, as `registerForRemoteNotifications()` does.
-                    let registered = try await app.raw(.POST, "/v1/remote-notifications", body: LocalAPI.RemoteNotificationRegistration(environment: .sandbox))
-                    #expect(registered.status == 200)
-                    #expect(try OpenAPISpec().problems(method: "POST", path: "/v1/remote-notifications", status: registered.status,
-                                                       contentType: registered.contentType, body: registered.body) == [])
-                    let token = try JSONDecoder().decode(LocalAPI.DeviceToken.self, from: registered.body).token
-                    #expect(token.count == 64)
-                    #expect(try await link.register("com.example.todo", environment: .sandbox) == token)
-                    // What `unotify apps token` asks the daemon, answered as the spec says.
-                    let path = "/v1/admin/apps/com.example.todo/remote-notifications"
-                    let answer = try await daemon.admin.raw(.POST, path, body: LocalAPI.RemoteNotificationRegistration(environment: .sandbox))
-                    #expect(answer.status == 200)
-                    #expect(try OpenAPISpec().problems(method: "POST", path: path, status: answer.status, contentType: answer.contentType, body: answer.body) == [])
-                    #expect(try JSONDecoder().decode(LocalAPI.DeviceToken.self, from: answer.body).token == token)
-                    var events = await daemon.engine.watch().events.makeAsyncIterator()
-                    var acknowledgements = link.acknowledgements.makeAsyncIterator()
-
-                    var request = HTTPClientRequest(url: "https://localhost:\(bound["sandbox"]!)/3/device/\(token)")
-                    request.method = .POST
-                    let bearer = try ProviderToken.make(keyID: "KEY1234567", teamID: "TEAM123456", issuedAt: Int64(Date().timeIntervalSince1970), key: signingKey)
-                    request.headers.add(name: "authorization", value: "bearer \(bearer)")
-                    request.headers.add(name: "apns-topic", value: "com.example.todo")
-                    request.headers.add(name: "apns-collapse-id", value: "greeting")
-                    request.body = .bytes(ByteBuffer(string: #"{"aps":{"alert":{"title":"From a provider","body":"Hello"},"badge":1},"order":"42"}"#))
-                    let response = try await http.execute(request, timeout: .seconds(10))
-                    #expect(response.status.code == 200)
-
-                    var shown: NotificationCenterMachine.VisibleNotification?
-                    while shown == nil, let event = await events.next() {
-                        if case .presented("com.example.todo", let notification) = event { shown = notification }
-                    }
-                    let notification = try #require(shown).notification
-                    #expect(notification.request.identifier == "greeting")
-                    #expect(notification.request.trigger == .push)
-                    #expect(notification.request.content.title == "From a provider")
-                    #expect(notification.request.content.body == "Hello")
-                    #expect(notification.request.content.userInfo["order"] == .string("42"))
-                    #expect(try await daemon.engine.badge("com.example.todo") == 1)
-
-                    // Acknowledged: a request sent after the acknowledgement, on the same link, finds the gateway's queue empty.
-                    #expect(await acknowledgements.next() == 1)
-                    _ = try await link.register("com.example.todo", environment: .sandbox)
-                    #expect(try await gateway.store.pushes(for: "device-1", after: 0, now: Date(), limit: 10).isEmpty)
-                    #expect(await daemon.engine.linkSequence > 0)
-
-                    // The app unregisters: its token is gone for providers.
-                    let unregistered = try await app.raw(.DELETE, "/v1/remote-notifications")
-                    #expect(unregistered.status == 204)
-                    #expect(try await gateway.store.registration(token: token)?.unregisteredAt != nil)
+                    try await body(LinkedSystem(daemon: daemon, link: link, gateway: gateway, http: http, sandboxPort: bound["sandbox"]!,
+                                                   bearer: try ProviderToken.make(keyID: "KEY1234567", teamID: "TEAM123456",
+                                                                                  issuedAt: Int64(Date().timeIntervalSince1970), key: signingKey)))
                 }
             } catch {
                 try? await http.shutdown()
@@ -140,5 +120,127 @@ import Testing
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
         }
+    }
+
+    @Test func aProvidersPushReachesThePersonThroughTheGatewayAndTheLink() async throws {
+        try await withLinkedSystem { system in
+            let (daemon, link, gateway) = (system.daemon, system.link, system.gateway)
+            let app = try await daemon.authorizedApp("com.example.todo")
+            // The app registers itself, as `registerForRemoteNotifications()` does.
+            let registered = try await app.raw(.POST, "/v1/remote-notifications", body: LocalAPI.RemoteNotificationRegistration(environment: .sandbox))
+            #expect(registered.status == 200)
+            #expect(try OpenAPISpec().problems(method: "POST", path: "/v1/remote-notifications", status: registered.status,
+                                               contentType: registered.contentType, body: registered.body) == [])
+            let token = try JSONDecoder().decode(LocalAPI.DeviceToken.self, from: registered.body).token
+            #expect(token.count == 64)
+            #expect(try await link.register("com.example.todo", environment: .sandbox) == token)
+            // What `unotify apps token` asks the daemon, answered as the spec says.
+            let path = "/v1/admin/apps/com.example.todo/remote-notifications"
+            let answer = try await daemon.admin.raw(.POST, path, body: LocalAPI.RemoteNotificationRegistration(environment: .sandbox))
+            #expect(answer.status == 200)
+            #expect(try OpenAPISpec().problems(method: "POST", path: path, status: answer.status, contentType: answer.contentType, body: answer.body) == [])
+            #expect(try JSONDecoder().decode(LocalAPI.DeviceToken.self, from: answer.body).token == token)
+            var events = await daemon.engine.watch().events.makeAsyncIterator()
+            var acknowledgements = link.acknowledgements.makeAsyncIterator()
+
+            let response = try await system.send(to: token, #"{"aps":{"alert":{"title":"From a provider","body":"Hello"},"badge":1},"order":"42"}"#,
+                                                 headers: ["apns-collapse-id": "greeting"])
+            #expect(response.status.code == 200)
+
+            var shown: NotificationCenterMachine.VisibleNotification?
+            while shown == nil, let event = await events.next() {
+                if case .presented("com.example.todo", let notification) = event { shown = notification }
+            }
+            let notification = try #require(shown).notification
+            #expect(notification.request.identifier == "greeting")
+            #expect(notification.request.trigger == .push)
+            #expect(notification.request.content.title == "From a provider")
+            #expect(notification.request.content.body == "Hello")
+            #expect(notification.request.content.userInfo["order"] == .string("42"))
+            #expect(try await daemon.engine.badge("com.example.todo") == 1)
+
+            // Acknowledged: a request sent after the acknowledgement, on the same link, finds the gateway's queue empty.
+            #expect(await acknowledgements.next() == 1)
+            _ = try await link.register("com.example.todo", environment: .sandbox)
+            #expect(try await gateway.store.pushes(for: "device-1", after: 0, now: Date(), limit: 10).isEmpty)
+            #expect(await daemon.engine.linkSequence > 0)
+
+            // The app unregisters: its token is gone for providers.
+            let unregistered = try await app.raw(.DELETE, "/v1/remote-notifications")
+            #expect(unregistered.status == 204)
+            #expect(try await gateway.store.registration(token: token)?.unregisteredAt != nil)
+        }
+    }
+
+    @Test func aBackgroundPushWakesTheAppDelegateAndOneForAStoppedAppWaitsForIt() async throws {
+        try await withLinkedSystem { system in
+            let daemon = system.daemon
+            let app = try await daemon.authorizedApp("com.example.todo")
+            let appDelegate = await RecordingAppDelegate()
+            var lines = appDelegate.lines.makeAsyncIterator()
+            var events = await daemon.engine.watch().events.makeAsyncIterator()
+            func connect() -> UNUserNotificationCenter {
+                UNUserNotificationCenter(backend: DaemonBackend(client: LocalAPIClient(socketPath: daemon.socketPath, key: app.key), initialState: .background))
+            }
+
+            // The app registers as an iOS app does, and gets its token from the gateway through the daemon.
+            let center = connect()
+            await UNUserNotificationCenter.withCenter(center) {
+                await MainActor.run {
+                    UIApplication.shared.delegate = appDelegate
+                    UIApplication.shared.registerForRemoteNotifications()
+                }
+            }
+            let registered = try #require(await lines.next())
+            #expect(registered.hasPrefix("token "))
+            let token = String(registered.dropFirst("token ".count))
+            #expect(try await system.gateway.store.registration(token: token)?.bundleIdentifier == "com.example.todo")
+
+            // A silent push reaches the delegate, and nothing reaches the person.
+            let background = ["apns-push-type": "background", "apns-priority": "5"]
+            #expect(try await system.send(to: token, #"{"aps":{"content-available":1},"acme1":"first"}"#, headers: background).status.code == 200)
+            #expect(await lines.next() == "fetched first")
+            try await withDeadline("the daemon to hear the app finished") { await daemon.engine.waitUntilAnswered("com.example.todo") }
+            var delivered: [String] = []
+            while delivered.isEmpty, let event = await events.next() {
+                switch event {
+                case .remoteNotificationDelivered("com.example.todo", let remote): delivered.append(remote.userInfo["acme1"].map { "\($0)" } ?? "")
+                case .presented("com.example.todo", _): Issue.record("a background push was shown")
+                default: break
+                }
+            }
+            #expect(delivered == [#"string("first")"#])
+
+            // The app stops; the next silent push waits for it and reaches it when it runs again.
+            await NotificationDaemonLink.close(center)
+            #expect(try await system.send(to: token, #"{"aps":{"content-available":1},"acme1":"second"}"#, headers: background).status.code == 200)
+            var held = false
+            while !held, let event = await events.next() {
+                if case .remoteNotificationHeld("com.example.todo", _) = event { held = true }
+            }
+            let again = connect()
+            #expect(await lines.next() == "fetched second")
+            await NotificationDaemonLink.close(again)
+            await MainActor.run { UIApplication.shared.delegate = nil }
+        }
+    }
+}
+
+/// An app delegate that writes what it hears, for the test to read in order.
+final class RecordingAppDelegate: UIResponder, UIApplicationDelegate {
+    let (lines, continuation) = AsyncStream<String>.makeStream()
+
+    func application(_ application: UIApplication, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data) {
+        continuation.yield("token " + deviceToken.map { String(format: "%02x", $0) }.joined())
+    }
+
+    func application(_ application: UIApplication, didFailToRegisterForRemoteNotificationsWithError error: Error) {
+        continuation.yield("failed \(error)")
+    }
+
+    func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any],
+                     fetchCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void) {
+        continuation.yield("fetched \(userInfo["acme1"] as? String ?? "?")")
+        completionHandler(.newData)
     }
 }

@@ -168,4 +168,11 @@ extension APNs {
     package static func request(for payload: Payload, apnsID: String, collapseID: String?) -> NotificationRequest {
         NotificationRequest(identifier: collapseID ?? apnsID, content: payload.content, trigger: .push)
     }
+
+    /// What a push hands to the app itself, if anything: a background push (`content-available: 1`)
+    /// and every VoIP push reach `didReceiveRemoteNotification` with the whole payload.
+    package static func remoteNotification(for payload: Payload, apnsID: String, pushType: PushType) -> RemoteNotification? {
+        guard payload.isContentAvailable || pushType == .voip else { return nil }
+        return RemoteNotification(identifier: apnsID, userInfo: payload.content.userInfo, isVoIP: pushType == .voip)
+    }
 }

@@ -70,13 +70,16 @@ package enum LocalAPI {
         /// Confirm with `responseCompleted` and the same ticket once the delegate is done.
         case response(ticket: UInt64, response: NotificationResponse)
         case openSettings(notification: DeliveredNotification?)
+        /// A background or VoIP push for the app delegate's `didReceiveRemoteNotification`: confirm
+        /// with `remoteNotificationCompleted` and the same ticket once its completion handler is called.
+        case remoteNotification(ticket: UInt64, remoteNotification: RemoteNotification)
         /// The first message: the app is connected and reachable from now on.
         case connected
         /// Another process of the app connected and took over: answer with `released` once what was
         /// finished is confirmed, and do not reconnect.
         case replaced
 
-        private enum CodingKeys: String, CodingKey { case type, ticket, notification, response }
+        private enum CodingKeys: String, CodingKey { case type, ticket, notification, response, remoteNotification }
 
         package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -89,6 +92,9 @@ package enum LocalAPI {
                                  response: try container.decode(NotificationResponse.self, forKey: .response))
             case "openSettings":
                 self = .openSettings(notification: try container.decodeIfPresent(DeliveredNotification.self, forKey: .notification))
+            case "remoteNotification":
+                self = .remoteNotification(ticket: try container.decode(UInt64.self, forKey: .ticket),
+                                           remoteNotification: try container.decode(RemoteNotification.self, forKey: .remoteNotification))
             case "connected":
                 self = .connected
             case "replaced":
@@ -112,6 +118,10 @@ package enum LocalAPI {
             case .openSettings(let notification):
                 try container.encode("openSettings", forKey: .type)
                 try container.encodeIfPresent(notification, forKey: .notification)
+            case .remoteNotification(let ticket, let remoteNotification):
+                try container.encode("remoteNotification", forKey: .type)
+                try container.encode(ticket, forKey: .ticket)
+                try container.encode(remoteNotification, forKey: .remoteNotification)
             case .connected:
                 try container.encode("connected", forKey: .type)
             case .replaced:
@@ -128,11 +138,13 @@ package enum LocalAPI {
         case willPresentAnswer(ticket: UInt64, options: UInt?)
         /// The delegate finished with the response of this ticket.
         case responseCompleted(ticket: UInt64)
+        /// The app's `didReceiveRemoteNotification` called its completion handler with this result.
+        case remoteNotificationCompleted(ticket: UInt64, result: BackgroundFetchResult)
         /// The answer to `replaced`, after every confirmation this connection will send: the daemon
         /// may hand what is left to the process that took over.
         case released
 
-        private enum CodingKeys: String, CodingKey { case type, state, ticket, options }
+        private enum CodingKeys: String, CodingKey { case type, state, ticket, options, result }
 
         package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -144,6 +156,9 @@ package enum LocalAPI {
                                           options: try container.decodeIfPresent(UInt.self, forKey: .options))
             case "responseCompleted":
                 self = .responseCompleted(ticket: try container.decode(UInt64.self, forKey: .ticket))
+            case "remoteNotificationCompleted":
+                self = .remoteNotificationCompleted(ticket: try container.decode(UInt64.self, forKey: .ticket),
+                                                    result: try container.decode(BackgroundFetchResult.self, forKey: .result))
             case "released":
                 self = .released
             case let type:
@@ -164,6 +179,10 @@ package enum LocalAPI {
             case .responseCompleted(let ticket):
                 try container.encode("responseCompleted", forKey: .type)
                 try container.encode(ticket, forKey: .ticket)
+            case .remoteNotificationCompleted(let ticket, let result):
+                try container.encode("remoteNotificationCompleted", forKey: .type)
+                try container.encode(ticket, forKey: .ticket)
+                try container.encode(result, forKey: .result)
             case .released:
                 try container.encode("released", forKey: .type)
             }
@@ -333,7 +352,8 @@ package enum LocalAPI {
     /// What presenters receive on `GET /v1/admin/events` (WebSocket).
     package struct WatchEvent: Codable, Sendable, Hashable {
         /// `presented`, `authorizationPrompt`, `settingsChanged`, `badgeChanged`, `appStateChanged`,
-        /// `responseDelivered`, `responseNotCompleted`, `willPresentTimedOut` or `discardedOverLimit`;
+        /// `responseDelivered`, `responseNotCompleted`, `willPresentTimedOut`, `discardedOverLimit`,
+        /// `remoteNotificationDelivered`, `remoteNotificationHeld` or `remoteNotificationNotCompleted`;
         /// `subscribed` first, and `overflowed` when the presenter fell behind and must read the state again.
         package var type: String
         package var bundleIdentifier: String
@@ -344,6 +364,8 @@ package enum LocalAPI {
         package var state: AppState?
         package var response: NotificationResponse?
         package var request: NotificationRequest?
+        /// The background or VoIP push of the `remoteNotification…` events.
+        package var remoteNotification: RemoteNotification?
 
         package init(type: String, bundleIdentifier: String) {
             self.type = type

@@ -21,6 +21,8 @@ package enum AppCall: Sendable, Hashable {
     case response(ticket: UInt64, NotificationResponse)
     /// The delegate's `openSettingsFor`.
     case openSettings(DeliveredNotification?)
+    /// The app delegate's `didReceiveRemoteNotification`, for a background or VoIP push.
+    case remoteNotification(ticket: UInt64, RemoteNotification)
 }
 
 /// What the person sees, and what happens to it.
@@ -43,6 +45,12 @@ package enum PersonEvent: Sendable, Hashable {
     case willPresentTimedOut(DeliveredNotification)
     /// A pending request was discarded over the limit.
     case discardedOverLimit(NotificationRequest)
+    /// A background or VoIP push was handed to the app.
+    case remoteNotificationDelivered(RemoteNotification)
+    /// A background push waits for the app (not running, or over its budget); a newer one replaces it.
+    case remoteNotificationHeld(RemoteNotification)
+    /// The app did not call `didReceiveRemoteNotification`'s completion handler in time.
+    case remoteNotificationNotCompleted(RemoteNotification)
 }
 
 extension NotificationCenterMachine.Effect {
@@ -62,6 +70,9 @@ extension NotificationCenterMachine.Effect {
         case .responseTimedOut(_, let response): [.person(.responseNotCompleted(response))]
         case .discardedOverLimit(let request): [.person(.discardedOverLimit(request))]
         case .launchApp(let state): [.launch(state)]
+        case .deliverRemoteNotification(let ticket, let remote): [.app(.remoteNotification(ticket: ticket, remote)), .person(.remoteNotificationDelivered(remote))]
+        case .remoteNotificationHeld(let remote): [.person(.remoteNotificationHeld(remote))]
+        case .remoteNotificationTimedOut(_, let remote): [.person(.remoteNotificationNotCompleted(remote))]
         }
     }
 }

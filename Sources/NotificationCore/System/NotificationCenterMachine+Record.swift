@@ -24,12 +24,71 @@ extension NotificationCenterMachine {
         package var awaitingPresentation: [UInt64: DeliveredNotification]
         package var awaitingResponse: [UInt64: NotificationResponse]
         package var deadlines: [Deadline]
+        /// Background and VoIP pushes handed to the app and not yet confirmed, the one held for it, and
+        /// its background budget. Absent from cores stored before remote notifications.
+        package var awaitingRemoteNotification: [UInt64: RemoteNotification] = [:]
+        package var heldRemoteNotification: RemoteNotification?
+        package var backgroundBudget: BackgroundPushBudget?
+
+        private enum CodingKeys: String, CodingKey {
+            case configuration, calendar, timeZone, settings, badge, appState, location, isDeviceLocked, isAppReachable
+            case promptCalls, promptOptions, awaitingPresentation, awaitingResponse, deadlines
+            case awaitingRemoteNotification, heldRemoteNotification, backgroundBudget
+        }
+
+        package init(
+            configuration: Configuration, calendar: Calendar, timeZone: TimeZone, settings: NotificationSettings, badge: Int,
+            appState: AppState, location: Coordinate?, isDeviceLocked: Bool, isAppReachable: Bool, promptCalls: [UInt64]?,
+            promptOptions: AuthorizationOptions, awaitingPresentation: [UInt64: DeliveredNotification],
+            awaitingResponse: [UInt64: NotificationResponse], deadlines: [Deadline],
+            awaitingRemoteNotification: [UInt64: RemoteNotification], heldRemoteNotification: RemoteNotification?,
+            backgroundBudget: BackgroundPushBudget?
+        ) {
+            self.configuration = configuration
+            self.calendar = calendar
+            self.timeZone = timeZone
+            self.settings = settings
+            self.badge = badge
+            self.appState = appState
+            self.location = location
+            self.isDeviceLocked = isDeviceLocked
+            self.isAppReachable = isAppReachable
+            self.promptCalls = promptCalls
+            self.promptOptions = promptOptions
+            self.awaitingPresentation = awaitingPresentation
+            self.awaitingResponse = awaitingResponse
+            self.deadlines = deadlines
+            self.awaitingRemoteNotification = awaitingRemoteNotification
+            self.heldRemoteNotification = heldRemoteNotification
+            self.backgroundBudget = backgroundBudget
+        }
+
+        package init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            configuration = try container.decode(Configuration.self, forKey: .configuration)
+            calendar = try container.decode(Calendar.self, forKey: .calendar)
+            timeZone = try container.decode(TimeZone.self, forKey: .timeZone)
+            settings = try container.decode(NotificationSettings.self, forKey: .settings)
+            badge = try container.decode(Int.self, forKey: .badge)
+            appState = try container.decode(AppState.self, forKey: .appState)
+            location = try container.decodeIfPresent(Coordinate.self, forKey: .location)
+            isDeviceLocked = try container.decode(Bool.self, forKey: .isDeviceLocked)
+            isAppReachable = try container.decode(Bool.self, forKey: .isAppReachable)
+            promptCalls = try container.decodeIfPresent([UInt64].self, forKey: .promptCalls)
+            promptOptions = try container.decode(AuthorizationOptions.self, forKey: .promptOptions)
+            awaitingPresentation = try container.decode([UInt64: DeliveredNotification].self, forKey: .awaitingPresentation)
+            awaitingResponse = try container.decode([UInt64: NotificationResponse].self, forKey: .awaitingResponse)
+            deadlines = try container.decode([Deadline].self, forKey: .deadlines)
+            awaitingRemoteNotification = try container.decodeIfPresent([UInt64: RemoteNotification].self, forKey: .awaitingRemoteNotification) ?? [:]
+            heldRemoteNotification = try container.decodeIfPresent(RemoteNotification.self, forKey: .heldRemoteNotification)
+            backgroundBudget = try container.decodeIfPresent(BackgroundPushBudget.self, forKey: .backgroundBudget)
+        }
     }
 
     /// When a delegate's answer is due.
     package struct Deadline: Sendable, Hashable, Codable {
         package enum Kind: String, Sendable, Hashable, Codable {
-            case willPresent, response
+            case willPresent, response, remoteNotification
         }
 
         package var kind: Kind
@@ -147,6 +206,9 @@ extension NotificationCenterMachine {
         promptOptions = core.promptOptions
         awaitingPresentation = core.awaitingPresentation
         awaitingResponse = core.awaitingResponse
+        awaitingRemoteNotification = core.awaitingRemoteNotification
+        heldRemoteNotification = core.heldRemoteNotification
+        backgroundBudget = core.backgroundBudget
         self.nextSequence = nextSequence
         recordedCore = core
         self.categories = Dictionary(categories.map { ($0.identifier, $0) }, uniquingKeysWith: { _, last in last })
@@ -163,8 +225,11 @@ extension NotificationCenterMachine {
             switch deadline.kind {
             case .willPresent: wakeUps.schedule(.willPresentDeadline(deadline.ticket), at: deadline.date)
             case .response: wakeUps.schedule(.responseDeadline(deadline.ticket), at: deadline.date)
+            case .remoteNotification: wakeUps.schedule(.remoteNotificationDeadline(deadline.ticket), at: deadline.date)
             }
         }
+        // A held background push is looked at again at once: the app may be started for it.
+        if heldRemoteNotification != nil { wakeUps.schedule(.heldRemoteNotification, at: now) }
     }
 
     private var core: Core {
@@ -182,7 +247,10 @@ extension NotificationCenterMachine {
             promptOptions: promptOptions,
             awaitingPresentation: awaitingPresentation,
             awaitingResponse: awaitingResponse,
-            deadlines: deadlines
+            deadlines: deadlines,
+            awaitingRemoteNotification: awaitingRemoteNotification,
+            heldRemoteNotification: heldRemoteNotification,
+            backgroundBudget: backgroundBudget
         )
     }
 
@@ -194,7 +262,10 @@ extension NotificationCenterMachine {
         let responses = awaitingResponse.keys.compactMap { ticket in
             wakeUps.date(of: .responseDeadline(ticket)).map { Deadline(kind: .response, ticket: ticket, date: $0) }
         }
-        return (presentations + responses).sorted { $0.ticket < $1.ticket }
+        let remoteNotifications = awaitingRemoteNotification.keys.compactMap { ticket in
+            wakeUps.date(of: .remoteNotificationDeadline(ticket)).map { Deadline(kind: .remoteNotification, ticket: ticket, date: $0) }
+        }
+        return (presentations + responses + remoteNotifications).sorted { $0.ticket < $1.ticket }
     }
 
     private var sortedCategories: [NotificationCategory] {

@@ -21,11 +21,18 @@ package struct NotificationCenterMachine: Sendable, Codable {
         package var willPresentTimeout: TimeInterval = 5
         /// How long the app's delegate has to call `didReceive`'s completion handler before it is reported.
         package var responseTimeout: TimeInterval = 30
+        /// How long the app's handler has to call `didReceiveRemoteNotification`'s completion handler
+        /// before it is reported; Apple gives 30 seconds.
+        package var remoteNotificationTimeout: TimeInterval = 30
+        /// How many background pushes per hour may wake the app when it is not in the foreground (see
+        /// ``BackgroundPushBudget``); `nil` for no limit, as when Xcode runs an app.
+        package var backgroundPushesPerHour: Int? = 3
 
         package init() {}
 
         private enum CodingKeys: String, CodingKey {
             case pendingRequestLimit, visibleLimit, willPresentTimeout, responseTimeout
+            case remoteNotificationTimeout, backgroundPushesPerHour
         }
 
         /// A state stored before a limit existed gets its default; `null` stored means no limit.
@@ -35,6 +42,10 @@ package struct NotificationCenterMachine: Sendable, Codable {
             if container.contains(.visibleLimit) { visibleLimit = try container.decodeIfPresent(Int.self, forKey: .visibleLimit) }
             willPresentTimeout = try container.decodeIfPresent(TimeInterval.self, forKey: .willPresentTimeout) ?? willPresentTimeout
             responseTimeout = try container.decodeIfPresent(TimeInterval.self, forKey: .responseTimeout) ?? responseTimeout
+            remoteNotificationTimeout = try container.decodeIfPresent(TimeInterval.self, forKey: .remoteNotificationTimeout) ?? remoteNotificationTimeout
+            if container.contains(.backgroundPushesPerHour) {
+                backgroundPushesPerHour = try container.decodeIfPresent(Int.self, forKey: .backgroundPushesPerHour)
+            }
         }
 
         package func encode(to encoder: any Encoder) throws {
@@ -43,6 +54,8 @@ package struct NotificationCenterMachine: Sendable, Codable {
             try container.encode(visibleLimit, forKey: .visibleLimit)
             try container.encode(willPresentTimeout, forKey: .willPresentTimeout)
             try container.encode(responseTimeout, forKey: .responseTimeout)
+            try container.encode(remoteNotificationTimeout, forKey: .remoteNotificationTimeout)
+            try container.encode(backgroundPushesPerHour, forKey: .backgroundPushesPerHour)
         }
     }
 
@@ -101,6 +114,13 @@ package struct NotificationCenterMachine: Sendable, Codable {
         case discardedOverLimit(NotificationRequest)
         /// The app must be started (in this state) to receive what the person did; it is kept until then.
         case launchApp(AppState)
+        /// Hand a background or VoIP push to the app's `didReceiveRemoteNotification`; it confirms
+        /// with ``NotificationCenterMachine/completeRemoteNotification(ticket:)``.
+        case deliverRemoteNotification(ticket: UInt64, RemoteNotification)
+        /// A background push waits: the app is not reachable, or its budget is spent for now.
+        case remoteNotificationHeld(RemoteNotification)
+        /// The app did not call the completion handler of `didReceiveRemoteNotification` in time.
+        case remoteNotificationTimedOut(ticket: UInt64, RemoteNotification)
     }
 
     /// Something for the app that waits until the app is reachable.
@@ -114,6 +134,9 @@ package struct NotificationCenterMachine: Sendable, Codable {
         case request(String)
         case willPresentDeadline(UInt64)
         case responseDeadline(UInt64)
+        case remoteNotificationDeadline(UInt64)
+        /// The held background push may be handed over: the budget has refilled.
+        case heldRemoteNotification
     }
 
     package let configuration: Configuration
@@ -144,6 +167,12 @@ package struct NotificationCenterMachine: Sendable, Codable {
     var promptOptions: AuthorizationOptions = []
     var awaitingPresentation: [UInt64: DeliveredNotification] = [:]
     var awaitingResponse: [UInt64: NotificationResponse] = [:]
+    /// Background and VoIP pushes handed to the app, not yet confirmed.
+    var awaitingRemoteNotification: [UInt64: RemoteNotification] = [:]
+    /// The newest background push that waits for the app (iOS, too, holds only the newest).
+    var heldRemoteNotification: RemoteNotification?
+    /// What is left of the app's background push budget; created at its first background push.
+    var backgroundBudget: BackgroundPushBudget?
     var queuedForApp = QueueForApp()
     var nextSequence: UInt64 = 0
     /// Whether the machine notes which rows each step changes, for a store (see ``takeChanges()``).
@@ -410,6 +439,11 @@ package struct NotificationCenterMachine: Sendable, Codable {
             guard let response = awaitingResponse.removeValue(forKey: ticket) else { return [] }
             release(response.notification.request)
             return [.responseTimedOut(ticket: ticket, response)]
+        case .remoteNotificationDeadline(let ticket):
+            guard let remote = awaitingRemoteNotification.removeValue(forKey: ticket) else { return [] }
+            return [.remoteNotificationTimedOut(ticket: ticket, remote)]
+        case .heldRemoteNotification:
+            return releaseHeldRemoteNotification()
         }
     }
 
@@ -485,12 +519,79 @@ package struct NotificationCenterMachine: Sendable, Codable {
     /// the gateway stored it; a push the app may not show is simply not shown, as on iOS.
     ///
     /// A request with the same identifier (a push's collapse identifier) is replaced, pending or shown.
-    package mutating func receivePush(_ request: NotificationRequest) -> [Effect] {
+    /// A push for the app itself (`remote`: a background or VoIP push) is also handed to the app's
+    /// `didReceiveRemoteNotification`, whether or not the person may see anything.
+    package mutating func receivePush(_ request: NotificationRequest, wakingApp remote: RemoteNotification? = nil) -> [Effect] {
         removePending(request.identifier)
+        var effects: [Effect] = []
         // A push with nothing for the person (a background push) reaches only the app.
-        guard !request.content.isEmpty else { return [] }
-        return fire(request, at: now)
+        if !request.content.isEmpty { effects += fire(request, at: now) }
+        if let remote { effects += wakeApp(with: remote) }
+        return effects
     }
+
+    /// Hands a push for the app to it, as iOS does: at once to an app in the foreground and for a VoIP
+    /// push; otherwise within the app's background budget, starting the app if it is not running. What
+    /// cannot go now is held, the newest replacing an older one, until the app is reachable and the
+    /// budget allows (or the app comes to the foreground).
+    private mutating func wakeApp(with remote: RemoteNotification) -> [Effect] {
+        heldRemoteNotification = remote
+        wakeUps.remove(.heldRemoteNotification)
+        let effects = releaseHeldRemoteNotification()
+        guard heldRemoteNotification == nil else { return [.remoteNotificationHeld(remote)] + effects }
+        return effects
+    }
+
+    /// Hands the held background push to the app if it can go now; else starts the app for it, or
+    /// waits for the budget.
+    private mutating func releaseHeldRemoteNotification() -> [Effect] {
+        guard let held = heldRemoteNotification else { return [] }
+        let unthrottled = held.isVoIP || (isAppReachable && appState == .foreground) || configuration.backgroundPushesPerHour == nil
+        if isAppReachable {
+            guard unthrottled || spendBackgroundPush() else { return waitForBackgroundBudget() }
+            heldRemoteNotification = nil
+            wakeUps.remove(.heldRemoteNotification)
+            let ticket = takeSequence()
+            awaitingRemoteNotification[ticket] = held
+            wakeUps.schedule(.remoteNotificationDeadline(ticket), at: now.addingTimeInterval(configuration.remoteNotificationTimeout))
+            return [.deliverRemoteNotification(ticket: ticket, held)]
+        }
+        // The budget is spent when the push is handed over, once the started app connects.
+        guard unthrottled || backgroundBudget(at: now).allows(at: now) else { return waitForBackgroundBudget() }
+        return [.launchApp(.background)]
+    }
+
+    private mutating func waitForBackgroundBudget() -> [Effect] {
+        wakeUps.schedule(.heldRemoteNotification, at: backgroundBudget(at: now).nextAllowedDate(after: now))
+        return []
+    }
+
+    private mutating func backgroundBudget(at date: Date) -> BackgroundPushBudget {
+        var budget = backgroundBudget ?? BackgroundPushBudget(perHour: configuration.backgroundPushesPerHour ?? 1, at: date)
+        if let perHour = configuration.backgroundPushesPerHour { budget.perHour = max(1, perHour) }
+        backgroundBudget = budget
+        return budget
+    }
+
+    private mutating func spendBackgroundPush() -> Bool {
+        var budget = backgroundBudget(at: now)
+        defer { backgroundBudget = budget }
+        return budget.spend(at: now)
+    }
+
+    /// The app's handler called `didReceiveRemoteNotification`'s completion handler.
+    ///
+    /// - Returns: the push it confirmed, or `nil` if the ticket was not open (confirmed already, or
+    ///   timed out).
+    @discardableResult
+    package mutating func completeRemoteNotification(ticket: UInt64) -> RemoteNotification? {
+        guard let remote = awaitingRemoteNotification.removeValue(forKey: ticket) else { return nil }
+        wakeUps.remove(.remoteNotificationDeadline(ticket))
+        return remote
+    }
+
+    /// The background push waiting for the app, if any.
+    package var heldRemoteNotificationForApp: RemoteNotification? { heldRemoteNotification }
 
     // MARK: - Delivery
 
@@ -552,7 +653,9 @@ package struct NotificationCenterMachine: Sendable, Codable {
     package mutating func setAppState(_ state: AppState) -> [Effect] {
         guard state != appState else { return [] }
         appState = state
-        return [.appStateChanged(state)]
+        // An app that comes to the foreground gets its held background push at once.
+        let released = state == .foreground && isAppReachable ? releaseHeldRemoteNotification() : []
+        return [.appStateChanged(state)] + released
     }
 
     /// Locks or unlocks the device.
@@ -627,8 +730,15 @@ package struct NotificationCenterMachine: Sendable, Codable {
                 case .openSettings(let notification): effects.append(.openSettings(notification))
                 }
             }
-            return effects
+            return effects + releaseHeldRemoteNotification()
         }
+        // A background push the app had not confirmed is held again (unless a newer one waits): the
+        // app may have gone before it saw it.
+        if let newest = awaitingRemoteNotification.max(by: { $0.key < $1.key }), heldRemoteNotification == nil {
+            heldRemoteNotification = newest.value
+        }
+        for ticket in awaitingRemoteNotification.keys { wakeUps.remove(.remoteNotificationDeadline(ticket)) }
+        awaitingRemoteNotification.removeAll()
         let unconfirmed = awaitingResponse.sorted { $0.key < $1.key }
         awaitingResponse.removeAll()
         for (ticket, _) in unconfirmed { wakeUps.remove(.responseDeadline(ticket)) }
@@ -692,8 +802,9 @@ package struct NotificationCenterMachine: Sendable, Codable {
         return setAppState(.foreground) + [.openSettings(notification)]
     }
 
-    /// Deadline tickets still open: `willPresent` questions and responses not yet confirmed.
-    package var openTickets: Int { awaitingPresentation.count + awaitingResponse.count }
+    /// Deadline tickets still open: `willPresent` questions, responses and pushes for the app not yet
+    /// confirmed.
+    package var openTickets: Int { awaitingPresentation.count + awaitingResponse.count + awaitingRemoteNotification.count }
 
     /// Responses and settings requests waiting for the app to be reachable.
     package var queuedForAppCount: Int { queuedForApp.count }

@@ -254,6 +254,18 @@ struct AdminRoutes: Sendable {
             var value = LocalAPI.WatchEvent(type: "discardedOverLimit", bundleIdentifier: app)
             value.request = request
             return value
+        case .remoteNotificationDelivered(let app, let remote):
+            var value = LocalAPI.WatchEvent(type: "remoteNotificationDelivered", bundleIdentifier: app)
+            value.remoteNotification = remote
+            return value
+        case .remoteNotificationHeld(let app, let remote):
+            var value = LocalAPI.WatchEvent(type: "remoteNotificationHeld", bundleIdentifier: app)
+            value.remoteNotification = remote
+            return value
+        case .remoteNotificationNotCompleted(let app, let remote):
+            var value = LocalAPI.WatchEvent(type: "remoteNotificationNotCompleted", bundleIdentifier: app)
+            value.remoteNotification = remote
+            return value
         }
     }
 }

@@ -44,6 +44,7 @@ enum AppEventStream {
                     case .willPresent(let ticket, let notification): .willPresent(ticket: ticket, notification: notification)
                     case .response(let ticket, let response): .response(ticket: ticket, response: response)
                     case .openSettings(let notification): .openSettings(notification: notification)
+                    case .remoteNotification(let ticket, let remote): .remoteNotification(ticket: ticket, remoteNotification: remote)
                     case .replaced: .replaced
                     }
                     guard let data = try? encoder.encode(event) else { continue }
@@ -76,6 +77,8 @@ enum AppEventStream {
                             try await engine.answerWillPresent(bundle, ticket: ticket, options: options.map(PresentationOptions.init(rawValue:)))
                         case .responseCompleted(let ticket):
                             try await engine.completeResponse(bundle, ticket: ticket)
+                        case .remoteNotificationCompleted(let ticket, let result):
+                            try await engine.completeRemoteNotification(bundle, ticket: ticket, result: result)
                         case .released:
                             return
                         }

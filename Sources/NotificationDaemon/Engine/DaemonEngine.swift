@@ -489,12 +489,14 @@ package actor DaemonEngine {
                 connections[app]?.continuation.yield(.response(ticket: ticket, response))
             case .app(.openSettings(let notification)):
                 connections[app]?.continuation.yield(.openSettings(notification))
+            case .app(.remoteNotification(let ticket, let remote)):
+                connections[app]?.continuation.yield(.remoteNotification(ticket: ticket, remote))
             case .person(let event):
                 log(event, of: app)
                 publish(DaemonEvent(app, event))
             case .launch:
                 if let command = cache[app]?.launchCommand {
-                    logger.info("launching app for a response", metadata: ["app": .string(app)])
+                    logger.info("launching app for what waits for it", metadata: ["app": .string(app)])
                     launcher(command, app)
                 }
             }
@@ -510,7 +512,11 @@ package actor DaemonEngine {
             logger.warning("app did not confirm a response in time", metadata: ["app": .string(app), "notification": .string(response.notification.request.identifier)])
         case .discardedOverLimit(let request):
             logger.notice("pending request discarded over the limit", metadata: ["app": .string(app), "request": .string(request.identifier)])
-        case .authorizationPrompt, .settingsChanged, .presented, .badgeChanged, .appStateChanged, .responseDelivered:
+        case .remoteNotificationNotCompleted(let remote):
+            logger.warning("app did not call didReceiveRemoteNotification's completion handler in time", metadata: ["app": .string(app), "apns-id": .string(remote.identifier)])
+        case .remoteNotificationHeld(let remote):
+            logger.info("background push held for the app", metadata: ["app": .string(app), "apns-id": .string(remote.identifier)])
+        case .authorizationPrompt, .settingsChanged, .presented, .badgeChanged, .appStateChanged, .responseDelivered, .remoteNotificationDelivered:
             break
         }
     }
@@ -626,10 +632,13 @@ package actor DaemonEngine {
         guard push.sequence > linkSequence else { return }
         switch APNs.payload(Array(push.payload.utf8)) {
         case .success(let payload):
-            let request = APNs.request(for: payload, apnsID: push.apnsID, collapseID: push.collapseID)
+            var request = APNs.request(for: payload, apnsID: push.apnsID, collapseID: push.collapseID)
+            let remote = APNs.remoteNotification(for: payload, apnsID: push.apnsID, pushType: push.pushType)
+            // A VoIP push goes to the app alone, as PushKit's do; it never shows the person anything.
+            if push.pushType == .voip { request.content = NotificationContent() }
             do {
                 try await step(push.bundleIdentifier, linkSequence: push.sequence) { (machine: inout NotificationCenterMachine) throws(Never) in
-                    ((), machine.receivePush(request))
+                    ((), machine.receivePush(request, wakingApp: remote))
                 }
             } catch let error as DaemonError where error.code == .appNotFound {
                 logger.notice("a push for an app not on this device was dropped", metadata: ["app": .string(push.bundleIdentifier)])
@@ -660,7 +669,10 @@ package actor DaemonEngine {
             throw DaemonError(.invalidRequest, "A collapse identifier is at most 64 bytes.")
         }
         let request = APNs.request(for: parsed, apnsID: apnsID, collapseID: collapseID)
-        try await step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in ((), machine.receivePush(request)) }
+        let remote = APNs.remoteNotification(for: parsed, apnsID: apnsID, pushType: .alert)
+        try await step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in
+            ((), machine.receivePush(request, wakingApp: remote))
+        }
     }
 
     package func pendingRequests(_ bundleIdentifier: String) async throws -> [NotificationCenterMachine.PendingRequest] {
@@ -791,6 +803,16 @@ package actor DaemonEngine {
     /// The app's delegate answered `willPresent`.
     package func answerWillPresent(_ bundleIdentifier: String, ticket: UInt64, options: PresentationOptions?) async throws {
         try await step(bundleIdentifier) { $0.answerWillPresent(ticket: ticket, options: options) }
+    }
+
+    /// The app's `didReceiveRemoteNotification` called its completion handler.
+    package func completeRemoteNotification(_ bundleIdentifier: String, ticket: UInt64, result: BackgroundFetchResult) async throws {
+        try await step(bundleIdentifier) { machine in
+            if let remote = machine.completeRemoteNotification(ticket: ticket) {
+                logger.debug("app finished with a background push", metadata: ["app": .string(bundleIdentifier), "apns-id": .string(remote.identifier), "result": .string("\(result)")])
+            }
+            return []
+        }
     }
 
     /// The app's delegate finished with a response.

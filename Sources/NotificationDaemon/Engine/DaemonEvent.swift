@@ -8,6 +8,9 @@ package enum AppMessage: Sendable, Hashable {
     case response(ticket: UInt64, NotificationResponse)
     /// The person asked for the app's own notification settings.
     case openSettings(DeliveredNotification?)
+    /// A background or VoIP push for the app delegate's `didReceiveRemoteNotification`: confirm when
+    /// its completion handler is called.
+    case remoteNotification(ticket: UInt64, RemoteNotification)
     /// Another connection of the app took over: this one receives nothing more, and should confirm
     /// what it finished, then let go.
     case replaced
@@ -34,6 +37,12 @@ package enum DaemonEvent: Sendable, Hashable {
     case willPresentTimedOut(bundleIdentifier: String, DeliveredNotification)
     /// A pending request was discarded over the limit.
     case discardedOverLimit(bundleIdentifier: String, NotificationRequest)
+    /// A background or VoIP push was handed to an app.
+    case remoteNotificationDelivered(bundleIdentifier: String, RemoteNotification)
+    /// A background push waits for its app: not running, or over its background budget.
+    case remoteNotificationHeld(bundleIdentifier: String, RemoteNotification)
+    /// An app did not call `didReceiveRemoteNotification`'s completion handler in time.
+    case remoteNotificationNotCompleted(bundleIdentifier: String, RemoteNotification)
 }
 
 extension DaemonEvent {
@@ -49,6 +58,9 @@ extension DaemonEvent {
         case .responseNotCompleted(let response): self = .responseNotCompleted(bundleIdentifier: bundleIdentifier, response)
         case .willPresentTimedOut(let notification): self = .willPresentTimedOut(bundleIdentifier: bundleIdentifier, notification)
         case .discardedOverLimit(let request): self = .discardedOverLimit(bundleIdentifier: bundleIdentifier, request)
+        case .remoteNotificationDelivered(let remote): self = .remoteNotificationDelivered(bundleIdentifier: bundleIdentifier, remote)
+        case .remoteNotificationHeld(let remote): self = .remoteNotificationHeld(bundleIdentifier: bundleIdentifier, remote)
+        case .remoteNotificationNotCompleted(let remote): self = .remoteNotificationNotCompleted(bundleIdentifier: bundleIdentifier, remote)
         }
     }
 }

@@ -1,0 +1,75 @@
+package import Foundation
+
+/// A push for the app itself rather than the person: a background push (`content-available: 1`) or a
+/// VoIP push. It reaches the app's `application(_:didReceiveRemoteNotification:fetchCompletionHandler:)`
+/// and never the person (a push that also has an alert is shown as well, as its own notification).
+package struct RemoteNotification: Sendable, Hashable, Codable {
+    /// The push's `apns-id`.
+    package var identifier: String
+    /// The whole payload, `aps` included: the handler's `userInfo`.
+    package var userInfo: [String: PropertyListValue]
+    /// A VoIP push: handed to the app at once, never throttled.
+    package var isVoIP: Bool
+
+    package init(identifier: String, userInfo: [String: PropertyListValue], isVoIP: Bool = false) {
+        self.identifier = identifier
+        self.userInfo = userInfo
+        self.isVoIP = isVoIP
+    }
+}
+
+/// What the app's handler reports through its completion: UIKit's `UIBackgroundFetchResult`.
+package enum BackgroundFetchResult: UInt, Sendable, Hashable, Codable, CaseIterable {
+    case newData = 0
+    case noData = 1
+    case failed = 2
+}
+
+/// How many background pushes may wake an app that is not in the foreground: a budget that refills
+/// evenly over an hour (a token bucket). iOS throttles background pushes by an undocumented power
+/// budget and advises "not more than two or three per hour"; this makes that advice the rule, so a
+/// provider sees in tests what its users' devices would do.
+package struct BackgroundPushBudget: Sendable, Hashable, Codable {
+    /// Pushes per hour, and at most this many at once after a quiet hour.
+    package var perHour: Int
+    /// Pushes that may wake the app now (fractions accumulate).
+    package private(set) var available: Double
+    package private(set) var updatedAt: Date
+
+    package init(perHour: Int, at date: Date) {
+        self.perHour = max(1, perHour)
+        self.available = Double(self.perHour)
+        self.updatedAt = date
+    }
+
+    private var secondsPerPush: TimeInterval { 3600 / Double(perHour) }
+
+    private mutating func refill(at date: Date) {
+        guard date > updatedAt else { return }
+        available = min(Double(perHour), available + date.timeIntervalSince(updatedAt) / secondsPerPush)
+        updatedAt = date
+    }
+
+    /// Whether a push may wake the app at `date`, without spending it.
+    package func allows(at date: Date) -> Bool {
+        var copy = self
+        copy.refill(at: date)
+        return copy.available >= 1
+    }
+
+    /// Spends one push if the budget allows it at `date`.
+    package mutating func spend(at date: Date) -> Bool {
+        refill(at: date)
+        guard available >= 1 else { return false }
+        available -= 1
+        return true
+    }
+
+    /// When the next push will be allowed, from `date` on.
+    package func nextAllowedDate(after date: Date) -> Date {
+        var copy = self
+        copy.refill(at: date)
+        guard copy.available < 1 else { return date }
+        return date.addingTimeInterval((1 - copy.available) * secondsPerPush)
+    }
+}

@@ -1,0 +1,163 @@
+#if canImport(UIKit)
+// On Apple's platforms the app uses UIKit itself.
+@_exported public import UIKit
+#else
+public import Foundation
+internal import NotificationCore
+internal import OpenUserNotifications
+internal import Synchronization
+
+/// The result an app reports when it finishes with a background push.
+public enum UIBackgroundFetchResult: UInt, Sendable {
+    /// New data was downloaded.
+    case newData = 0
+    /// There was no new data to download.
+    case noData = 1
+    /// An attempt to download data failed.
+    case failed = 2
+}
+
+/// The base of objects that take part in the app's life: here, the app object and its delegate.
+///
+/// Only what notifications need of UIKit's responder exists: a plain object that an app delegate
+/// subclasses, as `class AppDelegate: UIResponder, UIApplicationDelegate` does on iOS.
+@MainActor
+open class UIResponder: NSObject {
+    /// Creates a responder; the app delegate's `main()` creates the delegate with it.
+    public required override init() {
+        super.init()
+    }
+}
+
+/// The app object: its registration for remote notifications, as UIKit's `UIApplication` has it.
+///
+/// Get it with ``shared``. Remote-notification calls reach the notification system that
+/// `UNUserNotificationCenter.current()` reaches (the notification daemon once the app is linked to
+/// it), and their answers come back on the main actor to the app ``delegate``:
+///
+/// ```swift
+/// UIApplication.shared.delegate = appDelegate
+/// UIApplication.shared.registerForRemoteNotifications()
+/// // → appDelegate.application(_:didRegisterForRemoteNotificationsWithDeviceToken:)
+/// ```
+@MainActor
+open class UIApplication: UIResponder {
+    /// Keys of the options an app is launched with.
+    public struct LaunchOptionsKey: Hashable, RawRepresentable, Sendable {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// The payload of the remote notification the app was launched for.
+        public static let remoteNotification = LaunchOptionsKey(rawValue: "UIApplicationLaunchOptionsRemoteNotificationKey")
+    }
+
+    /// The app object of this process.
+    public static let shared = UIApplication()
+
+    /// The app's delegate: it receives the device token, registration failures and background pushes.
+    ///
+    /// Divergence: held strongly (UIKit does not retain it, but keeps its own reference from
+    /// `UIApplicationMain`), so that an app that sets it from its own code does not lose it.
+    open var delegate: (any UIApplicationDelegate)? {
+        didSet { installRemoteNotificationHandler() }
+    }
+
+    /// Whether the app registered for remote notifications and got its device token, and has not
+    /// unregistered since.
+    open private(set) var isRegisteredForRemoteNotifications = false
+
+    public required init() {
+        super.init()
+    }
+
+    /// Registers the app with the push service: the delegate receives the device token in
+    /// `application(_:didRegisterForRemoteNotificationsWithDeviceToken:)`, or the reason it could not
+    /// in `application(_:didFailToRegisterForRemoteNotificationsWithError:)`.
+    ///
+    /// Call it at every launch, as Apple advises: the token stays the same until the app unregisters, and
+    /// is the one a provider puts in `/3/device/<token>` (as hexadecimal).
+    open func registerForRemoteNotifications() {
+        UNUserNotificationCenter.current().backend.registerForRemoteNotifications { result in
+            Task { @MainActor in UIApplication.shared.finishRegistration(result) }
+        }
+    }
+
+    /// Ends the app's registration: providers that push to its token get `410 Unregistered`, and a
+    /// later registration gets a new token.
+    open func unregisterForRemoteNotifications() {
+        isRegisteredForRemoteNotifications = false
+        UNUserNotificationCenter.current().backend.unregisterForRemoteNotifications { _ in }
+    }
+
+    private func finishRegistration(_ result: Result<String, RemoteRegistrationFailure>) {
+        switch result {
+        case .success(let token):
+            isRegisteredForRemoteNotifications = true
+            delegate?.application(self, didRegisterForRemoteNotificationsWithDeviceToken: Self.data(hex: token))
+        case .failure(let failure):
+            delegate?.application(self, didFailToRegisterForRemoteNotificationsWithError: Self.error(failure))
+        }
+    }
+
+    /// Background pushes wait in the framework until the app has a delegate to hand them to.
+    private func installRemoteNotificationHandler() {
+        guard delegate != nil else {
+            RemoteNotificationInbox.shared.setHandler(nil)
+            return
+        }
+        RemoteNotificationInbox.shared.setHandler { userInfo, completion in
+            Task { @MainActor in UIApplication.shared.deliverRemoteNotification(userInfo, completion: completion) }
+        }
+    }
+
+    private func deliverRemoteNotification(_ userInfo: [String: PropertyListValue], completion: @escaping RemoteNotificationInbox.Completion) {
+        guard let delegate else {
+            completion(.noData)
+            return
+        }
+        // The handler must be called once; a second call is ignored, as the system has moved on.
+        let once = CompletionOnce(completion)
+        delegate.application(self, didReceiveRemoteNotification: PropertyListValue.userInfo(from: userInfo)) { result in
+            once.call(BackgroundFetchResult(rawValue: result.rawValue) ?? .noData)
+        }
+    }
+
+    /// The token's bytes, from the hexadecimal the system keeps.
+    static func data(hex: String) -> Data {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(hex.utf8.count / 2)
+        var index = hex.startIndex
+        while let next = hex.index(index, offsetBy: 2, limitedBy: hex.endIndex), index != hex.endIndex {
+            guard let byte = UInt8(hex[index..<next], radix: 16) else { break }
+            bytes.append(byte)
+            index = next
+        }
+        return Data(bytes)
+    }
+
+    /// The error UIKit reports: Cocoa's 3000 ("no valid aps-environment entitlement") when the system
+    /// has no push service, a network error when it cannot reach it now.
+    static func error(_ failure: RemoteRegistrationFailure) -> NSError {
+        switch failure {
+        case .notConfigured(let detail):
+            NSError(domain: NSCocoaErrorDomain, code: 3000, userInfo: [NSLocalizedDescriptionKey: detail])
+        case .unavailable(let detail):
+            NSError(domain: NSURLErrorDomain, code: NSURLErrorCannotConnectToHost, userInfo: [NSLocalizedDescriptionKey: detail])
+        }
+    }
+}
+
+/// Calls a completion at most once.
+private final class CompletionOnce: Sendable {
+    private let completion: RemoteNotificationInbox.Completion
+    private let called = Atomic<Bool>(false)
+
+    init(_ completion: @escaping RemoteNotificationInbox.Completion) {
+        self.completion = completion
+    }
+
+    func call(_ result: BackgroundFetchResult) {
+        guard called.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
+        completion(result)
+    }
+}
+#endif
