@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "OpenUserNotificationsLink", targets: ["OpenUserNotificationsLink"]),
         .executable(name: "unotify", targets: ["unotify"]),
         .executable(name: "todo-example", targets: ["TodoExample"]),
+        .executable(name: "push-example", targets: ["PushExample"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
@@ -181,6 +182,12 @@ let package = Package(
             name: "TodoExample",
             dependencies: ["OpenUserNotifications", "OpenUserNotificationsLink"],
             path: "Examples/TodoExample",
+            swiftSettings: testSettings
+        ),
+        .executableTarget(
+            name: "PushExample",
+            dependencies: ["OpenUserNotificationsShim"],
+            path: "Examples/PushExample",
             swiftSettings: testSettings
         ),
         .testTarget(

@@ -162,4 +162,58 @@ import Testing
         _ = await watch.waitUntilExit()
         await serve.stop()
     }
+
+    /// An app written as for iOS (`push-example`: an `@main` app delegate) gets its device token from the
+    /// gateway, wakes for a background push, shows an alert push with its reply action, and gets the
+    /// person's typed reply; every part its own process, the pushes sent with `curl`.
+    @Test func theUIKitStyleExampleAppGetsItsTokenItsPushesAndATypedReply() async throws {
+        let directory = try makeTestDirectory()
+        let environment = Self.environment(directory)
+        let unotify = ChildProcess.built("unotify")
+        let serve = try await Self.serve(directory)
+        let sandbox = try await serve.line(containing: "environment=sandbox")
+        let port = try #require(sandbox.firstMatch(of: /127\.0\.0\.1:(\d+) environment=sandbox/).map { String($0.1) })
+        try await serve.line(containing: "linked to the push gateway")
+
+        func run(_ arguments: [String], in folder: URL? = nil) async throws -> String {
+            let command = try ChildProcess(unotify, arguments, environment: environment, in: folder, name: "unotify \(arguments.prefix(3).joined(separator: " "))")
+            #expect(await command.waitUntilExit() == 0, "unotify \(arguments.joined(separator: " ")): \(command.lines)")
+            return await command.completeOutput().joined(separator: "\n")
+        }
+        _ = try await run(["apps", "add", "com.example.push"])
+        _ = try await run(["authorize", "--app", "com.example.push", "grant"])
+        _ = try await run(["gateway", "teams", "add", "ABCDE12345", "--name", "Example"])
+        _ = try await run(["gateway", "apps", "add", "com.example.push", "--team", "ABCDE12345"])
+        let keyID = try await run(["gateway", "keys", "create", "--team", "ABCDE12345"], in: directory)
+            .split(separator: "\n").first { !$0.hasPrefix("Key ") }.map(String.init) ?? ""
+        let jwt = try await run(["gateway", "token", "--key", directory.appendingPathComponent("AuthKey_\(keyID).p8").path, "--key-id", keyID, "--team", "ABCDE12345"])
+
+        let app = try ChildProcess(ChildProcess.built("push-example"), [],
+                                   environment: environment.merging(["UNOTIFY_APP_ID": "com.example.push"]) { $1 }, name: "push-example")
+        try await app.line(containing: "authorization granted")
+        let registered = try await app.line(containing: "device token ")
+        let token = String(registered.split(separator: " ").last ?? "")
+        #expect(token.count == 64)
+
+        func curl(_ headers: [String], _ payload: String) async throws {
+            let curl = try ChildProcess(URL(fileURLWithPath: "/usr/bin/curl"), [
+                "-sS", "-i", "--http2", "--cacert", directory.appendingPathComponent("gateway/ca.pem").path,
+                "-H", "apns-topic: com.example.push", "-H", "authorization: bearer \(jwt)",
+            ] + headers.flatMap { ["-H", $0] } + ["-d", payload, "https://localhost:\(port)/3/device/\(token)"], name: "curl")
+            #expect(await curl.waitUntilExit() == 0)
+            let answer = await curl.completeOutput()
+            #expect(answer.first?.hasPrefix("HTTP/2 200") == true, "\(answer)")
+        }
+        try await curl(["apns-push-type: background", "apns-priority: 5"], #"{"aps":{"content-available":1},"acme1":"bar","acme2":42}"#)
+        try await app.line(containing: "background push acme1=bar acme2=42")
+
+        try await curl(["apns-push-type: alert", "apns-collapse-id: chat-1"], #"{"aps":{"alert":{"title":"Alice","body":"Lunch?"},"category":"MESSAGE"}}"#)
+        try await app.line(containing: "willPresent Alice")
+        let respond = try ChildProcess(unotify, ["respond", "chat-1", "--action", "REPLY", "--text", "Yes, at noon"], environment: environment, name: "unotify respond")
+        #expect(await respond.waitUntilExit() == 0)
+        try await app.line(containing: "reply \"Yes, at noon\" to Alice")
+
+        await app.stop()
+        await serve.stop()
+    }
 }

@@ -1,0 +1,68 @@
+// An app written as an iOS app is: an `@main` app delegate that asks for permission, registers for
+// remote notifications, and answers background pushes. Run it as an app registered with the daemon:
+//
+//     unotify apps add com.example.push
+//     UNOTIFY_APP_ID=com.example.push swift run push-example
+//
+// It prints its device token; send it pushes with `curl` or `unotify push` (see the README).
+import Foundation
+import OpenUserNotificationsShim
+
+@main
+final class AppDelegate: UIResponder, UIApplicationDelegate {
+    /// Shows alert pushes in the foreground and prints what the person did with them.
+    let notificationHandler = NotificationHandler()
+
+    func application(_ application: UIApplication, didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?) -> Bool {
+        let center = UNUserNotificationCenter.current()
+        center.delegate = notificationHandler
+        center.setNotificationCategories([
+            UNNotificationCategory(identifier: "MESSAGE", actions: [
+                UNTextInputNotificationAction(identifier: "REPLY", title: "Reply", options: [], textInputButtonTitle: "Send", textInputPlaceholder: "Message"),
+            ], intentIdentifiers: [], options: []),
+        ])
+        center.requestAuthorization(options: [.alert, .sound, .badge]) { granted, _ in
+            say("authorization \(granted ? "granted" : "denied")")
+            Task { @MainActor in application.registerForRemoteNotifications() }
+        }
+        return true
+    }
+
+    func application(_ application: UIApplication, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data) {
+        say("device token \(deviceToken.map { String(format: "%02x", $0) }.joined())")
+    }
+
+    func application(_ application: UIApplication, didFailToRegisterForRemoteNotificationsWithError error: Error) {
+        say("registration failed: \(error.localizedDescription)")
+    }
+
+    func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any],
+                     fetchCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void) {
+        let custom = userInfo.filter { "\($0.key)" != "aps" }.map { "\($0.key)=\($0.value)" }.sorted()
+        say("background push \(custom.joined(separator: " "))")
+        completionHandler(.newData)
+    }
+}
+
+final class NotificationHandler: NSObject, UNUserNotificationCenterDelegate, Sendable {
+    func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification,
+                                withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void) {
+        say("willPresent \(notification.request.content.title)")
+        completionHandler([.banner, .list, .sound])
+    }
+
+    func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
+                                withCompletionHandler completionHandler: @escaping () -> Void) {
+        if let reply = response as? UNTextInputNotificationResponse {
+            say("reply \"\(reply.userText)\" to \(response.notification.request.content.title)")
+        } else {
+            say("response \(response.actionIdentifier) to \(response.notification.request.content.title)")
+        }
+        completionHandler()
+    }
+}
+
+/// Prints a line at once, also when the output is a pipe.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
