@@ -45,7 +45,7 @@ struct GatewayCommand: AsyncParsableCommand {
         discussion: """
             Providers send pushes with Apple's HTTP/2 provider API, unchanged: token authentication with a team's ES256 key (.p8), the same headers, status codes and reasons. Set up a provider with `unotify gateway teams add`, `unotify gateway apps add` and `unotify gateway keys create`, then point its APNs client at the sandbox endpoint (port 2197) or the production one (2198), trusting the gateway's certificate authority (ca.pem in the gateway's folder).
             """,
-        subcommands: [Serve.self, Teams.self, Apps.self, Keys.self, Token.self, Devices.self],
+        subcommands: [Serve.self, Teams.self, Apps.self, Keys.self, Certificates.self, Token.self, Devices.self],
         defaultSubcommand: Serve.self
     )
 
@@ -204,6 +204,54 @@ struct GatewayCommand: AsyncParsableCommand {
 
             func run() async throws {
                 try await gatewayCall { try await location.store().removeKey(keyID) }
+            }
+        }
+    }
+
+    struct Certificates: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Issue providers' client certificates (certificate-based authentication).",
+            subcommands: [Create.self]
+        )
+
+        struct Create: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Issue a client certificate for one app, and print the curl command that pushes with it.",
+                discussion: "Like Apple's push certificates: for the sandbox, production, or both (the default, with the app's VoIP and complication topics, so requests must name their apns-topic). Signed by the gateway's certificate authority (ca.pem in its folder, made when the gateway first starts); valid for a year. The certificate and its key (readable only by you) are written as <output>.pem and <output>-key.pem."
+            )
+            @OptionGroup var location: GatewayLocation
+            @Option(name: .long, help: "The app (topic) the certificate is for; it must belong to a team (`unotify gateway apps add`).") var app: String
+            @Option(name: .long, help: "sandbox or production. Default: both.") var environment: APNs.Environment?
+            @Option(name: .long, help: "The files' name without extension. Default: PushCertificate_<app> in the current folder.") var output: String?
+
+            func run() async throws {
+                let apps = try await gatewayCall { try await location.store().providers().appsByTeam }
+                guard let team = apps.first(where: { $0.value.contains(app) })?.key else {
+                    throw ValidationError("\(app) belongs to no team: add it with `unotify gateway apps add \(app) --team <team>`.")
+                }
+                let configuration = GatewayConfiguration(dataDirectory: location.directory)
+                guard let certificatePEM = try? String(contentsOfFile: configuration.authorityCertificatePath, encoding: .utf8),
+                      let keyPEM = try? String(contentsOfFile: configuration.authorityKeyPath, encoding: .utf8) else {
+                    throw ValidationError("The gateway has no certificate authority yet in \(location.directory.path): start it once (`unotify serve` or `unotify gateway`).")
+                }
+                let authority = try GatewayCertificateAuthority(certificatePEM: certificatePEM, privateKeyPEM: keyPEM)
+                let environments: Set<APNs.Environment> = environment.map { [$0] } ?? [.sandbox, .production]
+                let issued = try authority.issueProviderCertificate(bundleIdentifier: app, teamID: team, environments: environments)
+                let base = output ?? "PushCertificate_\(app)"
+                let (certificatePath, keyPath) = (base + ".pem", base + "-key.pem")
+                for path in [certificatePath, keyPath] where FileManager.default.fileExists(atPath: path) {
+                    throw ValidationError("\(path) exists already.")
+                }
+                guard PrivateFiles.createFile(atPath: keyPath, contents: Data(issued.privateKeyPEM.utf8)),
+                      PrivateFiles.createFile(atPath: certificatePath, contents: Data(issued.certificatePEM.utf8)) else {
+                    throw ValidationError("Could not write \(certificatePath) and \(keyPath).")
+                }
+                let port = environments == [.production] ? 2198 : 2197
+                FileHandle.standardError.write(Data("Certificate for \(app) (team \(team), \(environments.map(\.rawValue).sorted().joined(separator: " and "))) written to \(certificatePath), its key to \(keyPath). Push with:\n".utf8))
+                print("""
+                    curl --http2 --cacert \(configuration.authorityCertificatePath) --cert \(certificatePath) --key \(keyPath) \\
+                      -H "apns-topic: \(app)" -H "apns-push-type: alert" -d '{"aps":{"alert":"Hello"}}' https://localhost:\(port)/3/device/<device token>
+                    """)
             }
         }
     }

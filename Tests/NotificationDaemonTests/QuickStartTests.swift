@@ -147,6 +147,21 @@ import Testing
         #expect(shown.contains("banner"))
         try await watch.line(containing: "Hello — From curl")
 
+        // A provider with a client certificate instead of a key: the curl command `unotify` prints works as printed.
+        let printed = try await run(["gateway", "certificates", "create", "--app", "com.example.todo", "--environment", "sandbox"], in: directory)
+        #expect(printed.contains("--cert PushCertificate_com.example.todo.pem --key PushCertificate_com.example.todo-key.pem"))
+        // Standard error (merged here) says where the files went; the command follows.
+        let printedCommand = printed.split(separator: "\n").drop { !$0.hasPrefix("curl ") }.joined(separator: "\n")
+        let command = printedCommand.replacingOccurrences(of: "<device token>", with: token)
+            .replacingOccurrences(of: "localhost:2197", with: "localhost:\(port)")
+            .replacingOccurrences(of: #"{"aps":{"alert":"Hello"}}"#, with: #"{"aps":{"alert":{"title":"Certified","body":"From a client certificate"}}}"#)
+        let certified = try ChildProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", command.replacingOccurrences(of: "curl ", with: "curl -sS -i ")],
+                                         in: directory, name: "curl with a certificate")
+        #expect(await certified.waitUntilExit() == 0)
+        let certifiedAnswer = await certified.completeOutput()
+        #expect(certifiedAnswer.first?.hasPrefix("HTTP/2 200") == true, "\(certifiedAnswer) \(certified.lines) \(command)")
+        try await watch.line(containing: "Certified — From a client certificate")
+
         // `unotify push`, as a provider through the gateway, and straight to the app as `simctl push` does.
         let remote = try await run(["push", "--token", token, "--key", directory.appendingPathComponent("AuthKey_\(keyID).p8").path, "--key-id", keyID,
                                     "--team", "ABCDE12345", "--gateway", "https://localhost:\(port)", "com.example.todo",

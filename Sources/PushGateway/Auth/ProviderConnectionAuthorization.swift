@@ -47,6 +47,10 @@ package struct ProviderCredentials: Sendable {
 ///   needs a new connection (`TopicDisallowed`), as on APNs.
 /// - A new token less than 20 minutes after the previous one was accepted is
 ///   `TooManyProviderTokenUpdates`; the previous one stays in force.
+///
+/// A connection that presented a client certificate and sends no token is authenticated by the
+/// certificate instead, as APNs' certificate-based connections are: bound to the certificate's app and
+/// topics (`BadCertificate`, `BadCertificateEnvironment`, `MissingTopic` as Apple describes).
 package struct ProviderConnectionAuthorization: Sendable {
     /// Who sent an accepted request, and to which app.
     package struct Authorized: Sendable, Hashable {
@@ -69,6 +73,9 @@ package struct ProviderConnectionAuthorization: Sendable {
         var keyID: String
         var teamID: String
         var bundleIdentifiers: Set<String>
+        /// A certificate's topics: the connection may use these alone, and may omit the topic when
+        /// there is one. Nil on a token connection.
+        var certificateTopics: [String]? = nil
     }
 
     private struct Current: Sendable {
@@ -83,6 +90,8 @@ package struct ProviderConnectionAuthorization: Sendable {
     /// The reason sent for a key of the other environment: Apple documents
     /// `BadEnvironmentKeyIdInToken`, APNs has been seen sending `BadEnvironmentKeyInToken`.
     package let environmentKeyReason: APNs.Reason
+    /// The client certificate the connection presented, as its TLS handshake found it; nil for none.
+    package let certificate: ProviderCertificate.Verdict?
     private var binding: Binding?
     private var current: Current?
 
@@ -91,9 +100,10 @@ package struct ProviderConnectionAuthorization: Sendable {
     /// How long a token must be in use on a connection before another replaces it.
     package static let minimumTokenInterval: TimeInterval = 20 * 60
 
-    package init(environment: APNs.Environment, environmentKeyReason: APNs.Reason = .badEnvironmentKeyInToken) {
+    package init(environment: APNs.Environment, environmentKeyReason: APNs.Reason = .badEnvironmentKeyInToken, certificate: ProviderCertificate.Verdict? = nil) {
         self.environment = environment
         self.environmentKeyReason = environmentKeyReason
+        self.certificate = certificate
     }
 
     /// Checks one request's `authorization` header and `apns-topic` against the credentials: both
@@ -121,6 +131,11 @@ package struct ProviderConnectionAuthorization: Sendable {
     /// this connection. Returns true for the connection's first accepted token (the connection may
     /// now open more streams).
     package mutating func authenticate(authorization: String?, now: Date, credentials: ProviderCredentials) -> Result<Bool, APNs.Rejection> {
+        if authorization == nil, let certificate { return authenticate(certificate: certificate, credentials: credentials) }
+        guard binding?.certificateTopics == nil else {
+            // A certificate connection stays one: a token cannot take it over.
+            return .failure(APNs.Rejection(.invalidProviderToken))
+        }
         guard let authorization, authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
             return .failure(APNs.Rejection(.missingProviderToken))
         }
@@ -151,10 +166,30 @@ package struct ProviderConnectionAuthorization: Sendable {
         return .success(true)
     }
 
+    /// A request without a token on a connection with a client certificate: the certificate must be
+    /// one the gateway issued, for this environment, to an app of a team still registered.
+    private mutating func authenticate(certificate: ProviderCertificate.Verdict, credentials: ProviderCredentials) -> Result<Bool, APNs.Rejection> {
+        guard case .valid(let issued) = certificate else { return .failure(APNs.Rejection(.badCertificate)) }
+        guard issued.environments.contains(environment) else { return .failure(APNs.Rejection(.badCertificateEnvironment)) }
+        // A certificate of an app or team that is no longer registered is revoked with it.
+        guard credentials.appsByTeam[issued.teamID]?.contains(issued.bundleIdentifier) == true else {
+            return .failure(APNs.Rejection(.badCertificate))
+        }
+        guard binding == nil else { return .success(false) }
+        binding = Binding(keyID: "", teamID: issued.teamID, bundleIdentifiers: [issued.bundleIdentifier], certificateTopics: issued.topics)
+        return .success(true)
+    }
+
     /// The second step, once the headers passed Apple's rules: whether the connection's team may push
     /// to the topic. Only after ``authenticate(authorization:now:credentials:)`` succeeded.
     package func authorizeTopic(_ topic: String?, pushType: APNs.PushType) -> Result<Authorized, APNs.Rejection> {
         guard let binding else { return .failure(APNs.Rejection(.missingProviderToken)) }
+        if let topics = binding.certificateTopics, let bundleIdentifier = binding.bundleIdentifiers.first {
+            // A certificate with one topic may leave it out; one with several may not.
+            guard let chosen = topic ?? (topics.count == 1 ? topics.first : nil) else { return .failure(APNs.Rejection(.missingTopic)) }
+            guard topics.contains(chosen) else { return .failure(APNs.Rejection(.topicDisallowed)) }
+            return .success(Authorized(teamID: binding.teamID, keyID: binding.keyID, bundleIdentifier: bundleIdentifier, isFirst: false))
+        }
         guard let topic else { return .failure(APNs.Rejection(.missingTopic)) }
         let bundleIdentifier = pushType.topicSuffix.map { String(topic.dropLast($0.count)) } ?? topic
         guard binding.bundleIdentifiers.contains(bundleIdentifier) else { return .failure(APNs.Rejection(.topicDisallowed)) }

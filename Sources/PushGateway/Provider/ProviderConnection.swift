@@ -16,8 +16,8 @@ final class ProviderConnection {
     /// Whether the server is stopping: the connection closes when its last stream ends.
     var isStopping = false
 
-    init(environment: APNs.Environment, environmentKeyReason: APNs.Reason) {
-        authorization = ProviderConnectionAuthorization(environment: environment, environmentKeyReason: environmentKeyReason)
+    init(environment: APNs.Environment, environmentKeyReason: APNs.Reason, certificate: ProviderCertificate.Verdict?) {
+        authorization = ProviderConnectionAuthorization(environment: environment, environmentKeyReason: environmentKeyReason, certificate: certificate)
     }
 
     /// Counts a refused request; returns true when the connection has had too many and must close.

@@ -7,6 +7,8 @@ import NIOSSL
 import NIOTLS
 package import NotificationCore
 import Synchronization
+import SwiftASN1
+import X509
 
 /// Apple's HTTP/2 provider API on a TCP port: `POST /3/device/<token>` over TLS 1.2+ (ALPN `h2`, or
 /// no ALPN, as APNs accepts), or over cleartext HTTP/2 only when the configuration asks for it.
@@ -33,10 +35,14 @@ package final class ProviderServer: Sendable {
         package struct TLS: Sendable {
             package var certificateChainPEM: String
             package var privateKeyPEM: String
+            /// The authority whose provider certificates authenticate connections (``ProviderCertificate``),
+            /// in PEM; nil accepts token authentication alone.
+            package var clientAuthorityPEM: String?
 
-            package init(certificateChainPEM: String, privateKeyPEM: String) {
+            package init(certificateChainPEM: String, privateKeyPEM: String, clientAuthorityPEM: String? = nil) {
                 self.certificateChainPEM = certificateChainPEM
                 self.privateKeyPEM = privateKeyPEM
+                self.clientAuthorityPEM = clientAuthorityPEM
             }
         }
 
@@ -104,6 +110,12 @@ package final class ProviderServer: Sendable {
 
     /// Starts listening; returns the address it listens on.
     package func start() async throws -> SocketAddress {
+        let clientAuthority: Certificate?
+        do {
+            clientAuthority = try shared.configuration.tls?.clientAuthorityPEM.map { try Certificate(pemEncoded: $0) }
+        } catch {
+            throw ProviderServerError("The provider certificates' authority is not a readable PEM certificate (\(error)).")
+        }
         let sslContext = try shared.configuration.tls.map { tls in
             let chain: [NIOSSLCertificate]
             let key: NIOSSLPrivateKey
@@ -116,6 +128,13 @@ package final class ProviderServer: Sendable {
             var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
             configuration.minimumTLSVersion = .tlsv12
             configuration.applicationProtocols = ["h2"]
+            if let pem = tls.clientAuthorityPEM {
+                // A client certificate is asked for but not required: token connections present none.
+                // The handshake accepts any; each connection's requests are judged by what it presented.
+                configuration.certificateVerification = .optionalVerification
+                configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))
+                configuration.sendCANameList = true
+            }
             return try NIOSSLContext(configuration: configuration)
         }
         let shared = self.shared
@@ -127,13 +146,23 @@ package final class ProviderServer: Sendable {
             .childChannelInitializer { channel in
                 connections.add(channel)
                 guard let sslContext else {
-                    return channel.eventLoop.makeCompletedFuture { try Self.configureHTTP2(channel, shared: shared) }
+                    return channel.eventLoop.makeCompletedFuture { try Self.configureHTTP2(channel, shared: shared, certificate: nil) }
                 }
                 return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
+                    let presented = NIOLoopBoundBox<ProviderCertificate.Verdict?>(nil, eventLoop: channel.eventLoop)
+                    let handler: NIOSSLServerHandler
+                    if let clientAuthority {
+                        handler = NIOSSLServerHandler(context: sslContext) { chain, promise in
+                            presented.value = ProviderCertificate.verify(chain.compactMap { try? $0.toDERBytes() }, authority: clientAuthority, now: shared.clock())
+                            promise.succeed(.certificateVerified)
+                        }
+                    } else {
+                        handler = NIOSSLServerHandler(context: sslContext)
+                    }
+                    try channel.pipeline.syncOperations.addHandler(handler)
                     // HTTP/2 whatever ALPN said: `h2`, or nothing (some APNs clients offer no ALPN).
                     try channel.pipeline.syncOperations.addHandler(ApplicationProtocolNegotiationHandler { _ in
-                        channel.eventLoop.makeCompletedFuture { try Self.configureHTTP2(channel, shared: shared) }
+                        channel.eventLoop.makeCompletedFuture { try Self.configureHTTP2(channel, shared: shared, certificate: presented.value) }
                     })
                 }
             }
@@ -193,7 +222,7 @@ package final class ProviderServer: Sendable {
         }
     }
 
-    private static func configureHTTP2(_ channel: any Channel, shared: Shared) throws {
+    private static func configureHTTP2(_ channel: any Channel, shared: Shared, certificate: ProviderCertificate.Verdict?) throws {
         var connection = NIOHTTP2Handler.ConnectionConfiguration()
         // APNs' figures; one stream until the connection's first valid token.
         connection.initialSettings = [
@@ -204,7 +233,8 @@ package final class ProviderServer: Sendable {
             HTTP2Setting(parameter: .maxHeaderListSize, value: 8000),
         ]
         let state = NIOLoopBound(
-            ProviderConnection(environment: shared.configuration.environment, environmentKeyReason: shared.configuration.environmentKeyReason),
+            ProviderConnection(environment: shared.configuration.environment, environmentKeyReason: shared.configuration.environmentKeyReason,
+                               certificate: certificate),
             eventLoop: channel.eventLoop
         )
         shared.connections.attach(state, to: channel)

@@ -100,7 +100,8 @@ package struct PushGatewayServices: Sendable {
         let files = FileManager.default
         if let certificate = try? String(contentsOfFile: configuration.serverCertificatePath, encoding: .utf8),
            let key = try? String(contentsOfFile: configuration.serverKeyPath, encoding: .utf8) {
-            return .init(certificateChainPEM: certificate, privateKeyPEM: key)
+            return .init(certificateChainPEM: certificate, privateKeyPEM: key,
+                         clientAuthorityPEM: try? String(contentsOfFile: configuration.authorityCertificatePath, encoding: .utf8))
         }
         let authority: GatewayCertificateAuthority
         if let certificate = try? String(contentsOfFile: configuration.authorityCertificatePath, encoding: .utf8),
@@ -122,7 +123,8 @@ package struct PushGatewayServices: Sendable {
         try write(issued.privateKeyPEM, to: configuration.serverKeyPath)
         try? files.removeItem(atPath: configuration.serverCertificatePath)
         try write(chain, to: configuration.serverCertificatePath)
-        return .init(certificateChainPEM: chain, privateKeyPEM: issued.privateKeyPEM)
+        // Providers' client certificates come from the same authority (`unotify gateway certificates create`).
+        return .init(certificateChainPEM: chain, privateKeyPEM: issued.privateKeyPEM, clientAuthorityPEM: try authority.certificatePEM)
     }
 
     private static func write(_ text: String, to path: String) throws {

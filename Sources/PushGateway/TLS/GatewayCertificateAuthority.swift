@@ -5,6 +5,7 @@ import SwiftASN1
 import Glibc
 #endif
 package import X509
+package import NotificationCore
 
 /// A certificate authority of the gateway's own, for a self-hosted deployment: it signs the
 /// gateway's server certificate (and, later, providers' client certificates), and providers trust it
@@ -79,6 +80,48 @@ package struct GatewayCertificateAuthority: Sendable {
                 Critical(KeyUsage(digitalSignature: true))
                 try ExtendedKeyUsage([.serverAuth])
                 SubjectAlternativeNames(names)
+            },
+            issuerPrivateKey: .init(privateKey)
+        )
+        return Issued(certificatePEM: try issued.serializeAsPEM().pemString, privateKeyPEM: key.pemRepresentation)
+    }
+}
+
+extension GatewayCertificateAuthority {
+    /// Issues a provider's client certificate for one app, valid for a year as Apple's are: for the
+    /// sandbox, production, or both. A certificate for both also carries the app's VoIP and
+    /// complication topics, as Apple's "Apple Push Services" certificates do, so that a request on it
+    /// must name its `apns-topic` (`MissingTopic` otherwise); one for a single environment has one topic.
+    package func issueProviderCertificate(
+        bundleIdentifier: String,
+        teamID: String,
+        environments: Set<APNs.Environment>,
+        now: Date = Date()
+    ) throws -> Issued {
+        let key = P256.Signing.PrivateKey()
+        let kind = environments.count > 1 ? "Apple Push Services" : environments.contains(.production) ? "Apple Production IOS Push Services" : "Apple Development IOS Push Services"
+        let subject = DistinguishedName([
+            RelativeDistinguishedName(RelativeDistinguishedName.Attribute(type: ProviderCertificate.userID, utf8String: bundleIdentifier)),
+            RelativeDistinguishedName(RelativeDistinguishedName.Attribute(type: ASN1ObjectIdentifier.RDNAttributeType.commonName, utf8String: "\(kind): \(bundleIdentifier)")),
+            RelativeDistinguishedName(RelativeDistinguishedName.Attribute(type: ASN1ObjectIdentifier.RDNAttributeType.organizationalUnitName, utf8String: teamID)),
+            RelativeDistinguishedName(RelativeDistinguishedName.Attribute(type: ASN1ObjectIdentifier.RDNAttributeType.organizationName, utf8String: "OpenUserNotifications")),
+        ])
+        let topics = environments.count > 1 ? [bundleIdentifier, bundleIdentifier + ".voip", bundleIdentifier + ".complication"] : [bundleIdentifier]
+        let markers = try ProviderCertificate.markers(environments: environments, topics: topics)
+        let issued = try Certificate(
+            version: .v3,
+            serialNumber: Certificate.SerialNumber(),
+            publicKey: .init(key.publicKey),
+            notValidBefore: now.addingTimeInterval(-3600),
+            notValidAfter: now.addingTimeInterval(365 * 86_400),
+            issuer: certificate.subject,
+            subject: subject,
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.notCertificateAuthority)
+                Critical(KeyUsage(digitalSignature: true))
+                try ExtendedKeyUsage([.clientAuth])
+                for marker in markers { marker }
             },
             issuerPrivateKey: .init(privateKey)
         )

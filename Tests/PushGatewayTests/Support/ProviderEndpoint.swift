@@ -15,6 +15,8 @@ struct ProviderEndpoint {
     let port: Int
     /// The authority that issued the endpoint's certificate, in PEM.
     let authorityPEM: String
+    /// That authority, which also issues the providers' client certificates the endpoint accepts.
+    let authority: GatewayCertificateAuthority
 
     /// Starts an endpoint, runs `body` with it, and stops it, whether `body` throws or not.
     static func with(
@@ -30,7 +32,8 @@ struct ProviderEndpoint {
         var configuration = ProviderServer.Configuration()
         configuration.port = 0
         configuration.environment = environment
-        configuration.tls = .init(certificateChainPEM: issued.certificatePEM, privateKeyPEM: issued.privateKeyPEM)
+        configuration.tls = .init(certificateChainPEM: issued.certificatePEM, privateKeyPEM: issued.privateKeyPEM,
+                                  clientAuthorityPEM: try authority.certificatePEM)
         let server = ProviderServer(configuration: configuration, credentials: credentials, refreshCredentials: refreshCredentials, acceptor: acceptor,
                                     clock: clock, logger: Logger(label: "test"))
         let address = try await server.start()
@@ -38,7 +41,7 @@ struct ProviderEndpoint {
         tls.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(try authority.certificatePEM.utf8), format: .pem)])
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls))
         let endpoint = ProviderEndpoint(server: server, client: client, url: "https://localhost:\(address.port ?? 0)", port: address.port ?? 0,
-                                        authorityPEM: try authority.certificatePEM)
+                                        authorityPEM: try authority.certificatePEM, authority: authority)
         do {
             try await body(endpoint)
         } catch {
