@@ -216,6 +216,7 @@ let package = Package(
             dependencies: [
                 "NotificationCore",
                 "PushGateway",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

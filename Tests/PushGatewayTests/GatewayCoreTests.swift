@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Crypto
 import Foundation
+import GRDB
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -44,11 +45,12 @@ final class DeliveredPushes: Sendable {
         }
     }
 
-    func withGateway(environment: APNs.Environment = .sandbox, admission: PushAdmission.Configuration = .init(), _ body: (Gateway) async throws -> Void) async throws {
+    func withGateway(environment: APNs.Environment = .sandbox, admission: PushAdmission.Configuration = .init(), busyTimeout: TimeInterval = 10,
+                     _ body: (Gateway) async throws -> Void) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let store = try SQLiteGatewayStore(path: folder.appendingPathComponent("gateway.sqlite").path)
+        let store = try SQLiteGatewayStore(path: folder.appendingPathComponent("gateway.sqlite").path, busyTimeout: busyTimeout)
         let signingKey = P256.Signing.PrivateKey()
         try await store.addTeam("TEAM123456", name: "Example")
         try await store.addApp("com.example.todo", team: "TEAM123456")
@@ -154,6 +156,70 @@ final class DeliveredPushes: Sendable {
             var stored = 0
             for index in 0..<20 { stored += try await gateway.store.pushes(for: "bulk-\(index)", after: 0, now: Date(), limit: 100).count }
             #expect(stored == 201)
+        }
+    }
+
+    /// Another process holding the database's write lock (the disk stalls, for the gateway) until released.
+    final class WriteLock: Sendable {
+        private let released = DispatchSemaphore(value: 0)
+        private let held = DispatchSemaphore(value: 0)
+        private let done = DispatchSemaphore(value: 0)
+
+        init(path: String) throws {
+            let queue = try DatabaseQueue(path: path)
+            DispatchQueue.global().async { [released, held, done] in
+                try? queue.inTransaction(.immediate) { _ in
+                    held.signal()
+                    released.wait()
+                    return .rollback
+                }
+                done.signal()
+            }
+            held.wait()
+        }
+
+        func release() {
+            released.signal()
+            done.wait()
+        }
+    }
+
+    @Test func aPushThatCannotBeStoredIsInternalServerErrorAndTheNextOneIsTaken() async throws {
+        try await withGateway(busyTimeout: 0.2) { gateway in
+            let token = try await gateway.core.register(deviceID: "device-1", bundleIdentifier: "com.example.todo", environment: .sandbox, at: Date()).token
+            let lock = try WriteLock(path: gateway.store.path)
+            let refused = try await gateway.post(token)
+            lock.release()
+            #expect(refused.status == 500)
+            #expect(refused.body == #"{"reason":"InternalServerError"}"#)
+            #expect(try await gateway.post(token).status == 200)
+            #expect(gateway.delivered.apnsIDs.count == 1)
+        }
+    }
+
+    @Test func pushesBeyondWhatWaitsForTheDiskAreServiceUnavailable() async throws {
+        var admission = PushAdmission.Configuration()
+        admission.maximumUnwrittenPushes = 2
+        try await withGateway(admission: admission) { gateway in
+            let token = try await gateway.core.register(deviceID: "device-1", bundleIdentifier: "com.example.todo", environment: .sandbox, at: Date()).token
+            let lock = try WriteLock(path: gateway.store.path)
+            // Two pushes wait for the stalled disk; the third is refused at once.
+            async let first = gateway.post(token)
+            async let second = gateway.post(token)
+            var third: (status: Int, body: String) = (0, "")
+            // The two must have reached the core before the third is sent: watch the core's count.
+            let deadline = ContinuousClock.now + .seconds(10)
+            while gateway.core.unwrittenPushes < 2 {
+                try #require(ContinuousClock.now < deadline, "the first two pushes did not reach the core")
+                await Task.yield()
+            }
+            third = try await gateway.post(token)
+            lock.release()
+            #expect(third.status == 503)
+            #expect(third.body == #"{"reason":"ServiceUnavailable"}"#)
+            #expect(try await first.status == 200)
+            #expect(try await second.status == 200)
+            #expect(try await gateway.post(token).status == 200)
         }
     }
 }

@@ -90,6 +90,7 @@ final class HoldingAcceptor: PushAcceptor {
     }
 
     func withServer(acceptor: RecordingAcceptor = RecordingAcceptor(refusals: [gone: APNs.Rejection(.unregistered, timestamp: 1_767_225_600_123)]),
+                    requestIdleTimeout: TimeAmount = .seconds(10),
                     _ body: (Running) async throws -> Void) async throws {
         let signingKey = P256.Signing.PrivateKey()
         let now = Date()
@@ -97,7 +98,7 @@ final class HoldingAcceptor: PushAcceptor {
             keys: [ProviderKey(keyID: "KEY1234567", teamID: "TEAM123456", environment: nil, publicKey: signingKey.publicKey)],
             appsByTeam: ["TEAM123456": ["com.example.todo"]]
         )
-        try await ProviderEndpoint.with(credentials: { credentials }, acceptor: acceptor, clock: { now }) { endpoint in
+        try await ProviderEndpoint.with(credentials: { credentials }, acceptor: acceptor, clock: { now }, requestIdleTimeout: requestIdleTimeout) { endpoint in
             try await body(Running(server: endpoint.server, url: endpoint.url, client: endpoint.client, acceptor: acceptor, signingKey: signingKey, now: now,
                                    endpoint: endpoint))
         }
@@ -292,6 +293,26 @@ final class HoldingAcceptor: PushAcceptor {
         await stopping.value
         // Stopped: nothing listens any more.
         await #expect(throws: (any Error).self) { _ = try await FrameClient.connect(port: address.port!, authorityPEM: try authority.certificatePEM) }
+    }
+
+    /// A request that stops sending before its end is answered `400 IdleTimeout`, and the connection
+    /// goes on.
+    @Test func aRequestThatStopsHalfWayIsIdleTimeout() async throws {
+        try await withServer(requestIdleTimeout: .milliseconds(300)) { running in
+            let client = try await FrameClient.connect(port: running.endpoint.port, authorityPEM: running.endpoint.authorityPEM)
+            let headers = [("authorization", try running.bearer()), ("apns-topic", "com.example.todo"), ("apns-id", "eabeae54-14a8-11e5-b60b-1697f925ec7b")]
+            let stalled = try await client.openStream()
+            try await stalled.sendHeaders(path: "/3/device/\(Self.token)", headers: headers)
+            let answer = await stalled.answer()
+            #expect(answer.status == "400")
+            #expect(answer.body == #"{"reason":"IdleTimeout"}"#)
+            let next = try await client.openStream()
+            try await next.sendHeaders(path: "/3/device/\(Self.token)", headers: headers)
+            try await next.sendBody(#"{"aps":{"alert":"whole"}}"#)
+            #expect(await next.answer().status == "200")
+            await client.close()
+            #expect(running.acceptor.accepted.withLock { $0.count } == 1)
+        }
     }
 
     /// Some APNs clients (aioapns among them) offer no ALPN: the connection is HTTP/2 all the same.

@@ -29,6 +29,8 @@ package final class GatewayCore: PushAcceptor {
         var connectedDevices: Set<String> = []
         var batch: [Waiting] = []
         var isWriting = false
+        /// Pushes accepted and not yet durable: gathering in `batch`, or in the batch being written.
+        var unwritten = 0
         var lastRefresh: ContinuousClock.Instant?
     }
 
@@ -119,6 +121,9 @@ package final class GatewayCore: PushAcceptor {
 
     // MARK: - Pushes
 
+    /// Pushes accepted and not yet durable.
+    package var unwrittenPushes: Int { state.withLock { $0.unwritten } }
+
     package func accept(_ push: ProviderPush, completion: @escaping @Sendable (APNs.Rejection?) -> Void) {
         if let registration = state.withLock({ $0.registrations[push.headers.deviceToken] }) {
             return admit(push, registration: registration, completion: completion)
@@ -154,13 +159,20 @@ package final class GatewayCore: PushAcceptor {
                 pushType: push.headers.pushType, priority: push.headers.priority, expiresAt: expiresAt, collapseID: push.headers.collapseID,
                 payload: push.payload, receivedAt: push.receivedAt
             )
-            let startsWriting = state.withLock { state in
+            let limit = state.withLock { $0.admission.configuration.maximumUnwrittenPushes }
+            let startsWriting = state.withLock { state -> Bool? in
+                guard state.unwritten < limit else { return nil }
+                state.unwritten += 1
                 state.batch.append(Waiting(push: queued, completion: completion))
                 guard !state.isWriting else { return false }
                 state.isWriting = true
                 return true
             }
-            if startsWriting { Task { await writeBatches() } }
+            switch startsWriting {
+            case nil: completion(APNs.Rejection(.serviceUnavailable))
+            case true?: Task { await writeBatches() }
+            case false?: break
+            }
         }
     }
 
@@ -174,6 +186,7 @@ package final class GatewayCore: PushAcceptor {
                 return batch
             }
             guard !batch.isEmpty else { return }
+            defer { state.withLock { $0.unwritten -= batch.count } }
             do {
                 let stored = try await store.enqueue(batch.map(\.push))
                 // Handed on for delivery before the providers hear of it.

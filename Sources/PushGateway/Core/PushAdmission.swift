@@ -11,6 +11,9 @@ package struct PushAdmission: Sendable {
         package var burstPerToken = 100
         /// Pushes per second one token takes for as long as it is sent to.
         package var sustainedPerTokenPerSecond = 10.0
+        /// Pushes accepted but not yet durable beyond which new ones are refused with
+        /// `503 ServiceUnavailable`, so that a stalled disk costs bounded memory and providers back off.
+        package var maximumUnwrittenPushes = 20_000
         /// How long a push without `apns-expiration` is kept for an offline device: APNs' 30 days.
         package var defaultTimeToLive: TimeInterval = 30 * 86_400
         /// How long a push with `apns-expiration: 0` waits for a device that is connected when it

@@ -29,6 +29,9 @@ package final class ProviderServer: Sendable {
         package var maximumConcurrentStreams = 1000
         /// The weight of refused requests after which a connection is closed with GOAWAY.
         package var errorLimit = 100
+        /// How long a request may go without a frame before it is complete; then it is answered
+        /// `400 IdleTimeout`.
+        package var requestIdleTimeout: TimeAmount = .seconds(10)
         /// The spelling of the environment-key refusal (see ``APNs/Reason/badEnvironmentKeyInToken``).
         package var environmentKeyReason: APNs.Reason = .badEnvironmentKeyInToken
 

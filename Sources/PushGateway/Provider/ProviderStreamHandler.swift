@@ -21,6 +21,8 @@ final class ProviderStreamHandler: ChannelInboundHandler {
     /// The body's size as sent; only the first bytes up to the largest allowed payload are kept.
     private var bodyBytes = 0
     private var isAnswered = false
+    /// Ends a request that stops sending before it is complete, with `400 IdleTimeout`.
+    private var idleTimer: Scheduled<Void>?
 
     init(connection: NIOLoopBound<ProviderConnection>, server: ProviderServer.Shared) {
         self.connection = connection
@@ -29,9 +31,11 @@ final class ProviderStreamHandler: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         connection.value.openStreams += 1
+        restartIdleTimer(context: context)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        idleTimer?.cancel()
         let connection = self.connection.value
         connection.openStreams -= 1
         // The server is stopping and this was the last stream: the connection's work is done.
@@ -39,6 +43,8 @@ final class ProviderStreamHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !isAnswered else { return }
+        restartIdleTimer(context: context)
         switch unwrapInboundIn(data) {
         case .headers(let frame):
             // Trailers, if any, carry nothing APNs reads.
@@ -59,7 +65,27 @@ final class ProviderStreamHandler: ChannelInboundHandler {
     private func requestEnded(context: ChannelHandlerContext) {
         guard !isAnswered else { return }
         isAnswered = true
+        idleTimer?.cancel()
         process(context: context, refreshed: false)
+    }
+
+    /// (Re)starts the wait for the request's next frame.
+    private func restartIdleTimer(context: ChannelHandlerContext) {
+        idleTimer?.cancel()
+        let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+        idleTimer = context.eventLoop.scheduleTask(in: server.configuration.requestIdleTimeout) {
+            loopBoundSelf.value.idleTimedOut(context: loopBoundContext.value)
+        }
+    }
+
+    /// The request stopped before its end: it is answered `400 IdleTimeout`, and the rest of it is
+    /// not waited for.
+    private func idleTimedOut(context: ChannelHandlerContext) {
+        guard !isAnswered else { return }
+        isAnswered = true
+        refuse(APNs.Rejection(.idleTimeout), apnsID: headers?.first(name: "apns-id"), context: context)
+        context.close(promise: nil)
     }
 
     /// Answers the request; `refreshed` is true once the providers' keys were read again for it.

@@ -11,10 +11,12 @@ package final class SQLiteGatewayStore: GatewayStore {
     private let database: DatabasePool
     package let path: String
 
-    package init(path: String) throws(GatewayError) {
+    /// - Parameter busyTimeout: how long a write waits for another process's transaction (the CLI
+    ///   writing beside a running gateway) before it fails.
+    package init(path: String, busyTimeout: TimeInterval = 10) throws(GatewayError) {
         self.path = path
         var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
+        configuration.busyMode = .timeout(busyTimeout)
         configuration.foreignKeysEnabled = true
         do {
             database = try DatabasePool(path: path, configuration: configuration)

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
+import NIOCore
 import NIOSSL
 import NotificationCore
 import PushGateway
@@ -25,6 +26,7 @@ struct ProviderEndpoint {
         refreshCredentials: @escaping @Sendable (_ done: @escaping @Sendable () -> Void) -> Void = { $0() },
         acceptor: any PushAcceptor,
         clock: @escaping @Sendable () -> Date = { Date() },
+        requestIdleTimeout: TimeAmount = .seconds(10),
         _ body: (ProviderEndpoint) async throws -> Void
     ) async throws {
         let authority = try GatewayCertificateAuthority(name: "Test gateway CA")
@@ -32,6 +34,7 @@ struct ProviderEndpoint {
         var configuration = ProviderServer.Configuration()
         configuration.port = 0
         configuration.environment = environment
+        configuration.requestIdleTimeout = requestIdleTimeout
         configuration.tls = .init(certificateChainPEM: issued.certificatePEM, privateKeyPEM: issued.privateKeyPEM,
                                   clientAuthorityPEM: try authority.certificatePEM)
         let server = ProviderServer(configuration: configuration, credentials: credentials, refreshCredentials: refreshCredentials, acceptor: acceptor,
