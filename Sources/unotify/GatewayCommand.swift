@@ -257,7 +257,10 @@ struct GatewayCommand: AsyncParsableCommand {
     }
 
     struct Devices: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Enroll devices (notification daemons) that link to the gateway.", subcommands: [Add.self])
+        static let configuration = CommandConfiguration(
+            abstract: "Enroll devices (notification daemons) that link to the gateway; retire or block them.",
+            subcommands: [Add.self, Remove.self, Disable.self, Enable.self]
+        )
 
         struct Add: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
@@ -268,6 +271,41 @@ struct GatewayCommand: AsyncParsableCommand {
 
             func run() async throws {
                 print(try await gatewayCall { try await DeviceLinks.enroll(in: location.store(), at: Date()) })
+            }
+        }
+
+        struct Remove: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Retire a device: it can no longer link, what waited for it is dropped, and providers pushing to its tokens get 410 ExpiredToken."
+            )
+            @OptionGroup var location: GatewayLocation
+            @Argument(help: "The device's identifier (the part of its credential before the dot).") var device: String
+
+            func run() async throws {
+                try await gatewayCall { try await location.store().removeDevice(device, at: Date()) }
+                print("Device \(device) removed.")
+            }
+        }
+
+        struct Disable: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Block pushes to a device: providers get 403 Forbidden until it is enabled again.")
+            @OptionGroup var location: GatewayLocation
+            @Argument(help: "The device's identifier.") var device: String
+
+            func run() async throws {
+                try await gatewayCall { try await location.store().setDeviceDisabled(device, true) }
+                print("Pushes to device \(device) are blocked.")
+            }
+        }
+
+        struct Enable: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Let pushes reach a disabled device again.")
+            @OptionGroup var location: GatewayLocation
+            @Argument(help: "The device's identifier.") var device: String
+
+            func run() async throws {
+                try await gatewayCall { try await location.store().setDeviceDisabled(device, false) }
+                print("Pushes to device \(device) are allowed again.")
             }
         }
     }

@@ -101,6 +101,23 @@ final class DeliveredPushes: Sendable {
         }
     }
 
+    /// `unotify gateway devices disable|enable|remove` beside a running gateway, read with the keys.
+    @Test func aBlockedDeviceIsForbiddenAndARemovedOnesTokensHaveExpired() async throws {
+        try await withGateway { gateway in
+            let token = try await gateway.core.register(deviceID: "device-1", bundleIdentifier: "com.example.todo", environment: .sandbox, at: Date()).token
+            try await gateway.store.setDeviceDisabled("device-1", true)
+            try await gateway.core.reloadProviders()
+            #expect(try await gateway.post(token) == (403, #"{"reason":"Forbidden"}"#))
+            try await gateway.store.setDeviceDisabled("device-1", false)
+            try await gateway.core.reloadProviders()
+            #expect(try await gateway.post(token).status == 200)
+
+            try await gateway.store.removeDevice("device-1", at: Date(timeIntervalSince1970: 1_767_225_600.25))
+            try await gateway.core.reloadProviders()
+            #expect(try await gateway.post(token) == (410, #"{"reason":"ExpiredToken","timestamp":1767225600250}"#))
+        }
+    }
+
     @Test func aTokenReadFromTheStoreAfterARestartIsKnown() async throws {
         try await withGateway { gateway in
             let registration = try await gateway.store.register(Registration(token: String(repeating: "cd", count: 32), deviceID: "device-1",

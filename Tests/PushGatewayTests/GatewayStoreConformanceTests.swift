@@ -187,4 +187,24 @@ import Testing
             #expect(try await reopened.pushes(for: "device-1", after: 0, now: Self.t0, limit: 10) == stored)
         }
     }
+
+    @Test(arguments: Kind.allCases)
+    func aRemovedDeviceCannotLinkLosesItsPushesAndStaysRemoved(kind: Kind) async throws {
+        try await withDevice(kind) { store, opened in
+            _ = try await store.enqueue([push(id: "a")])
+            #expect(try await store.deviceStandings().isEmpty)
+            try await store.setDeviceDisabled("device-2", true)
+            try await store.removeDevice("device-1", at: Self.t0 + 60)
+            #expect(try await store.deviceSecretHash("device-1") == nil)
+            #expect(try await store.deviceSecretHash("device-2") == "hash-2")
+            #expect(try await store.pushes(for: "device-1", after: 0, now: Self.t0, limit: 10).isEmpty)
+            let expected = ["device-1": DeviceStanding(removedAt: Self.t0 + 60), "device-2": DeviceStanding(isDisabled: true)]
+            #expect(try await store.deviceStandings() == expected)
+            await #expect(throws: GatewayError.self) { try await store.removeDevice("device-1", at: Self.t0 + 120) }
+            await #expect(throws: GatewayError.self) { try await store.setDeviceDisabled("device-9", true) }
+            #expect(try await opened.reopen().deviceStandings() == expected)
+            try await store.setDeviceDisabled("device-2", false)
+            #expect(try await store.deviceStandings() == ["device-1": DeviceStanding(removedAt: Self.t0 + 60)])
+        }
+    }
 }

@@ -27,6 +27,8 @@ package final class GatewayCore: PushAcceptor {
         var registrations: [String: Registration] = [:]
         var credentials = ProviderCredentials()
         var connectedDevices: Set<String> = []
+        /// Devices removed or disabled, as last read (every other device is in good standing).
+        var standings: [String: DeviceStanding] = [:]
         var batch: [Waiting] = []
         var isWriting = false
         /// Pushes accepted and not yet durable: gathering in `batch`, or in the batch being written.
@@ -57,7 +59,8 @@ package final class GatewayCore: PushAcceptor {
     /// The keys and apps the provider API checks requests against, as last loaded.
     package var credentials: ProviderCredentials { state.withLock { $0.credentials } }
 
-    /// Reads the providers' keys and apps from the store again; call after changing them.
+    /// Reads the providers' keys and apps, and the devices removed or disabled, from the store again;
+    /// call after changing them.
     package func reloadProviders() async throws(GatewayError) {
         let (keys, appsByTeam) = try await store.providers()
         var usable: [ProviderKey] = []
@@ -70,7 +73,12 @@ package final class GatewayCore: PushAcceptor {
                                       bundleIdentifiers: key.bundleIdentifiers, publicKey: publicKey))
         }
         let credentials = ProviderCredentials(keys: usable, appsByTeam: appsByTeam)
-        state.withLock { $0.credentials = credentials }
+        // Devices are removed or disabled with the same tools as keys: read with them.
+        let standings = try await store.deviceStandings()
+        state.withLock {
+            $0.credentials = credentials
+            $0.standings = standings
+        }
     }
 
     /// Reads the providers' keys and apps again for a token the gateway does not know, at most ten
@@ -145,7 +153,8 @@ package final class GatewayCore: PushAcceptor {
     private func admit(_ push: ProviderPush, registration: Registration?, completion: @escaping @Sendable (APNs.Rejection?) -> Void) {
         let decision = state.withLock { state in
             state.admission.admit(push, registration: registration,
-                                  deviceIsConnected: registration.map { state.connectedDevices.contains($0.deviceID) } ?? false)
+                                  deviceIsConnected: registration.map { state.connectedDevices.contains($0.deviceID) } ?? false,
+                                  standing: registration.flatMap { state.standings[$0.deviceID] })
         }
         switch decision {
         case .failure(let rejection):

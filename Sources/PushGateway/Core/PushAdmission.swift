@@ -48,7 +48,8 @@ package struct PushAdmission: Sendable {
     package mutating func admit(
         _ push: ProviderPush,
         registration: Registration?,
-        deviceIsConnected: Bool
+        deviceIsConnected: Bool,
+        standing: DeviceStanding? = nil
     ) -> Result<Decision, APNs.Rejection> {
         guard let registration, registration.environment == push.environment else {
             // A token of the other environment is as unknown here as on APNs.
@@ -58,6 +59,11 @@ package struct PushAdmission: Sendable {
         if let unregisteredAt = registration.unregisteredAt {
             return .failure(APNs.Rejection(.unregistered, timestamp: Int64((unregisteredAt.timeIntervalSince1970 * 1000).rounded(.down))))
         }
+        if let removedAt = standing?.removedAt {
+            // The device is gone: its tokens have expired.
+            return .failure(APNs.Rejection(.expiredToken, timestamp: Int64((removedAt.timeIntervalSince1970 * 1000).rounded(.down))))
+        }
+        if standing?.isDisabled == true { return .failure(APNs.Rejection(.forbidden)) }
         guard take(from: registration.token, at: push.receivedAt) else { return .failure(APNs.Rejection(.tooManyRequests)) }
 
         let now = push.receivedAt

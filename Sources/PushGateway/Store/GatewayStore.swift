@@ -2,6 +2,19 @@ package import Foundation
 package import NotificationCore
 
 /// A device token the gateway issued: one app, on one device, in one environment.
+/// What the gateway's operator decided about a device: retired (its tokens expired) or blocked.
+package struct DeviceStanding: Sendable, Hashable {
+    /// When the device was removed: its tokens answer `410 ExpiredToken` with this time.
+    package var removedAt: Date?
+    /// Whether pushes to it are blocked: `403 Forbidden`.
+    package var isDisabled: Bool
+
+    package init(removedAt: Date? = nil, isDisabled: Bool = false) {
+        self.removedAt = removedAt
+        self.isDisabled = isDisabled
+    }
+}
+
 package struct Registration: Sendable, Hashable {
     /// The token, lower-case hexadecimal, as providers send it in the path.
     package var token: String
@@ -96,7 +109,14 @@ package protocol GatewayStore: Sendable {
 
     // Devices and tokens
     func addDevice(_ deviceID: String, secretHash: String, at date: Date) async throws(GatewayError)
+    /// The device's secret hash, or nil for a device that does not exist or was removed.
     func deviceSecretHash(_ deviceID: String) async throws(GatewayError) -> String?
+    /// Retires a device: it can no longer link, its queued pushes are dropped, its tokens expire.
+    func removeDevice(_ deviceID: String, at date: Date) async throws(GatewayError)
+    /// Blocks (or unblocks) pushes to a device.
+    func setDeviceDisabled(_ deviceID: String, _ disabled: Bool) async throws(GatewayError)
+    /// The devices that were removed or are disabled (every other device is in good standing).
+    func deviceStandings() async throws(GatewayError) -> [String: DeviceStanding]
     /// Records a token; registering the same device, app and environment again returns the token
     /// already issued, unless it was unregistered (then the new one replaces it).
     func register(_ registration: Registration) async throws(GatewayError) -> Registration

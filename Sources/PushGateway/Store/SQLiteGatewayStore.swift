@@ -79,6 +79,12 @@ package final class SQLiteGatewayStore: GatewayStore {
                 CREATE INDEX push_expiry ON push(expiresAt);
                 """)
         }
+        migrator.registerMigration("v2: removed and disabled devices") { db in
+            try db.execute(sql: """
+                ALTER TABLE device ADD COLUMN removedAt DOUBLE;
+                ALTER TABLE device ADD COLUMN disabled INTEGER NOT NULL DEFAULT 0;
+                """)
+        }
         return migrator
     }
 
@@ -191,7 +197,34 @@ package final class SQLiteGatewayStore: GatewayStore {
     }
 
     package func deviceSecretHash(_ deviceID: String) async throws(GatewayError) -> String? {
-        try await read { db in try String.fetchOne(db, sql: "SELECT secretHash FROM device WHERE deviceID = ?", arguments: [deviceID]) }
+        try await read { db in
+            try String.fetchOne(db, sql: "SELECT secretHash FROM device WHERE deviceID = ? AND removedAt IS NULL", arguments: [deviceID])
+        }
+    }
+
+    package func removeDevice(_ deviceID: String, at date: Date) async throws(GatewayError) {
+        try await write { db in
+            try db.execute(sql: "UPDATE device SET removedAt = ? WHERE deviceID = ? AND removedAt IS NULL", arguments: [date.timeIntervalSince1970, deviceID])
+            guard db.changesCount == 1 else { throw GatewayError(.notFound, "No device \(deviceID), or it was removed already.") }
+            try db.execute(sql: "DELETE FROM push WHERE deviceID = ?", arguments: [deviceID])
+        }
+    }
+
+    package func setDeviceDisabled(_ deviceID: String, _ disabled: Bool) async throws(GatewayError) {
+        try await write { db in
+            try db.execute(sql: "UPDATE device SET disabled = ? WHERE deviceID = ? AND removedAt IS NULL", arguments: [disabled, deviceID])
+            guard db.changesCount == 1 else { throw GatewayError(.notFound, "No device \(deviceID).") }
+        }
+    }
+
+    package func deviceStandings() async throws(GatewayError) -> [String: DeviceStanding] {
+        try await read { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT deviceID, removedAt, disabled FROM device WHERE removedAt IS NOT NULL OR disabled != 0")
+            return Dictionary(uniqueKeysWithValues: rows.map { row in
+                (row["deviceID"] as String, DeviceStanding(removedAt: (row["removedAt"] as Double?).map(Date.init(timeIntervalSince1970:)),
+                                                           isDisabled: row["disabled"] as Bool))
+            })
+        }
     }
 
     package func register(_ registration: Registration) async throws(GatewayError) -> Registration {
