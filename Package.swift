@@ -293,4 +293,27 @@ if Context.environment["OUN_BENCHMARKS"] != nil {
             swiftSettings: testSettings
         )
     )
+    // The push path with the real `unotify` binary: provider → delegate latency, memory per device link.
+    package.dependencies.append(.package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"))
+    package.targets.append(
+        .executableTarget(
+            name: "GatewayBenchmarks",
+            dependencies: [
+                "NotificationCore",
+                "PushGateway",
+                "OpenUserNotifications",
+                "OpenUserNotificationsLink",
+                "NotificationDaemonClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/GatewayBenchmarks",
+            exclude: ["provider-api.sh"],
+            swiftSettings: testSettings
+        )
+    )
 }

@@ -626,29 +626,47 @@ package actor DaemonEngine {
 
     /// A push from the gateway's device link: delivered to its app's machine (shown as a local
     /// notification fires) once, however often the link sends it; returns once that is durable, when
-    /// the link may acknowledge it. A push for an app not on this device, or whose payload cannot be
-    /// read, is dropped (and acknowledged). Called in the link's order, one push at a time.
+    /// the link may acknowledge it. See ``receivePushes(_:)``.
     package func receivePush(_ push: DeviceLink.Push) async throws {
-        guard push.sequence > linkSequence else { return }
-        switch APNs.payload(Array(push.payload.utf8)) {
-        case .success(let payload):
-            var request = APNs.request(for: payload, apnsID: push.apnsID, collapseID: push.collapseID)
-            let remote = APNs.remoteNotification(for: payload, apnsID: push.apnsID, pushType: push.pushType)
-            // A VoIP push goes to the app alone, as PushKit's do; it never shows the person anything.
-            if push.pushType == .voip { request.content = NotificationContent() }
-            do {
-                try await step(push.bundleIdentifier, linkSequence: push.sequence) { (machine: inout NotificationCenterMachine) throws(Never) in
-                    ((), machine.receivePush(request, wakingApp: remote))
+        try await receivePushes([push])
+    }
+
+    /// Pushes from the gateway's device link, in the link's order: each delivered to its app's machine
+    /// once, however often the link sends it. Each is stepped at once and their saves share one commit
+    /// (with whatever else is being saved), so a link that brings many pushes at once is not limited to
+    /// one sync per push; returns once all are durable, when the link may acknowledge them
+    /// (``linkSequence``). A push for an app not on this device, or whose payload cannot be read, is
+    /// dropped (and acknowledged). Called by one link at a time, in its order.
+    package func receivePushes(_ pushes: [DeviceLink.Push]) async throws {
+        var highest = linkSequence
+        var lastTicket: UInt64?
+        var droppedThrough: Int64?
+        for push in pushes where push.sequence > highest {
+            highest = push.sequence
+            switch APNs.payload(Array(push.payload.utf8)) {
+            case .success(let payload):
+                var request = APNs.request(for: payload, apnsID: push.apnsID, collapseID: push.collapseID)
+                let remote = APNs.remoteNotification(for: payload, apnsID: push.apnsID, pushType: push.pushType)
+                // A VoIP push goes to the app alone, as PushKit's do; it never shows the person anything.
+                if push.pushType == .voip { request.content = NotificationContent() }
+                do {
+                    lastTicket = try await stepQueued(push.bundleIdentifier, linkSequence: push.sequence) { (machine: inout NotificationCenterMachine) throws(Never) in
+                        ((), machine.receivePush(request, wakingApp: remote))
+                    }.1
+                } catch let error as DaemonError where error.code == .appNotFound {
+                    logger.notice("a push for an app not on this device was dropped", metadata: ["app": .string(push.bundleIdentifier)])
+                    droppedThrough = push.sequence
                 }
-            } catch let error as DaemonError where error.code == .appNotFound {
-                logger.notice("a push for an app not on this device was dropped", metadata: ["app": .string(push.bundleIdentifier)])
-                try await store.saveLinkSequence(push.sequence)
+            case .failure(let error):
+                logger.notice("a push whose payload cannot be read was dropped", metadata: ["app": .string(push.bundleIdentifier), "error": .string(error.description)])
+                droppedThrough = push.sequence
             }
-        case .failure(let error):
-            logger.notice("a push whose payload cannot be read was dropped", metadata: ["app": .string(push.bundleIdentifier), "error": .string(error.description)])
-            try await store.saveLinkSequence(push.sequence)
         }
-        linkSequence = max(linkSequence, push.sequence)
+        if let lastTicket { try await makeDurable(lastTicket) }
+        // The store keeps the highest sequence it is told of: a dropped push before a delivered one
+        // costs nothing more, one after it is recorded now.
+        if let droppedThrough { try await store.saveLinkSequence(droppedThrough) }
+        linkSequence = max(linkSequence, highest)
     }
 
     /// A push handed to an app on this device directly, as `xcrun simctl push` does: the same

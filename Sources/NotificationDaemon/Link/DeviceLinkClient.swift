@@ -147,13 +147,15 @@ package final class DeviceLinkClient: Service, Sendable {
         }
     }
 
-    /// Runs one link: the one writer sends what the outbox holds; the reader hands pushes to the
-    /// engine, one at a time, acknowledging each once it is durable.
+    /// Runs one link: the one writer sends what the outbox holds; the reader answers requests and
+    /// gathers pushes, which the deliverer hands to the engine in batches (all that arrived while the
+    /// previous batch was made durable), acknowledging each batch once it is durable.
     private func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
         let (outbox, post) = AsyncStream.makeStream(of: DeviceLink.DeviceMessage.self)
         state.withLock { $0.outbox = post }
         defer { linkEnded() }
         let remaining = UncheckedInbound(iterator: inbound.messages(maxSize: 1 << 16).makeAsyncIterator())
+        let arrived = ArrivedPushes()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 let encoder = JSONEncoder()
@@ -162,8 +164,19 @@ package final class DeviceLinkClient: Service, Sendable {
                 }
             }
             group.addTask {
+                for await _ in arrived.arrivals {
+                    let batch = arrived.takeAll()
+                    guard !batch.isEmpty else { continue }
+                    try await self.engine.receivePushes(batch)
+                    let through = await self.engine.linkSequence
+                    post.yield(.ack(through: through))
+                    self.acknowledgementsContinuation.yield(through)
+                }
+            }
+            group.addTask {
                 var iterator = remaining.iterator
                 let decoder = JSONDecoder()
+                defer { arrived.finish() }
                 while let frame = try await iterator.next() {
                     guard case .text(let text) = frame, let message = try? decoder.decode(DeviceLink.GatewayMessage.self, from: Data(text.utf8)) else {
                         continue
@@ -173,10 +186,7 @@ package final class DeviceLinkClient: Service, Sendable {
                         self.logger.info("linked to the push gateway", metadata: ["gateway": .string(self.configuration.url), "device": .string(deviceID)])
                         self.linkedContinuation.yield()
                     case .push(let push):
-                        try await self.engine.receivePush(push)
-                        let through = await self.engine.linkSequence
-                        post.yield(.ack(through: through))
-                        self.acknowledgementsContinuation.yield(through)
+                        arrived.append(push)
                     case .registered(let requestID, _, _, _), .unregistered(let requestID, _):
                         self.answer(requestID, message)
                     case .error(let requestID, _, _):
@@ -210,4 +220,29 @@ package final class DeviceLinkClient: Service, Sendable {
 private struct UncheckedInbound: @unchecked Sendable {
     // Sendable: the iterator is handed over once, to the one task that reads it from then on.
     var iterator: WebSocketInboundMessageStream.AsyncIterator
+}
+
+/// The pushes a link has received and not yet handed to the engine: the reader appends, the
+/// deliverer takes everything gathered so far as one batch. At most the gateway's window is ever here.
+private final class ArrivedPushes: Sendable {
+    private let pending = Mutex<[DeviceLink.Push]>([])
+    private let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+
+    func append(_ push: DeviceLink.Push) {
+        pending.withLock { $0.append(push) }
+        wake.yield()
+    }
+
+    func finish() { wake.finish() }
+
+    /// Wakes the deliverer after appends (one wake may stand for several), until the reader finishes.
+    var arrivals: AsyncStream<Void> { wakes }
+
+    /// Everything gathered since the last call, in order.
+    func takeAll() -> [DeviceLink.Push] {
+        pending.withLock { pending in
+            defer { pending.removeAll(keepingCapacity: true) }
+            return pending
+        }
+    }
 }

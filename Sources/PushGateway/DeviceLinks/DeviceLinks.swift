@@ -26,8 +26,6 @@ package final class DeviceLinks: Sendable {
         var sent: Int64 = 0
         /// The sequences sent and not yet acknowledged, in order.
         var unacknowledged: [Int64] = []
-        /// Whether another link of the device took over.
-        var isReplaced = false
     }
 
     private final class SharedProgress: Sendable {
@@ -105,34 +103,24 @@ package final class DeviceLinks: Sendable {
             logger.info("device unlinked", metadata: ["device": .string(deviceID)])
         }
 
-        let (outbox, post) = AsyncStream.makeStream(of: DeviceLink.GatewayMessage.self)
+        // Two tasks per link, and no queue between them and the socket: with many thousands of devices
+        // linked, what each link holds is what the gateway's memory is made of.
+        let post = LinkWriter(outbound: outbound)
         let progress = SharedProgress()
-        post.yield(.welcome(deviceID: deviceID, window: window))
+        await post.send(.welcome(deviceID: deviceID, window: window))
         wake.yield(.pushes)
 
         let remaining = UncheckedInbound(iterator: inbound.messages(maxSize: 1 << 16).makeAsyncIterator())
         await withTaskGroup(of: Void.self) { group in
-            // The one writer: every message leaves through the outbox, in order.
-            group.addTask {
-                let encoder = JSONEncoder()
-                for await message in outbox {
-                    guard let data = try? encoder.encode(message) else { continue }
-                    do { try await outbound.write(.text(String(decoding: data, as: UTF8.self))) } catch { return }
-                }
-                if progress.withLock({ $0.isReplaced }) {
-                    try? await outbound.close(.unknown(Self.replacedCloseCode), reason: "replaced")
-                }
-            }
             // Sends what is stored, within the window, whenever something may have changed.
             group.addTask {
                 for await reason in wakes {
                     if case .replaced = reason {
-                        progress.withLock { $0.isReplaced = true }
+                        try? await outbound.close(.unknown(Self.replacedCloseCode), reason: "replaced")
                         break
                     }
                     await self.sendWithinWindow(deviceID: deviceID, progress: progress, post: post)
                 }
-                post.finish()
             }
             // Reads the device's messages.
             group.addTask {
@@ -150,12 +138,11 @@ package final class DeviceLinks: Sendable {
             }
             await group.next()
             wake.finish()
-            post.finish()
             await group.waitForAll()
         }
     }
 
-    private func sendWithinWindow(deviceID: String, progress: SharedProgress, post: AsyncStream<DeviceLink.GatewayMessage>.Continuation) async {
+    private func sendWithinWindow(deviceID: String, progress: SharedProgress, post: LinkWriter) async {
         while true {
             let (after, room) = progress.withLock { ($0.sent, window - $0.unacknowledged.count) }
             guard room > 0 else { return }
@@ -172,7 +159,7 @@ package final class DeviceLinks: Sendable {
                 progress.unacknowledged += pushes.map(\.sequence)
             }
             for push in pushes {
-                post.yield(.push(DeviceLink.Push(
+                await post.send(.push(DeviceLink.Push(
                     sequence: push.sequence, token: push.token, bundleIdentifier: push.bundleIdentifier,
                     environment: push.environment, apnsID: push.apnsID, pushType: push.pushType,
                     priority: push.priority, expiresAt: push.expiresAt.timeIntervalSince1970, collapseID: push.collapseID,
@@ -184,7 +171,7 @@ package final class DeviceLinks: Sendable {
 
     private func handle(
         _ message: DeviceLink.DeviceMessage, deviceID: String, progress: SharedProgress,
-        post: AsyncStream<DeviceLink.GatewayMessage>.Continuation, wake: AsyncStream<Wake>.Continuation
+        post: LinkWriter, wake: AsyncStream<Wake>.Continuation
     ) async {
         switch message {
         case .ack(let through):
@@ -204,23 +191,33 @@ package final class DeviceLinks: Sendable {
             wake.yield(.pushes)
         case .register(let requestID, let bundleIdentifier, let environment):
             guard RequestRules.violation(inBundleIdentifier: bundleIdentifier) == nil else {
-                post.yield(.error(requestID: requestID, code: "invalidRequest", message: "\(bundleIdentifier) is not a bundle identifier."))
+                await post.send(.error(requestID: requestID, code: "invalidRequest", message: "\(bundleIdentifier) is not a bundle identifier."))
                 return
             }
             do {
                 let registration = try await core.register(deviceID: deviceID, bundleIdentifier: bundleIdentifier, environment: environment, at: clock())
-                post.yield(.registered(requestID: requestID, token: registration.token, bundleIdentifier: bundleIdentifier, environment: environment))
+                await post.send(.registered(requestID: requestID, token: registration.token, bundleIdentifier: bundleIdentifier, environment: environment))
             } catch {
-                post.yield(.error(requestID: requestID, code: "internal", message: "The gateway could not register \(bundleIdentifier)."))
+                await post.send(.error(requestID: requestID, code: "internal", message: "The gateway could not register \(bundleIdentifier)."))
             }
         case .unregister(let requestID, let bundleIdentifier):
             do {
                 try await core.unregister(deviceID: deviceID, bundleIdentifier: bundleIdentifier, at: clock())
-                post.yield(.unregistered(requestID: requestID, bundleIdentifier: bundleIdentifier))
+                await post.send(.unregistered(requestID: requestID, bundleIdentifier: bundleIdentifier))
             } catch {
-                post.yield(.error(requestID: requestID, code: "internal", message: "The gateway could not unregister \(bundleIdentifier)."))
+                await post.send(.error(requestID: requestID, code: "internal", message: "The gateway could not unregister \(bundleIdentifier)."))
             }
         }
+    }
+}
+
+/// Writes a link's messages to its socket; a write to a closed link is dropped (the link is ending).
+private struct LinkWriter: Sendable {
+    let outbound: WebSocketOutboundWriter
+
+    func send(_ message: DeviceLink.GatewayMessage) async {
+        guard let data = try? JSONEncoder().encode(message) else { return }
+        try? await outbound.write(.text(String(decoding: data, as: UTF8.self)))
     }
 }
 

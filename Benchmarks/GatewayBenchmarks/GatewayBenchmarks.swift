@@ -1,0 +1,531 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import Histogram
+import HummingbirdWSClient
+import Logging
+import NIOCore
+import NIOSSL
+import NotificationCore
+import NotificationDaemonClient
+import OpenUserNotifications
+import OpenUserNotificationsLink
+import PushGateway
+import Synchronization
+
+/// The push path measured end to end with the real `unotify` binary (release build): how long a
+/// provider's push takes to reach the app's delegate, and how much memory the gateway spends per
+/// linked device. See BENCHMARKS.md.
+@main
+struct GatewayBenchmarks: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gateway-benchmarks",
+        abstract: "Measure the push gateway and the device path with the real unotify binary.",
+        subcommands: [Latency.self, Links.self]
+    )
+}
+
+/// Options both measurements share.
+struct Common: ParsableArguments {
+    @Option(help: "The unotify executable to measure (build it with -c release).")
+    var unotify: String = ".build-bench/release/unotify"
+
+    func check() throws {
+        guard FileManager.default.isExecutableFile(atPath: unotify) else {
+            throw ValidationError("\(unotify) is not an executable: build it first with `OUN_BENCHMARKS=1 swift build -c release --scratch-path .build-bench --product unotify`.")
+        }
+    }
+}
+
+// MARK: - Latency
+
+/// Provider request → app delegate: pushes sent at a steady rate (and then as fast as the system
+/// takes them) to an app in the foreground, timed from just before the provider's request to the
+/// delegate's `willPresent`. The reference, in the same run: the same client's requests at the same
+/// rate to nghttpd answering a static file, the floor of an HTTP/2 round trip on this machine.
+struct Latency: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Provider request → app delegate latency, at a steady rate and at saturation.")
+
+    @OptionGroup var common: Common
+    @Option(help: "Pushes per second at the steady rate.") var rate: Int = 1000
+    @Option(help: "Seconds at the steady rate (after one second of warm-up).") var seconds: Int = 10
+    @Option(help: "Requests in flight at saturation.") var concurrency: Int = 64
+    @Option(help: "Seconds at saturation.") var saturationSeconds: Int = 10
+    @Option(help: "Apps the pushes are spread over, one token each: APNs (and the gateway) allow one token 10 pushes/s sustained.")
+    var apps: Int = 200
+
+    func run() async throws {
+        try common.check()
+        let system = try await RunningSystem.start(unotify: common.unotify, apps: apps)
+        defer { system.stop() }
+        let http = try system.providerClient()
+        do {
+            try await measure(system, http)
+        } catch {
+            try? await http.shutdown()
+            throw error
+        }
+        try await http.shutdown()
+    }
+
+    private func measure(_ system: RunningSystem, _ http: HTTPClient) async throws {
+        let reference = try await system.startReference()
+        let floor = try await Pacer.measure(rate: rate, seconds: seconds) { _ in
+            try await system.send(http, to: reference, path: "/3/device/\(system.apps[0].token)", topic: system.apps[0].bundleIdentifier)
+        }
+        print(Pacer.line("nghttpd, response at \(rate)/s (reference)", floor.latencies, sent: floor.sent, seconds: Double(seconds)))
+
+        let steady = try await Pacer.measure(rate: rate, seconds: seconds) { id in
+            try await system.push(http, id: id)
+        }
+        let delegate = system.arrivals.take(ids: steady.ids)
+        print(Pacer.line("gateway, response at \(rate)/s", steady.latencies, sent: steady.sent, seconds: Double(seconds)))
+        print(Pacer.line("gateway → delegate at \(rate)/s", delegate, sent: steady.sent, seconds: Double(seconds)))
+
+        let saturated = try await Pacer.saturate(concurrency: concurrency, seconds: saturationSeconds) { id in
+            try await system.push(http, id: id)
+        }
+        let saturatedDelegate = system.arrivals.take(ids: saturated.ids)
+        print(Pacer.line("gateway → delegate at saturation (\(concurrency) in flight)", saturatedDelegate, sent: saturated.sent,
+                         seconds: Double(saturationSeconds)))
+    }
+}
+
+/// When each push reached the app's delegate, by its apns-id.
+final class Arrivals: Sendable {
+    private let state = Mutex<[String: UInt64]>([:])
+    /// When each push was sent, by its apns-id (nanoseconds of the monotonic clock).
+    private let sent = Mutex<[String: UInt64]>([:])
+
+    func noteSent(_ id: String, at time: UInt64) { sent.withLock { $0[id] = time } }
+    func noteArrived(_ id: String, at time: UInt64) { state.withLock { $0[id] = time } }
+
+    /// The delegate latencies of these pushes, waiting up to 30 s for the last ones to arrive.
+    func take(ids: [String]) -> Histogram<UInt64> {
+        let deadline = DispatchTime.now().uptimeNanoseconds + 30_000_000_000
+        while state.withLock({ arrived in ids.contains { arrived[$0] == nil } }), DispatchTime.now().uptimeNanoseconds < deadline {
+            usleep(10_000)
+        }
+        var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+        let (arrived, sentAt) = (state.withLock { $0 }, sent.withLock { $0 })
+        var missing = 0
+        for id in ids {
+            guard let end = arrived[id], let start = sentAt[id] else {
+                missing += 1
+                continue
+            }
+            _ = histogram.record(end > start ? end - start : 0)
+        }
+        if missing > 0 { print("  \(missing) of \(ids.count) pushes did not reach the delegate within 30 s") }
+        return histogram
+    }
+}
+
+/// The app under measurement: in the foreground, it shows every push (banner and list).
+final class MeasuringDelegate: NSObject, UNUserNotificationCenterDelegate, Sendable {
+    let arrivals: Arrivals
+    init(arrivals: Arrivals) { self.arrivals = arrivals }
+
+    func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification,
+                                withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void) {
+        arrivals.noteArrived(notification.request.identifier, at: DispatchTime.now().uptimeNanoseconds)
+        completionHandler([.banner, .list])
+    }
+}
+
+/// Sends at a steady rate, or as fast as answers come, and times each request to its answer.
+enum Pacer {
+    struct Result {
+        var latencies = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+        var ids: [String] = []
+        var sent = 0
+    }
+
+    /// One second of warm-up, not counted, then `seconds` at `rate`: request `i` leaves at its
+    /// scheduled time whether or not earlier ones were answered (no coordinated omission).
+    static func measure(rate: Int, seconds: Int, _ send: @escaping @Sendable (String) async throws -> Void) async throws -> Result {
+        let total = rate * (seconds + 1)
+        let warmUp = rate
+        let start = DispatchTime.now().uptimeNanoseconds + 100_000_000
+        let interval = 1_000_000_000 / UInt64(rate)
+        let results = Collected()
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<total {
+                let due = start + UInt64(index) * interval
+                let now = DispatchTime.now().uptimeNanoseconds
+                if due > now { try? await Task.sleep(nanoseconds: due - now) }
+                let id = UUID().uuidString.lowercased()
+                group.addTask {
+                    let began = DispatchTime.now().uptimeNanoseconds
+                    guard (try? await send(id)) != nil else { return }
+                    let took = DispatchTime.now().uptimeNanoseconds - began
+                    guard index >= warmUp else { return }
+                    results.state.withLock { result in
+                        _ = result.latencies.record(took)
+                        result.ids.append(id)
+                        result.sent += 1
+                    }
+                }
+            }
+        }
+        return results.state.withLock { $0 }
+    }
+
+    /// `concurrency` senders, each sending its next push when the last is answered, for `seconds`.
+    static func saturate(concurrency: Int, seconds: Int, _ send: @escaping @Sendable (String) async throws -> Void) async throws -> Result {
+        let end = DispatchTime.now().uptimeNanoseconds + UInt64(seconds) * 1_000_000_000
+        let results = Collected()
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<concurrency {
+                group.addTask {
+                    while DispatchTime.now().uptimeNanoseconds < end {
+                        let id = UUID().uuidString.lowercased()
+                        let began = DispatchTime.now().uptimeNanoseconds
+                        guard (try? await send(id)) != nil else { continue }
+                        let took = DispatchTime.now().uptimeNanoseconds - began
+                        results.state.withLock { result in
+                            _ = result.latencies.record(took)
+                            result.ids.append(id)
+                            result.sent += 1
+                        }
+                    }
+                }
+            }
+        }
+        return results.state.withLock { $0 }
+    }
+
+    final class Collected: Sendable {
+        let state = Mutex(Result())
+    }
+
+    static func milliseconds(_ nanoseconds: UInt64) -> String { String(format: "%.2f ms", Double(nanoseconds) / 1_000_000) }
+
+    static func line(_ label: String, _ histogram: Histogram<UInt64>, sent: Int, seconds: Double) -> String {
+        "| \(label) | \(sent) (\(String(format: "%.0f", Double(sent) / seconds))/s) | \(milliseconds(histogram.valueAtPercentile(50))) | "
+            + "\(milliseconds(histogram.valueAtPercentile(99))) | \(milliseconds(histogram.max)) |"
+    }
+}
+
+// MARK: - The system under measurement
+
+/// `unotify serve` (gateway and daemon, linked) in a fresh folder, with a provider set up and an app
+/// connected in the foreground.
+final class RunningSystem: Sendable {
+    let folder: URL
+    let serve: Process
+    let ports: (sandbox: Int, reference: Int)
+    let jwt: String
+    /// The apps pushed to, each with its token.
+    let apps: [(bundleIdentifier: String, token: String)]
+    let arrivals: Arrivals
+    private let reference = Mutex<Process?>(nil)
+    private let next = Atomic<Int>(0)
+
+    private init(folder: URL, serve: Process, ports: (sandbox: Int, reference: Int), jwt: String, apps: [(bundleIdentifier: String, token: String)],
+                 arrivals: Arrivals) {
+        self.folder = folder
+        self.serve = serve
+        self.ports = ports
+        self.jwt = jwt
+        self.apps = apps
+        self.arrivals = arrivals
+    }
+
+    static func start(unotify: String, apps count: Int) async throws -> RunningSystem {
+        let folder = URL(fileURLWithPath: "/tmp/gwbench-\(UUID().uuidString.prefix(8))", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let environment = ProcessInfo.processInfo.environment.merging([
+            "UNOTIFY_DATA_DIR": folder.path, "UNOTIFY_SOCKET": folder.appendingPathComponent("unotify.sock").path,
+        ]) { $1 }
+        let (sandbox, production, links, reference) = (try freePort(), try freePort(), try freePort(), try freePort())
+        let serve = try spawn(unotify, ["serve", "--sandbox-port", "\(sandbox)", "--production-port", "\(production)", "--device-link-port", "\(links)",
+                                        "--log-level", "warning"], environment: environment)
+        try await waitUntil("the daemon's socket", timeout: 30) { FileManager.default.fileExists(atPath: environment["UNOTIFY_SOCKET"]!) }
+        func run(_ arguments: [String]) throws -> String {
+            try output(of: unotify, arguments, environment: environment, in: folder)
+        }
+        _ = try run(["gateway", "teams", "add", "ABCDE12345", "--name", "Bench"])
+        let keyID = try run(["gateway", "keys", "create", "--team", "ABCDE12345"])
+        let jwt = try run(["gateway", "token", "--key", folder.appendingPathComponent("AuthKey_\(keyID).p8").path, "--key-id", keyID, "--team", "ABCDE12345"])
+        let arrivals = Arrivals()
+        let delegate = MeasuringDelegate(arrivals: arrivals)
+        let socket = environment["UNOTIFY_SOCKET"]!
+        let admin = LocalAPIClient(socketPath: socket, key: try String(contentsOf: folder.appendingPathComponent("admin.key"), encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines))
+        var apps: [(bundleIdentifier: String, token: String)] = []
+        var centers: [UNUserNotificationCenter] = []
+        print("Setting up \(count) apps")
+        for index in 0..<count {
+            let bundle = "com.example.bench\(index)"
+            _ = try run(["gateway", "apps", "add", bundle, "--team", "ABCDE12345"])
+            let key = try await admin.call(.POST, "/v1/admin/apps", body: LocalAPI.RegisterApp(bundleIdentifier: bundle), as: LocalAPI.AppKey.self).key
+            _ = try await admin.call(.POST, "/v1/admin/apps/\(bundle)/authorization", body: LocalAPI.AuthorizationDecision(decision: "grant"),
+                                     as: NotificationSettings.self)
+            var token = ""
+            try await waitUntil("the daemon to link to the gateway", timeout: 30) {
+                token = (try? run(["apps", "token", bundle])) ?? ""
+                return token.count == 64
+            }
+            apps.append((bundle, token))
+            // Each app connected in the foreground, as an app open on the screen.
+            let center = UNUserNotificationCenter(backend: DaemonBackend(client: LocalAPIClient(socketPath: socket, key: key), initialState: .foreground))
+            center.delegate = delegate
+            centers.append(center)
+        }
+        keepAlive.withLock { $0 = (delegate, centers) }
+        return RunningSystem(folder: folder, serve: serve, ports: (sandbox, reference), jwt: jwt, apps: apps, arrivals: arrivals)
+    }
+
+    /// The delegate and the apps' centers live as long as the benchmark (a center holds its delegate weakly).
+    private static let keepAlive = Mutex<(MeasuringDelegate, [UNUserNotificationCenter])?>(nil)
+
+    /// nghttpd with the gateway's certificate, answering every device path with an empty file.
+    func startReference() async throws -> Int {
+        let www = folder.appendingPathComponent("www/3/device", isDirectory: true)
+        try FileManager.default.createDirectory(at: www, withIntermediateDirectories: true)
+        try Data().write(to: www.appendingPathComponent(apps[0].token))
+        let gateway = folder.appendingPathComponent("gateway")
+        let process = try Self.spawn("/usr/sbin/nghttpd", ["-d", folder.appendingPathComponent("www").path, "\(ports.reference)",
+                                                            gateway.appendingPathComponent("server-key.pem").path,
+                                                            gateway.appendingPathComponent("server.pem").path], environment: [:])
+        reference.withLock { $0 = process }
+        try await Self.waitUntil("nghttpd to listen", timeout: 10) { Self.listens(self.ports.reference) }
+        return ports.reference
+    }
+
+    func providerClient() throws -> HTTPClient {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(folder.appendingPathComponent("gateway/ca.pem").path))
+        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+        configuration.httpVersion = .automatic
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    /// One push to the next app in turn, timed for its delegate from now.
+    func push(_ http: HTTPClient, id: String) async throws {
+        let app = apps[next.add(1, ordering: .relaxed).oldValue % apps.count]
+        arrivals.noteSent(id, at: DispatchTime.now().uptimeNanoseconds)
+        try await send(http, to: ports.sandbox, path: "/3/device/\(app.token)", topic: app.bundleIdentifier, id: id)
+    }
+
+    func send(_ http: HTTPClient, to port: Int, path: String, topic: String, id: String? = nil) async throws {
+        var request = HTTPClientRequest(url: "https://localhost:\(port)\(path)")
+        request.method = .POST
+        request.headers.add(name: "authorization", value: "bearer \(jwt)")
+        request.headers.add(name: "apns-topic", value: topic)
+        request.headers.add(name: "apns-push-type", value: "alert")
+        if let id { request.headers.add(name: "apns-id", value: id) }
+        request.body = .bytes(ByteBuffer(string: #"{"aps":{"alert":{"title":"Benchmark","body":"A push of a typical size, with a title and a body."}}}"#))
+        let response = try await http.execute(request, timeout: .seconds(30))
+        guard response.status == .ok else { throw ValidationError("the push was answered \(response.status)") }
+    }
+
+    func stop() {
+        reference.withLock { $0?.terminate() }
+        serve.terminate()
+        serve.waitUntilExit()
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    // MARK: Processes and ports
+
+    static func spawn(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        if !environment.isEmpty { process.environment = environment }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    static func output(of executable: String, _ arguments: [String], environment: [String: String], in folder: URL) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.environment = environment
+        process.currentDirectoryURL = folder
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw ValidationError("unotify \(arguments.joined(separator: " ")) failed") }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    static func waitUntil(_ what: String, timeout: Double, _ condition: () -> Bool) async throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !condition() {
+            guard Date() < deadline else { throw ValidationError("timed out waiting for \(what)") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    static func listens(_ port: Int) -> Bool {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+}
+
+/// A TCP port free now on loopback.
+func freePort() throws -> Int {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
+    }
+    guard bound else { throw ValidationError("no free port") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+// MARK: - Memory per linked device
+
+/// The gateway's resident memory with `devices` device links open (WebSocket over TLS, each
+/// authenticated and welcomed), minus its memory with none, per device. The reference, in the same
+/// run: the same process before any link.
+struct Links: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "The gateway's memory per linked device, with many devices linked.")
+
+    @OptionGroup var common: Common
+    @Option(help: "Devices to link.") var devices: Int = 10_000
+    @Option(help: "Links opened at once.") var batch: Int = 250
+    @Flag(help: "Link over cleartext WebSockets (the gateway's --cleartext), to see what TLS costs.") var cleartext = false
+
+    func run() async throws {
+        try common.check()
+        let folder = URL(fileURLWithPath: "/tmp/gwlinks-\(UUID().uuidString.prefix(8))", isDirectory: true)
+        let gatewayFolder = folder.appendingPathComponent("gateway", isDirectory: true)
+        try FileManager.default.createDirectory(at: gatewayFolder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+
+        // Enrolled before the gateway starts (the CLI would take a transaction each).
+        print("Enrolling \(devices) devices")
+        let credentials = try await Self.enroll(devices, in: gatewayFolder.appendingPathComponent("gateway.sqlite").path)
+        let linkPort = try freePort()
+        let gateway = try RunningSystem.spawn(common.unotify, ["gateway", "serve", "--gateway-dir", gatewayFolder.path,
+                                                               "--sandbox-port", "\(try freePort())", "--production-port", "\(try freePort())",
+                                                               "--device-link-port", "\(linkPort)", "--log-level", "warning"]
+                                                               + (cleartext ? ["--cleartext"] : []),
+                                             environment: ProcessInfo.processInfo.environment)
+        defer {
+            gateway.terminate()
+            gateway.waitUntilExit()
+        }
+        try await RunningSystem.waitUntil("the gateway to listen", timeout: 30) { RunningSystem.listens(linkPort) }
+        try await Task.sleep(for: .seconds(1))
+        let idle = try Self.residentBytes(of: gateway.processIdentifier)
+
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if !cleartext {
+            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(gatewayFolder.appendingPathComponent("ca.pem").path))
+        }
+        let welcomed = Counter()
+        let release = Gate()
+        let logger = {
+            var logger = Logger(label: "links")
+            logger.logLevel = .critical
+            return logger
+        }()
+        let clientTLS: TLSConfiguration? = cleartext ? nil : tls
+        let scheme = cleartext ? "ws" : "wss"
+        let began = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, credential) in credentials.enumerated() {
+                group.addTask {
+                    var client = WebSocketClientConfiguration()
+                    client.additionalHeaders[.authorization] = "Bearer \(credential)"
+                    _ = try? await WebSocketClient.connect(url: "\(scheme)://localhost:\(linkPort)/v1/device-link", configuration: client,
+                                                           tlsConfiguration: clientTLS, logger: logger) { inbound, _, _ in
+                        for try await message in inbound.messages(maxSize: 1 << 16) {
+                            if case .text(let text) = message, text.contains("\"welcome\"") {
+                                welcomed.increment()
+                                await release.wait()
+                                return
+                            }
+                        }
+                    }
+                }
+                // Opens them a batch at a time, each batch once most of the one before is up.
+                if (index + 1) % batch == 0 {
+                    try await RunningSystem.waitUntil("links to come up", timeout: 120) { welcomed.value >= index + 1 - batch / 10 }
+                }
+            }
+            try await RunningSystem.waitUntil("every link to come up", timeout: 120) { welcomed.value == credentials.count }
+            let opened = ContinuousClock.now - began
+            try await Task.sleep(for: .seconds(2))
+            let linked = try Self.residentBytes(of: gateway.processIdentifier)
+            let perDevice = Double(linked - idle) / Double(credentials.count)
+            print("| devices linked | gateway RSS idle | with the links | per device | opened in |")
+            print("| --- | --- | --- | --- | --- |")
+            print("| \(credentials.count) | \(idle / 1024) KiB | \(linked / 1024) KiB | \(String(format: "%.1f", perDevice / 1024)) KiB | \(opened) |")
+            release.open()
+            try await group.waitForAll()
+        }
+    }
+
+    static func enroll(_ count: Int, in path: String) async throws -> [String] {
+        let store = try SQLiteGatewayStore(path: path)
+        var credentials: [String] = []
+        credentials.reserveCapacity(count)
+        for index in 0..<count {
+            credentials.append(try await DeviceLinks.enroll(in: store, prefix: String(format: "b%05d", index), at: Date()))
+        }
+        return credentials
+    }
+
+    /// VmRSS of a process, from /proc.
+    static func residentBytes(of pid: Int32) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") else {
+            throw ValidationError("no VmRSS for \(pid)")
+        }
+        return kilobytes * 1024
+    }
+}
+
+final class Counter: Sendable {
+    private let count = Atomic<Int>(0)
+    func increment() { count.add(1, ordering: .relaxed) }
+    var value: Int { count.load(ordering: .relaxed) }
+}
+
+/// Holds tasks until opened.
+final class Gate: Sendable {
+    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let resumeNow = state.withLock { state -> Bool in
+                if state.open { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.open = true
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        waiters.forEach { $0.resume() }
+    }
+}
