@@ -113,7 +113,27 @@ struct GatewayCommand: AsyncParsableCommand {
     }
 
     struct Apps: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Give apps (topics) to teams.", subcommands: [Add.self, List.self, Remove.self])
+        static let configuration = CommandConfiguration(abstract: "Give apps (topics) to teams.", subcommands: [Add.self, List.self, Remove.self, Storage.self])
+
+        struct Storage: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Choose what the gateway keeps of an app's pushes for a device that is offline.",
+                discussion: "all (the default): every push until it expires. latest: only the newest, as APNs keeps one notification per app."
+            )
+            @OptionGroup var location: GatewayLocation
+            @Argument(help: "The app's bundle identifier.") var bundleIdentifier: String
+            @Argument(help: "all or latest.") var keep: String
+
+            func validate() throws {
+                guard keep == "all" || keep == "latest" else { throw ValidationError("Keep all or latest, not \(keep).") }
+            }
+
+            func run() async throws {
+                try await gatewayCall { try await location.store().setKeepsLatestOnly(bundleIdentifier, keep == "latest") }
+                print(keep == "latest" ? "\(bundleIdentifier): only the latest push is kept for an offline device, as on APNs."
+                                       : "\(bundleIdentifier): every unexpired push is kept for an offline device.")
+            }
+        }
 
         struct Add: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Let a team push to an app.")

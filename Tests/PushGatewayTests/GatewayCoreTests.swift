@@ -118,6 +118,23 @@ final class DeliveredPushes: Sendable {
         }
     }
 
+    /// `unotify gateway apps storage com.example.todo latest`: an offline device gets only the newest push.
+    @Test func anAppKeepingOnlyItsLatestPushHasOneQueuedPerDevice() async throws {
+        try await withGateway { gateway in
+            let todo = try await gateway.core.register(deviceID: "device-1", bundleIdentifier: "com.example.todo", environment: .sandbox, at: Date()).token
+            let chat = try await gateway.core.register(deviceID: "device-1", bundleIdentifier: "com.example.chat", environment: .sandbox, at: Date()).token
+            try await gateway.store.setKeepsLatestOnly("com.example.todo", true)
+            try await gateway.core.reloadProviders()
+            for index in 1...3 {
+                #expect(try await gateway.post(todo, headers: [("apns-id", "00000000-0000-4000-8000-00000000000\(index)")]).status == 200)
+                #expect(try await gateway.post(chat, topic: "com.example.chat", headers: [("apns-id", "00000000-0000-4000-9000-00000000000\(index)")]).status == 200)
+            }
+            let queued = try await gateway.store.pushes(for: "device-1", after: 0, now: Date(), limit: 10)
+            #expect(queued.filter { $0.bundleIdentifier == "com.example.todo" }.map(\.apnsID) == ["00000000-0000-4000-8000-000000000003"])
+            #expect(queued.filter { $0.bundleIdentifier == "com.example.chat" }.count == 3)
+        }
+    }
+
     @Test func aTokenReadFromTheStoreAfterARestartIsKnown() async throws {
         try await withGateway { gateway in
             let registration = try await gateway.store.register(Registration(token: String(repeating: "cd", count: 32), deviceID: "device-1",

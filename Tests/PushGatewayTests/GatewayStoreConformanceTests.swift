@@ -207,4 +207,27 @@ import Testing
             #expect(try await store.deviceStandings() == ["device-1": DeviceStanding(removedAt: Self.t0 + 60)])
         }
     }
+
+    @Test(arguments: Kind.allCases)
+    func anAppKeepingOnlyItsLatestPushReplacesWhatWasQueuedForTheToken(kind: Kind) async throws {
+        try await withDevice(kind) { store, opened in
+            try await store.addTeam("TEAM123456", name: "Example")
+            try await store.addApp("com.example.todo", team: "TEAM123456")
+            try await store.addApp("com.example.chat", team: "TEAM123456")
+            #expect(try await store.appsKeepingLatestOnly().isEmpty)
+            try await store.setKeepsLatestOnly("com.example.todo", true)
+            #expect(try await store.appsKeepingLatestOnly() == ["com.example.todo"])
+            #expect(try await opened.reopen().appsKeepingLatestOnly() == ["com.example.todo"])
+            await #expect(throws: GatewayError.self) { try await store.setKeepsLatestOnly("com.example.nobody", true) }
+
+            var latest = push(id: "c")
+            latest.replacesQueued = true
+            _ = try await store.enqueue([push(id: "a"), push(token: "bb02", id: "other-token"), push(id: "b")])
+            _ = try await store.enqueue([latest])
+            let queued = try await store.pushes(for: "device-1", after: 0, now: Self.t0, limit: 10).map(\.apnsID)
+            #expect(queued == ["other-token", "c"])
+            try await store.setKeepsLatestOnly("com.example.todo", false)
+            #expect(try await store.appsKeepingLatestOnly().isEmpty)
+        }
+    }
 }

@@ -29,6 +29,8 @@ package final class GatewayCore: PushAcceptor {
         var connectedDevices: Set<String> = []
         /// Devices removed or disabled, as last read (every other device is in good standing).
         var standings: [String: DeviceStanding] = [:]
+        /// Apps that keep only their latest push per device, as last read.
+        var latestOnlyApps: Set<String> = []
         var batch: [Waiting] = []
         var isWriting = false
         /// Pushes accepted and not yet durable: gathering in `batch`, or in the batch being written.
@@ -75,9 +77,11 @@ package final class GatewayCore: PushAcceptor {
         let credentials = ProviderCredentials(keys: usable, appsByTeam: appsByTeam)
         // Devices are removed or disabled with the same tools as keys: read with them.
         let standings = try await store.deviceStandings()
+        let latestOnlyApps = try await store.appsKeepingLatestOnly()
         state.withLock {
             $0.credentials = credentials
             $0.standings = standings
+            $0.latestOnlyApps = latestOnlyApps
         }
     }
 
@@ -162,13 +166,14 @@ package final class GatewayCore: PushAcceptor {
         case .success(.drop):
             completion(nil)
         case .success(.queue(let deviceID, let expiresAt)):
-            let queued = QueuedPush(
+            var queued = QueuedPush(
                 deviceID: deviceID, token: push.headers.deviceToken, bundleIdentifier: push.bundleIdentifier, environment: push.environment,
                 apnsID: push.headers.apnsID,
                 pushType: push.headers.pushType, priority: push.headers.priority, expiresAt: expiresAt, collapseID: push.headers.collapseID,
                 payload: push.payload, receivedAt: push.receivedAt
             )
-            let limit = state.withLock { $0.admission.configuration.maximumUnwrittenPushes }
+            let (limit, latestOnly) = state.withLock { ($0.admission.configuration.maximumUnwrittenPushes, $0.latestOnlyApps.contains(push.bundleIdentifier)) }
+            queued.replacesQueued = latestOnly
             let startsWriting = state.withLock { state -> Bool? in
                 guard state.unwritten < limit else { return nil }
                 state.unwritten += 1

@@ -53,6 +53,9 @@ package struct QueuedPush: Sendable, Hashable {
     package var collapseID: String?
     package var payload: [UInt8]
     package var receivedAt: Date
+    /// Whether it replaces every push of its token still queued: its app keeps only the latest, as
+    /// APNs stores one notification per app for an offline device.
+    package var replacesQueued = false
 
     package init(
         sequence: Int64 = 0, deviceID: String, token: String, bundleIdentifier: String, environment: APNs.Environment, apnsID: String,
@@ -104,6 +107,11 @@ package protocol GatewayStore: Sendable {
     func removeKey(_ keyID: String) async throws(GatewayError)
     func addApp(_ bundleIdentifier: String, team teamID: String) async throws(GatewayError)
     func removeApp(_ bundleIdentifier: String) async throws(GatewayError)
+    /// Whether the app's pushes are kept as APNs keeps them, only the latest per device (`true`), or
+    /// every unexpired one (`false`, the default).
+    func setKeepsLatestOnly(_ bundleIdentifier: String, _ latestOnly: Bool) async throws(GatewayError)
+    /// The apps that keep only their latest push per device.
+    func appsKeepingLatestOnly() async throws(GatewayError) -> Set<String>
     /// Every key and every team's apps.
     func providers() async throws(GatewayError) -> (keys: [StoredKey], appsByTeam: [String: Set<String>])
 

@@ -85,6 +85,9 @@ package final class SQLiteGatewayStore: GatewayStore {
                 ALTER TABLE device ADD COLUMN disabled INTEGER NOT NULL DEFAULT 0;
                 """)
         }
+        migrator.registerMigration("v3: apps that keep only their latest push") { db in
+            try db.execute(sql: "ALTER TABLE app ADD COLUMN latestOnly INTEGER NOT NULL DEFAULT 0")
+        }
         return migrator
     }
 
@@ -164,6 +167,17 @@ package final class SQLiteGatewayStore: GatewayStore {
             try db.execute(sql: "DELETE FROM app WHERE bundleIdentifier = ?", arguments: [bundleIdentifier])
             guard db.changesCount == 1 else { throw GatewayError(.notFound, "No app \(bundleIdentifier).") }
         }
+    }
+
+    package func setKeepsLatestOnly(_ bundleIdentifier: String, _ latestOnly: Bool) async throws(GatewayError) {
+        try await write { db in
+            try db.execute(sql: "UPDATE app SET latestOnly = ? WHERE bundleIdentifier = ?", arguments: [latestOnly, bundleIdentifier])
+            guard db.changesCount == 1 else { throw GatewayError(.notFound, "No app \(bundleIdentifier).") }
+        }
+    }
+
+    package func appsKeepingLatestOnly() async throws(GatewayError) -> Set<String> {
+        try await read { db in Set(try String.fetchAll(db, sql: "SELECT bundleIdentifier FROM app WHERE latestOnly != 0")) }
     }
 
     package func providers() async throws(GatewayError) -> (keys: [StoredKey], appsByTeam: [String: Set<String>]) {
@@ -278,6 +292,7 @@ package final class SQLiteGatewayStore: GatewayStore {
         guard !pushes.isEmpty else { return [] }
         return try await write { db in
             let collapse = try db.cachedStatement(sql: "DELETE FROM push WHERE token = ? AND collapseID = ?")
+            let replace = try db.cachedStatement(sql: "DELETE FROM push WHERE token = ?")
             let insert = try db.cachedStatement(sql: """
                 INSERT INTO push (deviceID, token, bundleIdentifier, environment, apnsID, pushType, priority, expiresAt, collapseID, payload, receivedAt)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -285,7 +300,11 @@ package final class SQLiteGatewayStore: GatewayStore {
             var stored: [QueuedPush] = []
             stored.reserveCapacity(pushes.count)
             for var push in pushes {
-                if let collapseID = push.collapseID { try collapse.execute(arguments: [push.token, collapseID]) }
+                if push.replacesQueued {
+                    try replace.execute(arguments: [push.token])
+                } else if let collapseID = push.collapseID {
+                    try collapse.execute(arguments: [push.token, collapseID])
+                }
                 try insert.execute(arguments: [
                     push.deviceID, push.token, push.bundleIdentifier, push.environment.rawValue, push.apnsID, push.pushType.rawValue, push.priority,
                     push.expiresAt.timeIntervalSince1970, push.collapseID, Data(push.payload), push.receivedAt.timeIntervalSince1970,
