@@ -10,7 +10,7 @@ struct AppsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apps",
         abstract: "Register, list and remove apps.",
-        subcommands: [Add.self, List.self, Remove.self, Key.self, Token.self]
+        subcommands: [Add.self, List.self, Remove.self, Key.self, Token.self, Strings.self]
     )
 
     struct Add: AsyncParsableCommand {
@@ -88,6 +88,37 @@ extension AppsCommand {
                 .POST, "/v1/admin/apps/\(segment(bundleIdentifier))/remote-notifications",
                 body: LocalAPI.RemoteNotificationRegistration(environment: environment), as: LocalAPI.DeviceToken.self)
             print(token.token)
+        }
+    }
+}
+
+extension AppsCommand {
+    struct Strings: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Give an app its strings, for its pushes' loc-key, title-loc-key and subtitle-loc-key.",
+            discussion: "As iOS looks a push's localization keys up in the app's Localizable.strings. The file is an Apple .strings file (\"key\" = \"text\";) or a JSON object of keys and texts; %@ and %1$@ in a text take the push's loc-args. A key the app does not have is shown as it is, as on iOS."
+        )
+        @OptionGroup var location: LocationOptions
+        @Argument var bundleIdentifier: String
+        @Argument(help: "The .strings or .json file; omit it with --clear.") var file: String?
+        @Flag(name: .long, help: "Remove the app's strings.") var clear = false
+
+        func run() async throws {
+            let table: [String: String]
+            if clear {
+                table = [:]
+            } else {
+                guard let file, let data = FileManager.default.contents(atPath: file) else {
+                    throw ValidationError("Give the .strings or .json file to read (or --clear).")
+                }
+                guard let parsed = (try? JSONSerialization.jsonObject(with: data)) as? [String: String]
+                    ?? (try? PropertyListSerialization.propertyList(from: data, format: nil)) as? [String: String] else {
+                    throw ValidationError("\(file) is neither a .strings file nor a JSON object of strings.")
+                }
+                table = parsed
+            }
+            try await location.adminClient().call(.PUT, "/v1/admin/apps/\(segment(bundleIdentifier))/strings", body: table)
+            print(table.isEmpty ? "\(bundleIdentifier) has no strings now." : "\(bundleIdentifier) has \(table.count) strings.")
         }
     }
 }

@@ -201,6 +201,8 @@ final class SpecRecorder: Sendable {
             try await recorder.call(app, .POST, "/v1/remote-notifications", body: LocalAPI.RemoteNotificationRegistration(environment: .production))
             try await recorder.call(app, .POST, "/v1/remote-notifications", body: ["environment": "moon"])
             try await recorder.call(app, .DELETE, "/v1/remote-notifications")
+            try await recorder.call(app, .PUT, "/v1/strings", body: ["GREETING": "Hello"])
+            try await recorder.call(app, .PUT, "/v1/strings", body: ["GREETING": 1])
 
             // The person's and the developer's calls.
             try await recorder.call(admin, .GET, "/v1/admin/apps/com.example.spec/settings")
@@ -231,6 +233,8 @@ final class SpecRecorder: Sendable {
             try await recorder.call(admin, .POST, "/v1/admin/apps/com.example.spec/pushes", body: LocalAPI.LocalPush(payload: #"{"aps":{"alert":"hi"}}"#))
             try await recorder.call(admin, .POST, "/v1/admin/apps/com.example.spec/pushes", body: LocalAPI.LocalPush(payload: "[1]"))
             try await recorder.call(admin, .POST, "/v1/admin/apps/nobody/pushes", body: LocalAPI.LocalPush(payload: "{}"))
+            try await recorder.call(admin, .PUT, "/v1/admin/apps/com.example.spec/strings", body: ["GREETING": "Bonjour"])
+            try await recorder.call(admin, .PUT, "/v1/admin/apps/nobody/strings", body: ["GREETING": "Bonjour"])
             try await recorder.call(app, .DELETE, "/v1/delivered")
             try await recorder.call(app, .DELETE, "/v1/requests")
             try await recorder.call(admin, .GET, "/v1/admin/apps/nobody/settings")

@@ -9,6 +9,7 @@ import Testing
     func engine(at path: String) async throws -> DaemonEngine {
         var configuration = DaemonEngine.Configuration()
         configuration.timeZone = TimeZone(identifier: "UTC")!
+        configuration.privateFolder = URL(fileURLWithPath: path).deletingLastPathComponent()
         return await DaemonEngine(store: try SQLiteDaemonStore(path: path), clock: ManualDaemonClock(), configuration: configuration)
     }
 
@@ -61,5 +62,35 @@ import Testing
             #expect(try await shownBodies(engine).isEmpty)
         }
         #expect(try await engine(at: path).linkSequence == 7)
+    }
+
+    /// A push's localization keys are looked up in the app's strings, as in its `Localizable.strings`;
+    /// a key the app does not have is shown as it is.
+    @Test func localizationKeysAreLookedUpInTheAppsStrings() async throws {
+        let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
+        let payload = #"{"aps":{"alert":{"title-loc-key":"GAME_TITLE","loc-key":"GAME_PLAY_REQUEST_FORMAT","loc-args":["Jenna","Frank"],"subtitle-loc-key":"MISSING"}}}"#
+        do {
+            let engine = try await engine(at: path)
+            _ = try await engine.registerApp("com.example.todo")
+            _ = try await engine.authorize("com.example.todo", .grant)
+            try await engine.setStrings("com.example.todo", [
+                "GAME_TITLE": "Game Request", "GAME_PLAY_REQUEST_FORMAT": "%@ and %@ have invited you to play Monopoly",
+            ])
+            try await engine.receivePush(push(1, payload))
+            let content = try #require(try await engine.visibleNotifications("com.example.todo").first).notification.request.content
+            #expect(content.title == "Game Request")
+            #expect(content.body == "Jenna and Frank have invited you to play Monopoly")
+            #expect(content.subtitle == "MISSING")
+            await #expect(throws: DaemonError.self) { try await engine.setStrings("com.example.nobody", ["A": "B"]) }
+        }
+        // Kept across a restart; an empty table removes them.
+        let restarted = try await engine(at: path)
+        try await restarted.receivePush(push(2, payload, collapseID: "second"))
+        let again = try await restarted.visibleNotifications("com.example.todo").first { $0.notification.request.identifier == "second" }
+        #expect(again?.notification.request.content.title == "Game Request")
+        try await restarted.setStrings("com.example.todo", [:])
+        try await restarted.receivePush(push(3, payload, collapseID: "third"))
+        let raw = try await restarted.visibleNotifications("com.example.todo").first { $0.notification.request.identifier == "third" }
+        #expect(raw?.notification.request.content.title == "GAME_TITLE")
     }
 }

@@ -56,6 +56,12 @@ struct AdminRoutes: Sendable {
             let token = try await link.register(bundle, environment: body.environment)
             return jsonResponse(LocalAPI.DeviceToken(bundleIdentifier: bundle, environment: body.environment, token: token))
         }
+        router.put("/v1/admin/apps/:app/strings") { request, context in
+            try authenticate(request)
+            let bundle = try context.parameters.require("app")
+            try await engine.setStrings(bundle, try await decode([String: String].self, request, context))
+            return Response(status: .noContent)
+        }
         router.post("/v1/admin/apps/:app/pushes") { request, context in
             try authenticate(request)
             let bundle = try context.parameters.require("app")

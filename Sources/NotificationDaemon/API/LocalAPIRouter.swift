@@ -77,6 +77,12 @@ package enum LocalAPIRouter {
             try await link.unregister(bundle)
             return Response(status: .noContent)
         }
+        // The app's own strings, for its pushes' localization keys (its `Localizable.strings`).
+        router.put("/v1/strings") { request, context in
+            let bundle = try await app.authenticate(request)
+            try await engine.setStrings(bundle, try await decode([String: String].self, request, context))
+            return Response(status: .noContent)
+        }
         router.put("/v1/badge") { request, context in
             let bundle = try await app.authenticate(request)
             let body = try await decode(LocalAPI.BadgeRequest.self, request, context)

@@ -2,6 +2,7 @@ package import Foundation
 internal import Crypto
 package import Logging
 package import NotificationCore
+import PrivateFiles
 internal import Synchronization
 internal import NotificationAttachmentStore
 
@@ -92,6 +93,8 @@ package actor DaemonEngine {
     private var queuedSaves: [QueuedSave] = []
     /// How many steps of each app are not saved yet.
     private var unsavedSteps: [String: Int] = [:]
+    /// Apps' strings for push localization keys, as read so far (see ``setStrings(_:_:)``).
+    private var strings: [String: [String: String]] = [:]
     private var nextSaveTicket: UInt64 = 1
     /// Every ticket up to this one is saved, or failed (see `failedSaves`).
     private var resolvedThrough: UInt64 = 0
@@ -183,6 +186,8 @@ package actor DaemonEngine {
     /// Removes an app with all its notifications.
     package func removeApp(_ bundleIdentifier: String) async throws(DaemonError) {
         try await store.delete(bundleIdentifier)
+        strings.removeValue(forKey: bundleIdentifier)
+        if let file = stringsFile(of: bundleIdentifier) { try? FileManager.default.removeItem(at: file) }
         keys.forgetAll()
         forget(bundleIdentifier)
         loads.removeValue(forKey: bundleIdentifier)
@@ -190,6 +195,54 @@ package actor DaemonEngine {
         if let folder = attachmentStore(of: bundleIdentifier)?.root {
             try? FileManager.default.removeItem(at: folder)
         }
+    }
+
+    // MARK: - The app's strings
+
+    /// Sets the strings a push's `loc-key`, `title-loc-key` and `subtitle-loc-key` are looked up in, as
+    /// iOS looks them up in the app's `Localizable.strings`; an empty table removes them. Kept in the
+    /// daemon's folder (`strings/<app>.json`).
+    package func setStrings(_ bundleIdentifier: String, _ table: [String: String]) async throws {
+        _ = try await appState(bundleIdentifier)
+        if let file = stringsFile(of: bundleIdentifier) {
+            do {
+                if table.isEmpty {
+                    try? FileManager.default.removeItem(at: file)
+                } else {
+                    try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+                    let data = try JSONEncoder().encode(table)
+                    guard PrivateFiles.createFile(atPath: file.path + ".new", contents: data) else {
+                        throw DaemonError(.storageFailed, "Could not write \(file.path).")
+                    }
+                    guard rename(file.path + ".new", file.path) == 0 else { throw DaemonError(.storageFailed, "Could not write \(file.path).") }
+                }
+            } catch let error as DaemonError {
+                throw error
+            } catch {
+                throw DaemonError(.storageFailed, "Could not keep the strings of \(bundleIdentifier): \(error).")
+            }
+        }
+        strings[bundleIdentifier] = table
+    }
+
+    /// The app's strings (empty when it has none), read from its file the first time.
+    package func strings(of bundleIdentifier: String) -> [String: String] {
+        if let table = strings[bundleIdentifier] { return table }
+        let table = stringsFile(of: bundleIdentifier)
+            .flatMap { try? Data(contentsOf: $0) }
+            .flatMap { try? JSONDecoder().decode([String: String].self, from: $0) } ?? [:]
+        strings[bundleIdentifier] = table
+        return table
+    }
+
+    private func stringsFile(of bundleIdentifier: String) -> URL? {
+        configuration.privateFolder?.appendingPathComponent("strings", isDirectory: true).appendingPathComponent(bundleIdentifier + ".json")
+    }
+
+    /// Looks a push's localization keys up in the app's strings.
+    private func localizer(for bundleIdentifier: String) -> APNs.Localizer {
+        let table = strings(of: bundleIdentifier)
+        return { key in table[key] }
     }
 
     /// Every registered app, with its launch command.
@@ -643,7 +696,7 @@ package actor DaemonEngine {
         var droppedThrough: Int64?
         for push in pushes where push.sequence > highest {
             highest = push.sequence
-            switch APNs.payload(Array(push.payload.utf8)) {
+            switch APNs.payload(Array(push.payload.utf8), localize: localizer(for: push.bundleIdentifier)) {
             case .success(let payload):
                 var request = APNs.request(for: payload, apnsID: push.apnsID, collapseID: push.collapseID)
                 let remote = APNs.remoteNotification(for: payload, apnsID: push.apnsID, pushType: push.pushType)
@@ -679,7 +732,7 @@ package actor DaemonEngine {
             throw DaemonError(.invalidRequest, "The payload is \(payload.count) bytes; a push carries at most 4,096.")
         }
         let parsed: APNs.Payload
-        switch APNs.payload(payload) {
+        switch APNs.payload(payload, localize: localizer(for: bundleIdentifier)) {
         case .success(let value): parsed = value
         case .failure(let error): throw DaemonError(.invalidRequest, error.description)
         }
