@@ -110,7 +110,7 @@ import Glibc
             await Self.watch(socketPath: environment["UNOTIFY_SOCKET"]!, adminKeyPath: directory.appendingPathComponent("admin.key").path, into: presented)
         }
         var tls = TLSConfiguration.makeClientConfiguration()
-        tls.trustRoots = .certificates([try NIOSSLCertificate(file: directory.appendingPathComponent("gateway/ca.pem").path, format: .pem)])
+        tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(directory.appendingPathComponent("gateway/ca.pem").path))
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls))
         let accepted = Accepted()
 

@@ -109,29 +109,11 @@ import Testing
     /// provider's `curl`, Apple's command with our host, CA and a token from `unotify`, reaches the
     /// person, seen live in `unotify watch`.
     @Test func aPushSentWithCurlAsAppleDocumentsItReachesTheWatch() async throws {
-        let directory = try makeTestDirectory()
-        let environment = Self.environment(directory)
-        let unotify = ChildProcess.built("unotify")
-        let serve = try await Self.serve(directory)
-        let sandbox = try await serve.line(containing: "environment=sandbox")
-        let port = try #require(sandbox.firstMatch(of: /127\.0\.0\.1:(\d+) environment=sandbox/).map { String($0.1) })
-        try await serve.line(containing: "linked to the push gateway")
-
-        func run(_ arguments: [String], in folder: URL? = nil) async throws -> String {
-            let command = try ChildProcess(unotify, arguments, environment: environment, in: folder, name: "unotify \(arguments.prefix(3).joined(separator: " "))")
-            #expect(await command.waitUntilExit() == 0, "unotify \(arguments.joined(separator: " ")): \(command.lines)")
-            return await command.completeOutput().joined(separator: "\n")
-        }
-        _ = try await run(["apps", "add", "com.example.todo"])
-        _ = try await run(["authorize", "--app", "com.example.todo", "grant"])
-        _ = try await run(["gateway", "teams", "add", "ABCDE12345", "--name", "Example"])
-        _ = try await run(["gateway", "apps", "add", "com.example.todo", "--team", "ABCDE12345"])
-        // The key's identifier on standard output; standard error says where its .p8 went.
-        let keyID = try await run(["gateway", "keys", "create", "--team", "ABCDE12345"], in: directory)
-            .split(separator: "\n").first { !$0.hasPrefix("Key ") }.map(String.init) ?? ""
+        let system = try await ServedSystem.start(app: "com.example.todo")
+        let (directory, environment, unotify, serve, port, keyID, jwt) = (system.directory, system.environment, system.unotify, system.serve, system.port, system.keyID, system.jwt)
+        let run = system.run
         #expect(keyID.count == 10)
-        let token = try await run(["apps", "token", "com.example.todo"])
-        let jwt = try await run(["gateway", "token", "--key", directory.appendingPathComponent("AuthKey_\(keyID).p8").path, "--key-id", keyID, "--team", "ABCDE12345"])
+        let token = try await run(["apps", "token", "com.example.todo"], nil)
         let watch = try ChildProcess(unotify, ["watch"], environment: environment, name: "unotify watch")
         try await watch.line(containing: "Watching")
 
@@ -148,7 +130,7 @@ import Testing
         try await watch.line(containing: "Hello — From curl")
 
         // A provider with a client certificate instead of a key: the curl command `unotify` prints works as printed.
-        let printed = try await run(["gateway", "certificates", "create", "--app", "com.example.todo", "--environment", "sandbox"], in: directory)
+        let printed = try await run(["gateway", "certificates", "create", "--app", "com.example.todo", "--environment", "sandbox"], directory)
         #expect(printed.contains("--cert PushCertificate_com.example.todo.pem --key PushCertificate_com.example.todo-key.pem"))
         // Standard error (merged here) says where the files went; the command follows.
         let printedCommand = printed.split(separator: "\n").drop { !$0.hasPrefix("curl ") }.joined(separator: "\n")
@@ -165,12 +147,12 @@ import Testing
         // `unotify push`, as a provider through the gateway, and straight to the app as `simctl push` does.
         let remote = try await run(["push", "--token", token, "--key", directory.appendingPathComponent("AuthKey_\(keyID).p8").path, "--key-id", keyID,
                                     "--team", "ABCDE12345", "--gateway", "https://localhost:\(port)", "com.example.todo",
-                                    "--payload", #"{"aps":{"alert":{"title":"Again","body":"From unotify push"}}}"#])
+                                    "--payload", #"{"aps":{"alert":{"title":"Again","body":"From unotify push"}}}"#], nil)
         #expect(remote.contains("200 apns-id"))
         try await watch.line(containing: "Again — From unotify push")
         let apns = directory.appendingPathComponent("local.apns")
         try Data(#"{"Simulator Target Bundle":"com.example.todo","aps":{"alert":{"title":"Local","body":"From an .apns file"}}}"#.utf8).write(to: apns)
-        #expect(try await run(["push", apns.path]).contains("Delivered to com.example.todo."))
+        #expect(try await run(["push", apns.path], nil).contains("Delivered to com.example.todo."))
         try await watch.line(containing: "Local — From an .apns file")
 
         try watch.endInput()
@@ -182,26 +164,8 @@ import Testing
     /// gateway, wakes for a background push, shows an alert push with its reply action, and gets the
     /// person's typed reply; every part its own process, the pushes sent with `curl`.
     @Test func theUIKitStyleExampleAppGetsItsTokenItsPushesAndATypedReply() async throws {
-        let directory = try makeTestDirectory()
-        let environment = Self.environment(directory)
-        let unotify = ChildProcess.built("unotify")
-        let serve = try await Self.serve(directory)
-        let sandbox = try await serve.line(containing: "environment=sandbox")
-        let port = try #require(sandbox.firstMatch(of: /127\.0\.0\.1:(\d+) environment=sandbox/).map { String($0.1) })
-        try await serve.line(containing: "linked to the push gateway")
-
-        func run(_ arguments: [String], in folder: URL? = nil) async throws -> String {
-            let command = try ChildProcess(unotify, arguments, environment: environment, in: folder, name: "unotify \(arguments.prefix(3).joined(separator: " "))")
-            #expect(await command.waitUntilExit() == 0, "unotify \(arguments.joined(separator: " ")): \(command.lines)")
-            return await command.completeOutput().joined(separator: "\n")
-        }
-        _ = try await run(["apps", "add", "com.example.push"])
-        _ = try await run(["authorize", "--app", "com.example.push", "grant"])
-        _ = try await run(["gateway", "teams", "add", "ABCDE12345", "--name", "Example"])
-        _ = try await run(["gateway", "apps", "add", "com.example.push", "--team", "ABCDE12345"])
-        let keyID = try await run(["gateway", "keys", "create", "--team", "ABCDE12345"], in: directory)
-            .split(separator: "\n").first { !$0.hasPrefix("Key ") }.map(String.init) ?? ""
-        let jwt = try await run(["gateway", "token", "--key", directory.appendingPathComponent("AuthKey_\(keyID).p8").path, "--key-id", keyID, "--team", "ABCDE12345"])
+        let system = try await ServedSystem.start(app: "com.example.push")
+        let (directory, environment, unotify, serve, port, jwt) = (system.directory, system.environment, system.unotify, system.serve, system.port, system.jwt)
 
         let app = try ChildProcess(ChildProcess.built("push-example"), [],
                                    environment: environment.merging(["UNOTIFY_APP_ID": "com.example.push"]) { $1 }, name: "push-example")
@@ -230,5 +194,51 @@ import Testing
 
         await app.stop()
         await serve.stop()
+    }
+}
+
+/// `unotify serve` with a provider set up as the README's push quick start does it: the app registered
+/// and allowed, a team owning it at the gateway, a key and its JWT.
+struct ServedSystem {
+    let directory: URL
+    let environment: [String: String]
+    let unotify: URL
+    let serve: ChildProcess
+    /// The sandbox endpoint's port.
+    let port: String
+    let keyID: String
+    let jwt: String
+
+    /// Runs `unotify` (in a folder, or the current one) and returns what it printed.
+    var run: @Sendable ([String], URL?) async throws -> String {
+        let (unotify, environment) = (self.unotify, self.environment)
+        return { arguments, folder in
+            let command = try ChildProcess(unotify, arguments, environment: environment, in: folder, name: "unotify \(arguments.prefix(3).joined(separator: " "))")
+            #expect(await command.waitUntilExit() == 0, "unotify \(arguments.joined(separator: " ")): \(command.lines)")
+            return await command.completeOutput().joined(separator: "\n")
+        }
+    }
+
+    static func start(app: String) async throws -> ServedSystem {
+        let directory = try makeTestDirectory()
+        let environment = QuickStartTests.environment(directory)
+        let unotify = ChildProcess.built("unotify")
+        let serve = try await QuickStartTests.serve(directory)
+        let sandbox = try await serve.line(containing: "environment=sandbox")
+        let port = try #require(sandbox.firstMatch(of: /127\.0\.0\.1:(\d+) environment=sandbox/).map { String($0.1) })
+        try await serve.line(containing: "linked to the push gateway")
+        var system = ServedSystem(directory: directory, environment: environment, unotify: unotify, serve: serve, port: port, keyID: "", jwt: "")
+        let run = system.run
+        _ = try await run(["apps", "add", app], nil)
+        _ = try await run(["authorize", "--app", app, "grant"], nil)
+        _ = try await run(["gateway", "teams", "add", "ABCDE12345", "--name", "Example"], nil)
+        _ = try await run(["gateway", "apps", "add", app, "--team", "ABCDE12345"], nil)
+        // The key's identifier on standard output; standard error says where its .p8 went.
+        let keyID = try await run(["gateway", "keys", "create", "--team", "ABCDE12345"], directory)
+            .split(separator: "\n").first { !$0.hasPrefix("Key ") }.map(String.init) ?? ""
+        let jwt = try await run(["gateway", "token", "--key", directory.appendingPathComponent("AuthKey_\(keyID).p8").path, "--key-id", keyID,
+                                 "--team", "ABCDE12345"], nil)
+        system = ServedSystem(directory: directory, environment: environment, unotify: unotify, serve: serve, port: port, keyID: keyID, jwt: jwt)
+        return system
     }
 }

@@ -66,21 +66,26 @@ package struct GatewayCertificateAuthority: Sendable {
             return .dnsName(host)
         }
         let subject = try DistinguishedName { CommonName(hosts.first ?? "localhost") }
+        return try issue(to: subject, key: key, days: 2 * 365, extensions: try Certificate.Extensions {
+            Critical(BasicConstraints.notCertificateAuthority)
+            Critical(KeyUsage(digitalSignature: true))
+            try ExtendedKeyUsage([.serverAuth])
+            SubjectAlternativeNames(names)
+        }, now: now)
+    }
+
+    /// Signs a certificate for `key` (an hour back-dated, against clocks a little behind).
+    private func issue(to subject: DistinguishedName, key: P256.Signing.PrivateKey, days: Int, extensions: Certificate.Extensions, now: Date) throws -> Issued {
         let issued = try Certificate(
             version: .v3,
             serialNumber: Certificate.SerialNumber(),
             publicKey: .init(key.publicKey),
             notValidBefore: now.addingTimeInterval(-3600),
-            notValidAfter: now.addingTimeInterval(2 * 365 * 86_400),
+            notValidAfter: now.addingTimeInterval(TimeInterval(days) * 86_400),
             issuer: certificate.subject,
             subject: subject,
             signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.notCertificateAuthority)
-                Critical(KeyUsage(digitalSignature: true))
-                try ExtendedKeyUsage([.serverAuth])
-                SubjectAlternativeNames(names)
-            },
+            extensions: extensions,
             issuerPrivateKey: .init(privateKey)
         )
         return Issued(certificatePEM: try issued.serializeAsPEM().pemString, privateKeyPEM: key.pemRepresentation)
@@ -108,24 +113,12 @@ extension GatewayCertificateAuthority {
         ])
         let topics = environments.count > 1 ? [bundleIdentifier, bundleIdentifier + ".voip", bundleIdentifier + ".complication"] : [bundleIdentifier]
         let markers = try ProviderCertificate.markers(environments: environments, topics: topics)
-        let issued = try Certificate(
-            version: .v3,
-            serialNumber: Certificate.SerialNumber(),
-            publicKey: .init(key.publicKey),
-            notValidBefore: now.addingTimeInterval(-3600),
-            notValidAfter: now.addingTimeInterval(365 * 86_400),
-            issuer: certificate.subject,
-            subject: subject,
-            signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.notCertificateAuthority)
-                Critical(KeyUsage(digitalSignature: true))
-                try ExtendedKeyUsage([.clientAuth])
-                for marker in markers { marker }
-            },
-            issuerPrivateKey: .init(privateKey)
-        )
-        return Issued(certificatePEM: try issued.serializeAsPEM().pemString, privateKeyPEM: key.pemRepresentation)
+        return try issue(to: subject, key: key, days: 365, extensions: try Certificate.Extensions {
+            Critical(BasicConstraints.notCertificateAuthority)
+            Critical(KeyUsage(digitalSignature: true))
+            try ExtendedKeyUsage([.clientAuth])
+            for marker in markers { marker }
+        }, now: now)
     }
 }
 
