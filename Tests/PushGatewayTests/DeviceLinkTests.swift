@@ -118,7 +118,7 @@ import Testing
         try await gateway.store.addDevice("device-1", secretHash: DeviceLinks.hash(secret), at: Date())
 
         var tls = TLSConfiguration.makeClientConfiguration()
-        tls.trustRoots = .certificates([try NIOSSLCertificate(file: configuration.authorityCertificatePath, format: .pem)])
+        tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(configuration.authorityCertificatePath))
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls))
         let group = ServiceGroup(services: gateway.services, gracefulShutdownSignals: [], logger: Logger(label: "gateway"))
         try await withThrowingTaskGroup(of: Void.self) { tasks in

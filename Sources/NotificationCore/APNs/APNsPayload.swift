@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 
 extension APNs {
     /// A push's JSON payload read as the device reads it: the `aps` dictionary becomes a

@@ -41,10 +41,10 @@ package enum DeviceLinkServer {
                 certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(tls.certificateChainPEM.utf8)).map { .certificate($0) },
                 privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(tls.privateKeyPEM.utf8), format: .pem))
             )
-            server = try .tls(.http1WebSocketUpgrade(webSocketRouter: router, configuration: .init(autoPing: .enabled(timePeriod: .seconds(20)))),
+            server = try .tls(.http1WebSocketUpgrade(webSocketRouter: router, configuration: .init(ws: .init(autoPing: .enabled(timePeriod: .seconds(20))))),
                               tlsConfiguration: configuration)
         } else {
-            server = .http1WebSocketUpgrade(webSocketRouter: router, configuration: .init(autoPing: .enabled(timePeriod: .seconds(20))))
+            server = .http1WebSocketUpgrade(webSocketRouter: router, configuration: .init(ws: .init(autoPing: .enabled(timePeriod: .seconds(20)))))
         }
         return Application(
             router: router,
