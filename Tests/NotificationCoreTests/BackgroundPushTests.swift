@@ -213,4 +213,32 @@ import Testing
         let nextDayThird = budget.spend(at: Self.t0.addingTimeInterval(86_400))
         #expect(!nextDayThird)
     }
+
+    /// The date the budget names for the next push always allows it, whatever the rate and the
+    /// moment: a machine waiting for it wakes once, not again and again a rounding error short.
+    @Test(arguments: [1, 2, 3, 7, 11, 60, 97])
+    func theNextAllowedDateAllowsThePush(perHour: Int) {
+        var generator = SplitMix64(state: UInt64(perHour))
+        var budget = BackgroundPushBudget(perHour: perHour, at: Self.t0)
+        var now = Self.t0.addingTimeInterval(Double.random(in: 0..<1, using: &generator))
+        for _ in 0..<200 {
+            while budget.spend(at: now) {}
+            let next = budget.nextAllowedDate(after: now)
+            #expect(next > now)
+            #expect(budget.allows(at: next))
+            now = next.addingTimeInterval(Double.random(in: 0..<0.01, using: &generator))
+        }
+    }
+}
+
+/// A small deterministic generator, so a failure can be replayed.
+private struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }

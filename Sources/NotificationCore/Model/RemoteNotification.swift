@@ -44,6 +44,11 @@ package struct BackgroundPushBudget: Sendable, Hashable, Codable {
 
     private var secondsPerPush: TimeInterval { 3600 / Double(perHour) }
 
+    /// Refills are computed in floating point: a push is allowed once it is within this of whole, so
+    /// that the date ``nextAllowedDate(after:)`` gives always allows it (and a machine waiting for it
+    /// never wakes to find it a hair short, again and again).
+    private static let tolerance = 1e-6
+
     private mutating func refill(at date: Date) {
         guard date > updatedAt else { return }
         available = min(Double(perHour), available + date.timeIntervalSince(updatedAt) / secondsPerPush)
@@ -54,14 +59,14 @@ package struct BackgroundPushBudget: Sendable, Hashable, Codable {
     package func allows(at date: Date) -> Bool {
         var copy = self
         copy.refill(at: date)
-        return copy.available >= 1
+        return copy.available >= 1 - Self.tolerance
     }
 
     /// Spends one push if the budget allows it at `date`.
     package mutating func spend(at date: Date) -> Bool {
         refill(at: date)
-        guard available >= 1 else { return false }
-        available -= 1
+        guard available >= 1 - Self.tolerance else { return false }
+        available = max(0, available - 1)
         return true
     }
 
@@ -69,7 +74,9 @@ package struct BackgroundPushBudget: Sendable, Hashable, Codable {
     package func nextAllowedDate(after date: Date) -> Date {
         var copy = self
         copy.refill(at: date)
-        guard copy.available < 1 else { return date }
-        return date.addingTimeInterval((1 - copy.available) * secondsPerPush)
+        guard copy.available < 1 - Self.tolerance else { return date }
+        // Rounded up to the millisecond: never a date that lands a rounding error short of the push.
+        let wait = ((1 - copy.available) * secondsPerPush * 1000).rounded(.up) / 1000
+        return date.addingTimeInterval(max(wait, 0.001))
     }
 }
