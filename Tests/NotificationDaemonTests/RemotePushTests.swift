@@ -173,6 +173,11 @@ import Testing
     }
 
     @Test func aBackgroundPushWakesTheAppDelegateAndOneForAStoppedAppWaitsForIt() async throws {
+        // `UIApplication.shared` is the process's: other tests that use it wait.
+        try await SharedApplicationLock.withLock { try await backgroundPushThroughTheWholeSystem() }
+    }
+
+    func backgroundPushThroughTheWholeSystem() async throws {
         try await withLinkedSystem { system in
             let daemon = system.daemon
             let app = try await daemon.authorizedApp("com.example.todo")

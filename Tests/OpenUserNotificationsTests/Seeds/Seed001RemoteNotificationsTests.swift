@@ -59,84 +59,93 @@ final class AsyncFetchAppDelegate: UIResponder, UIApplicationDelegate {
     }
 }
 
-/// `UIApplication` is one per process, as on iOS: these tests take turns. UIKit's calls are made on
+/// `UIApplication` is one per process, as on iOS: these tests take turns, with each other and with
+/// every other test that uses it (``SharedApplicationLock``). UIKit's calls are made on
 /// the main actor, inside the harness's task so that they reach the harness's system.
 @Suite(.serialized) struct Seed001RemoteNotificationsTests {
     @Test func afterThePersonAllowsNotificationsTheAppGetsItsDeviceToken() async throws {
-        let harness = NotificationTestHarness()
-        harness.person.willAnswerAuthorization(allow: true)
-        let appDelegate = await Seed001PushAppDelegate()
-        try await harness.run { _ in
-            await MainActor.run {
-                UIApplication.shared.delegate = appDelegate
-                _ = appDelegate.application(UIApplication.shared, didFinishLaunchingWithOptions: nil)
+        try await SharedApplicationLock.withLock {
+            let harness = NotificationTestHarness()
+            harness.person.willAnswerAuthorization(allow: true)
+            let appDelegate = await Seed001PushAppDelegate()
+            try await harness.run { _ in
+                await MainActor.run {
+                    UIApplication.shared.delegate = appDelegate
+                    _ = appDelegate.application(UIApplication.shared, didFinishLaunchingWithOptions: nil)
+                }
+                #expect(await appDelegate.log.waitForLines(2))
+                let token = try #require(harness.deviceToken)
+                #expect(appDelegate.log.lines == ["granted", "deviceToken=\(token)"])
+                #expect(token.count == 64)
+                #expect(await UIApplication.shared.isRegisteredForRemoteNotifications)
             }
-            #expect(await appDelegate.log.waitForLines(2))
-            let token = try #require(harness.deviceToken)
-            #expect(appDelegate.log.lines == ["granted", "deviceToken=\(token)"])
-            #expect(token.count == 64)
-            #expect(await UIApplication.shared.isRegisteredForRemoteNotifications)
+            await MainActor.run { UIApplication.shared.delegate = nil }
         }
-        await MainActor.run { UIApplication.shared.delegate = nil }
     }
 
     @Test func theTokenStaysTheSameUntilTheAppUnregistersAndThenChanges() async throws {
-        let harness = NotificationTestHarness()
-        let appDelegate = await Seed001PushAppDelegate()
-        try await harness.run { _ in
-            await MainActor.run {
-                UIApplication.shared.delegate = appDelegate
-                UIApplication.shared.registerForRemoteNotifications()
-                UIApplication.shared.registerForRemoteNotifications()
+        try await SharedApplicationLock.withLock {
+            let harness = NotificationTestHarness()
+            let appDelegate = await Seed001PushAppDelegate()
+            try await harness.run { _ in
+                await MainActor.run {
+                    UIApplication.shared.delegate = appDelegate
+                    UIApplication.shared.registerForRemoteNotifications()
+                    UIApplication.shared.registerForRemoteNotifications()
+                }
+                #expect(await appDelegate.log.waitForLines(2))
+                let first = try #require(harness.deviceToken)
+                await MainActor.run { UIApplication.shared.unregisterForRemoteNotifications() }
+                #expect(await !UIApplication.shared.isRegisteredForRemoteNotifications)
+                await harness.settle()
+                #expect(harness.deviceToken == nil)
+                await MainActor.run { UIApplication.shared.registerForRemoteNotifications() }
+                #expect(await appDelegate.log.waitForLines(3))
+                let second = try #require(harness.deviceToken)
+                #expect(appDelegate.log.lines == ["deviceToken=\(first)", "deviceToken=\(first)", "deviceToken=\(second)"])
+                #expect(first != second)
             }
-            #expect(await appDelegate.log.waitForLines(2))
-            let first = try #require(harness.deviceToken)
-            await MainActor.run { UIApplication.shared.unregisterForRemoteNotifications() }
-            #expect(await !UIApplication.shared.isRegisteredForRemoteNotifications)
-            await harness.settle()
-            #expect(harness.deviceToken == nil)
-            await MainActor.run { UIApplication.shared.registerForRemoteNotifications() }
-            #expect(await appDelegate.log.waitForLines(3))
-            let second = try #require(harness.deviceToken)
-            #expect(appDelegate.log.lines == ["deviceToken=\(first)", "deviceToken=\(first)", "deviceToken=\(second)"])
-            #expect(first != second)
+            await MainActor.run { UIApplication.shared.delegate = nil }
         }
-        await MainActor.run { UIApplication.shared.delegate = nil }
     }
 
     @Test func aSilentPushReachesTheAppDelegateAndItsResultIsRecorded() async throws {
-        let harness = NotificationTestHarness(appState: .background)
-        let appDelegate = await Seed001PushAppDelegate()
-        await MainActor.run { UIApplication.shared.delegate = appDelegate }
-        try await harness.run { _ in
-            try harness.receivePush(#"{"aps":{"content-available":1},"acme1":"bar","acme2":42}"#, pushType: "background", apnsID: "silent-1")
-            #expect(await appDelegate.log.waitForLines(1))
-            #expect(await harness.settle())
+        try await SharedApplicationLock.withLock {
+            let harness = NotificationTestHarness(appState: .background)
+            let appDelegate = await Seed001PushAppDelegate()
+            await MainActor.run { UIApplication.shared.delegate = appDelegate }
+            try await harness.run { _ in
+                try harness.receivePush(#"{"aps":{"content-available":1},"acme1":"bar","acme2":42}"#, pushType: "background", apnsID: "silent-1")
+                #expect(await appDelegate.log.waitForLines(1))
+                #expect(await harness.settle())
+            }
+            await MainActor.run { UIApplication.shared.delegate = nil }
+            #expect(appDelegate.log.lines == ["收到静默通知 bar"])
+            #expect(harness.history.events.map(\.description) == [
+                "didReceiveRemoteNotification(silent-1)",
+                "didReceiveRemoteNotificationCompleted(silent-1, 0)",
+            ])
+            // Nothing reached the person.
+            #expect(harness.visibleNotifications.isEmpty)
         }
-        await MainActor.run { UIApplication.shared.delegate = nil }
-        #expect(appDelegate.log.lines == ["收到静默通知 bar"])
-        #expect(harness.history.events.map(\.description) == [
-            "didReceiveRemoteNotification(silent-1)",
-            "didReceiveRemoteNotificationCompleted(silent-1, 0)",
-        ])
-        // Nothing reached the person.
-        #expect(harness.visibleNotifications.isEmpty)
     }
 
     @Test func aPushThatArrivesBeforeTheAppHasADelegateWaitsForIt() async throws {
-        let harness = NotificationTestHarness()
-        await MainActor.run { UIApplication.shared.delegate = nil }
-        let appDelegate = await AsyncFetchAppDelegate()
-        try await harness.run { _ in
-            try harness.receivePush(#"{"aps":{"content-available":1},"acme2":42}"#, pushType: "background", apnsID: "early")
-            #expect(await !harness.settle(timeout: .milliseconds(200)))
-            #expect(appDelegate.log.lines.isEmpty)
-            await MainActor.run { UIApplication.shared.delegate = appDelegate }
-            #expect(await appDelegate.log.waitForLines(1))
-            #expect(await harness.settle())
+        try await SharedApplicationLock.withLock {
+            let harness = NotificationTestHarness()
+            await MainActor.run { UIApplication.shared.delegate = nil }
+            let appDelegate = await AsyncFetchAppDelegate()
+            try await harness.run { _ in
+                try harness.receivePush(#"{"aps":{"content-available":1},"acme2":42}"#, pushType: "background", apnsID: "early")
+                #expect(await !harness.settle(timeout: .milliseconds(200)))
+                #expect(appDelegate.log.lines.isEmpty)
+                await MainActor.run { UIApplication.shared.delegate = appDelegate }
+                #expect(await appDelegate.log.waitForLines(1))
+                #expect(await harness.settle())
+            }
+            await MainActor.run { UIApplication.shared.delegate = nil }
+            #expect(appDelegate.log.lines == ["fetched 42"])
+            #expect(harness.history.events.map(\.description).last == "didReceiveRemoteNotificationCompleted(early, 2)")
         }
-        await MainActor.run { UIApplication.shared.delegate = nil }
-        #expect(appDelegate.log.lines == ["fetched 42"])
-        #expect(harness.history.events.map(\.description).last == "didReceiveRemoteNotificationCompleted(early, 2)")
     }
 }
