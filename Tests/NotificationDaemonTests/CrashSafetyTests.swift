@@ -13,6 +13,14 @@ final class DaemonProcess: Sendable {
     let directory: URL
     let socketPath: String
     private let process: Process
+    private let output = LogText()
+
+    /// What the daemon has logged so far, for the failure message of a test that needs it.
+    var log: String { output.text.withLock { $0 } }
+
+    final class LogText: Sendable {
+        let text = Mutex("")
+    }
 
     /// The `unotify` executable built beside the test bundle.
     static var executable: URL {
@@ -34,10 +42,10 @@ final class DaemonProcess: Sendable {
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
         let (listening, continuation) = AsyncStream<Void>.makeStream()
-        let log = Mutex("")
+        let log = output
         PipeReader.start(errors.fileHandleForReading, name: "unotify daemon") { data in
             let text = String(decoding: data, as: UTF8.self)
-            let all = log.withLock { $0 += text; return $0 }
+            let all = log.text.withLock { $0 += text; return $0 }
             if all.contains("local API listening") { continuation.yield() }
             if text.isEmpty { continuation.finish() }
         }
@@ -58,7 +66,7 @@ final class DaemonProcess: Sendable {
         }
         guard started else {
             process.terminate()
-            throw LocalAPIClientError.transport("The daemon did not start listening within 30 s. Its log: \(log.withLock { $0 })")
+            throw LocalAPIClientError.transport("The daemon did not start listening within 30 s. Its log: \(log.text.withLock { $0 })")
         }
     }
 
@@ -136,8 +144,16 @@ final class DaemonProcess: Sendable {
         let second = try await DaemonProcess(directory: directory)
         defer { second.stop() }
         let restarted = LocalAPIClient(socketPath: second.socketPath, key: issued.key)
-        let pending = try await restarted.call(.GET, "/v1/requests", as: [LocalAPI.PendingRequest].self).map(\.request.identifier)
-        let delivered = try await restarted.call(.GET, "/v1/delivered", as: [DeliveredNotification].self).map(\.request.identifier)
+        let pending: [String]
+        let delivered: [String]
+        do {
+            pending = try await restarted.call(.GET, "/v1/requests", as: [LocalAPI.PendingRequest].self).map(\.request.identifier)
+            delivered = try await restarted.call(.GET, "/v1/delivered", as: [DeliveredNotification].self).map(\.request.identifier)
+        } catch {
+            // Seen once under a loaded CI run: the restarted daemon refused connections. Its log says why.
+            Issue.record("The restarted daemon did not answer: \(error). Its log:\n\(second.log)")
+            throw error
+        }
         let kept = Set(pending).union(delivered)
         #expect(kept.count == pending.count + delivered.count, "nothing is both pending and delivered, nor kept twice")
         let acceptedPlaces = acceptedBeforeCrash.filter { $0.hasPrefix("place") }
