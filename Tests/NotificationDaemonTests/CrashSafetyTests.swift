@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import NotificationCore
 import NotificationDaemonClient
@@ -143,14 +144,19 @@ final class DaemonProcess: Sendable {
 
         let second = try await DaemonProcess(directory: directory)
         defer { second.stop() }
-        let restarted = LocalAPIClient(socketPath: second.socketPath, key: issued.key)
+        // A client of its own: the shared one's connection pool for this socket may still be backing
+        // off from the writers' failed attempts on the dead daemon, and answer "connection refused"
+        // without trying (seen under load in CI).
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        let restarted = LocalAPIClient(socketPath: second.socketPath, key: issued.key, http: http)
         let pending: [String]
         let delivered: [String]
         do {
             pending = try await restarted.call(.GET, "/v1/requests", as: [LocalAPI.PendingRequest].self).map(\.request.identifier)
             delivered = try await restarted.call(.GET, "/v1/delivered", as: [DeliveredNotification].self).map(\.request.identifier)
+            try await http.shutdown()
         } catch {
-            // Seen once under a loaded CI run: the restarted daemon refused connections. Its log says why.
+            try? await http.shutdown()
             Issue.record("The restarted daemon did not answer: \(error). Its log:\n\(second.log)")
             throw error
         }
