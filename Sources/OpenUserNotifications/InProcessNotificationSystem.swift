@@ -459,10 +459,7 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     /// - Throws: the payload's error when it is not a JSON object Apple would accept.
     package func receivePush(_ payload: [UInt8], pushType: APNs.PushType = .alert, apnsID: String = UUID().uuidString, collapseID: String? = nil) throws(APNs.PayloadError) {
         let parsed = try APNs.payload(payload).get()
-        var request = APNs.request(for: parsed, apnsID: apnsID, collapseID: collapseID)
-        if pushType == .voip { request.content = NotificationContent() }
-        let remote = APNs.remoteNotification(for: parsed, apnsID: apnsID, pushType: pushType)
-        step { $0.receivePush(request, wakingApp: remote) }
+        step { $0.receivePush(parsed, apnsID: apnsID, collapseID: collapseID, pushType: pushType) }
     }
 
     /// Runs a completion handler on the system's queue, after everything queued before it.

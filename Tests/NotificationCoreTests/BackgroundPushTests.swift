@@ -21,11 +21,9 @@ import Testing
         return machine
     }
 
-    /// Delivers a push as the daemon does.
+    /// Delivers a push as every system does.
     func receive(_ json: String, apnsID: String, pushType: APNs.PushType = .background, into machine: inout Machine) throws -> [Machine.Effect] {
-        let payload = try APNs.payload(Array(json.utf8)).get()
-        let remote = APNs.remoteNotification(for: payload, apnsID: apnsID, pushType: pushType)
-        return machine.receivePush(APNs.request(for: payload, apnsID: apnsID, collapseID: nil), wakingApp: remote)
+        machine.receivePush(try APNs.payload(Array(json.utf8)).get(), apnsID: apnsID, collapseID: nil, pushType: pushType)
     }
 
     func background(_ apnsID: String, into machine: inout Machine) throws -> [Machine.Effect] {
@@ -87,7 +85,7 @@ import Testing
         }
         #expect(delivered == ["1", "2", "3"])
         #expect(heldIDs == ["4", "5"])
-        #expect(machine.heldRemoteNotificationForApp?.identifier == "5")
+        #expect(machine.heldRemoteNotification?.identifier == "5")
         // One push refills every 20 minutes: not before.
         let wakeUp = machine.nextWakeUpDate()
         #expect(wakeUp == Self.t0.addingTimeInterval(20 * 60))
@@ -95,7 +93,7 @@ import Testing
         #expect(handedToApp(early).isEmpty)
         let refilled = machine.catchUp(to: Self.t0.addingTimeInterval(20 * 60)).effects
         #expect(handedToApp(refilled).map(\.id) == ["5"])
-        #expect(machine.heldRemoteNotificationForApp == nil)
+        #expect(machine.heldRemoteNotification == nil)
     }
 
     @Test func anAppInTheForegroundIsNeverThrottled() throws {
@@ -171,7 +169,7 @@ import Testing
         var machine = machine()
         _ = try background("1", into: &machine)
         _ = machine.setAppReachable(false, state: .notRunning)
-        #expect(machine.heldRemoteNotificationForApp?.identifier == "1")
+        #expect(machine.heldRemoteNotification?.identifier == "1")
         let back = machine.setAppReachable(true, state: .foreground)
         #expect(handedToApp(back).map(\.id) == ["1"])
     }
@@ -184,7 +182,7 @@ import Testing
         let whole = machine.takeWhole()
         var restored = Machine(now: whole.now, nextSequence: whole.nextSequence, core: try #require(whole.core),
                                categories: whole.categories ?? [], pending: whole.pending, visible: whole.visible, queued: whole.queued)
-        #expect(restored.heldRemoteNotificationForApp?.identifier == "2")
+        #expect(restored.heldRemoteNotification?.identifier == "2")
         let confirmed = restored.completeRemoteNotification(ticket: open.ticket)
         #expect(confirmed?.identifier == "1")
         // The spent budget came back too: the held push waits for the refill.

@@ -175,6 +175,21 @@ final class HoldingAcceptor: PushAcceptor {
         }
     }
 
+    /// Runs nghttp (verbose: every frame it sends and receives) on one connection, posting `payload`
+    /// to each of `urls` in turn; returns what it printed.
+    static func nghttp(payload: URL, headers: [(String, String)], urls: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/nghttp")
+        process.arguments = ["-v", "-n", "-y", "-d", payload.path] + headers.flatMap { ["-H", "\($0.0): \($0.1)"] } + urls
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = ProcessLines.readAll(output.fileHandleForReading)
+        process.waitUntilExit()
+        return text
+    }
+
     /// What a frame-level client sees: APNs ends a `200` on its HEADERS frame (END_STREAM), and an
     /// error with one DATA frame after its headers; some clients break on anything else.
     @Test func answersEndOnTheFramesAPNsEndsThemOn() async throws {
@@ -183,17 +198,7 @@ final class HoldingAcceptor: PushAcceptor {
             try Data(#"{"aps":{"alert":"Hello"}}"#.utf8).write(to: payload)
             defer { try? FileManager.default.removeItem(at: payload) }
             func nghttp(_ path: String, _ headers: [(String, String)]) throws -> String {
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/usr/bin/nghttp")
-                process.arguments = ["-v", "-n", "-y", "-d", payload.path] + headers.flatMap { ["-H", "\($0.0): \($0.1)"] }
-                    + [running.url.replacingOccurrences(of: "localhost", with: "127.0.0.1") + path]
-                let output = Pipe()
-                process.standardOutput = output
-                process.standardError = output
-                try process.run()
-                let text = ProcessLines.readAll(output.fileHandleForReading)
-                process.waitUntilExit()
-                return text
+                try Self.nghttp(payload: payload, headers: headers, urls: [running.url.replacingOccurrences(of: "localhost", with: "127.0.0.1") + path])
             }
             let bearer = try running.bearer()
             let success = try nghttp("/3/device/\(Self.token)", [("authorization", bearer), ("apns-topic", "com.example.todo")])
@@ -226,15 +231,7 @@ final class HoldingAcceptor: PushAcceptor {
             let base = running.url.replacingOccurrences(of: "localhost", with: "127.0.0.1")
             // One connection: a valid push first (it authenticates), then twelve to a malformed token.
             let urls = [base + "/3/device/\(Self.token)"] + (0..<12).map { base + "/3/device/zz\($0)" }
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/nghttp")
-            process.arguments = ["-v", "-n", "-y", "-d", payload.path, "-H", "authorization: \(try running.bearer())", "-H", "apns-topic: com.example.todo"] + urls
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = output
-            try process.run()
-            let text = ProcessLines.readAll(output.fileHandleForReading)
-            process.waitUntilExit()
+            let text = try Self.nghttp(payload: payload, headers: [("authorization", try running.bearer()), ("apns-topic", "com.example.todo")], urls: urls)
             let goAway = text.split(separator: "\n").filter { $0.contains("recv GOAWAY frame") }
             #expect(goAway.count == 1, "\(text)")
             #expect(text.contains(#"{"reason":"BadDeviceToken"}"#))

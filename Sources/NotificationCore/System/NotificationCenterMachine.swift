@@ -170,7 +170,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
     /// Background and VoIP pushes handed to the app, not yet confirmed.
     var awaitingRemoteNotification: [UInt64: RemoteNotification] = [:]
     /// The newest background push that waits for the app (iOS, too, holds only the newest).
-    var heldRemoteNotification: RemoteNotification?
+    package internal(set) var heldRemoteNotification: RemoteNotification?
     /// What is left of the app's background push budget; created at its first background push.
     var backgroundBudget: BackgroundPushBudget?
     var queuedForApp = QueueForApp()
@@ -530,6 +530,15 @@ package struct NotificationCenterMachine: Sendable, Codable {
         return effects
     }
 
+    /// A push as the device's push service hands it over, read from its payload: the request it makes
+    /// (nothing for the person when it is a VoIP push, as PushKit's never show anything), and what it
+    /// hands to the app itself (see ``receivePush(_:wakingApp:)``). Every system receives pushes here.
+    package mutating func receivePush(_ payload: APNs.Payload, apnsID: String, collapseID: String?, pushType: APNs.PushType) -> [Effect] {
+        var request = APNs.request(for: payload, apnsID: apnsID, collapseID: collapseID)
+        if pushType == .voip { request.content = NotificationContent() }
+        return receivePush(request, wakingApp: APNs.remoteNotification(for: payload, apnsID: apnsID, pushType: pushType))
+    }
+
     /// Hands a push for the app to it, as iOS does: at once to an app in the foreground and for a VoIP
     /// push; otherwise within the app's background budget, starting the app if it is not running. What
     /// cannot go now is held, the newest replacing an older one, until the app is reachable and the
@@ -589,9 +598,6 @@ package struct NotificationCenterMachine: Sendable, Codable {
         wakeUps.remove(.remoteNotificationDeadline(ticket))
         return remote
     }
-
-    /// The background push waiting for the app, if any.
-    package var heldRemoteNotificationForApp: RemoteNotification? { heldRemoteNotification }
 
     // MARK: - Delivery
 

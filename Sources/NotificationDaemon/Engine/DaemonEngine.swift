@@ -226,7 +226,7 @@ package actor DaemonEngine {
     }
 
     /// The app's strings (empty when it has none), read from its file the first time.
-    package func strings(of bundleIdentifier: String) -> [String: String] {
+    private func strings(of bundleIdentifier: String) -> [String: String] {
         if let table = strings[bundleIdentifier] { return table }
         let table = stringsFile(of: bundleIdentifier)
             .flatMap { try? Data(contentsOf: $0) }
@@ -698,13 +698,9 @@ package actor DaemonEngine {
             highest = push.sequence
             switch APNs.payload(Array(push.payload.utf8), localize: localizer(for: push.bundleIdentifier)) {
             case .success(let payload):
-                var request = APNs.request(for: payload, apnsID: push.apnsID, collapseID: push.collapseID)
-                let remote = APNs.remoteNotification(for: payload, apnsID: push.apnsID, pushType: push.pushType)
-                // A VoIP push goes to the app alone, as PushKit's do; it never shows the person anything.
-                if push.pushType == .voip { request.content = NotificationContent() }
                 do {
                     lastTicket = try await stepQueued(push.bundleIdentifier, linkSequence: push.sequence) { (machine: inout NotificationCenterMachine) throws(Never) in
-                        ((), machine.receivePush(request, wakingApp: remote))
+                        ((), machine.receivePush(payload, apnsID: push.apnsID, collapseID: push.collapseID, pushType: push.pushType))
                     }.1
                 } catch let error as DaemonError where error.code == .appNotFound {
                     logger.notice("a push for an app not on this device was dropped", metadata: ["app": .string(push.bundleIdentifier)])
@@ -739,10 +735,8 @@ package actor DaemonEngine {
         if let collapseID, collapseID.utf8.count > 64 {
             throw DaemonError(.invalidRequest, "A collapse identifier is at most 64 bytes.")
         }
-        let request = APNs.request(for: parsed, apnsID: apnsID, collapseID: collapseID)
-        let remote = APNs.remoteNotification(for: parsed, apnsID: apnsID, pushType: .alert)
         try await step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in
-            ((), machine.receivePush(request, wakingApp: remote))
+            ((), machine.receivePush(parsed, apnsID: apnsID, collapseID: collapseID, pushType: .alert))
         }
     }
 

@@ -172,10 +172,9 @@ package final class GatewayCore: PushAcceptor {
                 pushType: push.headers.pushType, priority: push.headers.priority, expiresAt: expiresAt, collapseID: push.headers.collapseID,
                 payload: push.payload, receivedAt: push.receivedAt
             )
-            let (limit, latestOnly) = state.withLock { ($0.admission.configuration.maximumUnwrittenPushes, $0.latestOnlyApps.contains(push.bundleIdentifier)) }
-            queued.replacesQueued = latestOnly
             let startsWriting = state.withLock { state -> Bool? in
-                guard state.unwritten < limit else { return nil }
+                guard state.unwritten < state.admission.configuration.maximumUnwrittenPushes else { return nil }
+                queued.replacesQueued = state.latestOnlyApps.contains(push.bundleIdentifier)
                 state.unwritten += 1
                 state.batch.append(Waiting(push: queued, completion: completion))
                 guard !state.isWriting else { return false }

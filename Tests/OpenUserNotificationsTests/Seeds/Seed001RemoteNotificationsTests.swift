@@ -137,7 +137,8 @@ final class AsyncFetchAppDelegate: UIResponder, UIApplicationDelegate {
             let appDelegate = await AsyncFetchAppDelegate()
             try await harness.run { _ in
                 try harness.receivePush(#"{"aps":{"content-available":1},"acme2":42}"#, pushType: "background", apnsID: "early")
-                #expect(await !harness.settle(timeout: .milliseconds(200)))
+                // Handed to the app, which has no delegate yet: it waits.
+                try await harness.history.waitFor { $0.description == "didReceiveRemoteNotification(early)" }
                 #expect(appDelegate.log.lines.isEmpty)
                 await MainActor.run { UIApplication.shared.delegate = appDelegate }
                 #expect(await appDelegate.log.waitForLines(1))
