@@ -133,6 +133,24 @@ struct TriggerQueueTests {
         #expect(queue.popDue(at: at(1000))?.date == at(10))
     }
 
+    @Test("a queue built at once gives what scheduling one by one gives, repeated keys included")
+    func builtAtOnceMatchesScheduledOneByOne() {
+        let scheduled: [(key: String, date: Date)] = [
+            ("c", at(30)), ("a", at(10)), ("b", at(10)), ("a", at(20)), ("d", at(10)), ("e", at(40)),
+        ]
+        var oneByOne = TriggerQueue<String>()
+        for (key, date) in scheduled { oneByOne.schedule(key, at: date) }
+        var atOnce = TriggerQueue<String>(scheduled)
+        #expect(atOnce.count == 5)
+        #expect(atOnce.date(of: "a") == at(20))
+        // Later schedules still come after the built ones among ties.
+        oneByOne.schedule("f", at: at(10))
+        atOnce.schedule("f", at: at(10))
+        let expected = drain(&oneByOne, at: at(100))
+        #expect(expected == ["b", "d", "f", "a", "c", "e"])
+        #expect(drain(&atOnce, at: at(100)) == expected)
+    }
+
     // MARK: - Churn against a model
 
     /// What the queue should do, kept the obvious way: a list searched and sorted on every question.

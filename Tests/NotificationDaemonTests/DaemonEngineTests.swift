@@ -180,6 +180,34 @@ import Testing
         }
     }
 
+    @Test("an app in use stays in a full cache while many others pass through it")
+    func anAppInUseStaysInTheCache() async throws {
+        let store = try CountingStore(path: makeTestDirectory().appendingPathComponent("db.sqlite").path)
+        var configuration = DaemonEngine.Configuration()
+        configuration.timeZone = TimeZone(identifier: "UTC")!
+        configuration.cachedApps = 24
+        let engine = await DaemonEngine(store: store, clock: ManualDaemonClock(), configuration: configuration, launcher: { _, _ in })
+        _ = try await engine.registerApp("com.example.hot")
+        _ = try await engine.authorize("com.example.hot", .grant)
+        try await engine.add("com.example.hot", request("r0", .timeInterval(3600, repeats: false)))
+        let readsOfHot = store.reads(of: "com.example.hot")
+        // Ten times as many apps as the cache holds go through it, the hot app used between each two.
+        let others = (0..<240).map { "com.example.cold\($0)" }
+        for (index, app) in others.enumerated() {
+            _ = try await engine.registerApp(app)
+            _ = try await engine.authorize(app, .grant)
+            try await engine.add(app, request("r\(index)", .timeInterval(3600, repeats: false)))
+            #expect(try await engine.badge("com.example.hot") == 0)
+        }
+        #expect(store.reads(of: "com.example.hot") == readsOfHot, "never read again: it never left the cache")
+        // The others left it, and come back as they were.
+        #expect(store.reads(of: others[0]) >= 1)
+        for (index, app) in others.enumerated().prefix(30) {
+            #expect(try await engine.pendingRequests(app).map(\.request.identifier) == ["r\(index)"])
+        }
+        #expect(store.reads(of: others[0]) >= 2, "read again after leaving the cache")
+    }
+
     @Test func whatFellDueBeforeARefusedCallStillHappensAndIsKept() async throws {
         let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
         let clock = ManualDaemonClock()

@@ -218,9 +218,11 @@ extension NotificationCenterMachine {
         queuedForApp = QueueForApp(entries: queued.map { (position: $0.position, item: $0.item) })
         // Requests in the order they were added, then the deadlines in theirs: among wake-ups at the
         // same moment, that is the order in which they were scheduled.
-        for entry in pending.sorted(by: { $0.sequence < $1.sequence }) {
-            if let date = entry.nextFireDate { wakeUps.schedule(.request(entry.request.identifier), at: date) }
-        }
+        wakeUps = TriggerQueue(
+            pending.sorted(by: { $0.sequence < $1.sequence }).compactMap { entry in
+                entry.nextFireDate.map { (key: WakeUp.request(entry.request.identifier), date: $0) }
+            }
+        )
         for deadline in core.deadlines {
             switch deadline.kind {
             case .willPresent: wakeUps.schedule(.willPresentDeadline(deadline.ticket), at: deadline.date)

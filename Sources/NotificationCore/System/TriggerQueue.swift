@@ -29,6 +29,23 @@ package struct TriggerQueue<Key: Hashable & Sendable>: Sendable {
 
     package init() {}
 
+    /// A queue of these keys and dates, scheduled in the order given: built at once (one hash table
+    /// of the right size, one heapify), not by a schedule call each.
+    package init(_ scheduled: some Collection<(key: Key, date: Date)>) {
+        live.reserveCapacity(scheduled.count)
+        var entries: [Entry] = []
+        entries.reserveCapacity(scheduled.count)
+        for (key, date) in scheduled {
+            let entry = Entry(date: date, sequence: nextSequence, key: key)
+            nextSequence += 1
+            // A key given twice keeps its later date, as with two schedule calls: the earlier entry
+            // stays in the heap, stale, and is dropped when it comes up.
+            live[key] = (date, entry.sequence)
+            entries.append(entry)
+        }
+        heap = Heap(entries)
+    }
+
     /// The number of scheduled keys.
     package var count: Int { live.count }
 
