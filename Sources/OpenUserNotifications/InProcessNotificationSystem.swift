@@ -434,13 +434,29 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
 
     package func registerForRemoteNotifications(completion: @escaping @Sendable (Result<String, RemoteRegistrationFailure>) -> Void) {
         let token = shell.withLock { shell in
-            if shell.deviceToken == nil {
-                var generator = SystemRandomNumberGenerator()
-                shell.deviceToken = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
-            }
+            if shell.deviceToken == nil { shell.deviceToken = Self.makeDeviceToken() }
             return shell.deviceToken!
         }
         reply { completion(.success(token)) }
+    }
+
+    /// Gives the registered app a new device token, as when an iPhone is restored from a backup: the
+    /// app delegate hears it in `didRegisterForRemoteNotificationsWithDeviceToken`. Returns the new
+    /// token, or `nil` when the app is not registered for remote notifications.
+    package func renewDeviceToken() -> String? {
+        let token = shell.withLock { shell -> String? in
+            guard shell.deviceToken != nil else { return nil }
+            shell.deviceToken = Self.makeDeviceToken()
+            return shell.deviceToken
+        }
+        if let token { RemoteNotificationInbox.shared.deviceTokenChanged(token) }
+        return token
+    }
+
+    /// 32 random bytes in hexadecimal, as APNs tokens are.
+    private static func makeDeviceToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
     }
 
     package func unregisterForRemoteNotifications(completion: @escaping @Sendable (RemoteRegistrationFailure?) -> Void) {

@@ -24,6 +24,9 @@ package final class RemoteNotificationInbox: Sendable {
     private struct State {
         var handler: Handler?
         var waiting: [(userInfo: [String: PropertyListValue], completion: Completion)] = []
+        var tokenHandler: (@Sendable (String) -> Void)?
+        /// The newest token the system gave while no token handler was installed.
+        var newToken: String?
     }
 
     private let state = Mutex(State())
@@ -46,6 +49,27 @@ package final class RemoteNotificationInbox: Sendable {
         }
         guard let handler else { return }
         for item in waiting { handler(item.userInfo, item.completion) }
+    }
+
+    /// Installs (or with `nil`, removes) what hears of a changed device token; a token changed before
+    /// is handed to it now.
+    package func setTokenHandler(_ handler: (@Sendable (String) -> Void)?) {
+        let token = state.withLock { state in
+            state.tokenHandler = handler
+            guard handler != nil else { return String?.none }
+            defer { state.newToken = nil }
+            return state.newToken
+        }
+        if let handler, let token { handler(token) }
+    }
+
+    /// The system gave the app a new device token (the old one no longer reaches it).
+    package func deviceTokenChanged(_ token: String) {
+        let handler = state.withLock { state in
+            if state.tokenHandler == nil { state.newToken = token }
+            return state.tokenHandler
+        }
+        handler?(token)
     }
 
     /// Hands a push to the handler, or keeps it until there is one.

@@ -376,6 +376,8 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
                 RemoteNotificationInbox.shared.deliver(remote.userInfo) { result in
                     replies.yield(.remoteNotificationCompleted(ticket: ticket, result: result))
                 }
+            case .deviceToken(let token, _):
+                RemoteNotificationInbox.shared.deviceTokenChanged(token)
             }
         }
     }

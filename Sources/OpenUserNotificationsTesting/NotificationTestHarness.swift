@@ -110,6 +110,15 @@ public final class NotificationTestHarness: Sendable {
     /// remote notifications with `UIApplication.shared.registerForRemoteNotifications()`.
     public var deviceToken: String? { system.deviceToken }
 
+    /// Gives the app a new device token, as when the person restores their iPhone from a backup: the
+    /// old token no longer reaches the app, and the app delegate's
+    /// `application(_:didRegisterForRemoteNotificationsWithDeviceToken:)` runs again with the new one,
+    /// so an app's code that sends its token to its server can be tested.
+    ///
+    /// - Returns: the new token, or `nil` when the app has not registered for remote notifications.
+    @discardableResult
+    public func renewDeviceToken() -> String? { system.renewDeviceToken() }
+
     /// A push reaches the device for the app, as the push service hands it over: an alert is shown as
     /// the app's settings and delegate decide, a background push (`content-available: 1`) or VoIP push
     /// reaches the app delegate's `didReceiveRemoteNotification`.

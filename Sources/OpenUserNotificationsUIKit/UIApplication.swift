@@ -102,11 +102,22 @@ open class UIApplication: UIResponder {
     private func installRemoteNotificationHandler() {
         guard delegate != nil else {
             RemoteNotificationInbox.shared.setHandler(nil)
+            RemoteNotificationInbox.shared.setTokenHandler(nil)
             return
         }
         RemoteNotificationInbox.shared.setHandler { userInfo, completion in
             Task { @MainActor in UIApplication.shared.deliverRemoteNotification(userInfo, completion: completion) }
         }
+        RemoteNotificationInbox.shared.setTokenHandler { token in
+            Task { @MainActor in UIApplication.shared.deviceTokenChanged(token) }
+        }
+    }
+
+    /// The system renewed the app's token: a registered app's delegate hears the new one, as an iOS
+    /// app's does when it registers after its token changed.
+    private func deviceTokenChanged(_ token: String) {
+        guard isRegisteredForRemoteNotifications else { return }
+        delegate?.application(self, didRegisterForRemoteNotificationsWithDeviceToken: Self.data(hex: token))
     }
 
     private func deliverRemoteNotification(_ userInfo: [String: PropertyListValue], completion: @escaping RemoteNotificationInbox.Completion) {

@@ -82,11 +82,13 @@ extension AppsCommand {
         @OptionGroup var location: LocationOptions
         @Argument var bundleIdentifier: String
         @Option(name: .long, help: "sandbox or production.") var environment: APNs.Environment = .sandbox
+        @Flag(name: .long, help: "Give the app a new token, as when an iPhone is restored: the old one answers 410 Unregistered, and the running app's delegate hears the new one in didRegisterForRemoteNotificationsWithDeviceToken.")
+        var renew = false
 
         func run() async throws {
+            let path = "/v1/admin/apps/\(segment(bundleIdentifier))/remote-notifications" + (renew ? "/renewal" : "")
             let token = try await location.adminClient().call(
-                .POST, "/v1/admin/apps/\(segment(bundleIdentifier))/remote-notifications",
-                body: LocalAPI.RemoteNotificationRegistration(environment: environment), as: LocalAPI.DeviceToken.self)
+                .POST, path, body: LocalAPI.RemoteNotificationRegistration(environment: environment), as: LocalAPI.DeviceToken.self)
             print(token.token)
         }
     }

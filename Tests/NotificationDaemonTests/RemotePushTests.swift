@@ -177,6 +177,52 @@ import Testing
         try await SharedApplicationLock.withLock { try await backgroundPushThroughTheWholeSystem() }
     }
 
+    @Test func aRenewedTokenReachesTheRunningAppAndTheOldOneAnswers410() async throws {
+        try await SharedApplicationLock.withLock { try await renewedTokenThroughTheWholeSystem() }
+    }
+
+    func renewedTokenThroughTheWholeSystem() async throws {
+        try await withLinkedSystem { system in
+            let daemon = system.daemon
+            let app = try await daemon.authorizedApp("com.example.todo")
+            let appDelegate = await RecordingAppDelegate()
+            var lines = appDelegate.lines.makeAsyncIterator()
+            let center = UNUserNotificationCenter(backend: DaemonBackend(client: LocalAPIClient(socketPath: daemon.socketPath, key: app.key), initialState: .foreground))
+            await UNUserNotificationCenter.withCenter(center) {
+                await MainActor.run {
+                    UIApplication.shared.delegate = appDelegate
+                    UIApplication.shared.registerForRemoteNotifications()
+                }
+            }
+            let old = String(try #require(await lines.next()).dropFirst("token ".count))
+
+            // What `unotify apps token com.example.todo --renew` asks, answered as the spec says.
+            let path = "/v1/admin/apps/com.example.todo/remote-notifications/renewal"
+            let answer = try await daemon.admin.raw(.POST, path, body: LocalAPI.RemoteNotificationRegistration(environment: .sandbox))
+            #expect(answer.status == 200)
+            #expect(try OpenAPISpec().problems(method: "POST", path: path, status: answer.status, contentType: answer.contentType, body: answer.body) == [])
+            let new = try JSONDecoder().decode(LocalAPI.DeviceToken.self, from: answer.body).token
+            #expect(new != old && new.count == 64)
+            // The running app's delegate hears it, as the token it now has.
+            #expect(await lines.next() == "token \(new)")
+
+            // Providers: the old token is unregistered, the new one reaches the person.
+            let stale = try await system.send(to: old, #"{"aps":{"alert":"To the old token"}}"#)
+            #expect(stale.status.code == 410)
+            let staleBody = try await stale.body.collect(upTo: 4096)
+            #expect(String(buffer: staleBody).contains("\"Unregistered\""))
+            var events = await daemon.engine.watch().events.makeAsyncIterator()
+            #expect(try await system.send(to: new, #"{"aps":{"alert":"To the new token"}}"#).status.code == 200)
+            var shown: String?
+            while shown == nil, let event = await events.next() {
+                if case .presented("com.example.todo", let notification) = event { shown = notification.notification.request.content.body }
+            }
+            #expect(shown == "To the new token")
+            await NotificationDaemonLink.close(center)
+            await MainActor.run { UIApplication.shared.delegate = nil }
+        }
+    }
+
     func backgroundPushThroughTheWholeSystem() async throws {
         try await withLinkedSystem { system in
             let daemon = system.daemon

@@ -73,13 +73,16 @@ package enum LocalAPI {
         /// A background or VoIP push for the app delegate's `didReceiveRemoteNotification`: confirm
         /// with `remoteNotificationCompleted` and the same ticket once its completion handler is called.
         case remoteNotification(ticket: UInt64, remoteNotification: RemoteNotification)
+        /// The app's device token changed (renewed on the device): an app that registered for remote
+        /// notifications hands the new one to its delegate's `didRegisterForRemoteNotificationsWithDeviceToken`.
+        case deviceToken(token: String, environment: APNs.Environment)
         /// The first message: the app is connected and reachable from now on.
         case connected
         /// Another process of the app connected and took over: answer with `released` once what was
         /// finished is confirmed, and do not reconnect.
         case replaced
 
-        private enum CodingKeys: String, CodingKey { case type, ticket, notification, response, remoteNotification }
+        private enum CodingKeys: String, CodingKey { case type, ticket, notification, response, remoteNotification, token, environment }
 
         package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -95,6 +98,9 @@ package enum LocalAPI {
             case "remoteNotification":
                 self = .remoteNotification(ticket: try container.decode(UInt64.self, forKey: .ticket),
                                            remoteNotification: try container.decode(RemoteNotification.self, forKey: .remoteNotification))
+            case "deviceToken":
+                self = .deviceToken(token: try container.decode(String.self, forKey: .token),
+                                    environment: try container.decode(APNs.Environment.self, forKey: .environment))
             case "connected":
                 self = .connected
             case "replaced":
@@ -122,6 +128,10 @@ package enum LocalAPI {
                 try container.encode("remoteNotification", forKey: .type)
                 try container.encode(ticket, forKey: .ticket)
                 try container.encode(remoteNotification, forKey: .remoteNotification)
+            case .deviceToken(let token, let environment):
+                try container.encode("deviceToken", forKey: .type)
+                try container.encode(token, forKey: .token)
+                try container.encode(environment, forKey: .environment)
             case .connected:
                 try container.encode("connected", forKey: .type)
             case .replaced:

@@ -56,6 +56,19 @@ struct AdminRoutes: Sendable {
             let token = try await link.register(bundle, environment: body.environment)
             return jsonResponse(LocalAPI.DeviceToken(bundleIdentifier: bundle, environment: body.environment, token: token))
         }
+        // A new token for the app, as when an iOS app is restored to a new device: the old one
+        // answers 410 Unregistered from now on, and the app's delegate hears the new one.
+        router.post("/v1/admin/apps/:app/remote-notifications/renewal") { request, context in
+            try authenticate(request)
+            let bundle = try context.parameters.require("app")
+            let body = try await decode(LocalAPI.RemoteNotificationRegistration.self, request, context)
+            _ = try await engine.appState(bundle)
+            guard let link else { throw LocalAPIRouter.noGateway }
+            try await link.unregister(bundle)
+            let token = try await link.register(bundle, environment: body.environment)
+            await engine.deviceTokenChanged(bundle, token: token, environment: body.environment)
+            return jsonResponse(LocalAPI.DeviceToken(bundleIdentifier: bundle, environment: body.environment, token: token))
+        }
         router.put("/v1/admin/apps/:app/strings") { request, context in
             try authenticate(request)
             let bundle = try context.parameters.require("app")

@@ -45,6 +45,7 @@ enum AppEventStream {
                     case .response(let ticket, let response): .response(ticket: ticket, response: response)
                     case .openSettings(let notification): .openSettings(notification: notification)
                     case .remoteNotification(let ticket, let remote): .remoteNotification(ticket: ticket, remoteNotification: remote)
+                    case .deviceToken(let token, let environment): .deviceToken(token: token, environment: environment)
                     case .replaced: .replaced
                     }
                     guard let data = try? encoder.encode(event) else { continue }

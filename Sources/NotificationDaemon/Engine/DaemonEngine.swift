@@ -986,6 +986,12 @@ package actor DaemonEngine {
     }
 
     /// Whether the app is in the foreground, in the background, or not running (not connected).
+    /// Tells the app, when it is connected, that its device token changed; an app not running hears
+    /// of it when it next registers (iOS apps register at every launch).
+    package func deviceTokenChanged(_ bundleIdentifier: String, token: String, environment: APNs.Environment) {
+        connections[bundleIdentifier]?.continuation.yield(.deviceToken(token: token, environment: environment))
+    }
+
     package func appState(_ bundleIdentifier: String) async throws -> AppState {
         try await read(bundleIdentifier) { machine in machine.appState }
     }

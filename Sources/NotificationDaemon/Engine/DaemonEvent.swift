@@ -11,6 +11,8 @@ package enum AppMessage: Sendable, Hashable {
     /// A background or VoIP push for the app delegate's `didReceiveRemoteNotification`: confirm when
     /// its completion handler is called.
     case remoteNotification(ticket: UInt64, RemoteNotification)
+    /// The app's device token changed: its delegate hears the new one, if the app registered.
+    case deviceToken(token: String, environment: APNs.Environment)
     /// Another connection of the app took over: this one receives nothing more, and should confirm
     /// what it finished, then let go.
     case replaced

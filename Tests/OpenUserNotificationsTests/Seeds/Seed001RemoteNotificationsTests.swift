@@ -109,6 +109,32 @@ final class AsyncFetchAppDelegate: UIResponder, UIApplicationDelegate {
         }
     }
 
+    @Test("a renewed token reaches the delegate of a registered app, and only of one")
+    func aRenewedTokenReachesTheDelegateAgain() async throws {
+        try await SharedApplicationLock.withLock {
+            let harness = NotificationTestHarness()
+            let appDelegate = await Seed001PushAppDelegate()
+            try await harness.run { _ in
+                await MainActor.run { UIApplication.shared.delegate = appDelegate }
+                // Not registered: there is no token to renew, and the delegate hears nothing.
+                #expect(harness.renewDeviceToken() == nil)
+                await MainActor.run { UIApplication.shared.registerForRemoteNotifications() }
+                #expect(await appDelegate.log.waitForLines(1))
+                let first = try #require(harness.deviceToken)
+                let second = try #require(harness.renewDeviceToken())
+                #expect(second != first)
+                #expect(harness.deviceToken == second)
+                #expect(await appDelegate.log.waitForLines(2))
+                #expect(appDelegate.log.lines == ["deviceToken=\(first)", "deviceToken=\(second)"])
+                // Registering again at the next launch gives the renewed token, as on iOS.
+                await MainActor.run { UIApplication.shared.registerForRemoteNotifications() }
+                #expect(await appDelegate.log.waitForLines(3))
+                #expect(appDelegate.log.lines.last == "deviceToken=\(second)")
+            }
+            await MainActor.run { UIApplication.shared.delegate = nil }
+        }
+    }
+
     @Test func aSilentPushReachesTheAppDelegateAndItsResultIsRecorded() async throws {
         try await SharedApplicationLock.withLock {
             let harness = NotificationTestHarness(appState: .background)
