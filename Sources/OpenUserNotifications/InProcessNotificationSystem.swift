@@ -464,6 +464,10 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
         reply { completion(nil) }
     }
 
+    package var appState: AppState { inspect(\.appState) }
+
+    package var badgeCount: Int { inspect(\.badge) }
+
     /// The app's device token, if it registered for remote notifications and has not unregistered.
     package var deviceToken: String? {
         shell.withLock { $0.deviceToken }

@@ -10,7 +10,7 @@ package import OpenUserNotifications
 /// The notification daemon as the backend of `UNUserNotificationCenter`: every call goes over the local
 /// API, in the order it was made, and the app's event stream brings the delegate calls.
 package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
-    // Sendable: `attached`, `workers` and `appState` change only under `lock`; everything else is immutable.
+    // Sendable: `attached`, `workers`, `currentState` and `knownBadge` change only under `lock`; everything else is immutable.
     private let client: LocalAPIClient
     /// The push environment the app's device token is for, as an iOS app's `aps-environment`.
     private let pushEnvironment: APNs.Environment
@@ -23,7 +23,9 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
     /// The task that makes the app's calls in order, and the one that keeps the event stream open.
     private var workers: (serial: Task<Void, Never>, events: Task<Void, Never>)?
     /// The app's latest state, told to the daemon again whenever the link reconnects.
-    private var appState: AppState
+    private var currentState: AppState
+    /// The app's badge as the daemon last told it, or as the app last set it.
+    private var knownBadge = 0
     /// Responses and settings requests that arrived before the app set its delegate, in order; used only
     /// on `delegateQueue`. An app that starts for a response connects first and sets its delegate just
     /// after: what the daemon handed over meanwhile waits for it.
@@ -44,7 +46,7 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
         self.client = client
         self.pushEnvironment = pushEnvironment
         self.eventHandled = eventHandled
-        self.appState = initialState
+        self.currentState = initialState
         let (operationStream, operations) = AsyncStream<@Sendable () async -> Void>.makeStream()
         self.operations = operations
         replies = AsyncStream<LocalAPI.AppReply>.makeStream()
@@ -213,6 +215,7 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
         enqueue {
             do {
                 try await client.call(.PUT, "/v1/badge", body: LocalAPI.BadgeRequest(count: count))
+                self.lock.withLock { self.knownBadge = count }
                 completion(nil)
             } catch {
                 completion(Self.failure(error))
@@ -229,12 +232,14 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
     /// Tells the daemon the app moved to the foreground or the background.
     package func setAppState(_ state: AppState) {
         lock.withLock {
-            appState = state
+            currentState = state
             replies.continuation.yield(.state(state))
         }
     }
 
-    private var currentAppState: AppState { lock.withLock { appState } }
+    package var appState: AppState { lock.withLock { currentState } }
+
+    package var badgeCount: Int { lock.withLock { knownBadge } }
 
     /// Whether another process of the app connected to the daemon and took over from this one.
     package var wasReplaced: Bool { lock.withLock { replaced } }
@@ -271,7 +276,8 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
         let replies = self.replies
         let handle: @Sendable (LocalAPI.AppEvent) -> Void = { [weak self] event in self?.handle(event) }
         let noteReplaced: @Sendable () -> Void = { [weak self] in self?.noteReplaced() }
-        let currentState: @Sendable () -> AppState? = { [weak self] in self?.currentAppState }
+        let currentState: @Sendable () -> AppState? = { [weak self] in self?.appState }
+        let noteBadge: @Sendable (Int) -> Void = { [weak self] count in self?.lock.withLock { self?.knownBadge = count } }
         let isReplaced: @Sendable () -> Bool = { [weak self] in self?.wasReplaced ?? true }
         return Task {
             var backoff = ReconnectBackoff()
@@ -302,6 +308,7 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
                                         switch event {
                                         case .connected: sawConnected.set()
                                         case .replaced: noteReplaced()
+                                        case .badge(let count): noteBadge(count)
                                         default: handle(event)
                                         }
                                     }
@@ -346,7 +353,7 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
         let replies = self.replies.continuation
         UNUserNotificationCenter.withBound(center) {
             switch event {
-            case .connected, .replaced:
+            case .connected, .replaced, .badge:
                 break
             case .willPresent(let ticket, let notification):
                 // No delegate: the app shows nothing in the foreground, as on Apple's platforms.

@@ -53,6 +53,31 @@ open class UIApplication: UIResponder {
     /// The app object of this process.
     public static let shared = UIApplication()
 
+    /// Whether the app is in the foreground (`active`) or not.
+    public enum State: Int, Sendable {
+        /// In the foreground, receiving events.
+        case active = 0
+        /// In the foreground, not receiving events (never reported on Linux).
+        case inactive = 1
+        /// In the background.
+        case background = 2
+    }
+
+    /// The app's state as the notification system knows it: `active` in the foreground (as the app
+    /// told the system, `UNOTIFY_APP_STATE` or `NotificationDaemonLink.setAppState`), `background`
+    /// otherwise. Background-push handlers read it as on iOS.
+    open var applicationState: State {
+        UNUserNotificationCenter.current().backend.appState == .foreground ? .active : .background
+    }
+
+    /// The number on the app's icon: reading it gives the badge the system last told the app of (the
+    /// badge of a push or a notification, or the app's own); setting it sets the badge, as
+    /// `UNUserNotificationCenter.setBadgeCount(_:)` does, and 0 clears it.
+    open var applicationIconBadgeNumber: Int {
+        get { UNUserNotificationCenter.current().backend.badgeCount }
+        set { UNUserNotificationCenter.current().setBadgeCount(max(0, newValue)) { _ in } }
+    }
+
     /// The app's delegate: it receives the device token, registration failures and background pushes.
     ///
     /// Divergence: held strongly (UIKit does not retain it, but keeps its own reference from

@@ -223,6 +223,33 @@ import Testing
         }
     }
 
+    @Test func theAppReadsItsBadgeFromTheDaemonAndSetsIt() async throws {
+        try await SharedApplicationLock.withLock {
+            try await withLinkedSystem { system in
+                let daemon = system.daemon
+                let app = try await daemon.authorizedApp("com.example.todo")
+                try await daemon.engine.setBadgeCount("com.example.todo", 2)
+                let center = UNUserNotificationCenter(backend: DaemonBackend(client: LocalAPIClient(socketPath: daemon.socketPath, key: app.key), initialState: .background))
+                let badge: @Sendable () async -> Int = {
+                    await UNUserNotificationCenter.withCenter(center) { await MainActor.run { UIApplication.shared.applicationIconBadgeNumber } }
+                }
+                // As it connects, the app learns the badge it had.
+                try await withDeadline("the badge on connecting") { while await badge() != 2 { try await Task.sleep(for: .milliseconds(5)) } }
+                #expect(await UNUserNotificationCenter.withCenter(center) { await MainActor.run { UIApplication.shared.applicationState } } == .background)
+                // A provider's push sets it, and the running app reads the new one.
+                let token = try JSONDecoder().decode(LocalAPI.DeviceToken.self, from: try await app.raw(
+                    .POST, "/v1/remote-notifications", body: LocalAPI.RemoteNotificationRegistration(environment: .sandbox)).body).token
+                #expect(try await system.send(to: token, #"{"aps":{"alert":"Seven","badge":7}}"#).status.code == 200)
+                try await withDeadline("the pushed badge") { while await badge() != 7 { try await Task.sleep(for: .milliseconds(5)) } }
+                // The app clears it, as iOS apps do on launch.
+                await UNUserNotificationCenter.withCenter(center) { await MainActor.run { UIApplication.shared.applicationIconBadgeNumber = 0 } }
+                try await withDeadline("the cleared badge") { while try await daemon.engine.badge("com.example.todo") != 0 { try await Task.sleep(for: .milliseconds(5)) } }
+                #expect(await badge() == 0)
+                await NotificationDaemonLink.close(center)
+            }
+        }
+    }
+
     func backgroundPushThroughTheWholeSystem() async throws {
         try await withLinkedSystem { system in
             let daemon = system.daemon

@@ -76,13 +76,16 @@ package enum LocalAPI {
         /// The app's device token changed (renewed on the device): an app that registered for remote
         /// notifications hands the new one to its delegate's `didRegisterForRemoteNotificationsWithDeviceToken`.
         case deviceToken(token: String, environment: APNs.Environment)
+        /// The app's badge: sent when the app connects and whenever it changes (a push's `badge`, a
+        /// notification's content, the app's own call), for `UIApplication.applicationIconBadgeNumber`.
+        case badge(count: Int)
         /// The first message: the app is connected and reachable from now on.
         case connected
         /// Another process of the app connected and took over: answer with `released` once what was
         /// finished is confirmed, and do not reconnect.
         case replaced
 
-        private enum CodingKeys: String, CodingKey { case type, ticket, notification, response, remoteNotification, token, environment }
+        private enum CodingKeys: String, CodingKey { case type, ticket, notification, response, remoteNotification, token, environment, count }
 
         package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -101,6 +104,8 @@ package enum LocalAPI {
             case "deviceToken":
                 self = .deviceToken(token: try container.decode(String.self, forKey: .token),
                                     environment: try container.decode(APNs.Environment.self, forKey: .environment))
+            case "badge":
+                self = .badge(count: try container.decode(Int.self, forKey: .count))
             case "connected":
                 self = .connected
             case "replaced":
@@ -132,6 +137,9 @@ package enum LocalAPI {
                 try container.encode("deviceToken", forKey: .type)
                 try container.encode(token, forKey: .token)
                 try container.encode(environment, forKey: .environment)
+            case .badge(let count):
+                try container.encode("badge", forKey: .type)
+                try container.encode(count, forKey: .count)
             case .connected:
                 try container.encode("connected", forKey: .type)
             case .replaced:

@@ -46,6 +46,7 @@ enum AppEventStream {
                     case .openSettings(let notification): .openSettings(notification: notification)
                     case .remoteNotification(let ticket, let remote): .remoteNotification(ticket: ticket, remoteNotification: remote)
                     case .deviceToken(let token, let environment): .deviceToken(token: token, environment: environment)
+                    case .badge(let count): .badge(count: count)
                     case .replaced: .replaced
                     }
                     guard let data = try? encoder.encode(event) else { continue }

@@ -619,6 +619,7 @@ package actor DaemonEngine {
             case .person(let event):
                 log(event, of: app)
                 publish(DaemonEvent(app, event))
+                if case .badgeChanged(let badge) = event { connections[app]?.continuation.yield(.badge(badge)) }
             case .launch:
                 if let command = cache[app]?.launchCommand {
                     logger.info("launching app for what waits for it", metadata: ["app": .string(app)])
@@ -882,6 +883,10 @@ package actor DaemonEngine {
             connections.removeValue(forKey: bundleIdentifier)
             continuation.finish()
             throw error
+        }
+        // The app learns its badge as it connects (`applicationIconBadgeNumber`), then of every change.
+        if connections[bundleIdentifier]?.id == id, let badge = cache[bundleIdentifier]?.machine.badge {
+            continuation.yield(.badge(badge))
         }
         return (id, stream)
     }

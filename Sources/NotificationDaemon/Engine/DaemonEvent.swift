@@ -13,6 +13,8 @@ package enum AppMessage: Sendable, Hashable {
     case remoteNotification(ticket: UInt64, RemoteNotification)
     /// The app's device token changed: its delegate hears the new one, if the app registered.
     case deviceToken(token: String, environment: APNs.Environment)
+    /// The app's badge, when the app connects and whenever it changes.
+    case badge(Int)
     /// Another connection of the app took over: this one receives nothing more, and should confirm
     /// what it finished, then let go.
     case replaced

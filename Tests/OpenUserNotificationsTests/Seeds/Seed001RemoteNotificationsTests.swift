@@ -135,6 +135,40 @@ final class AsyncFetchAppDelegate: UIResponder, UIApplicationDelegate {
         }
     }
 
+    @Test("the app's state and icon badge, as iOS code reads and sets them")
+    func applicationStateAndIconBadgeNumber() async throws {
+        try await SharedApplicationLock.withLock {
+            let inForeground = NotificationTestHarness()
+            inForeground.person.willAnswerAuthorization(allow: true)
+            try await inForeground.run { center in
+                // Badges are the person's to allow, as on iOS.
+                let granted = try await center.requestAuthorization(options: [.alert, .badge])
+                #expect(granted)
+                #expect(await UIApplication.shared.applicationState == .active)
+                // What the app sets is the badge, and what it reads back.
+                await MainActor.run { UIApplication.shared.applicationIconBadgeNumber = 4 }
+                await inForeground.settle()
+                #expect(inForeground.badge == 4)
+                #expect(await UIApplication.shared.applicationIconBadgeNumber == 4)
+            }
+            let inBackground = NotificationTestHarness(appState: .background)
+            inBackground.person.willAnswerAuthorization(allow: true)
+            try await inBackground.run { center in
+                let granted = try await center.requestAuthorization(options: [.alert, .badge])
+                #expect(granted)
+                #expect(await UIApplication.shared.applicationState == .background)
+                // A push's badge (shown: the app is in the background) is what the app reads.
+                try inBackground.receivePush(#"{"aps":{"alert":"Three new","badge":3}}"#)
+                await inBackground.settle()
+                #expect(await UIApplication.shared.applicationIconBadgeNumber == 3)
+                // Clearing it, as iOS apps do when they open.
+                await MainActor.run { UIApplication.shared.applicationIconBadgeNumber = 0 }
+                await inBackground.settle()
+                #expect(inBackground.badge == 0)
+            }
+        }
+    }
+
     @Test func aSilentPushReachesTheAppDelegateAndItsResultIsRecorded() async throws {
         try await SharedApplicationLock.withLock {
             let harness = NotificationTestHarness(appState: .background)
