@@ -227,6 +227,32 @@ import Testing
         }
     }
 
+    @Test func pushesStoredWhileTheDeviceIsAwayComeHighestPriorityFirst() async throws {
+        try await withGateway(window: 2) { running in
+            let registered = try await running.gateway.core.register(deviceID: "device-1", bundleIdentifier: "com.example.todo", environment: .sandbox, at: Date())
+            for (name, priority) in [("low-1", "5"), ("high-1", "10"), ("low-2", "5"), ("high-2", "10"), ("low-3", "1")] {
+                #expect(try await running.post(registered.token, #"{"aps":{"alert":"\#(name)"}}"#, headers: [("apns-priority", priority)]) == 200)
+            }
+            try await running.link { side in
+                var received: [DeviceLink.Push] = []
+                while received.count < 5 {
+                    let push = try await side.nextPush()
+                    received.append(push)
+                    try await side.send(.ack(through: push.sequence))
+                }
+                // Priority 10 first, then 5, then 1; among equals, in the order they were sent. The
+                // sequences still grow, as the link's acknowledgements need.
+                #expect(received.map(\.payload) == ["high-1", "high-2", "low-1", "low-2", "low-3"].map { #"{"aps":{"alert":"\#($0)"}}"# })
+                #expect(received.map(\.priority) == [10, 10, 5, 5, 1])
+                #expect(zip(received, received.dropFirst()).allSatisfy { $0.sequence < $1.sequence })
+                // Once the device is linked, a push takes its place at once: a low one sent now comes
+                // next, whatever its priority.
+                #expect(try await running.post(registered.token, #"{"aps":{"alert":"live"}}"#, headers: [("apns-priority", "5")]) == 200)
+                #expect(try await side.nextPush().payload == #"{"aps":{"alert":"live"}}"#)
+            }
+        }
+    }
+
     @Test func anUnregisteredAppsTokenAnswers410() async throws {
         try await withGateway { running in
             let token = Mutex<String?>(nil)

@@ -79,7 +79,9 @@ final class DeliveredPushes: Sendable {
             let answer = try await gateway.post(registration.token, headers: [("apns-id", "eabeae54-14a8-11e5-b60b-1697f925ec7b"), ("apns-collapse-id", "c1")])
             #expect(answer.status == 200)
             // Durable before the answer: the store holds it now.
-            let queued = try await gateway.store.pushes(for: "device-1", after: 0, now: Date(), limit: 10)
+            // The device is not linked: the push is held until it links.
+            #expect(try await gateway.store.pushes(for: "device-1", after: 0, now: Date(), limit: 10).isEmpty)
+            let queued = try await queuedWhenLinking(gateway.store, "device-1")
             #expect(queued.map(\.apnsID) == ["eabeae54-14a8-11e5-b60b-1697f925ec7b"])
             #expect(queued.first?.collapseID == "c1")
             #expect(queued.first.map { String(decoding: $0.payload, as: UTF8.self) } == #"{"aps":{"alert":"Hi"}}"#)
@@ -129,7 +131,7 @@ final class DeliveredPushes: Sendable {
                 #expect(try await gateway.post(todo, headers: [("apns-id", "00000000-0000-4000-8000-00000000000\(index)")]).status == 200)
                 #expect(try await gateway.post(chat, topic: "com.example.chat", headers: [("apns-id", "00000000-0000-4000-9000-00000000000\(index)")]).status == 200)
             }
-            let queued = try await gateway.store.pushes(for: "device-1", after: 0, now: Date(), limit: 10)
+            let queued = try await queuedWhenLinking(gateway.store, "device-1")
             #expect(queued.filter { $0.bundleIdentifier == "com.example.todo" }.map(\.apnsID) == ["00000000-0000-4000-8000-000000000003"])
             #expect(queued.filter { $0.bundleIdentifier == "com.example.chat" }.count == 3)
         }
@@ -188,7 +190,7 @@ final class DeliveredPushes: Sendable {
             }
             #expect(statuses.filter { $0 == 200 }.count == 200)
             var stored = 0
-            for index in 0..<20 { stored += try await gateway.store.pushes(for: "bulk-\(index)", after: 0, now: Date(), limit: 100).count }
+            for index in 0..<20 { stored += try await queuedWhenLinking(gateway.store, "bulk-\(index)").count }
             #expect(stored == 201)
         }
     }
@@ -256,4 +258,11 @@ final class DeliveredPushes: Sendable {
             #expect(try await gateway.post(token).status == 200)
         }
     }
+}
+
+/// What a device that links now receives: the pushes held for it while it was not linked, promoted,
+/// in the order it gets them.
+func queuedWhenLinking(_ store: any GatewayStore, _ deviceID: String) async throws -> [QueuedPush] {
+    while try await store.promoteHeld(deviceID: deviceID, now: Date(), limit: 100) > 0 {}
+    return try await store.pushes(for: deviceID, after: 0, now: Date(), limit: 1000)
 }

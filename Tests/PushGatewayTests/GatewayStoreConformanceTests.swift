@@ -143,6 +143,45 @@ import Testing
     }
 
     @Test(arguments: Kind.allCases)
+    func pushesHeldForAnOfflineDeviceComeHighestPriorityFirstOnceItLinks(kind: Kind) async throws {
+        func held(_ id: String, priority: Int, expires: Date = Self.t0 + 3600) -> QueuedPush {
+            var push = push(id: id, expires: expires)
+            push.priority = priority
+            push.held = true
+            return push
+        }
+        try await withDevice(kind) { store, opened in
+            let live = try await store.enqueue([push(id: "live")])[0]
+            let stored = try await store.enqueue([
+                held("background-1", priority: 5), held("alert-1", priority: 10), held("background-2", priority: 5),
+                held("expired", priority: 10, expires: Self.t0 + 1), held("alert-2", priority: 10),
+            ])
+            // Held pushes have no place in the device's order yet, and an acknowledgement past their
+            // stored sequences does not drop them.
+            #expect(try await store.pushes(for: "device-1", after: 0, now: Self.t0 + 10, limit: 10).map(\.apnsID) == ["live"])
+            try await store.acknowledge(deviceID: "device-1", through: stored.map(\.sequence).max()!)
+            #expect(try await store.pushes(for: "device-1", after: 0, now: Self.t0 + 10, limit: 10).isEmpty)
+            // They keep being held across a restart.
+            let store = try opened.reopen()
+            #expect(try await store.pushes(for: "device-1", after: 0, now: Self.t0 + 10, limit: 10).isEmpty)
+
+            // Promoted a window at a time: the highest priority first, then in the order they came;
+            // each after every sequence given before, so a device that acknowledged those takes them.
+            #expect(try await store.promoteHeld(deviceID: "device-1", now: Self.t0 + 10, limit: 3) == 3)
+            let first = try await store.pushes(for: "device-1", after: live.sequence, now: Self.t0 + 10, limit: 10)
+            #expect(first.map(\.apnsID) == ["alert-1", "alert-2", "background-1"])
+            #expect(first.allSatisfy { $0.sequence > stored.map(\.sequence).max()! })
+            #expect(first[0].priority == 10 && first[2].priority == 5)
+            #expect(try await store.promoteHeld(deviceID: "device-1", now: Self.t0 + 10, limit: 3) == 1)
+            let second = try await store.pushes(for: "device-1", after: first.last!.sequence, now: Self.t0 + 10, limit: 10)
+            #expect(second.map(\.apnsID) == ["background-2"])
+            // The expired one is never promoted; another device's held pushes are its own.
+            #expect(try await store.promoteHeld(deviceID: "device-1", now: Self.t0 + 10, limit: 3) == 0)
+            #expect(try await store.promoteHeld(deviceID: "device-2", now: Self.t0 + 10, limit: 3) == 0)
+        }
+    }
+
+    @Test(arguments: Kind.allCases)
     func aCollapseIDReplacesTheQueuedPushOfTheSameToken(kind: Kind) async throws {
         try await withDevice(kind) { store, _ in
             _ = try await store.enqueue([push(id: "score-1", collapse: "score"), push(token: "aa02", id: "other-token", collapse: "score")])

@@ -175,6 +175,8 @@ package final class GatewayCore: PushAcceptor {
             let startsWriting = state.withLock { state -> Bool? in
                 guard state.unwritten < state.admission.configuration.maximumUnwrittenPushes else { return nil }
                 queued.replacesQueued = state.latestOnlyApps.contains(push.bundleIdentifier)
+                // For a device not linked now: its place in the order is given when it links.
+                queued.held = !state.connectedDevices.contains(deviceID)
                 state.unwritten += 1
                 state.batch.append(Waiting(push: queued, completion: completion))
                 guard !state.isWriting else { return false }

@@ -18,6 +18,7 @@ package final class DeviceLinks: Sendable {
     private struct Link: Sendable {
         let id: UUID
         let wake: AsyncStream<Wake>.Continuation
+        let progress: SharedProgress
     }
 
     /// What one link knows of its device's pushes; shared by its reading and sending tasks.
@@ -26,6 +27,8 @@ package final class DeviceLinks: Sendable {
         var sent: Int64 = 0
         /// The sequences sent and not yet acknowledged, in order.
         var unacknowledged: [Int64] = []
+        /// Whether held pushes may wait for the device: at first, and when some are stored.
+        var mayHaveHeld = true
     }
 
     private final class SharedProgress: Sendable {
@@ -54,9 +57,14 @@ package final class DeviceLinks: Sendable {
 
     /// Tells the links of these pushes' devices that more is stored for them.
     package func stored(_ pushes: [QueuedPush]) {
-        let devices = Set(pushes.map(\.deviceID))
-        let wakes = links.withLock { links in devices.compactMap { links[$0]?.wake } }
-        for wake in wakes { wake.yield(.pushes) }
+        var devices: [String: Bool] = [:]
+        for push in pushes { devices[push.deviceID, default: false] = devices[push.deviceID, default: false] || push.held }
+        let woken = links.withLock { links in devices.compactMap { device, held in links[device].map { ($0, held) } } }
+        for (link, held) in woken {
+            // Stored held (the device was not linked yet when they came): the link promotes them.
+            if held { link.progress.withLock { $0.mayHaveHeld = true } }
+            link.wake.yield(.pushes)
+        }
     }
 
     /// Checks a device's credential, `<device id>.<secret>`; returns the device's identifier.
@@ -86,8 +94,9 @@ package final class DeviceLinks: Sendable {
     func run(deviceID: String, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async {
         let (wakes, wake) = AsyncStream.makeStream(of: Wake.self, bufferingPolicy: .bufferingNewest(4))
         let id = UUID()
+        let progress = SharedProgress()
         let previous = links.withLock { links in
-            defer { links[deviceID] = Link(id: id, wake: wake) }
+            defer { links[deviceID] = Link(id: id, wake: wake, progress: progress) }
             return links[deviceID]
         }
         previous?.wake.yield(.replaced)
@@ -106,7 +115,6 @@ package final class DeviceLinks: Sendable {
         // Two tasks per link, and no queue between them and the socket: with many thousands of devices
         // linked, what each link holds is what the gateway's memory is made of.
         let post = LinkWriter(outbound: outbound)
-        let progress = SharedProgress()
         await post.send(.welcome(deviceID: deviceID, window: window))
         wake.yield(.pushes)
 
@@ -142,6 +150,8 @@ package final class DeviceLinks: Sendable {
         }
     }
 
+    /// Sends the device's pushes in their order, within the window. Once those run out, the pushes
+    /// held while the device was not linked get their places, highest priority first, and follow.
     private func sendWithinWindow(deviceID: String, progress: SharedProgress, post: LinkWriter) async {
         while true {
             let (after, room) = progress.withLock { ($0.sent, window - $0.unacknowledged.count) }
@@ -149,8 +159,19 @@ package final class DeviceLinks: Sendable {
             let pushes: [QueuedPush]
             do {
                 pushes = try await store.pushes(for: deviceID, after: after, now: clock(), limit: room)
+                if pushes.isEmpty {
+                    // Cleared before looking: pushes stored held meanwhile set it again, and are looked for.
+                    guard progress.withLock({ progress in defer { progress.mayHaveHeld = false }; return progress.mayHaveHeld }) else { return }
+                    let promoted = try await store.promoteHeld(deviceID: deviceID, now: clock(), limit: room)
+                    // As many as there was room for: there may be more.
+                    if promoted == room { progress.withLock { $0.mayHaveHeld = true } }
+                    guard promoted > 0 else { return }
+                    continue
+                }
             } catch {
                 logger.error("could not read a device's pushes", metadata: ["device": .string(deviceID), "error": .string("\(error)")])
+                // Looked for again at the next wake.
+                progress.withLock { $0.mayHaveHeld = true }
                 return
             }
             guard let last = pushes.last else { return }

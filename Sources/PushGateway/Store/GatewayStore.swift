@@ -56,6 +56,10 @@ package struct QueuedPush: Sendable, Hashable {
     /// Whether it replaces every push of its token still queued: its app keeps only the latest, as
     /// APNs stores one notification per app for an offline device.
     package var replacesQueued = false
+    /// Whether it waits for its device to link before it gets its place in the device's order: pushes
+    /// stored for an offline device are sent, when it links, highest priority first (see
+    /// ``GatewayStore/promoteHeld(deviceID:now:limit:)``).
+    package var held = false
 
     package init(
         sequence: Int64 = 0, deviceID: String, token: String, bundleIdentifier: String, environment: APNs.Environment, apnsID: String,
@@ -136,9 +140,14 @@ package protocol GatewayStore: Sendable {
     /// Stores pushes in one transaction and returns them with their sequence numbers, in order. A push
     /// with a collapse identifier replaces a queued one of the same token and identifier.
     func enqueue(_ pushes: [QueuedPush]) async throws(GatewayError) -> [QueuedPush]
-    /// The device's queued pushes after `sequence`, oldest first, that have not expired at `now`.
+    /// The device's queued pushes after `sequence`, oldest first, that have not expired at `now`;
+    /// held pushes are not among them until they are promoted.
     func pushes(for deviceID: String, after sequence: Int64, now: Date, limit: Int) async throws(GatewayError) -> [QueuedPush]
-    /// Forgets the device's pushes up to and including `sequence`: it has them.
+    /// Gives up to `limit` of the device's held pushes (unexpired at `now`) their place in its order,
+    /// highest priority first and, among equals, in the order they came: each gets a sequence after
+    /// every one given so far. Returns how many it promoted.
+    func promoteHeld(deviceID: String, now: Date, limit: Int) async throws(GatewayError) -> Int
+    /// Forgets the device's pushes up to and including `sequence`: it has them. Held pushes stay.
     func acknowledge(deviceID: String, through sequence: Int64) async throws(GatewayError)
     /// Forgets pushes that expired before `date`; returns how many.
     func removeExpired(before date: Date) async throws(GatewayError) -> Int

@@ -88,6 +88,12 @@ package final class SQLiteGatewayStore: GatewayStore {
         migrator.registerMigration("v3: apps that keep only their latest push") { db in
             try db.execute(sql: "ALTER TABLE app ADD COLUMN latestOnly INTEGER NOT NULL DEFAULT 0")
         }
+        migrator.registerMigration("v4: pushes held for an offline device") { db in
+            try db.execute(sql: """
+                ALTER TABLE push ADD COLUMN held INTEGER NOT NULL DEFAULT 0;
+                CREATE INDEX push_held ON push(deviceID, priority DESC, sequence) WHERE held;
+                """)
+        }
         return migrator
     }
 
@@ -294,8 +300,8 @@ package final class SQLiteGatewayStore: GatewayStore {
             let collapse = try db.cachedStatement(sql: "DELETE FROM push WHERE token = ? AND collapseID = ?")
             let replace = try db.cachedStatement(sql: "DELETE FROM push WHERE token = ?")
             let insert = try db.cachedStatement(sql: """
-                INSERT INTO push (deviceID, token, bundleIdentifier, environment, apnsID, pushType, priority, expiresAt, collapseID, payload, receivedAt)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO push (deviceID, token, bundleIdentifier, environment, apnsID, pushType, priority, expiresAt, collapseID, payload, receivedAt, held)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             var stored: [QueuedPush] = []
             stored.reserveCapacity(pushes.count)
@@ -307,7 +313,7 @@ package final class SQLiteGatewayStore: GatewayStore {
                 }
                 try insert.execute(arguments: [
                     push.deviceID, push.token, push.bundleIdentifier, push.environment.rawValue, push.apnsID, push.pushType.rawValue, push.priority,
-                    push.expiresAt.timeIntervalSince1970, push.collapseID, Data(push.payload), push.receivedAt.timeIntervalSince1970,
+                    push.expiresAt.timeIntervalSince1970, push.collapseID, Data(push.payload), push.receivedAt.timeIntervalSince1970, push.held,
                 ])
                 push.sequence = db.lastInsertedRowID
                 stored.append(push)
@@ -319,7 +325,7 @@ package final class SQLiteGatewayStore: GatewayStore {
     package func pushes(for deviceID: String, after sequence: Int64, now: Date, limit: Int) async throws(GatewayError) -> [QueuedPush] {
         try await read { db in
             try Row.fetchAll(db, sql: """
-                SELECT * FROM push WHERE deviceID = ? AND sequence > ? AND expiresAt > ? ORDER BY sequence LIMIT ?
+                SELECT * FROM push WHERE deviceID = ? AND sequence > ? AND expiresAt > ? AND NOT held ORDER BY sequence LIMIT ?
                 """, arguments: [deviceID, sequence, now.timeIntervalSince1970, limit]).map { row in
                 QueuedPush(
                     sequence: row["sequence"], deviceID: row["deviceID"], token: row["token"], bundleIdentifier: row["bundleIdentifier"],
@@ -333,7 +339,28 @@ package final class SQLiteGatewayStore: GatewayStore {
 
     package func acknowledge(deviceID: String, through sequence: Int64) async throws(GatewayError) {
         try await write { db in
-            try db.execute(sql: "DELETE FROM push WHERE deviceID = ? AND sequence <= ?", arguments: [deviceID, sequence])
+            try db.execute(sql: "DELETE FROM push WHERE deviceID = ? AND sequence <= ? AND NOT held", arguments: [deviceID, sequence])
+        }
+    }
+
+    package func promoteHeld(deviceID: String, now: Date, limit: Int) async throws(GatewayError) -> Int {
+        try await write { db in
+            let held = try Int64.fetchAll(db.cachedStatement(sql: """
+                SELECT sequence FROM push WHERE deviceID = ? AND held AND expiresAt > ? ORDER BY priority DESC, sequence LIMIT ?
+                """), arguments: [deviceID, now.timeIntervalSince1970, limit])
+            // Each is written again with a new sequence (the table's AUTOINCREMENT never gives one
+            // twice), in the order chosen.
+            let copy = try db.cachedStatement(sql: """
+                INSERT INTO push (deviceID, token, bundleIdentifier, environment, apnsID, pushType, priority, expiresAt, collapseID, payload, receivedAt, held)
+                SELECT deviceID, token, bundleIdentifier, environment, apnsID, pushType, priority, expiresAt, collapseID, payload, receivedAt, 0
+                FROM push WHERE sequence = ?
+                """)
+            let remove = try db.cachedStatement(sql: "DELETE FROM push WHERE sequence = ?")
+            for sequence in held {
+                try copy.execute(arguments: [sequence])
+                try remove.execute(arguments: [sequence])
+            }
+            return held.count
         }
     }
 
