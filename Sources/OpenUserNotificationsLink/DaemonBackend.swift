@@ -306,7 +306,10 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
                                     for try await text in connection.messages {
                                         guard let event = try? JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data(text.utf8)) else { continue }
                                         switch event {
-                                        case .connected: sawConnected.set()
+                                        case .connected:
+                                            // A badge follows unless it is 0.
+                                            noteBadge(0)
+                                            sawConnected.set()
                                         case .replaced: noteReplaced()
                                         case .badge(let count): noteBadge(count)
                                         default: handle(event)

@@ -230,6 +230,10 @@ final class SpecRecorder: Sendable {
             try await recorder.call(admin, .POST, "/v1/admin/apps/com.example.spec/remote-notifications",
                                     body: LocalAPI.RemoteNotificationRegistration(environment: .sandbox))
             try await recorder.call(admin, .POST, "/v1/admin/apps/com.example.spec/remote-notifications", body: ["environment": "moon"])
+            try await recorder.call(admin, .POST, "/v1/admin/apps/com.example.spec/remote-notifications/renewal",
+                                    body: LocalAPI.RemoteNotificationRegistration(environment: .sandbox))
+            try await recorder.call(admin, .POST, "/v1/admin/apps/nobody/remote-notifications/renewal",
+                                    body: LocalAPI.RemoteNotificationRegistration(environment: .sandbox))
             try await recorder.call(admin, .POST, "/v1/admin/apps/com.example.spec/pushes", body: LocalAPI.LocalPush(payload: #"{"aps":{"alert":"hi"}}"#))
             try await recorder.call(admin, .POST, "/v1/admin/apps/com.example.spec/pushes", body: LocalAPI.LocalPush(payload: "[1]"))
             try await recorder.call(admin, .POST, "/v1/admin/apps/nobody/pushes", body: LocalAPI.LocalPush(payload: "{}"))

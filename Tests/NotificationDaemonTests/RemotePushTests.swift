@@ -195,6 +195,10 @@ import Testing
                 }
             }
             let old = String(try #require(await lines.next()).dropFirst("token ".count))
+            // The app's event stream is up (it is told of changes only while it is connected).
+            try await withDeadline("the app connected") {
+                while try await daemon.engine.appState("com.example.todo") != .foreground { try await Task.sleep(for: .milliseconds(5)) }
+            }
 
             // What `unotify apps token com.example.todo --renew` asks, answered as the spec says.
             let path = "/v1/admin/apps/com.example.todo/remote-notifications/renewal"

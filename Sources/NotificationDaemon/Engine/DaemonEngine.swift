@@ -884,8 +884,9 @@ package actor DaemonEngine {
             continuation.finish()
             throw error
         }
-        // The app learns its badge as it connects (`applicationIconBadgeNumber`), then of every change.
-        if connections[bundleIdentifier]?.id == id, let badge = cache[bundleIdentifier]?.machine.badge {
+        // The app learns its badge as it connects (`applicationIconBadgeNumber`; none means 0), then
+        // of every change.
+        if connections[bundleIdentifier]?.id == id, let badge = cache[bundleIdentifier]?.machine.badge, badge != 0 {
             continuation.yield(.badge(badge))
         }
         return (id, stream)
