@@ -182,7 +182,7 @@ import Testing
 
     @Test("an app in use stays in a full cache while many others pass through it")
     func anAppInUseStaysInTheCache() async throws {
-        let store = try CountingStore(path: makeTestDirectory().appendingPathComponent("db.sqlite").path)
+        let store = try InstrumentedStore(path: makeTestDirectory().appendingPathComponent("db.sqlite").path)
         var configuration = DaemonEngine.Configuration()
         configuration.timeZone = TimeZone(identifier: "UTC")!
         configuration.cachedApps = 24

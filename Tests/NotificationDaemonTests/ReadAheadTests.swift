@@ -4,23 +4,57 @@ import NotificationCore
 import Synchronization
 import Testing
 
-/// A real SQLite store that counts how often each app is read from it.
-final class CountingStore: DaemonStore {
+/// A real SQLite store that counts how often each app is read from it, notes the apps of every batch
+/// it saves, and can hold saves back.
+final class InstrumentedStore: DaemonStore {
     let base: SQLiteDaemonStore
-    private let reads = Mutex<[String: Int]>([:])
+    private struct State {
+        var reads: [String: Int] = [:]
+        var batches: [[String]] = []
+        var holding = false
+        var held: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = Mutex(State())
 
     init(path: String) throws { base = try SQLiteDaemonStore(path: path) }
 
-    func reads(of app: String) -> Int { reads.withLock { $0[app, default: 0] } }
+    func reads(of app: String) -> Int { state.withLock { $0.reads[app, default: 0] } }
+    /// The apps of each batch saved so far, in order.
+    var batches: [[String]] { state.withLock { $0.batches } }
+    /// How many saves wait to be let through.
+    var heldSaves: Int { state.withLock { $0.held.count } }
+
+    /// Makes the following saves wait until ``release()``.
+    func hold() { state.withLock { $0.holding = true } }
+
+    func release() {
+        let held = state.withLock { state in
+            state.holding = false
+            defer { state.held.removeAll() }
+            return state.held
+        }
+        held.forEach { $0.resume() }
+    }
 
     func app(_ bundleIdentifier: String) async throws(DaemonError) -> StoredApp? {
-        reads.withLock { $0[bundleIdentifier, default: 0] += 1 }
+        state.withLock { $0.reads[bundleIdentifier, default: 0] += 1 }
         return try await base.app(bundleIdentifier)
+    }
+
+    func save(_ saves: [AppSave], bootID: String) async throws(DaemonError) {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let wait = state.withLock { state in
+                if state.holding { state.held.append(continuation) }
+                return state.holding
+            }
+            if !wait { continuation.resume() }
+        }
+        state.withLock { $0.batches.append(saves.map(\.bundleIdentifier)) }
+        try await base.save(saves, bootID: bootID)
     }
 
     func insert(_ app: StoredApp) async throws(DaemonError) { try await base.insert(app) }
     func bundleIdentifier(forKeyHash keyHash: String) async throws(DaemonError) -> String? { try await base.bundleIdentifier(forKeyHash: keyHash) }
-    func save(_ saves: [AppSave], bootID: String) async throws(DaemonError) { try await base.save(saves, bootID: bootID) }
     func replaceKey(of bundleIdentifier: String, with keyHash: String) async throws(DaemonError) { try await base.replaceKey(of: bundleIdentifier, with: keyHash) }
     func delete(_ bundleIdentifier: String) async throws(DaemonError) { try await base.delete(bundleIdentifier) }
     func apps() async throws(DaemonError) -> [(bundleIdentifier: String, launchCommand: String?)] { try await base.apps() }
@@ -39,7 +73,7 @@ final class CountingStore: DaemonStore {
 /// wait for the store (behind every other app's read, when the daemon is busy).
 @Suite(.timeLimit(.minutes(1))) struct ReadAheadTests {
     @Test func anAppThatLeftTheCacheIsReadBackBeforeItsNotificationIsDue() async throws {
-        let store = try CountingStore(path: makeTestDirectory().appendingPathComponent("db.sqlite").path)
+        let store = try InstrumentedStore(path: makeTestDirectory().appendingPathComponent("db.sqlite").path)
         let clock = ManualDaemonClock()
         var configuration = DaemonEngine.Configuration()
         configuration.timeZone = TimeZone(identifier: "UTC")!

@@ -1,66 +1,7 @@
 import Foundation
 import NotificationCore
 @testable import NotificationDaemon
-import Synchronization
 import Testing
-
-/// A real SQLite store that notes the apps of every batch it saves, and can hold saves back.
-final class GatedStore: DaemonStore {
-    let base: SQLiteDaemonStore
-    private struct State {
-        var batches: [[String]] = []
-        var holding = false
-        var held: [CheckedContinuation<Void, Never>] = []
-    }
-    private let state = Mutex(State())
-
-    init(path: String) throws { base = try SQLiteDaemonStore(path: path) }
-
-    /// The apps of each batch saved so far, in order.
-    var batches: [[String]] { state.withLock { $0.batches } }
-    /// How many saves wait to be let through.
-    var heldSaves: Int { state.withLock { $0.held.count } }
-
-    /// Makes the following saves wait until ``release()``.
-    func hold() { state.withLock { $0.holding = true } }
-
-    func release() {
-        let held = state.withLock { state in
-            state.holding = false
-            defer { state.held.removeAll() }
-            return state.held
-        }
-        held.forEach { $0.resume() }
-    }
-
-    func save(_ saves: [AppSave], bootID: String) async throws(DaemonError) {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let wait = state.withLock { state in
-                if state.holding { state.held.append(continuation) }
-                return state.holding
-            }
-            if !wait { continuation.resume() }
-        }
-        state.withLock { $0.batches.append(saves.map(\.bundleIdentifier)) }
-        try await base.save(saves, bootID: bootID)
-    }
-
-    func app(_ bundleIdentifier: String) async throws(DaemonError) -> StoredApp? { try await base.app(bundleIdentifier) }
-    func insert(_ app: StoredApp) async throws(DaemonError) { try await base.insert(app) }
-    func bundleIdentifier(forKeyHash keyHash: String) async throws(DaemonError) -> String? { try await base.bundleIdentifier(forKeyHash: keyHash) }
-    func replaceKey(of bundleIdentifier: String, with keyHash: String) async throws(DaemonError) { try await base.replaceKey(of: bundleIdentifier, with: keyHash) }
-    func delete(_ bundleIdentifier: String) async throws(DaemonError) { try await base.delete(bundleIdentifier) }
-    func apps() async throws(DaemonError) -> [(bundleIdentifier: String, launchCommand: String?)] { try await base.apps() }
-    func appsDue(by date: Date, limit: Int) async throws(DaemonError) -> [String] { try await base.appsDue(by: date, limit: limit) }
-    func appsWatchingLocation() async throws(DaemonError) -> [String] { try await base.appsWatchingLocation() }
-    func appsShowingNotifications() async throws(DaemonError) -> [String] { try await base.appsShowingNotifications() }
-    func postponeWakeUp(of bundleIdentifier: String, to date: Date) async throws(DaemonError) { try await base.postponeWakeUp(of: bundleIdentifier, to: date) }
-    func deviceState() async throws(DaemonError) -> DeviceState? { try await base.deviceState() }
-    func saveDeviceState(_ state: DeviceState) async throws(DaemonError) { try await base.saveDeviceState(state) }
-    func earliestWakeUp() async throws(DaemonError) -> Date? { try await base.earliestWakeUp() }
-    func linkSequence() async throws(DaemonError) -> Int64 { try await base.linkSequence() }
-    func saveLinkSequence(_ sequence: Int64) async throws(DaemonError) { try await base.saveLinkSequence(sequence) }
-}
 
 /// Waits, with a deadline, until `condition` holds.
 private func eventually(_ what: String, _ condition: @escaping @Sendable () async throws -> Bool) async throws {
@@ -79,7 +20,7 @@ private func eventually(_ what: String, _ condition: @escaping @Sendable () asyn
     }
 
     @Test func aDueNotificationIsSavedAheadOfTheAddsQueuedBeforeIt() async throws {
-        let store = try GatedStore(path: makeTestDirectory().appendingPathComponent("db.sqlite").path)
+        let store = try InstrumentedStore(path: makeTestDirectory().appendingPathComponent("db.sqlite").path)
         let clock = ManualDaemonClock()
         var configuration = DaemonEngine.Configuration()
         configuration.timeZone = TimeZone(identifier: "UTC")!
