@@ -212,10 +212,11 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
 
     package func setBadgeCount(_ count: Int, completion: @escaping @Sendable (NotificationFailure?) -> Void) {
         let client = self.client
+        // Read back at once, as on iOS; the daemon's `badge` events correct it if the call is refused.
+        if count >= 0 { lock.withLock { knownBadge = count } }
         enqueue {
             do {
                 try await client.call(.PUT, "/v1/badge", body: LocalAPI.BadgeRequest(count: count))
-                self.lock.withLock { self.knownBadge = count }
                 completion(nil)
             } catch {
                 completion(Self.failure(error))

@@ -247,8 +247,10 @@ import Testing
                 try await withDeadline("the pushed badge") { while await badge() != 7 { try await Task.sleep(for: .milliseconds(5)) } }
                 // The app clears it, as iOS apps do on launch.
                 await UNUserNotificationCenter.withCenter(center) { await MainActor.run { UIApplication.shared.applicationIconBadgeNumber = 0 } }
+                #expect(await badge() == 0, "read back at once, as on iOS")
                 try await withDeadline("the cleared badge") { while try await daemon.engine.badge("com.example.todo") != 0 { try await Task.sleep(for: .milliseconds(5)) } }
-                #expect(await badge() == 0)
+                // The daemon's own word on it (its `badge` event) agrees.
+                try await withDeadline("the app's badge after the daemon's") { while await badge() != 0 { try await Task.sleep(for: .milliseconds(5)) } }
                 await NotificationDaemonLink.close(center)
             }
         }
