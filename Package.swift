@@ -96,6 +96,7 @@ let package = Package(
                 "PrivateFiles",
                 "NotificationAttachmentStore",
                 "NotificationDaemonClient",
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -190,9 +191,16 @@ let package = Package(
             path: "Examples/PushExample",
             swiftSettings: testSettings
         ),
+        // What several test targets share (they all run in one test process).
+        .target(
+            name: "TestSupport",
+            path: "Tests/TestSupport",
+            swiftSettings: testSettings
+        ),
         .testTarget(
             name: "NotificationDaemonTests",
             dependencies: [
+                "TestSupport",
                 "NotificationCore",
                 "NotificationDaemon",
                 "PushGateway",
@@ -236,6 +244,7 @@ let package = Package(
         .testTarget(
             name: "NotificationCoreTests",
             dependencies: [
+                "TestSupport",
                 "NotificationCore",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
@@ -243,7 +252,7 @@ let package = Package(
         ),
         .testTarget(
             name: "OpenUserNotificationsTests",
-            dependencies: ["OpenUserNotifications", "OpenUserNotificationsShim", "OpenUserNotificationsTesting"],
+            dependencies: ["TestSupport", "OpenUserNotifications", "OpenUserNotificationsShim", "OpenUserNotificationsTesting"],
             resources: [.copy("Fixtures")],
             swiftSettings: testSettings
         ),

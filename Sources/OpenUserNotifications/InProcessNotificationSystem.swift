@@ -434,7 +434,7 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
 
     package func registerForRemoteNotifications(completion: @escaping @Sendable (Result<String, RemoteRegistrationFailure>) -> Void) {
         let token = shell.withLock { shell in
-            if shell.deviceToken == nil { shell.deviceToken = Self.makeDeviceToken() }
+            if shell.deviceToken == nil { shell.deviceToken = randomHex(bytes: 32) }
             return shell.deviceToken!
         }
         reply { completion(.success(token)) }
@@ -446,17 +446,11 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     package func renewDeviceToken() -> String? {
         let token = shell.withLock { shell -> String? in
             guard shell.deviceToken != nil else { return nil }
-            shell.deviceToken = Self.makeDeviceToken()
+            shell.deviceToken = randomHex(bytes: 32)
             return shell.deviceToken
         }
         if let token { RemoteNotificationInbox.shared.deviceTokenChanged(token) }
         return token
-    }
-
-    /// 32 random bytes in hexadecimal, as APNs tokens are.
-    private static func makeDeviceToken() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
     }
 
     package func unregisterForRemoteNotifications(completion: @escaping @Sendable (RemoteRegistrationFailure?) -> Void) {

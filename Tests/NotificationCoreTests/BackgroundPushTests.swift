@@ -1,5 +1,6 @@
 import Foundation
 import NotificationCore
+import TestSupport
 import Testing
 
 /// Pushes for the app itself (background and VoIP): handed to `didReceiveRemoteNotification`, never
@@ -216,7 +217,7 @@ import Testing
     /// moment: a machine waiting for it wakes once, not again and again a rounding error short.
     @Test(arguments: [1, 2, 3, 7, 11, 60, 97])
     func theNextAllowedDateAllowsThePush(perHour: Int) {
-        var generator = SplitMix64(state: UInt64(perHour))
+        var generator = SeededGenerator(seed: UInt64(perHour))
         var budget = BackgroundPushBudget(perHour: perHour, at: Self.t0)
         var now = Self.t0.addingTimeInterval(Double.random(in: 0..<1, using: &generator))
         for _ in 0..<200 {
@@ -226,17 +227,5 @@ import Testing
             #expect(budget.allows(at: next))
             now = next.addingTimeInterval(Double.random(in: 0..<0.01, using: &generator))
         }
-    }
-}
-
-/// A small deterministic generator, so a failure can be replayed.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -13,6 +13,7 @@ import OpenUserNotificationsUIKit
 import PushGateway
 import ServiceLifecycle
 import Synchronization
+import TestSupport
 import Testing
 
 /// A provider's push through the whole system: HTTP/2 and TLS into the gateway, down the device link
@@ -196,9 +197,7 @@ import Testing
             }
             let old = String(try #require(await lines.next()).dropFirst("token ".count))
             // The app's event stream is up (it is told of changes only while it is connected).
-            try await withDeadline("the app connected") {
-                while try await daemon.engine.appState("com.example.todo") != .foreground { try await Task.sleep(for: .milliseconds(5)) }
-            }
+            try await eventually("the app connected") { try await daemon.engine.appState("com.example.todo") == .foreground }
 
             // What `unotify apps token com.example.todo --renew` asks, answered as the spec says.
             let path = "/v1/admin/apps/com.example.todo/remote-notifications/renewal"
@@ -238,19 +237,19 @@ import Testing
                     await UNUserNotificationCenter.withCenter(center) { await MainActor.run { UIApplication.shared.applicationIconBadgeNumber } }
                 }
                 // As it connects, the app learns the badge it had.
-                try await withDeadline("the badge on connecting") { while await badge() != 2 { try await Task.sleep(for: .milliseconds(5)) } }
+                try await eventually("the badge on connecting") { await badge() == 2 }
                 #expect(await UNUserNotificationCenter.withCenter(center) { await MainActor.run { UIApplication.shared.applicationState } } == .background)
                 // A provider's push sets it, and the running app reads the new one.
                 let token = try JSONDecoder().decode(LocalAPI.DeviceToken.self, from: try await app.raw(
                     .POST, "/v1/remote-notifications", body: LocalAPI.RemoteNotificationRegistration(environment: .sandbox)).body).token
                 #expect(try await system.send(to: token, #"{"aps":{"alert":"Seven","badge":7}}"#).status.code == 200)
-                try await withDeadline("the pushed badge") { while await badge() != 7 { try await Task.sleep(for: .milliseconds(5)) } }
+                try await eventually("the pushed badge") { await badge() == 7 }
                 // The app clears it, as iOS apps do on launch.
                 await UNUserNotificationCenter.withCenter(center) { await MainActor.run { UIApplication.shared.applicationIconBadgeNumber = 0 } }
                 #expect(await badge() == 0, "read back at once, as on iOS")
-                try await withDeadline("the cleared badge") { while try await daemon.engine.badge("com.example.todo") != 0 { try await Task.sleep(for: .milliseconds(5)) } }
+                try await eventually("the cleared badge") { try await daemon.engine.badge("com.example.todo") == 0 }
                 // The daemon's own word on it (its `badge` event) agrees.
-                try await withDeadline("the app's badge after the daemon's") { while await badge() != 0 { try await Task.sleep(for: .milliseconds(5)) } }
+                try await eventually("the app's badge after the daemon's") { await badge() == 0 }
                 await NotificationDaemonLink.close(center)
             }
         }

@@ -3,13 +3,6 @@ import NotificationCore
 @testable import NotificationDaemon
 import Testing
 
-/// Waits, with a deadline, until `condition` holds.
-private func eventually(_ what: String, _ condition: @escaping @Sendable () async throws -> Bool) async throws {
-    try await withDeadline(what) {
-        while try await !condition() { try await Task.sleep(for: .milliseconds(1)) }
-    }
-}
-
 /// A notification that falls due while other apps' adds queue up is written ahead of them: it waits
 /// for the batch being written and a small one of its own, not for every add queued meanwhile.
 @Suite(.timeLimit(.minutes(1))) struct SchedulerPriorityTests {

@@ -4,6 +4,7 @@ import NotificationCore
 import NotificationDaemonClient
 import OpenUserNotifications
 @testable import OpenUserNotificationsLink
+import TestSupport
 import Testing
 
 /// One process per app, as on iOS: a second connection with the app's key takes over from the first.
@@ -87,17 +88,4 @@ import Testing
 struct TakeoverTestError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
-}
-
-/// A small deterministic generator (SplitMix64), for tests that draw at random.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }

@@ -5,6 +5,7 @@ package import NotificationCore
 import PrivateFiles
 internal import Synchronization
 internal import NotificationAttachmentStore
+internal import DequeModule
 
 /// Where the daemon reads the time and how it waits; tests pass a manual clock.
 package protocol DaemonClock: Sendable {
@@ -81,7 +82,7 @@ package actor DaemonEngine {
     /// The order apps leave a full cache in (see ``trimCache(keeping:)``): the order they were loaded,
     /// each app used since it was last looked at going round once more. Entries of apps since forgotten
     /// are skipped when they come up.
-    private var evictionOrder = EvictionQueue()
+    private var evictionOrder = Deque<EvictionEntry>()
     /// Numbers each load into the cache, to tell an app's entry in `evictionOrder` from an earlier one.
     private var loadCount: UInt64 = 0
     /// What resuming an app loaded after a restart did, for its next step to carry out.
@@ -540,7 +541,7 @@ package actor DaemonEngine {
             trimCache(keeping: bundleIdentifier)
             loadCount += 1
             cache[bundleIdentifier] = CachedApp(machine: machine, launchCommand: stored.launchCommand, load: loadCount)
-            evictionOrder.append(EvictionQueue.Entry(app: bundleIdentifier, load: loadCount))
+            evictionOrder.append(EvictionEntry(app: bundleIdentifier, load: loadCount))
             if evictionOrder.count > 2 * cache.count + 1024 {
                 // Mostly apps forgotten since (removed, or dropped after a failed save): keep the others.
                 evictionOrder.removeAll { cache[$0.app]?.load != $0.load }
@@ -991,13 +992,13 @@ package actor DaemonEngine {
         answerWaiters[bundleIdentifier]?.removeValue(forKey: id)?.resume()
     }
 
-    /// Whether the app is in the foreground, in the background, or not running (not connected).
     /// Tells the app, when it is connected, that its device token changed; an app not running hears
     /// of it when it next registers (iOS apps register at every launch).
     package func deviceTokenChanged(_ bundleIdentifier: String, token: String, environment: APNs.Environment) {
         connections[bundleIdentifier]?.continuation.yield(.deviceToken(token: token, environment: environment))
     }
 
+    /// Whether the app is in the foreground, in the background, or not running (not connected).
     package func appState(_ bundleIdentifier: String) async throws -> AppState {
         try await read(bundleIdentifier) { machine in machine.appState }
     }
@@ -1257,39 +1258,11 @@ private struct CachedApp: Sendable {
     var recentlyUsed = false
 }
 
-/// Apps in the order they leave the cache: a queue of (app, load) entries.
-private struct EvictionQueue {
-    struct Entry {
-        let app: String
-        let load: UInt64
-    }
-
-    private var entries: [Entry] = []
-    private var head = 0
-
-    var count: Int { entries.count - head }
-
-    mutating func append(_ entry: Entry) {
-        entries.append(entry)
-    }
-
-    mutating func popFirst() -> Entry? {
-        guard head < entries.count else { return nil }
-        let entry = entries[head]
-        head += 1
-        // The consumed front is dropped once it is most of the array (amortized constant time).
-        if head >= 1024, head * 2 >= entries.count {
-            entries.removeFirst(head)
-            head = 0
-        }
-        return entry
-    }
-
-    mutating func removeAll(where shouldBeRemoved: (Entry) -> Bool) {
-        entries.removeFirst(head)
-        head = 0
-        entries.removeAll(where: shouldBeRemoved)
-    }
+/// An app's place in the order apps leave the cache (see `DaemonEngine.evictionOrder`).
+private struct EvictionEntry {
+    let app: String
+    /// Which load of the app it is: an entry of an earlier load is stale.
+    let load: UInt64
 }
 
 /// A read of an app from the store.

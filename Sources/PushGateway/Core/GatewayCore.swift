@@ -4,12 +4,6 @@ package import Logging
 package import NotificationCore
 import Synchronization
 
-/// `count` random bytes, as lower-case hexadecimal: device tokens, device identifiers and secrets.
-package func randomHex(bytes count: Int) -> String {
-    var generator = SystemRandomNumberGenerator()
-    return (0..<count).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max, using: &generator)) }.joined()
-}
-
 /// The gateway's core: it admits the pushes the provider API accepted (``PushAdmission``), makes
 /// them durable before they are answered, and hands them to whatever delivers them to devices.
 ///

@@ -346,3 +346,10 @@ func withDeadline<T: Sendable>(_ what: String, timeout: Duration = .seconds(10),
         return first
     }
 }
+
+/// Waits, with a deadline, until `condition` holds.
+func eventually(_ what: String, _ condition: @escaping @Sendable () async throws -> Bool) async throws {
+    try await withDeadline(what) {
+        while try await !condition() { try await Task.sleep(for: .milliseconds(1)) }
+    }
+}

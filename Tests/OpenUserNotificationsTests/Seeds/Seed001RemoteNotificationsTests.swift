@@ -5,6 +5,7 @@
 import Foundation
 import OpenUserNotificationsShim
 import OpenUserNotificationsTesting
+import TestSupport
 import Testing
 
 final class Seed001PushAppDelegate: UIResponder, UIApplicationDelegate {

@@ -7,11 +7,11 @@ import Glibc
 
 /// `UIApplication.shared` and its delegate are one per process, as on iOS, and every test target
 /// runs in one test process: the tests that use them take turns, across suites and targets, by
-/// holding this lock (a file lock, which every test target can take without sharing code).
-enum SharedApplicationLock {
+/// holding this lock (a file lock, which also keeps two test runs on one machine apart).
+package enum SharedApplicationLock {
     static let path = "/tmp/unotify-tests-shared-application.lock"
 
-    static func withLock<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+    package static func withLock<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         let descriptor = open(path, O_CREAT | O_RDWR, 0o600)
         guard descriptor >= 0 else { throw POSIXError(.EACCES) }
         // Taken off the cooperative threads: waiting for the lock blocks.
