@@ -340,6 +340,30 @@ import Testing
         }
     }
 
+    @Test func aRequestThatIsNotALinkIsAnsweredWithWhatIsWrong() async throws {
+        try await withGateway { running in
+            let origin = running.linkURL.replacingOccurrences(of: "wss://", with: "https://").replacingOccurrences(of: DeviceLink.path, with: "")
+            func status(_ path: String, _ headers: [(String, String)]) async throws -> (Int, String) {
+                var request = HTTPClientRequest(url: origin + path)
+                for (name, value) in headers { request.headers.add(name: name, value: value) }
+                let response = try await running.http.execute(request, timeout: .seconds(10))
+                let body = try await response.body.collect(upTo: 4096)
+                return (Int(response.status.code), String(buffer: body))
+            }
+            let upgrade = [("connection", "upgrade"), ("upgrade", "websocket"), ("sec-websocket-version", "13"),
+                           ("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ==")]
+            let (unknownPath, _) = try await status("/v1/elsewhere", [("authorization", "Bearer \(running.credential)")])
+            #expect(unknownPath == 404)
+            let (anonymous, message) = try await status(DeviceLink.path, upgrade)
+            #expect(anonymous == 401)
+            #expect(message.contains("Authorization: Bearer"))
+            let (wrongSecret, _) = try await status(DeviceLink.path, upgrade + [("authorization", "Bearer device-1.wrong")])
+            #expect(wrongSecret == 401)
+            let (notAWebSocket, _) = try await status(DeviceLink.path, [("authorization", "Bearer \(running.credential)")])
+            #expect(notAWebSocket == 426)
+        }
+    }
+
     @Test func aSecondLinkOfTheDeviceReplacesTheFirst() async throws {
         try await withGateway { running in
             let (replacedStream, replacedContinuation) = AsyncStream.makeStream(of: Void.self)

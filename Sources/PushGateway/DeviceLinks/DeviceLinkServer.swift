@@ -1,17 +1,56 @@
 import Foundation
-import Hummingbird
-import HummingbirdCore
-import HummingbirdTLS
-import HummingbirdWebSocket
 package import Logging
+package import NIOCore
+import NIOHTTP1
+import NIOPosix
 import NIOSSL
+import NIOWebSocket
 import NotificationCore
 package import ServiceLifecycle
+import Synchronization
 
 /// The listener devices link to (`wss://…:2199/v1/device-link`): a WebSocket over TLS, on a port of
 /// its own (the provider API's port speaks HTTP/2 only).
-package enum DeviceLinkServer {
-    /// The service that accepts device links for `links`.
+///
+/// A link is served by handlers on its connection's event loop and holds no task of its own while it
+/// is idle: with many thousands of devices linked, what each link holds is what the gateway's memory
+/// is made of (BENCHMARKS.md, "Memory per linked device").
+package final class DeviceLinkServer: Sendable {
+    /// How often the gateway pings a link, and how long it waits to hear anything before closing it
+    /// (`Docs/device-link.md`, "Keep-alive").
+    package struct KeepAlive: Sendable {
+        package var interval: TimeAmount = .seconds(20)
+        package var silenceLimit: TimeAmount = .seconds(60)
+        package init() {}
+    }
+
+    /// The largest message a device may send, fragments put together.
+    static let maximumMessageSize = 1 << 16
+
+    private let links: DeviceLinks
+    private let host: String
+    private let port: Int
+    private let tls: ProviderServer.Configuration.TLS?
+    private let keepAlive: KeepAlive
+    private let group: any EventLoopGroup
+    private let logger: Logger
+    private let listener = Mutex<(any Channel)?>(nil)
+    private let open = OpenChannels()
+
+    package init(
+        links: DeviceLinks, host: String, port: Int, tls: ProviderServer.Configuration.TLS?, keepAlive: KeepAlive = KeepAlive(),
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, logger: Logger
+    ) {
+        self.links = links
+        self.host = host
+        self.port = port
+        self.tls = tls
+        self.keepAlive = keepAlive
+        self.group = group
+        self.logger = logger
+    }
+
+    /// The service that accepts device links for `links` until the group shuts down.
     ///
     /// - Parameters:
     ///   - tls: the server's certificate chain and key; nil listens in cleartext (`ws://`).
@@ -23,44 +62,250 @@ package enum DeviceLinkServer {
         tls: ProviderServer.Configuration.TLS?,
         logger: Logger,
         onListening: @escaping @Sendable (Int) -> Void = { _ in }
-    ) throws -> any Service {
-        let router = Router(context: BasicWebSocketRequestContext.self)
-        router.ws(RouterPath(DeviceLink.path)) { request, _ in
-            guard let credential = request.headers[.authorization].flatMap(bearer), let _ = await links.authenticate(credential) else {
-                throw HTTPError(.unauthorized, message: "A device link needs `Authorization: Bearer <device id>.<secret>`, from `unotify gateway devices add`.")
-            }
-            return .upgrade([:])
-        } onUpgrade: { inbound, outbound, context in
-            // Checked again here: the upgrade's decision cannot hand the device over.
-            guard let credential = context.request.headers[.authorization].flatMap(bearer), let deviceID = await links.authenticate(credential) else { return }
-            await links.run(deviceID: deviceID, inbound: inbound, outbound: outbound)
-        }
-        let server: HTTPServerBuilder
-        if let tls {
-            let configuration = TLSConfiguration.makeServerConfiguration(
-                certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(tls.certificateChainPEM.utf8)).map { .certificate($0) },
-                privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(tls.privateKeyPEM.utf8), format: .pem))
-            )
-            server = try .tls(.http1WebSocketUpgrade(webSocketRouter: router, configuration: .init(ws: .init(autoPing: .enabled(timePeriod: .seconds(20))))),
-                              tlsConfiguration: configuration)
-        } else {
-            server = .http1WebSocketUpgrade(webSocketRouter: router, configuration: .init(ws: .init(autoPing: .enabled(timePeriod: .seconds(20)))))
-        }
-        return Application(
-            router: router,
-            server: server,
-            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "unotify-gateway"),
-            onServerRunning: { channel in
-                let bound = channel.localAddress?.port ?? port
-                logger.info("device links listening", metadata: ["port": .stringConvertible(bound), "tls": .stringConvertible(tls != nil)])
-                onListening(bound)
-            },
-            logger: logger
-        )
+    ) -> any Service {
+        DeviceLinkService(server: DeviceLinkServer(links: links, host: host, port: port, tls: tls, logger: logger), onListening: onListening)
     }
 
-    private static func bearer(_ header: String) -> String? {
-        guard header.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
+    /// Starts listening; returns the address it listens on.
+    package func start() async throws -> SocketAddress {
+        let sslContext = try tls.map { tls in
+            let chain: [NIOSSLCertificate]
+            let key: NIOSSLPrivateKey
+            do {
+                chain = try NIOSSLCertificate.fromPEMBytes(Array(tls.certificateChainPEM.utf8))
+                key = try NIOSSLPrivateKey(bytes: Array(tls.privateKeyPEM.utf8), format: .pem)
+            } catch {
+                throw ProviderServerError("The device links' certificate chain or key is not readable PEM (\(error)).")
+            }
+            var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+            configuration.minimumTLSVersion = .tlsv12
+            return try NIOSSLContext(configuration: configuration)
+        }
+        let links = self.links
+        let keepAlive = self.keepAlive
+        let open = self.open
+        let bound = try await ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                open.add(channel)
+                return channel.eventLoop.makeCompletedFuture {
+                    if let sslContext {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
+                    }
+                    try Self.configureUpgrade(channel, links: links, keepAlive: keepAlive)
+                }
+            }
+            .bind(host: host, port: port)
+            .get()
+        listener.withLock { $0 = bound }
+        guard let address = bound.localAddress else { throw ProviderServerError("the device links' socket has no address") }
+        logger.info("device links listening", metadata: ["port": .stringConvertible(address.port ?? port), "tls": .stringConvertible(tls != nil)])
+        return address
+    }
+
+    /// Stops: no new links; each open one is closed with `1001` ("going away"), and the device
+    /// links again once a gateway listens.
+    package func stop(grace: Duration = .seconds(2)) async {
+        let bound = listener.withLock { listener in
+            defer { listener = nil }
+            return listener
+        }
+        try? await bound?.close()
+        links.closeAll(code: .goingAway, reason: "the gateway is stopping")
+        let channels = open.all
+        let deadline = ContinuousClock.now + grace
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for channel in channels { try? await channel.closeFuture.get() }
+            }
+            group.addTask { try? await Task.sleep(until: deadline) }
+            await group.next()
+            group.cancelAll()
+        }
+        for channel in open.all { try? await channel.close() }
+    }
+
+    /// HTTP/1 until a request to ``DeviceLink/path`` with a device's credential upgrades to a WebSocket;
+    /// any other request is answered and the connection closed.
+    private static func configureUpgrade(_ channel: any Channel, links: DeviceLinks, keepAlive: KeepAlive) throws {
+        let upgrader = NIOWebSocketServerUpgrader(
+            maxFrameSize: maximumMessageSize,
+            automaticErrorHandling: true,
+            shouldUpgrade: { channel, head in
+                guard head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) == DeviceLink.path,
+                      let credential = head.headers.first(name: "authorization").flatMap(bearer) else {
+                    return channel.eventLoop.makeSucceededFuture(nil)
+                }
+                return channel.eventLoop.makeFutureWithTask {
+                    await links.authenticate(credential) == nil ? nil : HTTPHeaders()
+                }
+            },
+            upgradePipelineHandler: { channel, head in
+                // The request was authenticated before its upgrade: the credential names the device.
+                guard let credential = head.headers.first(name: "authorization").flatMap(bearer),
+                      let dot = credential.firstIndex(of: ".") else {
+                    return channel.close()
+                }
+                let session = LinkSession(deviceID: String(credential[..<dot]), channel: channel)
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandlers([
+                        NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 64, maxAccumulatedFrameSize: maximumMessageSize),
+                        DeviceLinkHandler(links: links, session: session, keepAlive: keepAlive),
+                    ])
+                }
+            }
+        )
+        try channel.pipeline.syncOperations.configureHTTPServerPipeline(
+            withServerUpgrade: (upgraders: [upgrader], completionHandler: { context in
+                context.pipeline.syncOperations.removeHandler(name: DeviceLinkRefusal.name, promise: nil)
+            })
+        )
+        try channel.pipeline.syncOperations.addHandler(DeviceLinkRefusal(), name: DeviceLinkRefusal.name)
+    }
+
+    static func bearer(_ header: String) -> String? {
+        guard header.utf8.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
         return String(header.dropFirst(7))
     }
 }
+
+/// Every connection the server has open, to close each on a stop.
+private final class OpenChannels: Sendable {
+    private let channels = Mutex<[ObjectIdentifier: any Channel]>([:])
+    func add(_ channel: any Channel) {
+        let id = ObjectIdentifier(channel)
+        channels.withLock { $0[id] = channel }
+        channel.closeFuture.whenComplete { [self] _ in _ = channels.withLock { $0.removeValue(forKey: id) } }
+    }
+    var all: [any Channel] { channels.withLock { Array($0.values) } }
+}
+
+/// One device's link once upgraded: reads its frames, answers its pings, pings it when quiet, and
+/// hands its messages to ``DeviceLinks``.
+private final class DeviceLinkHandler: ChannelInboundHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundOut = WebSocketFrame
+
+    private let links: DeviceLinks
+    private let session: LinkSession
+    private let keepAlive: DeviceLinkServer.KeepAlive
+    private var lastHeard = NIODeadline.now()
+    private var pinger: RepeatedTask?
+    private let decoder = JSONDecoder()
+
+    init(links: DeviceLinks, session: LinkSession, keepAlive: DeviceLinkServer.KeepAlive) {
+        self.links = links
+        self.session = session
+        self.keepAlive = keepAlive
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        pinger = context.eventLoop.scheduleRepeatedTask(initialDelay: keepAlive.interval, delay: keepAlive.interval) { _ in
+            handler.value.ping()
+        }
+        links.attach(session)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        pinger?.cancel()
+        pinger = nil
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        pinger?.cancel()
+        pinger = nil
+        links.detach(session)
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        lastHeard = .now()
+        switch frame.opcode {
+        case .text:
+            guard let message = try? decoder.decode(DeviceLink.DeviceMessage.self, from: Data(frame.unmaskedData.readableBytesView)) else {
+                links.ignoredMalformedMessage(on: session)
+                return
+            }
+            links.received(message, on: session)
+        case .ping:
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)), promise: nil)
+        case .connectionClose:
+            session.peerClosed(frame.unmaskedData)
+        case .binary:
+            links.ignoredMalformedMessage(on: session)
+        default:
+            break
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
+    /// Pings the device, or closes a link that has been silent too long.
+    private func ping() {
+        guard NIODeadline.now() - lastHeard < keepAlive.silenceLimit else {
+            session.close(code: .goingAway, reason: "silent")
+            return
+        }
+        session.channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .ping, data: ByteBuffer()), promise: nil)
+    }
+}
+
+/// Answers a request that did not become a link: `404` off ``DeviceLink/path``, `401` without a
+/// valid credential, `426` for a request that does not ask for a WebSocket. The connection then closes.
+private final class DeviceLinkRefusal: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    static let name = "device-link-refusal"
+    private var answer: (status: HTTPResponseStatus, message: String)?
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            if head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) != DeviceLink.path {
+                answer = (.notFound, "Devices link at \(DeviceLink.path).")
+            } else if head.headers.first(name: "upgrade")?.lowercased() == "websocket" || head.headers.first(name: "authorization").flatMap(DeviceLinkServer.bearer) == nil {
+                answer = (.unauthorized, "A device link needs `Authorization: Bearer <device id>.<secret>`, from `unotify gateway devices add`.")
+            } else {
+                answer = (.upgradeRequired, "A device link is a WebSocket: ask for `Upgrade: websocket`.")
+            }
+        case .body:
+            break
+        case .end:
+            let (status, message) = answer ?? (.badRequest, "")
+            let body = ByteBuffer(string: #"{"error":{"message":"# + DeviceLinkRefusal.quoted(message) + "}}\n")
+            var headers = HTTPHeaders()
+            headers.add(name: "content-type", value: "application/json")
+            headers.add(name: "content-length", value: "\(body.readableBytes)")
+            headers.add(name: "connection", value: "close")
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+            context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+            let channel = context.channel
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+
+    private static func quoted(_ text: String) -> String {
+        String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)
+    }
+}
+
+/// One run of the device link listener, from start to the group's shutdown.
+struct DeviceLinkService: Service {
+    let server: DeviceLinkServer
+    let onListening: @Sendable (Int) -> Void
+
+    func run() async throws {
+        let address = try await server.start()
+        onListening(address.port ?? 0)
+        try? await gracefulShutdown()
+        await server.stop()
+    }
+}
+

@@ -1,6 +1,6 @@
 import Crypto
 package import Foundation
-import HummingbirdWebSocket
+import NIOCore
 package import Logging
 import NIOWebSocket
 import NotificationCore
@@ -9,34 +9,11 @@ import Synchronization
 /// The devices linked to the gateway right now, and the work of each link (`Docs/device-link.md`):
 /// the pushes stored for the device, in order, at most a window of them unacknowledged; then each
 /// new one as it is stored; acknowledgements; apps' registrations.
+///
+/// A link does its work in short tasks started when there is some (a push stored, a message from the
+/// device) and holds none while idle (``DeviceLinkServer``).
 package final class DeviceLinks: Sendable {
-    private enum Wake: Sendable {
-        case pushes
-        case replaced
-    }
-
-    private struct Link: Sendable {
-        let id: UUID
-        let wake: AsyncStream<Wake>.Continuation
-        let progress: SharedProgress
-    }
-
-    /// What one link knows of its device's pushes; shared by its reading and sending tasks.
-    private struct Progress: Sendable {
-        /// The highest sequence sent on this link.
-        var sent: Int64 = 0
-        /// The sequences sent and not yet acknowledged, in order.
-        var unacknowledged: [Int64] = []
-        /// Whether held pushes may wait for the device: at first, and when some are stored.
-        var mayHaveHeld = true
-    }
-
-    private final class SharedProgress: Sendable {
-        let state = Mutex(Progress())
-        func withLock<T>(_ body: (inout Progress) -> T) -> T { state.withLock { body(&$0) } }
-    }
-
-    private let links = Mutex<[String: Link]>([:])
+    private let links = Mutex<[String: LinkSession]>([:])
     private let store: any GatewayStore
     private let core: GatewayCore
     /// Pushes a device may hold unacknowledged.
@@ -54,16 +31,18 @@ package final class DeviceLinks: Sendable {
 
     /// The close code a replaced link gets: the device does not reconnect.
     package static let replacedCloseCode: UInt16 = 4001
+    /// Messages of a device that may wait to be handled; a device that sends more is cut off.
+    static let inboxLimit = 256
 
     /// Tells the links of these pushes' devices that more is stored for them.
     package func stored(_ pushes: [QueuedPush]) {
         var devices: [String: Bool] = [:]
         for push in pushes { devices[push.deviceID, default: false] = devices[push.deviceID, default: false] || push.held }
         let woken = links.withLock { links in devices.compactMap { device, held in links[device].map { ($0, held) } } }
-        for (link, held) in woken {
+        for (session, held) in woken {
             // Stored held (the device was not linked yet when they came): the link promotes them.
-            if held { link.progress.withLock { $0.mayHaveHeld = true } }
-            link.wake.yield(.pushes)
+            if held { session.withState { $0.mayHaveHeld = true } }
+            pump(session)
         }
     }
 
@@ -90,117 +69,149 @@ package final class DeviceLinks: Sendable {
         return "\(deviceID).\(secret)"
     }
 
-    /// Runs one device's link until it closes or is replaced.
-    func run(deviceID: String, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async {
-        let (wakes, wake) = AsyncStream.makeStream(of: Wake.self, bufferingPolicy: .bufferingNewest(4))
-        let id = UUID()
-        let progress = SharedProgress()
+    /// Takes a device's new link: it replaces the device's previous one, is welcomed, and is sent
+    /// what is stored for the device.
+    func attach(_ session: LinkSession) {
         let previous = links.withLock { links in
-            defer { links[deviceID] = Link(id: id, wake: wake, progress: progress) }
-            return links[deviceID]
+            defer { links[session.deviceID] = session }
+            return links[session.deviceID]
         }
-        previous?.wake.yield(.replaced)
-        core.setConnected(deviceID, true)
-        logger.info("device linked", metadata: ["device": .string(deviceID)])
-        defer {
-            let isLast = links.withLock { links in
-                guard links[deviceID]?.id == id else { return false }
-                links[deviceID] = nil
+        if let previous {
+            previous.close(code: .unknown(Self.replacedCloseCode), reason: "replaced")
+        }
+        core.setConnected(session.deviceID, true)
+        logger.info("device linked", metadata: ["device": .string(session.deviceID)])
+        session.send([.welcome(deviceID: session.deviceID, window: window)])
+        pump(session)
+    }
+
+    /// Forgets a link that closed.
+    func detach(_ session: LinkSession) {
+        let isLast = links.withLock { links in
+            guard links[session.deviceID] === session else { return false }
+            links[session.deviceID] = nil
+            return true
+        }
+        session.withState { $0.isClosed = true }
+        if isLast { core.setConnected(session.deviceID, false) }
+        logger.info("device unlinked", metadata: ["device": .string(session.deviceID)])
+    }
+
+    /// Handles a device's message after those before it; cuts off a device with too many waiting.
+    func received(_ message: DeviceLink.DeviceMessage, on session: LinkSession) {
+        let start = session.withState { state -> Bool? in
+            guard state.inbox.count < Self.inboxLimit else { return nil }
+            state.inbox.append(message)
+            guard !state.isHandling else { return false }
+            state.isHandling = true
+            return true
+        }
+        guard let start else {
+            logger.notice("closed a device link that sent faster than it was answered", metadata: ["device": .string(session.deviceID)])
+            session.close(code: .policyViolation, reason: "too many messages")
+            return
+        }
+        guard start else { return }
+        Task {
+            while let next = session.withState({ state -> DeviceLink.DeviceMessage? in
+                guard !state.inbox.isEmpty else {
+                    state.isHandling = false
+                    return nil
+                }
+                return state.inbox.removeFirst()
+            }) {
+                await self.handle(next, session: session)
+            }
+        }
+    }
+
+    /// Closes every link, as the gateway stops.
+    func closeAll(code: WebSocketErrorCode, reason: String) {
+        for session in links.withLock({ Array($0.values) }) { session.close(code: code, reason: reason) }
+    }
+
+    func ignoredMalformedMessage(on session: LinkSession) {
+        logger.notice("ignored a malformed message on a device link", metadata: ["device": .string(session.deviceID)])
+    }
+
+    /// Sends what is stored for the link's device, within the window; one send at a time per link,
+    /// and once more if something changed meanwhile.
+    private func pump(_ session: LinkSession) {
+        let start = session.withState { state -> Bool in
+            guard !state.isClosed else { return false }
+            guard !state.isPumping else {
+                state.pumpAgain = true
+                return false
+            }
+            state.isPumping = true
+            return true
+        }
+        guard start else { return }
+        Task {
+            repeat {
+                await self.sendWithinWindow(session)
+            } while session.withState { state in
+                guard state.pumpAgain, !state.isClosed else {
+                    state.isPumping = false
+                    return false
+                }
+                state.pumpAgain = false
                 return true
             }
-            if isLast { core.setConnected(deviceID, false) }
-            logger.info("device unlinked", metadata: ["device": .string(deviceID)])
-        }
-
-        // Two tasks per link, and no queue between them and the socket: with many thousands of devices
-        // linked, what each link holds is what the gateway's memory is made of.
-        let post = LinkWriter(outbound: outbound)
-        await post.send(.welcome(deviceID: deviceID, window: window))
-        wake.yield(.pushes)
-
-        let remaining = UncheckedInbound(iterator: inbound.messages(maxSize: 1 << 16).makeAsyncIterator())
-        await withTaskGroup(of: Void.self) { group in
-            // Sends what is stored, within the window, whenever something may have changed.
-            group.addTask {
-                for await reason in wakes {
-                    if case .replaced = reason {
-                        try? await outbound.close(.unknown(Self.replacedCloseCode), reason: "replaced")
-                        break
-                    }
-                    await self.sendWithinWindow(deviceID: deviceID, progress: progress, post: post)
-                }
-            }
-            // Reads the device's messages.
-            group.addTask {
-                var iterator = remaining.iterator
-                let decoder = JSONDecoder()
-                while let frame = try? await iterator.next() {
-                    guard case .text(let text) = frame, let message = try? decoder.decode(DeviceLink.DeviceMessage.self, from: Data(text.utf8)) else {
-                        self.logger.notice("ignored a malformed message on a device link", metadata: ["device": .string(deviceID)])
-                        continue
-                    }
-                    await self.handle(message, deviceID: deviceID, progress: progress, post: post, wake: wake)
-                }
-                // The device went away: the link ends.
-                wake.finish()
-            }
-            await group.next()
-            wake.finish()
-            await group.waitForAll()
         }
     }
 
     /// Sends the device's pushes in their order, within the window. Once those run out, the pushes
     /// held while the device was not linked get their places, highest priority first, and follow.
-    private func sendWithinWindow(deviceID: String, progress: SharedProgress, post: LinkWriter) async {
+    private func sendWithinWindow(_ session: LinkSession) async {
+        let deviceID = session.deviceID
         while true {
-            let (after, room) = progress.withLock { ($0.sent, window - $0.unacknowledged.count) }
+            let (after, room, closed) = session.withState { ($0.sent, window - $0.unacknowledged.count, $0.isClosed) }
+            guard !closed else { return }
             guard room > 0 else { return }
             let pushes: [QueuedPush]
             do {
                 pushes = try await store.pushes(for: deviceID, after: after, now: clock(), limit: room)
                 if pushes.isEmpty {
                     // Cleared before looking: pushes stored held meanwhile set it again, and are looked for.
-                    guard progress.withLock({ progress in defer { progress.mayHaveHeld = false }; return progress.mayHaveHeld }) else { return }
+                    guard session.withState({ state in defer { state.mayHaveHeld = false }; return state.mayHaveHeld }) else { return }
                     let promoted = try await store.promoteHeld(deviceID: deviceID, now: clock(), limit: room)
                     // As many as there was room for: there may be more.
-                    if promoted == room { progress.withLock { $0.mayHaveHeld = true } }
+                    if promoted == room { session.withState { $0.mayHaveHeld = true } }
                     guard promoted > 0 else { return }
                     continue
                 }
             } catch {
                 logger.error("could not read a device's pushes", metadata: ["device": .string(deviceID), "error": .string("\(error)")])
                 // Looked for again at the next wake.
-                progress.withLock { $0.mayHaveHeld = true }
+                session.withState { $0.mayHaveHeld = true }
                 return
             }
             guard let last = pushes.last else { return }
-            progress.withLock { progress in
-                progress.sent = last.sequence
-                progress.unacknowledged += pushes.map(\.sequence)
+            session.withState { state in
+                state.sent = last.sequence
+                state.unacknowledged.append(contentsOf: pushes.lazy.map(\.sequence))
             }
-            for push in pushes {
-                await post.send(.push(DeviceLink.Push(
+            session.send(pushes.map { push in
+                .push(DeviceLink.Push(
                     sequence: push.sequence, token: push.token, bundleIdentifier: push.bundleIdentifier,
                     environment: push.environment, apnsID: push.apnsID, pushType: push.pushType,
                     priority: push.priority, expiresAt: push.expiresAt.timeIntervalSince1970, collapseID: push.collapseID,
                     payload: String(decoding: push.payload, as: UTF8.self), receivedAt: push.receivedAt.timeIntervalSince1970
-                )))
-            }
+                ))
+            })
         }
     }
 
-    private func handle(
-        _ message: DeviceLink.DeviceMessage, deviceID: String, progress: SharedProgress,
-        post: LinkWriter, wake: AsyncStream<Wake>.Continuation
-    ) async {
+    private func handle(_ message: DeviceLink.DeviceMessage, session: LinkSession) async {
+        let deviceID = session.deviceID
         switch message {
         case .ack(let through):
             // Only what was sent on this link can be acknowledged.
-            let acknowledged = progress.withLock { progress -> Int64? in
-                let covered = progress.unacknowledged.prefix { $0 <= through }
+            let acknowledged = session.withState { state -> Int64? in
+                let covered = state.unacknowledged.prefix { $0 <= through }
                 guard let last = covered.last else { return nil }
-                progress.unacknowledged.removeFirst(covered.count)
+                state.unacknowledged.removeFirst(covered.count)
                 return last
             }
             guard let acknowledged else { return }
@@ -209,41 +220,100 @@ package final class DeviceLinks: Sendable {
             } catch {
                 logger.error("could not record an acknowledgement", metadata: ["device": .string(deviceID), "error": .string("\(error)")])
             }
-            wake.yield(.pushes)
+            pump(session)
         case .register(let requestID, let bundleIdentifier, let environment):
             guard RequestRules.violation(inBundleIdentifier: bundleIdentifier) == nil else {
-                await post.send(.error(requestID: requestID, code: "invalidRequest", message: "\(bundleIdentifier) is not a bundle identifier."))
+                session.send([.error(requestID: requestID, code: "invalidRequest", message: "\(bundleIdentifier) is not a bundle identifier.")])
                 return
             }
             do {
                 let registration = try await core.register(deviceID: deviceID, bundleIdentifier: bundleIdentifier, environment: environment, at: clock())
-                await post.send(.registered(requestID: requestID, token: registration.token, bundleIdentifier: bundleIdentifier, environment: environment))
+                session.send([.registered(requestID: requestID, token: registration.token, bundleIdentifier: bundleIdentifier, environment: environment)])
             } catch {
-                await post.send(.error(requestID: requestID, code: "internal", message: "The gateway could not register \(bundleIdentifier)."))
+                session.send([.error(requestID: requestID, code: "internal", message: "The gateway could not register \(bundleIdentifier).")])
             }
         case .unregister(let requestID, let bundleIdentifier):
             do {
                 try await core.unregister(deviceID: deviceID, bundleIdentifier: bundleIdentifier, at: clock())
-                await post.send(.unregistered(requestID: requestID, bundleIdentifier: bundleIdentifier))
+                session.send([.unregistered(requestID: requestID, bundleIdentifier: bundleIdentifier)])
             } catch {
-                await post.send(.error(requestID: requestID, code: "internal", message: "The gateway could not unregister \(bundleIdentifier)."))
+                session.send([.error(requestID: requestID, code: "internal", message: "The gateway could not unregister \(bundleIdentifier).")])
             }
         }
     }
 }
 
-/// Writes a link's messages to its socket; a write to a closed link is dropped (the link is ending).
-private struct LinkWriter: Sendable {
-    let outbound: WebSocketOutboundWriter
-
-    func send(_ message: DeviceLink.GatewayMessage) async {
-        guard let data = try? JSONEncoder().encode(message) else { return }
-        try? await outbound.write(.text(String(decoding: data, as: UTF8.self)))
+/// One device's link, from its upgrade to its close: what it has sent the device, what the device
+/// sent that waits to be handled, and whether a send is under way.
+final class LinkSession: Sendable {
+    struct State {
+        /// The highest sequence sent on this link.
+        var sent: Int64 = 0
+        /// The sequences sent and not yet acknowledged, in order.
+        var unacknowledged: [Int64] = []
+        /// Whether held pushes may wait for the device: at first, and when some are stored.
+        var mayHaveHeld = true
+        var isPumping = false
+        var pumpAgain = false
+        /// The device's messages not handled yet, in order.
+        var inbox: [DeviceLink.DeviceMessage] = []
+        var isHandling = false
+        var isClosed = false
+        /// Whether the gateway has sent its close frame.
+        var closeSent = false
     }
-}
 
-/// Carries a link's inbound messages into the task that reads them.
-private struct UncheckedInbound: @unchecked Sendable {
-    // Sendable: the iterator is handed over once, to the one task that reads it from then on.
-    var iterator: WebSocketInboundMessageStream.AsyncIterator
+    let deviceID: String
+    let channel: any Channel
+    private let state = Mutex(State())
+
+    init(deviceID: String, channel: any Channel) {
+        self.deviceID = deviceID
+        self.channel = channel
+    }
+
+    func withState<T>(_ body: (inout State) -> T) -> T { state.withLock { body(&$0) } }
+
+    /// Writes messages to the device, in order, as text frames; nothing once the link is closed.
+    func send(_ messages: [DeviceLink.GatewayMessage]) {
+        let channel = self.channel
+        let encoder = JSONEncoder()
+        let frames = messages.compactMap { message -> WebSocketFrame? in
+            guard let data = try? encoder.encode(message) else { return nil }
+            return WebSocketFrame(fin: true, opcode: .text, data: channel.allocator.buffer(bytes: data))
+        }
+        channel.eventLoop.execute {
+            for frame in frames { channel.write(frame, promise: nil) }
+            channel.flush()
+        }
+    }
+
+    /// The device closed the link: the gateway answers with its own close frame unless it sent one,
+    /// then closes the connection.
+    func peerClosed(_ data: ByteBuffer) {
+        let answered = withState { state in
+            defer { state.closeSent = true }
+            return state.closeSent
+        }
+        guard !answered else {
+            channel.close(promise: nil)
+            return
+        }
+        var code = data
+        let echoed = code.readInteger(as: UInt16.self).map { ByteBuffer(integer: $0) } ?? ByteBuffer()
+        let channel = self.channel
+        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, data: echoed)).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    /// Sends a close frame with `code` (once) and closes the connection once the device answers, or
+    /// after a couple of seconds.
+    func close(code: WebSocketErrorCode, reason: String) {
+        guard withState({ state in defer { state.closeSent = true }; return !state.closeSent }) else { return }
+        let channel = self.channel
+        var data = channel.allocator.buffer(capacity: 2 + reason.utf8.count)
+        data.write(webSocketErrorCode: code)
+        data.writeString(reason)
+        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, data: data), promise: nil)
+        channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
+    }
 }

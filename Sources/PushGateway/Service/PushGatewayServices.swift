@@ -74,7 +74,7 @@ package struct PushGatewayServices: Sendable {
         let tls = configuration.cleartext ? nil : try Self.serverCertificate(configuration)
         var services: [any Service] = [
             ProviderReloadService(core: core, interval: configuration.providerReloadInterval, logger: logger),
-            try DeviceLinkServer.service(links: links, host: configuration.host, port: configuration.deviceLinkPort, tls: tls, logger: logger,
+            DeviceLinkServer.service(links: links, host: configuration.host, port: configuration.deviceLinkPort, tls: tls, logger: logger,
                                          onListening: onDeviceLinkListening),
         ]
         for (environment, port) in [(APNs.Environment.sandbox, configuration.sandboxPort), (.production, configuration.productionPort)] {
