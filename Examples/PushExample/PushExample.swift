@@ -14,6 +14,10 @@ final class AppDelegate: UIResponder, UIApplicationDelegate {
     let notificationHandler = NotificationHandler()
 
     func application(_ application: UIApplication, didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?) -> Bool {
+        // Started by the system for a push (a background push, or the person answering a notification).
+        if let push = launchOptions?[.remoteNotification] as? [AnyHashable: Any] {
+            say("launched for a push \(customKeys(push))")
+        }
         let center = UNUserNotificationCenter.current()
         center.delegate = notificationHandler
         center.setNotificationCategories([
@@ -38,8 +42,7 @@ final class AppDelegate: UIResponder, UIApplicationDelegate {
 
     func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any],
                      fetchCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void) {
-        let custom = userInfo.filter { "\($0.key)" != "aps" }.map { "\($0.key)=\($0.value)" }.sorted()
-        say("background push \(custom.joined(separator: " "))")
+        say("background push \(customKeys(userInfo))")
         completionHandler(.newData)
     }
 }
@@ -60,6 +63,11 @@ final class NotificationHandler: NSObject, UNUserNotificationCenterDelegate, Sen
         }
         completionHandler()
     }
+}
+
+/// A push's own keys, besides `aps`, as `key=value` in order.
+func customKeys(_ userInfo: [AnyHashable: Any]) -> String {
+    userInfo.filter { "\($0.key)" != "aps" }.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " ")
 }
 
 /// Prints a line at once, also when the output is a pipe.

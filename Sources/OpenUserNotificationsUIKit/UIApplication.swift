@@ -53,6 +53,13 @@ open class UIApplication: UIResponder {
     /// The app object of this process.
     public static let shared = UIApplication()
 
+    /// The launch options of an app the daemon started: the payload of the push it was started for
+    /// (`remoteNotification`), as iOS gives it; `nil` for an app started otherwise.
+    static func launchOptions(from environment: [String: String]) -> [LaunchOptionsKey: Any]? {
+        guard let payload = LaunchEnvironment.remoteNotification(in: environment) else { return nil }
+        return [.remoteNotification: PropertyListValue.userInfo(from: payload)]
+    }
+
     /// Whether the app is in the foreground (`active`) or not.
     public enum State: Int, Sendable {
         /// In the foreground, receiving events.

@@ -1,6 +1,7 @@
 #if !canImport(UIKit)
 public import Foundation
 internal import Dispatch
+internal import NotificationCore
 internal import OpenUserNotificationsLink
 
 /// What the app object tells the app about remote notifications and its launch, as UIKit's
@@ -95,8 +96,11 @@ extension UIApplicationDelegate where Self: UIResponder {
         let application = UIApplication.shared
         let delegate = Self()
         application.delegate = delegate
-        _ = delegate.application(application, willFinishLaunchingWithOptions: nil)
-        _ = delegate.application(application, didFinishLaunchingWithOptions: nil)
+        let launchOptions = UIApplication.launchOptions(from: ProcessInfo.processInfo.environment)
+        // Read once: a process the app starts does not inherit it.
+        unsetenv(LaunchEnvironment.remoteNotificationVariable)
+        _ = delegate.application(application, willFinishLaunchingWithOptions: launchOptions)
+        _ = delegate.application(application, didFinishLaunchingWithOptions: launchOptions)
         dispatchMain()
     }
 }

@@ -133,6 +133,8 @@ import Testing
         let effects = try background("1", into: &machine)
         #expect(effects.contains(.launchApp(.background)))
         #expect(held(effects) == ["1"])
+        // Started for it: the app finds the push in its launch options.
+        #expect(machine.launchRemoteNotification?["acme1"] == .string("bar"))
         let connected = machine.setAppReachable(true, state: .background)
         #expect(handedToApp(connected).map(\.id) == ["1"])
     }

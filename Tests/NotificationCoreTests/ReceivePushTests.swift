@@ -38,6 +38,25 @@ import Testing
         var banner: Bool
     }
 
+    @Test func anAppStartedForAnAnswerToAPushFindsThePushInItsLaunchOptions() throws {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        var machine = Machine(now: Self.t0, calendar: calendar, timeZone: calendar.timeZone, appState: .notRunning, appReachable: false)
+        _ = machine.requestAuthorization(options: [.alert], call: 0)
+        _ = machine.answerAuthorizationPrompt(allow: true)
+        _ = machine.receivePush(try push(#"{"aps":{"alert":"Lunch?"},"chat":"42"}"#, apnsID: "pushed"))
+        var content = NotificationContent()
+        content.title = "Local"
+        _ = try machine.add(NotificationRequest(identifier: "local", content: content, trigger: nil))
+        #expect(machine.launchRemoteNotification == nil, "nothing waits for the app")
+
+        #expect(try machine.respond(to: "local", with: .open) == [.launchApp(.foreground)])
+        #expect(machine.launchRemoteNotification == nil, "an answer to a local notification: no push")
+        #expect(try machine.respond(to: "pushed", with: .open) == [.launchApp(.foreground)])
+        #expect(machine.launchRemoteNotification?["chat"] == .string("42"))
+        #expect(machine.launchRemoteNotification?["aps"] != nil, "the whole payload, as on iOS")
+    }
+
     @Test func anAlertPushIsShownWithItsPushTrigger() throws {
         var machine = machine()
         let effects = machine.receivePush(try push(#"{"aps":{"alert":"Hello","badge":3}}"#))

@@ -16,7 +16,7 @@ import Testing
         var configuration = DaemonEngine.Configuration()
         configuration.timeZone = TimeZone(identifier: "UTC")!
         return await DaemonEngine(store: try SQLiteDaemonStore(path: path), clock: clock, configuration: configuration,
-                            launcher: { launches.record($0, $1) })
+                            launcher: { launches.record($0.command, $0.bundleIdentifier) })
     }
 
     /// Registers and authorizes `app`, and shows its notification "n", whose action DELETE needs the
@@ -186,7 +186,7 @@ import Testing
         var configuration = DaemonEngine.Configuration()
         configuration.timeZone = TimeZone(identifier: "UTC")!
         configuration.cachedApps = 24
-        let engine = await DaemonEngine(store: store, clock: ManualDaemonClock(), configuration: configuration, launcher: { _, _ in })
+        let engine = await DaemonEngine(store: store, clock: ManualDaemonClock(), configuration: configuration, launcher: { _ in })
         _ = try await engine.registerApp("com.example.hot")
         _ = try await engine.authorize("com.example.hot", .grant)
         try await engine.add("com.example.hot", request("r0", .timeInterval(3600, repeats: false)))

@@ -162,10 +162,21 @@ import Testing
 
     /// An app written as for iOS (`push-example`: an `@main` app delegate) gets its device token from the
     /// gateway, wakes for a background push, shows an alert push with its reply action, and gets the
-    /// person's typed reply; every part its own process, the pushes sent with `curl`.
+    /// person's typed reply; every part its own process, the pushes sent with `curl`. Once stopped, it is
+    /// started by the daemon for a background push, which it finds in its launch options.
     @Test func theUIKitStyleExampleAppGetsItsTokenItsPushesAndATypedReply() async throws {
-        let system = try await ServedSystem.start(app: "com.example.push")
+        let system = try await ServedSystem.start(app: "com.example.push") { directory in
+            // Notes its process, to be stopped by the test.
+            "echo $$ > '\(directory.appendingPathComponent("launched.pid").path)' && exec env UNOTIFY_APP_ID=com.example.push '\(ChildProcess.built("push-example").path)'"
+        }
         let (directory, environment, unotify, serve, port, jwt) = (system.directory, system.environment, system.unotify, system.serve, system.port, system.jwt)
+        defer {
+            // The app the daemon started, if it did.
+            if let pid = Int32((try? String(contentsOf: directory.appendingPathComponent("launched.pid"), encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") {
+                kill(pid, SIGTERM)
+            }
+        }
 
         let app = try ChildProcess(ChildProcess.built("push-example"), [],
                                    environment: environment.merging(["UNOTIFY_APP_ID": "com.example.push"]) { $1 }, name: "push-example")
@@ -191,8 +202,16 @@ import Testing
         let respond = try ChildProcess(unotify, ["respond", "chat-1", "--action", "REPLY", "--text", "Yes, at noon"], environment: environment, name: "unotify respond")
         #expect(await respond.waitUntilExit() == 0)
         try await app.line(containing: "reply \"Yes, at noon\" to Alice")
-
+        let watch = try ChildProcess(unotify, ["watch"], environment: environment, name: "unotify watch")
+        try await watch.line(containing: "Watching")
         await app.stop()
+        try await watch.line(containing: "[com.example.push] is notRunning")
+
+        // Stopped: the daemon starts the app for a background push (its output is the daemon's).
+        try await curl(["apns-push-type: background", "apns-priority: 5"], #"{"aps":{"content-available":1},"wake":"yes"}"#)
+        try await serve.line(containing: "launched for a push wake=yes")
+        try await serve.line(containing: "background push wake=yes")
+        await watch.stop()
         await serve.stop()
     }
 }
@@ -219,7 +238,8 @@ struct ServedSystem {
         }
     }
 
-    static func start(app: String) async throws -> ServedSystem {
+    /// - Parameter launchCommand: the app's launch command, given the test's folder.
+    static func start(app: String, launchCommand: ((URL) -> String)? = nil) async throws -> ServedSystem {
         let directory = try makeTestDirectory()
         let environment = QuickStartTests.environment(directory)
         let unotify = ChildProcess.built("unotify")
@@ -229,7 +249,7 @@ struct ServedSystem {
         try await serve.line(containing: "linked to the push gateway")
         var system = ServedSystem(directory: directory, environment: environment, unotify: unotify, serve: serve, port: port, keyID: "", jwt: "")
         let run = system.run
-        _ = try await run(["apps", "add", app], nil)
+        _ = try await run(["apps", "add", app] + (launchCommand.map { ["--launch-command", $0(directory)] } ?? []), nil)
         _ = try await run(["authorize", "--app", app, "grant"], nil)
         _ = try await run(["gateway", "teams", "add", "ABCDE12345", "--name", "Example"], nil)
         _ = try await run(["gateway", "apps", "add", app, "--team", "ABCDE12345"], nil)

@@ -78,7 +78,7 @@ final class InstrumentedStore: DaemonStore {
         var configuration = DaemonEngine.Configuration()
         configuration.timeZone = TimeZone(identifier: "UTC")!
         configuration.cachedApps = 4
-        let engine = await DaemonEngine(store: store, clock: clock, configuration: configuration, launcher: { _, _ in })
+        let engine = await DaemonEngine(store: store, clock: clock, configuration: configuration, launcher: { _ in })
         var content = NotificationContent()
         content.title = "Stand up"
         _ = try await engine.registerApp("com.example.due")

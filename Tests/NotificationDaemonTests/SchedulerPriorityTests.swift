@@ -17,7 +17,7 @@ import Testing
         let clock = ManualDaemonClock()
         var configuration = DaemonEngine.Configuration()
         configuration.timeZone = TimeZone(identifier: "UTC")!
-        let engine = await DaemonEngine(store: store, clock: clock, configuration: configuration, launcher: { _, _ in })
+        let engine = await DaemonEngine(store: store, clock: clock, configuration: configuration, launcher: { _ in })
         let busy = (0..<6).map { "com.example.busy\($0)" }
         for app in ["com.example.due"] + busy {
             _ = try await engine.registerApp(app)
@@ -59,7 +59,7 @@ import Testing
         #expect(batches.dropFirst().first == ["com.example.due"], "the due step's batch, alone and next: \(batches)")
         #expect(Set(batches.dropFirst(2).joined()) == Set(busy).subtracting(held), "then the other adds: \(batches)")
         // Everything is saved: a new engine on the store finds it all.
-        let restarted = await DaemonEngine(store: try SQLiteDaemonStore(path: store.base.path), clock: clock, configuration: configuration, launcher: { _, _ in })
+        let restarted = await DaemonEngine(store: try SQLiteDaemonStore(path: store.base.path), clock: clock, configuration: configuration, launcher: { _ in })
         #expect(try await restarted.deliveredNotifications("com.example.due").map(\.request.identifier) == ["stand-up"])
         for app in busy { #expect(try await restarted.pendingRequests(app).map(\.request.identifier) == ["later"]) }
     }

@@ -80,3 +80,20 @@ package struct BackgroundPushBudget: Sendable, Hashable, Codable {
         return date.addingTimeInterval(max(wait, 0.001))
     }
 }
+
+/// How an app the daemon starts for a push learns which one: the push's payload, as JSON, in the
+/// environment variable ``remoteNotificationVariable``; the app puts it in its launch options.
+package enum LaunchEnvironment {
+    package static let remoteNotificationVariable = "UNOTIFY_LAUNCH_REMOTE_NOTIFICATION"
+
+    /// The variable's value for `payload`.
+    package static func value(for payload: [String: PropertyListValue]) -> String? {
+        (try? JSONEncoder().encode(payload)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The payload the environment names, if any.
+    package static func remoteNotification(in environment: [String: String]) -> [String: PropertyListValue]? {
+        guard let value = environment[remoteNotificationVariable] else { return nil }
+        return try? JSONDecoder().decode([String: PropertyListValue].self, from: Data(value.utf8))
+    }
+}

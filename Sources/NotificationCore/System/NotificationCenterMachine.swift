@@ -171,6 +171,17 @@ package struct NotificationCenterMachine: Sendable, Codable {
     var awaitingRemoteNotification: [UInt64: RemoteNotification] = [:]
     /// The newest background push that waits for the app (iOS, too, holds only the newest).
     package internal(set) var heldRemoteNotification: RemoteNotification?
+
+    /// The push an app started now is launched for, as iOS gives it in the launch options
+    /// (`UIApplication.LaunchOptionsKey.remoteNotification`): the payload of the latest notification
+    /// from a push that a response waiting for the app answers, or else of the background push held
+    /// for it.
+    package var launchRemoteNotification: [String: PropertyListValue]? {
+        for case .response(_, let response) in queuedForApp.items.reversed() where response.notification.request.trigger == .push {
+            return response.notification.request.content.userInfo
+        }
+        return heldRemoteNotification?.userInfo
+    }
     /// What is left of the app's background push budget; created at its first background push.
     var backgroundBudget: BackgroundPushBudget?
     var queuedForApp = QueueForApp()

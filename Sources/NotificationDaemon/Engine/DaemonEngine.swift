@@ -70,7 +70,7 @@ package actor DaemonEngine {
     /// How long a replaced app connection has to let go (``Configuration/takeoverGrace``).
     package nonisolated var takeoverGrace: Duration { configuration.takeoverGrace }
     private let logger: Logger
-    private let launcher: @Sendable (_ command: String, _ bundleIdentifier: String) -> Void
+    private let launcher: @Sendable (AppLaunch) -> Void
     /// The most triggers and deadlines one step of an app carries out.
     static let wakeUpsPerStep = 64
     /// Identifies this run of the daemon; an app saved by another run is resumed when loaded.
@@ -137,13 +137,13 @@ package actor DaemonEngine {
 
     /// Creates an engine over `store`.
     ///
-    /// - Parameter launcher: starts an app for a response waiting for it, given the app's launch command.
+    /// - Parameter launcher: starts an app for what waits for it, with the app's launch command.
     package init(
         store: any DaemonStore,
         clock: any DaemonClock = SystemDaemonClock(),
         configuration: Configuration = Configuration(),
         logger: Logger = Logger(label: "unotify.daemon"),
-        launcher: @escaping @Sendable (_ command: String, _ bundleIdentifier: String) -> Void = { _, _ in }
+        launcher: @escaping @Sendable (AppLaunch) -> Void = { _ in }
     ) async {
         self.store = store
         self.clock = clock
@@ -622,9 +622,9 @@ package actor DaemonEngine {
                 publish(DaemonEvent(app, event))
                 if case .badgeChanged(let badge) = event { connections[app]?.continuation.yield(.badge(badge)) }
             case .launch:
-                if let command = cache[app]?.launchCommand {
+                if let cached = cache[app], let command = cached.launchCommand {
                     logger.info("launching app for what waits for it", metadata: ["app": .string(app)])
-                    launcher(command, app)
+                    launcher(AppLaunch(command: command, bundleIdentifier: app, remoteNotification: cached.machine.launchRemoteNotification))
                 }
             }
         }
@@ -1245,6 +1245,15 @@ private struct QueuedSave {
     let isSettled: Bool
     /// Whether it is the scheduler's, written ahead of the others queued.
     let urgent: Bool
+}
+
+/// An app to start for what waits for it (a response, a background push, its settings).
+package struct AppLaunch: Sendable, Equatable {
+    /// The app's launch command, run by `/bin/sh -c`.
+    package var command: String
+    package var bundleIdentifier: String
+    /// The payload of the push the app is started for, if it is one (``NotificationCenterMachine/launchRemoteNotification``).
+    package var remoteNotification: [String: PropertyListValue]?
 }
 
 /// An app in the engine's memory.

@@ -101,13 +101,15 @@ package struct NotificationDaemonServices: Sendable {
         return key
     }
 
-    /// Starts an app with its launch command, to receive what waits for it.
-    private static func launch(_ command: String, _ bundleIdentifier: String) {
+    /// Starts an app with its launch command, to receive what waits for it. The app finds the push it
+    /// was started for, if any, in its environment (`LaunchEnvironment`).
+    private static func launch(_ launch: AppLaunch) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
+        process.arguments = ["-c", launch.command]
         var environment = ProcessInfo.processInfo.environment
-        environment["UNOTIFY_LAUNCHED_FOR"] = bundleIdentifier
+        environment["UNOTIFY_LAUNCHED_FOR"] = launch.bundleIdentifier
+        environment[LaunchEnvironment.remoteNotificationVariable] = launch.remoteNotification.flatMap(LaunchEnvironment.value(for:))
         process.environment = environment
         try? process.run()
     }
