@@ -15,7 +15,7 @@ import Synchronization
 /// A link is served by handlers on its connection's event loop and holds no task of its own while it
 /// is idle: with many thousands of devices linked, what each link holds is what the gateway's memory
 /// is made of (BENCHMARKS.md, "Memory per linked device").
-package final class DeviceLinkServer: Sendable {
+package final class DeviceLinkServer: Listener {
     /// How often the gateway pings a link, and how long it waits to hear anything before closing it
     /// (`Docs/device-link.md`, "Keep-alive").
     package struct KeepAlive: Sendable {
@@ -63,24 +63,12 @@ package final class DeviceLinkServer: Sendable {
         logger: Logger,
         onListening: @escaping @Sendable (Int) -> Void = { _ in }
     ) -> any Service {
-        DeviceLinkService(server: DeviceLinkServer(links: links, host: host, port: port, tls: tls, logger: logger), onListening: onListening)
+        ListenerService(server: DeviceLinkServer(links: links, host: host, port: port, tls: tls, logger: logger), onListening: onListening)
     }
 
     /// Starts listening; returns the address it listens on.
     package func start() async throws -> SocketAddress {
-        let sslContext = try tls.map { tls in
-            let chain: [NIOSSLCertificate]
-            let key: NIOSSLPrivateKey
-            do {
-                chain = try NIOSSLCertificate.fromPEMBytes(Array(tls.certificateChainPEM.utf8))
-                key = try NIOSSLPrivateKey(bytes: Array(tls.privateKeyPEM.utf8), format: .pem)
-            } catch {
-                throw ProviderServerError("The device links' certificate chain or key is not readable PEM (\(error)).")
-            }
-            var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
-            configuration.minimumTLSVersion = .tlsv12
-            return try NIOSSLContext(configuration: configuration)
-        }
+        let sslContext = try tls.map { try NIOSSLContext(configuration: try $0.serverConfiguration(for: "device links' listener")) }
         let links = self.links
         let keepAlive = self.keepAlive
         let open = self.open
@@ -295,17 +283,3 @@ private final class DeviceLinkRefusal: ChannelInboundHandler, RemovableChannelHa
         String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)
     }
 }
-
-/// One run of the device link listener, from start to the group's shutdown.
-struct DeviceLinkService: Service {
-    let server: DeviceLinkServer
-    let onListening: @Sendable (Int) -> Void
-
-    func run() async throws {
-        let address = try await server.start()
-        onListening(address.port ?? 0)
-        try? await gracefulShutdown()
-        await server.stop()
-    }
-}
-

@@ -15,7 +15,7 @@ import X509
 ///
 /// Each connection authenticates as on APNs (``ProviderConnectionAuthorization``), each request is
 /// checked against Apple's rules in their order, and what passes goes to the ``PushAcceptor``.
-package final class ProviderServer: Sendable {
+package final class ProviderServer: Listener {
     package struct Configuration: Sendable {
         /// Where to listen. Loopback unless told otherwise.
         package var host = "127.0.0.1"
@@ -46,6 +46,22 @@ package final class ProviderServer: Sendable {
                 self.certificateChainPEM = certificateChainPEM
                 self.privateKeyPEM = privateKeyPEM
                 self.clientAuthorityPEM = clientAuthorityPEM
+            }
+
+            /// A server's TLS 1.2+ configuration with this chain and key; `listener` names the server
+            /// in the error thrown for unreadable PEM.
+            func serverConfiguration(for listener: String) throws -> TLSConfiguration {
+                let chain: [NIOSSLCertificate]
+                let key: NIOSSLPrivateKey
+                do {
+                    chain = try NIOSSLCertificate.fromPEMBytes(Array(certificateChainPEM.utf8))
+                    key = try NIOSSLPrivateKey(bytes: Array(privateKeyPEM.utf8), format: .pem)
+                } catch {
+                    throw ProviderServerError("The \(listener)'s certificate chain or key is not readable PEM (\(error)).")
+                }
+                var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+                configuration.minimumTLSVersion = .tlsv12
+                return configuration
             }
         }
 
@@ -120,16 +136,7 @@ package final class ProviderServer: Sendable {
             throw ProviderServerError("The provider certificates' authority is not a readable PEM certificate (\(error)).")
         }
         let sslContext = try shared.configuration.tls.map { tls in
-            let chain: [NIOSSLCertificate]
-            let key: NIOSSLPrivateKey
-            do {
-                chain = try NIOSSLCertificate.fromPEMBytes(Array(tls.certificateChainPEM.utf8))
-                key = try NIOSSLPrivateKey(bytes: Array(tls.privateKeyPEM.utf8), format: .pem)
-            } catch {
-                throw ProviderServerError("The provider API's certificate chain or key is not readable PEM (\(error)).")
-            }
-            var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
-            configuration.minimumTLSVersion = .tlsv12
+            var configuration = try tls.serverConfiguration(for: "provider API")
             configuration.applicationProtocols = ["h2"]
             if let pem = tls.clientAuthorityPEM {
                 // A client certificate is asked for but not required: token connections present none.

@@ -85,7 +85,7 @@ package struct PushGatewayServices: Sendable {
             server.tls = tls
             server.environmentKeyReason = configuration.environmentKeyReason
             let core = self.core
-            services.append(ProviderService(
+            services.append(ListenerService(
                 server: ProviderServer(configuration: server, credentials: { core.credentials }, refreshCredentials: { core.refreshProviders($0) },
                                        acceptor: core, logger: logger),
                 onListening: { port in onListening(environment, port) }
@@ -143,9 +143,17 @@ private final class LinksRelay: Sendable {
     }
 }
 
-/// One endpoint of the provider API, from start to graceful shutdown.
-struct ProviderService: Service {
-    let server: ProviderServer
+/// A server of the gateway that listens on a port until it is stopped.
+protocol Listener: Sendable {
+    /// Starts listening; returns the address.
+    func start() async throws -> SocketAddress
+    /// Stops gracefully.
+    func stop(grace: Duration) async
+}
+
+/// One listener of the gateway (a provider endpoint, the device links), from start to graceful shutdown.
+struct ListenerService<Server: Listener>: Service {
+    let server: Server
     let onListening: @Sendable (Int) -> Void
 
     func run() async throws {
@@ -153,7 +161,7 @@ struct ProviderService: Service {
         onListening(address.port ?? 0)
         // Runs until the group shuts down; then every connection closes.
         try? await gracefulShutdown()
-        await server.stop()
+        await server.stop(grace: .seconds(5))
     }
 }
 
