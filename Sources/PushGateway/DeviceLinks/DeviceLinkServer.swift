@@ -122,7 +122,7 @@ package final class DeviceLinkServer: Listener {
             maxFrameSize: maximumMessageSize,
             automaticErrorHandling: true,
             shouldUpgrade: { channel, head in
-                guard head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) == DeviceLink.path,
+                guard isLinkPath(head.uri),
                       let credential = head.headers.first(name: "authorization").flatMap(bearer) else {
                     return channel.eventLoop.makeSucceededFuture(nil)
                 }
@@ -132,11 +132,10 @@ package final class DeviceLinkServer: Listener {
             },
             upgradePipelineHandler: { channel, head in
                 // The request was authenticated before its upgrade: the credential names the device.
-                guard let credential = head.headers.first(name: "authorization").flatMap(bearer),
-                      let dot = credential.firstIndex(of: ".") else {
+                guard let deviceID = head.headers.first(name: "authorization").flatMap(bearer).flatMap(DeviceLinks.deviceID(in:)) else {
                     return channel.close()
                 }
-                let session = LinkSession(deviceID: String(credential[..<dot]), channel: channel)
+                let session = LinkSession(deviceID: deviceID, channel: channel)
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandlers([
                         NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 64, maxAccumulatedFrameSize: maximumMessageSize),
@@ -151,6 +150,11 @@ package final class DeviceLinkServer: Listener {
             })
         )
         try channel.pipeline.syncOperations.addHandler(DeviceLinkRefusal(), name: DeviceLinkRefusal.name)
+    }
+
+    /// Whether a request's target is ``DeviceLink/path`` (with a query or not).
+    static func isLinkPath(_ uri: String) -> Bool {
+        uri.split(separator: "?", maxSplits: 1).first == Substring(DeviceLink.path)
     }
 
     static func bearer(_ header: String) -> String? {
@@ -197,14 +201,13 @@ private final class DeviceLinkHandler: ChannelInboundHandler {
         links.attach(session)
     }
 
+    /// Also when the connection closes: its handlers are removed once it is inactive.
     func handlerRemoved(context: ChannelHandlerContext) {
         pinger?.cancel()
         pinger = nil
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        pinger?.cancel()
-        pinger = nil
         links.detach(session)
         context.fireChannelInactive()
     }
@@ -256,7 +259,7 @@ private final class DeviceLinkRefusal: ChannelInboundHandler, RemovableChannelHa
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
-            if head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) != DeviceLink.path {
+            if !DeviceLinkServer.isLinkPath(head.uri) {
                 answer = (.notFound, "Devices link at \(DeviceLink.path).")
             } else if head.headers.first(name: "upgrade")?.lowercased() == "websocket" || head.headers.first(name: "authorization").flatMap(DeviceLinkServer.bearer) == nil {
                 answer = (.unauthorized, "A device link needs `Authorization: Bearer <device id>.<secret>`, from `unotify gateway devices add`.")

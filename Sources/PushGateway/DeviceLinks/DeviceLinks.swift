@@ -48,11 +48,16 @@ package final class DeviceLinks: Sendable {
 
     /// Checks a device's credential, `<device id>.<secret>`; returns the device's identifier.
     package func authenticate(_ credential: String) async -> String? {
-        guard let dot = credential.firstIndex(of: ".") else { return nil }
-        let deviceID = String(credential[..<dot])
-        let secret = credential[credential.index(after: dot)...]
-        guard !deviceID.isEmpty, !secret.isEmpty, let stored = try? await store.deviceSecretHash(deviceID) else { return nil }
+        guard let deviceID = Self.deviceID(in: credential) else { return nil }
+        let secret = credential.drop { $0 != "." }.dropFirst()
+        guard !secret.isEmpty, let stored = try? await store.deviceSecretHash(deviceID) else { return nil }
         return Self.hash(secret) == stored ? deviceID : nil
+    }
+
+    /// The device a credential, `<device id>.<secret>`, names (not checked).
+    static func deviceID(in credential: String) -> String? {
+        guard let dot = credential.firstIndex(of: "."), dot > credential.startIndex else { return nil }
+        return String(credential[..<dot])
     }
 
     /// The hash the store keeps of a device's secret.
