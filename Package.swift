@@ -28,6 +28,7 @@ let package = Package(
         .executable(name: "unotify", targets: ["unotify"]),
         .executable(name: "todo-example", targets: ["TodoExample"]),
         .executable(name: "push-example", targets: ["PushExample"]),
+        .executable(name: "push-example-service", targets: ["PushExampleService"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
@@ -186,6 +187,21 @@ let package = Package(
             name: "PushExample",
             dependencies: ["OpenUserNotificationsShim"],
             path: "Examples/PushExample",
+            swiftSettings: testSettings
+        ),
+        .executableTarget(
+            name: "PushExampleService",
+            dependencies: ["OpenUserNotificationsShim", "OpenUserNotificationsLink", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Examples/PushExampleService",
+            // The tutorial's code is Swift 5 (its URLSession handler is not `@Sendable`), as iOS
+            // projects of its day were.
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        // Service extensions that misbehave on purpose, for the daemon's tests.
+        .executableTarget(
+            name: "ServiceExtensionFixture",
+            dependencies: ["OpenUserNotifications", "OpenUserNotificationsLink"],
+            path: "Tests/Fixtures/ServiceExtensionFixture",
             swiftSettings: testSettings
         ),
         // What several test targets share (they all run in one test process).

@@ -29,7 +29,11 @@ package struct AttachmentStore: Sendable {
     ///   ``AttachmentRules/validate(pathExtension:typeHint:fileSize:header:)``;
     ///   `attachmentNotInDataStore` for a file of the store that was removed; and
     ///   `attachmentMoveIntoDataStoreFailed` for one that cannot be copied. Nothing is left behind.
-    package func store(_ request: NotificationRequest) throws(NotificationFailure) -> (request: NotificationRequest, copies: URL?) {
+    ///
+    /// - Parameter extensionFolder: for content an app's service extension made, the extension's own
+    ///   folder: every file must be one it wrote there (`attachmentInvalidURL` otherwise), even when that
+    ///   folder is among the system's own files.
+    package func store(_ request: NotificationRequest, from extensionFolder: URL? = nil) throws(NotificationFailure) -> (request: NotificationRequest, copies: URL?) {
         guard !request.content.attachments.isEmpty else { return (request, nil) }
         var stored = request
         let folder = root.appendingPathComponent(UUID().uuidString, isDirectory: true)
@@ -37,14 +41,18 @@ package struct AttachmentStore: Sendable {
         do throws(NotificationFailure) {
             for (index, attachment) in request.content.attachments.enumerated() {
                 let source = attachment.url.standardizedFileURL
-                if contains(source) {
+                if let extensionFolder {
+                    guard Self.path(source.resolvingSymlinksInPath(), isInside: extensionFolder.resolvingSymlinksInPath()) else {
+                        throw NotificationFailure(.attachmentInvalidURL, detail: "\(source.path) is not a file the service extension wrote in its folder.")
+                    }
+                } else if contains(source) {
                     guard Self.isRegularFileNotLink(source.path) else {
                         throw NotificationFailure(.attachmentNotInDataStore, detail: "\(source.lastPathComponent) was removed from the store.")
                     }
                     stored.content.attachments[index].url = source
                     continue
                 }
-                if let privateFolder, Self.path(source.resolvingSymlinksInPath(), isInside: privateFolder.resolvingSymlinksInPath()) {
+                if extensionFolder == nil, let privateFolder, Self.path(source.resolvingSymlinksInPath(), isInside: privateFolder.resolvingSymlinksInPath()) {
                     throw NotificationFailure(.attachmentInvalidURL, detail: "\(source.lastPathComponent) is among the notification system's own files.")
                 }
                 let destination = folder.appendingPathComponent("\(index)-\(source.lastPathComponent)")

@@ -7,6 +7,7 @@ package struct DaemonError: Error, Sendable, CustomStringConvertible {
         private enum Value: String, Hashable, Sendable {
             case appNotFound, appAlreadyRegistered, unauthorized, invalidRequest, notification
             case personAction, upgradeRequired, databaseUnreadable, storageFailed, gatewayUnavailable, gatewayNotConfigured
+            case extensionNotExecutable
         }
 
         private let value: Value
@@ -33,6 +34,8 @@ package struct DaemonError: Error, Sendable, CustomStringConvertible {
         package static let gatewayUnavailable = Code(value: .gatewayUnavailable)
         /// The daemon has no push gateway to link to (`unotify serve` has one; `unotify daemon --gateway`).
         package static let gatewayNotConfigured = Code(value: .gatewayNotConfigured)
+        /// A service extension's executable is not a file the daemon can run.
+        package static let extensionNotExecutable = Code(value: .extensionNotExecutable)
 
         /// The code as it appears in the local API's problem documents, such as `appNotFound`.
         package var description: String { value.rawValue }

@@ -262,11 +262,14 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
             case .person(.settingsChanged), .person(.presented), .person(.badgeChanged), .person(.appStateChanged),
                  .person(.responseDelivered), .person(.responseNotCompleted), .person(.willPresentTimedOut),
                  .person(.discardedOverLimit), .person(.remoteNotificationDelivered), .person(.remoteNotificationHeld),
-                 .person(.remoteNotificationNotCompleted):
+                 .person(.remoteNotificationNotCompleted), .person(.contentPreparing), .person(.contentPrepared):
                 // The observer (a test's history, a presenter) shows these.
                 break
             case .launch:
                 // The app is this process: it is running.
+                break
+            case .serviceExtension:
+                // This system hands the machine no service extension, so none is asked of it.
                 break
             }
         }

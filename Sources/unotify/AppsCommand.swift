@@ -10,7 +10,7 @@ struct AppsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apps",
         abstract: "Register, list and remove apps.",
-        subcommands: [Add.self, List.self, Remove.self, Key.self, Token.self, Strings.self]
+        subcommands: [Add.self, List.self, Remove.self, Key.self, Token.self, Strings.self, Extension.self]
     )
 
     struct Add: AsyncParsableCommand {
@@ -121,6 +121,33 @@ extension AppsCommand {
             }
             try await location.adminClient().call(.PUT, "/v1/admin/apps/\(segment(bundleIdentifier))/strings", body: table)
             print(table.isEmpty ? "\(bundleIdentifier) has no strings now." : "\(bundleIdentifier) has \(table.count) strings.")
+        }
+    }
+}
+
+extension AppsCommand {
+    struct Extension: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Give an app its notification service extension, which prepares its pushes marked mutable-content.",
+            discussion: "The daemon starts the executable for each such push, hands it the push's request, and shows what it hands back (or the original when it fails or its time runs out). Build it from a UNNotificationServiceExtension subclass; see Docs/service-extensions.md."
+        )
+        @OptionGroup var location: LocationOptions
+        @Argument var bundleIdentifier: String
+        @Argument(help: "The extension's executable; omit it with --remove.") var executable: String?
+        @Option(help: "Seconds the extension has for each push (1 to 300).") var timeLimit: Double = 30
+        @Flag(name: .long, help: "Remove the app's service extension.") var remove = false
+
+        func run() async throws {
+            let path = "/v1/admin/apps/\(segment(bundleIdentifier))/service-extension"
+            if remove {
+                try await location.adminClient().call(.DELETE, path)
+                print("\(bundleIdentifier) has no service extension now.")
+                return
+            }
+            guard let executable else { throw ValidationError("Give the extension's executable (or --remove).") }
+            let absolute = URL(fileURLWithPath: executable).standardizedFileURL.path
+            try await location.adminClient().call(.PUT, path, body: LocalAPI.ServiceExtension(executable: absolute, timeLimit: timeLimit))
+            print("\(bundleIdentifier)'s pushes marked mutable-content now go through \(absolute) (\(timeLimit.formatted()) s each).")
         }
     }
 }

@@ -58,6 +58,9 @@ func describe(_ shown: LocalAPI.VisibleNotification) -> String {
     text += " (\(how.isEmpty ? "not shown" : how.joined(separator: ", ")); \(shown.presentation.isQuiet ? "quiet" : "alerting"))"
     let words = [content.title, content.subtitle, content.body].filter { !$0.isEmpty }
     if !words.isEmpty { text += "\n    " + words.joined(separator: " — ") }
+    if !content.attachments.isEmpty {
+        text += "\n    attachments: " + content.attachments.map { "\($0.identifier) (\($0.type), \($0.url.path))" }.joined(separator: ", ")
+    }
     if !shown.actions.isEmpty {
         text += "\n    actions: " + shown.actions.map { action in
             action.textInput == nil ? "\(action.identifier) (\(action.title))" : "\(action.identifier) (\(action.title), typed reply)"

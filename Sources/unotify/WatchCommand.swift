@@ -113,6 +113,16 @@ struct WatchCommand: AsyncParsableCommand {
             Terminal.write("[\(event.bundleIdentifier)] background push \(event.remoteNotification?.identifier ?? "") held until the app can take it")
         case "remoteNotificationNotCompleted":
             Terminal.write("[\(event.bundleIdentifier)] did not finish background push \(event.remoteNotification?.identifier ?? "") in time")
+        case "contentPreparing":
+            Terminal.write("[\(event.bundleIdentifier)] \(event.request?.identifier ?? "") is being prepared by its service extension")
+        case "contentPrepared":
+            let identifier = event.request?.identifier ?? ""
+            switch event.outcome {
+            case "prepared": Terminal.write("[\(event.bundleIdentifier)] \(identifier) prepared by its service extension")
+            case "timedOut": Terminal.write("[\(event.bundleIdentifier)] \(identifier): its service extension ran out of time; shown as it came")
+            case "interrupted": Terminal.write("[\(event.bundleIdentifier)] \(identifier): its service extension was interrupted twice; shown as it came")
+            default: Terminal.write("[\(event.bundleIdentifier)] \(identifier): its service extension failed (\(event.reason ?? "no reason")); shown as it came")
+            }
         default:
             break
         }

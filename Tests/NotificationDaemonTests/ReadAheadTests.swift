@@ -60,6 +60,7 @@ final class InstrumentedStore: DaemonStore {
     func apps() async throws(DaemonError) -> [(bundleIdentifier: String, launchCommand: String?)] { try await base.apps() }
     func appsDue(by date: Date, limit: Int) async throws(DaemonError) -> [String] { try await base.appsDue(by: date, limit: limit) }
     func appsWatchingLocation() async throws(DaemonError) -> [String] { try await base.appsWatchingLocation() }
+    func appsPreparingContent() async throws(DaemonError) -> [String] { try await base.appsPreparingContent() }
     func appsShowingNotifications() async throws(DaemonError) -> [String] { try await base.appsShowingNotifications() }
     func postponeWakeUp(of bundleIdentifier: String, to date: Date) async throws(DaemonError) { try await base.postponeWakeUp(of: bundleIdentifier, to: date) }
     func deviceState() async throws(DaemonError) -> DeviceState? { try await base.deviceState() }

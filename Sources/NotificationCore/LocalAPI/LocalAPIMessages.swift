@@ -258,6 +258,18 @@ package enum LocalAPI {
         }
     }
 
+    /// An app's service extension: the executable the daemon starts for each push marked
+    /// `mutable-content`, and how long it has (30 seconds unless given).
+    package struct ServiceExtension: Codable, Sendable, Hashable {
+        package var executable: String
+        package var timeLimit: Double?
+
+        package init(executable: String, timeLimit: Double? = nil) {
+            self.executable = executable
+            self.timeLimit = timeLimit
+        }
+    }
+
     package struct AppSummary: Codable, Sendable, Hashable {
         package var bundleIdentifier: String
         package var launchCommand: String?
@@ -371,8 +383,8 @@ package enum LocalAPI {
     package struct WatchEvent: Codable, Sendable, Hashable {
         /// `presented`, `authorizationPrompt`, `settingsChanged`, `badgeChanged`, `appStateChanged`,
         /// `responseDelivered`, `responseNotCompleted`, `willPresentTimedOut`, `discardedOverLimit`,
-        /// `remoteNotificationDelivered`, `remoteNotificationHeld` or `remoteNotificationNotCompleted`;
-        /// `subscribed` first, and `overflowed` when the presenter fell behind and must read the state again.
+        /// `remoteNotificationDelivered`, `remoteNotificationHeld`, `remoteNotificationNotCompleted`,
+        /// `contentPreparing` or `contentPrepared`; `subscribed` first, and `overflowed` when the presenter fell behind and must read the state again.
         package var type: String
         package var bundleIdentifier: String
         package var notification: VisibleNotification?
@@ -384,6 +396,10 @@ package enum LocalAPI {
         package var request: NotificationRequest?
         /// The background or VoIP push of the `remoteNotification…` events.
         package var remoteNotification: RemoteNotification?
+        /// How a service extension's work ended (`contentPrepared`): `prepared`, `timedOut`, `failed`
+        /// or `interrupted`, and why it failed.
+        package var outcome: String?
+        package var reason: String?
 
         package init(type: String, bundleIdentifier: String) {
             self.type = type

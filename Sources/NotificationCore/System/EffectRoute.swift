@@ -9,6 +9,19 @@ package enum EffectRoute: Sendable, Hashable {
     case person(PersonEvent)
     /// The app must be started, in this state, to receive what waits for it.
     case launch(AppState)
+    /// Something for the app's service extension, which the system runs.
+    case serviceExtension(ServiceExtensionCall)
+}
+
+/// What a system asks of an app's service extension.
+package enum ServiceExtensionCall: Sendable, Hashable {
+    /// Start it for a push (`didReceive(_:withContentHandler:)`); what it hands back goes to
+    /// ``NotificationCenterMachine/finishPreparation(ticket:content:failure:)`` with this ticket.
+    case prepare(ticket: UInt64, ContentPreparation)
+    /// `serviceExtensionTimeWillExpire()`.
+    case timeWillExpire(ticket: UInt64)
+    /// The preparation is over: stop the extension if it still runs.
+    case stop(ticket: UInt64)
 }
 
 /// What a system asks of the app, or tells it.
@@ -51,6 +64,10 @@ package enum PersonEvent: Sendable, Hashable {
     case remoteNotificationHeld(RemoteNotification)
     /// The app did not call `didReceiveRemoteNotification`'s completion handler in time.
     case remoteNotificationNotCompleted(RemoteNotification)
+    /// A push went to the app's service extension; nothing is shown until it is prepared.
+    case contentPreparing(NotificationRequest)
+    /// The service extension's work on a push ended; what is shown follows.
+    case contentPrepared(NotificationRequest, PreparationOutcome)
 }
 
 extension NotificationCenterMachine.Effect {
@@ -73,6 +90,11 @@ extension NotificationCenterMachine.Effect {
         case .deliverRemoteNotification(let ticket, let remote): [.app(.remoteNotification(ticket: ticket, remote)), .person(.remoteNotificationDelivered(remote))]
         case .remoteNotificationHeld(let remote): [.person(.remoteNotificationHeld(remote))]
         case .remoteNotificationTimedOut(_, let remote): [.person(.remoteNotificationNotCompleted(remote))]
+        case .prepareContent(let ticket, let preparation):
+            [.serviceExtension(.prepare(ticket: ticket, preparation)), .person(.contentPreparing(preparation.request))]
+        case .preparationTimeWillExpire(let ticket): [.serviceExtension(.timeWillExpire(ticket: ticket))]
+        case .preparationEnded(let ticket, let preparation, let outcome):
+            [.serviceExtension(.stop(ticket: ticket)), .person(.contentPrepared(preparation.request, outcome))]
         }
     }
 }

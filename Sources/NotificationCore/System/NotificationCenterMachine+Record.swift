@@ -29,11 +29,14 @@ extension NotificationCenterMachine {
         package var awaitingRemoteNotification: [UInt64: RemoteNotification] = [:]
         package var heldRemoteNotification: RemoteNotification?
         package var backgroundBudget: BackgroundPushBudget?
+        /// Pushes the app's service extension is preparing (each with its own deadline). Absent from
+        /// cores stored before service extensions.
+        package var preparing: [UInt64: ContentPreparation] = [:]
 
         private enum CodingKeys: String, CodingKey {
             case configuration, calendar, timeZone, settings, badge, appState, location, isDeviceLocked, isAppReachable
             case promptCalls, promptOptions, awaitingPresentation, awaitingResponse, deadlines
-            case awaitingRemoteNotification, heldRemoteNotification, backgroundBudget
+            case awaitingRemoteNotification, heldRemoteNotification, backgroundBudget, preparing
         }
 
         package init(
@@ -42,7 +45,7 @@ extension NotificationCenterMachine {
             promptOptions: AuthorizationOptions, awaitingPresentation: [UInt64: DeliveredNotification],
             awaitingResponse: [UInt64: NotificationResponse], deadlines: [Deadline],
             awaitingRemoteNotification: [UInt64: RemoteNotification], heldRemoteNotification: RemoteNotification?,
-            backgroundBudget: BackgroundPushBudget?
+            backgroundBudget: BackgroundPushBudget?, preparing: [UInt64: ContentPreparation] = [:]
         ) {
             self.configuration = configuration
             self.calendar = calendar
@@ -61,6 +64,7 @@ extension NotificationCenterMachine {
             self.awaitingRemoteNotification = awaitingRemoteNotification
             self.heldRemoteNotification = heldRemoteNotification
             self.backgroundBudget = backgroundBudget
+            self.preparing = preparing
         }
 
         package init(from decoder: any Decoder) throws {
@@ -82,6 +86,30 @@ extension NotificationCenterMachine {
             awaitingRemoteNotification = try container.decodeIfPresent([UInt64: RemoteNotification].self, forKey: .awaitingRemoteNotification) ?? [:]
             heldRemoteNotification = try container.decodeIfPresent(RemoteNotification.self, forKey: .heldRemoteNotification)
             backgroundBudget = try container.decodeIfPresent(BackgroundPushBudget.self, forKey: .backgroundBudget)
+            preparing = try container.decodeIfPresent([UInt64: ContentPreparation].self, forKey: .preparing) ?? [:]
+        }
+
+        package func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(configuration, forKey: .configuration)
+            try container.encode(calendar, forKey: .calendar)
+            try container.encode(timeZone, forKey: .timeZone)
+            try container.encode(settings, forKey: .settings)
+            try container.encode(badge, forKey: .badge)
+            try container.encode(appState, forKey: .appState)
+            try container.encodeIfPresent(location, forKey: .location)
+            try container.encode(isDeviceLocked, forKey: .isDeviceLocked)
+            try container.encode(isAppReachable, forKey: .isAppReachable)
+            try container.encodeIfPresent(promptCalls, forKey: .promptCalls)
+            try container.encode(promptOptions, forKey: .promptOptions)
+            try container.encode(awaitingPresentation, forKey: .awaitingPresentation)
+            try container.encode(awaitingResponse, forKey: .awaitingResponse)
+            try container.encode(deadlines, forKey: .deadlines)
+            try container.encode(awaitingRemoteNotification, forKey: .awaitingRemoteNotification)
+            try container.encodeIfPresent(heldRemoteNotification, forKey: .heldRemoteNotification)
+            try container.encodeIfPresent(backgroundBudget, forKey: .backgroundBudget)
+            // Most cores have none: they stay as they were stored before service extensions.
+            if !preparing.isEmpty { try container.encode(preparing, forKey: .preparing) }
         }
     }
 
@@ -209,6 +237,7 @@ extension NotificationCenterMachine {
         awaitingRemoteNotification = core.awaitingRemoteNotification
         heldRemoteNotification = core.heldRemoteNotification
         backgroundBudget = core.backgroundBudget
+        preparing = core.preparing
         self.nextSequence = nextSequence
         recordedCore = core
         self.categories = Dictionary(categories.map { ($0.identifier, $0) }, uniquingKeysWith: { _, last in last })
@@ -229,6 +258,10 @@ extension NotificationCenterMachine {
             case .response: wakeUps.schedule(.responseDeadline(deadline.ticket), at: deadline.date)
             case .remoteNotification: wakeUps.schedule(.remoteNotificationDeadline(deadline.ticket), at: deadline.date)
             }
+        }
+        for (ticket, preparation) in core.preparing {
+            if !preparation.warned { wakeUps.schedule(.preparationWarning(ticket), at: preparation.warningDate) }
+            wakeUps.schedule(.preparationDeadline(ticket), at: preparation.deadline)
         }
         // A held background push is looked at again at once: the app may be started for it.
         if heldRemoteNotification != nil { wakeUps.schedule(.heldRemoteNotification, at: now) }
@@ -252,7 +285,8 @@ extension NotificationCenterMachine {
             deadlines: deadlines,
             awaitingRemoteNotification: awaitingRemoteNotification,
             heldRemoteNotification: heldRemoteNotification,
-            backgroundBudget: backgroundBudget
+            backgroundBudget: backgroundBudget,
+            preparing: preparing
         )
     }
 

@@ -121,6 +121,13 @@ package struct NotificationCenterMachine: Sendable, Codable {
         case remoteNotificationHeld(RemoteNotification)
         /// The app did not call the completion handler of `didReceiveRemoteNotification` in time.
         case remoteNotificationTimedOut(ticket: UInt64, RemoteNotification)
+        /// Start the app's service extension for a push (its request, with the original content) and
+        /// hand back what it makes with ``NotificationCenterMachine/finishPreparation(ticket:content:)``.
+        case prepareContent(ticket: UInt64, ContentPreparation)
+        /// Tell the running extension its time is nearly up (`serviceExtensionTimeWillExpire()`).
+        case preparationTimeWillExpire(ticket: UInt64)
+        /// The preparation ended: stop the extension if it still runs. What the person is shown follows.
+        case preparationEnded(ticket: UInt64, ContentPreparation, PreparationOutcome)
     }
 
     /// Something for the app that waits until the app is reachable.
@@ -137,6 +144,9 @@ package struct NotificationCenterMachine: Sendable, Codable {
         case remoteNotificationDeadline(UInt64)
         /// The held background push may be handed over: the budget has refilled.
         case heldRemoteNotification
+        /// A service extension's time is nearly up, and up.
+        case preparationWarning(UInt64)
+        case preparationDeadline(UInt64)
     }
 
     package let configuration: Configuration
@@ -171,6 +181,8 @@ package struct NotificationCenterMachine: Sendable, Codable {
     var awaitingRemoteNotification: [UInt64: RemoteNotification] = [:]
     /// The newest background push that waits for the app (iOS, too, holds only the newest).
     package internal(set) var heldRemoteNotification: RemoteNotification?
+    /// Pushes whose content the app's service extension is preparing, by ticket.
+    package internal(set) var preparing: [UInt64: ContentPreparation] = [:]
 
     /// The push an app started now is launched for, as iOS gives it in the launch options
     /// (`UIApplication.LaunchOptionsKey.remoteNotification`): the payload of the latest notification
@@ -455,6 +467,13 @@ package struct NotificationCenterMachine: Sendable, Codable {
             return [.remoteNotificationTimedOut(ticket: ticket, remote)]
         case .heldRemoteNotification:
             return releaseHeldRemoteNotification()
+        case .preparationWarning(let ticket):
+            guard preparing[ticket] != nil else { return [] }
+            preparing[ticket]?.warned = true
+            return [.preparationTimeWillExpire(ticket: ticket)]
+        case .preparationDeadline(let ticket):
+            guard let preparation = preparing[ticket] else { return [] }
+            return endPreparation(ticket, .timedOut, showing: preparation.request)
         }
     }
 
@@ -532,11 +551,25 @@ package struct NotificationCenterMachine: Sendable, Codable {
     /// A request with the same identifier (a push's collapse identifier) is replaced, pending or shown.
     /// A push for the app itself (`remote`: a background or VoIP push) is also handed to the app's
     /// `didReceiveRemoteNotification`, whether or not the person may see anything.
-    package mutating func receivePush(_ request: NotificationRequest, wakingApp remote: RemoteNotification? = nil) -> [Effect] {
+    ///
+    /// A push marked `mutable-content` goes first through the app's service extension, when it has one
+    /// (`serviceExtension`) and the push has something for the person the app may show, as on iOS:
+    /// nothing is shown until the extension hands back the content (``finishPreparation(ticket:content:)``)
+    /// or its time is up.
+    package mutating func receivePush(
+        _ request: NotificationRequest, wakingApp remote: RemoteNotification? = nil,
+        isMutable: Bool = false, serviceExtension: ServiceExtension? = nil
+    ) -> [Effect] {
         removePending(request.identifier)
         var effects: [Effect] = []
         // A push with nothing for the person (a background push) reaches only the app.
-        if !request.content.isEmpty { effects += fire(request, at: now) }
+        if !request.content.isEmpty {
+            if isMutable, let serviceExtension, PresentationPolicy.allowsDelivery(settings) {
+                effects += startPreparation(ContentPreparation(request: request, serviceExtension: serviceExtension, started: now))
+            } else {
+                effects += fire(request, at: now)
+            }
+        }
         if let remote { effects += wakeApp(with: remote) }
         return effects
     }
@@ -544,10 +577,60 @@ package struct NotificationCenterMachine: Sendable, Codable {
     /// A push as the device's push service hands it over, read from its payload: the request it makes
     /// (nothing for the person when it is a VoIP push, as PushKit's never show anything), and what it
     /// hands to the app itself (see ``receivePush(_:wakingApp:)``). Every system receives pushes here.
-    package mutating func receivePush(_ payload: APNs.Payload, apnsID: String, collapseID: String?, pushType: APNs.PushType) -> [Effect] {
+    package mutating func receivePush(
+        _ payload: APNs.Payload, apnsID: String, collapseID: String?, pushType: APNs.PushType,
+        serviceExtension: ServiceExtension? = nil
+    ) -> [Effect] {
         var request = APNs.request(for: payload, apnsID: apnsID, collapseID: collapseID)
         if pushType == .voip { request.content = NotificationContent() }
-        return receivePush(request, wakingApp: APNs.remoteNotification(for: payload, apnsID: apnsID, pushType: pushType))
+        return receivePush(request, wakingApp: APNs.remoteNotification(for: payload, apnsID: apnsID, pushType: pushType),
+                           isMutable: payload.isMutableContent && pushType == .alert, serviceExtension: serviceExtension)
+    }
+
+    // MARK: - Service extensions
+
+    private mutating func startPreparation(_ preparation: ContentPreparation) -> [Effect] {
+        let ticket = takeSequence()
+        // A newer push with the same identifier replaces one still being prepared, as it would replace
+        // the shown notification: the older one's extension is stopped and it is never shown.
+        var effects: [Effect] = []
+        for (older, earlier) in preparing where earlier.request.identifier == preparation.request.identifier {
+            effects += endPreparation(older, .failed("replaced by a newer push with the same identifier"), showing: nil)
+        }
+        preparing[ticket] = preparation
+        wakeUps.schedule(.preparationWarning(ticket), at: preparation.warningDate)
+        wakeUps.schedule(.preparationDeadline(ticket), at: preparation.deadline)
+        return effects + [.prepareContent(ticket: ticket, preparation)]
+    }
+
+    /// The app's service extension handed back the content for a push (`content`), or failed (`nil`,
+    /// with the reason in `failure`): the new content is shown, or else the original. An answer for a
+    /// preparation that ended already (its time was up) changes nothing and returns no effects.
+    ///
+    /// The content keeps the push's identifier and trigger; content that breaks a rule is not shown,
+    /// the original is.
+    package mutating func finishPreparation(ticket: UInt64, content: NotificationContent?, failure: String? = nil) -> [Effect] {
+        guard let preparation = preparing[ticket] else { return [] }
+        guard let content else {
+            return endPreparation(ticket, .failed(failure ?? "the extension handed back nothing"), showing: preparation.request)
+        }
+        if let violation = RequestRules.violation(in: content) {
+            return endPreparation(ticket, .failed("its content breaks a rule: \(violation.message)"), showing: preparation.request)
+        }
+        var prepared = preparation.request
+        prepared.content = content
+        return endPreparation(ticket, .prepared, showing: prepared)
+    }
+
+    /// Ends a preparation, showing `request` (the prepared one or the original), if any.
+    private mutating func endPreparation(_ ticket: UInt64, _ outcome: PreparationOutcome, showing request: NotificationRequest?) -> [Effect] {
+        guard let preparation = preparing.removeValue(forKey: ticket) else { return [] }
+        wakeUps.remove(.preparationWarning(ticket))
+        wakeUps.remove(.preparationDeadline(ticket))
+        if request != preparation.request { release(preparation.request) }
+        var effects: [Effect] = [.preparationEnded(ticket: ticket, preparation, outcome)]
+        if let request { effects += fire(request, at: now) }
+        return effects
     }
 
     /// Hands a push for the app to it, as iOS does: at once to an app in the foreground and for a VoIP
@@ -792,7 +875,28 @@ package struct NotificationCenterMachine: Sendable, Codable {
             pending[identifier]?.nextFireDate = next
             if let next { wakeUps.schedule(.request(identifier), at: next) } else { wakeUps.remove(.request(identifier)) }
         }
-        return setAppReachable(false, state: .notRunning)
+        return setAppReachable(false, state: .notRunning) + resumePreparations(at: date)
+    }
+
+    /// Preparations the system stopped in the middle of: each extension is started again once, with
+    /// its whole time; one interrupted a second time shows the original.
+    private mutating func resumePreparations(at date: Date) -> [Effect] {
+        var effects: [Effect] = []
+        for ticket in preparing.keys.sorted() {
+            guard var preparation = preparing[ticket] else { continue }
+            guard preparation.attempts < ContentPreparation.maximumAttempts else {
+                effects += endPreparation(ticket, .interrupted, showing: preparation.request)
+                continue
+            }
+            preparation.attempts += 1
+            preparation.started = max(date, now)
+            preparation.warned = false
+            preparing[ticket] = preparation
+            wakeUps.schedule(.preparationWarning(ticket), at: preparation.warningDate)
+            wakeUps.schedule(.preparationDeadline(ticket), at: preparation.deadline)
+            effects.append(.prepareContent(ticket: ticket, preparation))
+        }
+        return effects
     }
 
     /// The app's delegate called `didReceive`'s completion handler.
@@ -856,6 +960,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
         for entry in pending.values { note(entry.request) }
         for shown in visible.values { note(shown.notification.request) }
         for notification in awaitingPresentation.values { note(notification.request) }
+        for preparation in preparing.values { note(preparation.request) }
         for response in awaitingResponse.values { note(response.notification.request) }
         for item in queuedForApp.items {
             switch item {

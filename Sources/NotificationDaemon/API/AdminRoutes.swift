@@ -75,6 +75,18 @@ struct AdminRoutes: Sendable {
             try await engine.setStrings(bundle, try await decode([String: String].self, request, context))
             return Response(status: .noContent)
         }
+        router.put("/v1/admin/apps/:app/service-extension") { request, context in
+            try authenticate(request)
+            let bundle = try context.parameters.require("app")
+            let body = try await decode(LocalAPI.ServiceExtension.self, request, context)
+            try await engine.setServiceExtension(bundle, ServiceExtensionRegistration(body))
+            return Response(status: .noContent)
+        }
+        router.delete("/v1/admin/apps/:app/service-extension") { request, context in
+            try authenticate(request)
+            try await engine.setServiceExtension(try context.parameters.require("app"), nil)
+            return Response(status: .noContent)
+        }
         router.post("/v1/admin/apps/:app/pushes") { request, context in
             try authenticate(request)
             let bundle = try context.parameters.require("app")
@@ -284,6 +296,16 @@ struct AdminRoutes: Sendable {
         case .remoteNotificationNotCompleted(let app, let remote):
             var value = LocalAPI.WatchEvent(type: "remoteNotificationNotCompleted", bundleIdentifier: app)
             value.remoteNotification = remote
+            return value
+        case .contentPreparing(let app, let request):
+            var value = LocalAPI.WatchEvent(type: "contentPreparing", bundleIdentifier: app)
+            value.request = request
+            return value
+        case .contentPrepared(let app, let request, let outcome):
+            var value = LocalAPI.WatchEvent(type: "contentPrepared", bundleIdentifier: app)
+            value.request = request
+            value.outcome = outcome.name
+            value.reason = outcome.reason
             return value
         }
     }

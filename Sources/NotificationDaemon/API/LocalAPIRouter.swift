@@ -83,6 +83,18 @@ package enum LocalAPIRouter {
             try await engine.setStrings(bundle, try await decode([String: String].self, request, context))
             return Response(status: .noContent)
         }
+        // The app's service extension, which prepares its pushes marked `mutable-content`.
+        router.put("/v1/service-extension") { request, context in
+            let bundle = try await app.authenticate(request)
+            let body = try await decode(LocalAPI.ServiceExtension.self, request, context)
+            try await engine.setServiceExtension(bundle, ServiceExtensionRegistration(body))
+            return Response(status: .noContent)
+        }
+        router.delete("/v1/service-extension") { request, _ in
+            let bundle = try await app.authenticate(request)
+            try await engine.setServiceExtension(bundle, nil)
+            return Response(status: .noContent)
+        }
         router.put("/v1/badge") { request, context in
             let bundle = try await app.authenticate(request)
             let body = try await decode(LocalAPI.BadgeRequest.self, request, context)
@@ -249,6 +261,7 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
         case .upgradeRequired: status = 426
         case .gatewayUnavailable: status = 503
         case .gatewayNotConfigured: status = 409
+        case .extensionNotExecutable: status = 422
         default: status = 500
         }
         return LocalAPI.Problem(status: status, code: error.code.description, title: error.code.description, detail: error.message)

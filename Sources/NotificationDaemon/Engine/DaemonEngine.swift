@@ -60,6 +60,10 @@ package actor DaemonEngine {
         /// How long a replaced app connection has to confirm what it finished and let go before its
         /// successor is connected anyway.
         package var takeoverGrace: Duration = .seconds(2)
+        /// How many service extensions run at once; the others wait their turn.
+        package var serviceExtensionsAtOnce = 4
+        /// The memory each service extension may use (`RLIMIT_DATA`), in bytes.
+        package var serviceExtensionMemoryBytes: UInt64 = 512 * 1024 * 1024
 
         package init() {}
     }
@@ -102,6 +106,11 @@ package actor DaemonEngine {
     private var unsavedSteps: [String: Int] = [:]
     /// Apps' strings for push localization keys, as read so far (see ``setStrings(_:_:)``).
     private var strings: [String: [String: String]] = [:]
+    /// Apps' service extensions, as read so far (`nil` inside: the app has none); see
+    /// ``setServiceExtension(_:_:)``.
+    private var serviceExtensions: [String: ServiceExtensionRegistration?] = [:]
+    /// Runs the apps' service extensions.
+    private let extensionRunner: ServiceExtensionRunner
     private var nextSaveTicket: UInt64 = 1
     /// Every ticket up to this one is saved, or failed (see `failedSaves`).
     private var resolvedThrough: UInt64 = 0
@@ -150,6 +159,10 @@ package actor DaemonEngine {
         self.configuration = configuration
         self.logger = logger
         self.launcher = launcher
+        extensionRunner = ServiceExtensionRunner(
+            limits: .init(running: max(1, configuration.serviceExtensionsAtOnce), memoryBytes: configuration.serviceExtensionMemoryBytes),
+            logger: logger
+        )
         var device = DeviceConditions(timeZone: configuration.timeZone)
         if let saved = try? await store.deviceState() {
             device.isLocked = saved.isLocked
@@ -198,6 +211,9 @@ package actor DaemonEngine {
         try await store.delete(bundleIdentifier)
         strings.removeValue(forKey: bundleIdentifier)
         if let file = stringsFile(of: bundleIdentifier) { try? FileManager.default.removeItem(at: file) }
+        serviceExtensions.removeValue(forKey: bundleIdentifier)
+        if let file = serviceExtensionFile(of: bundleIdentifier) { try? FileManager.default.removeItem(at: file) }
+        if let folder = extensionFolder(of: bundleIdentifier) { try? FileManager.default.removeItem(at: folder) }
         keys.forgetAll()
         forget(bundleIdentifier)
         loads.removeValue(forKey: bundleIdentifier)
@@ -247,6 +263,150 @@ package actor DaemonEngine {
 
     private func stringsFile(of bundleIdentifier: String) -> URL? {
         configuration.privateFolder?.appendingPathComponent("strings", isDirectory: true).appendingPathComponent(bundleIdentifier + ".json")
+    }
+
+    // MARK: - Service extensions
+
+    /// Registers the app's service extension (`nil` removes it): from now on a push for the app marked
+    /// `mutable-content` goes through it before it is shown. Kept in the daemon's folder
+    /// (`extensions/<app>.json`).
+    ///
+    /// - Throws: `invalidRequest` for an executable that is not an absolute path or a time limit out of
+    ///   bounds; `extensionNotExecutable` for a path that is not an executable file; `appNotFound`.
+    package func setServiceExtension(_ bundleIdentifier: String, _ registration: ServiceExtensionRegistration?) async throws {
+        _ = try await appState(bundleIdentifier)
+        if let registration {
+            guard registration.executable.hasPrefix("/") else {
+                throw DaemonError(.invalidRequest, "The service extension's executable must be an absolute path; got \"\(registration.executable)\".")
+            }
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: registration.executable, isDirectory: &isFolder), !isFolder.boolValue,
+                  FileManager.default.isExecutableFile(atPath: registration.executable) else {
+                throw DaemonError(.extensionNotExecutable, "\(registration.executable) is not an executable file.")
+            }
+            let limits = ServiceExtension.shortestTimeLimit...ServiceExtension.longestTimeLimit
+            guard limits.contains(registration.timeLimit) else {
+                throw DaemonError(.invalidRequest, "A service extension's time limit is \(Int(limits.lowerBound)) to \(Int(limits.upperBound)) seconds; got \(registration.timeLimit).")
+            }
+        }
+        if let file = serviceExtensionFile(of: bundleIdentifier) {
+            do {
+                if let registration {
+                    try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+                    guard PrivateFiles.createFile(atPath: file.path + ".new", contents: try JSONEncoder().encode(registration)),
+                          rename(file.path + ".new", file.path) == 0 else {
+                        throw DaemonError(.storageFailed, "Could not write \(file.path).")
+                    }
+                } else {
+                    try? FileManager.default.removeItem(at: file)
+                }
+            } catch let error as DaemonError {
+                throw error
+            } catch {
+                throw DaemonError(.storageFailed, "Could not keep the service extension of \(bundleIdentifier): \(error).")
+            }
+        }
+        serviceExtensions[bundleIdentifier] = .some(registration)
+    }
+
+    /// The app's service extension, if it has one, read from its file the first time.
+    package func serviceExtension(of bundleIdentifier: String) -> ServiceExtensionRegistration? {
+        if let known = serviceExtensions[bundleIdentifier] { return known }
+        let registration = serviceExtensionFile(of: bundleIdentifier)
+            .flatMap { try? Data(contentsOf: $0) }
+            .flatMap { try? JSONDecoder().decode(ServiceExtensionRegistration.self, from: $0) }
+        serviceExtensions[bundleIdentifier] = .some(registration)
+        return registration
+    }
+
+    private func serviceExtensionFile(of bundleIdentifier: String) -> URL? {
+        guard RequestRules.violation(inBundleIdentifier: bundleIdentifier) == nil else { return nil }
+        return configuration.privateFolder?.appendingPathComponent("extensions", isDirectory: true).appendingPathComponent(bundleIdentifier + ".json")
+    }
+
+    /// The extension's own folder: `Caches` (kept) and `tmp` (a folder per run, removed after it).
+    private func extensionFolder(of bundleIdentifier: String) -> URL? {
+        guard RequestRules.violation(inBundleIdentifier: bundleIdentifier) == nil else { return nil }
+        let root = configuration.privateFolder ?? FileManager.default.temporaryDirectory.appendingPathComponent("unotify", isDirectory: true)
+        return root.appendingPathComponent("extensions", isDirectory: true).appendingPathComponent(bundleIdentifier, isDirectory: true)
+    }
+
+    /// Starts the app's extension for the push of `ticket`; what it hands back is stepped into the
+    /// app's machine by ``preparationFinished(_:ticket:result:folder:)``.
+    private func startServiceExtension(_ app: String, ticket: UInt64, request: NotificationRequest) {
+        let key = ServiceExtensionRunner.Key(app: app, ticket: ticket)
+        guard let registration = serviceExtension(of: app), let folder = extensionFolder(of: app) else {
+            Task { await preparationFinished(app, ticket: ticket, result: .failure("the app has no service extension now"), folder: nil) }
+            return
+        }
+        let run = folder.appendingPathComponent("tmp", isDirectory: true).appendingPathComponent("\(ticket)-\(UUID().uuidString)", isDirectory: true)
+        do {
+            try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(at: folder.appendingPathComponent("Caches", isDirectory: true), withIntermediateDirectories: true)
+        } catch {
+            Task { await preparationFinished(app, ticket: ticket, result: .failure("its folder could not be made (\(error))"), folder: nil) }
+            return
+        }
+        extensionRunner.start(key, registration: registration, request: request, folder: run) { [weak self] result in
+            Task { await self?.preparationFinished(app, ticket: ticket, result: result, folder: run) }
+        }
+    }
+
+    /// What an app's service extension handed back for the push of `ticket`: its attachments are
+    /// checked and copied into the app's store (only files the extension wrote in its folder), and the
+    /// machine shows the new content, or the original when anything is wrong.
+    private func preparationFinished(_ app: String, ticket: UInt64, result: ServiceExtensionResult, folder: URL?) async {
+        var content: NotificationContent?
+        var failure: String?
+        var copies: URL?
+        let store = attachmentStore(of: app)
+        switch result {
+        case .content(let answer):
+            content = answer
+            if !answer.attachments.isEmpty, let store, let folder {
+                let request = NotificationRequest(identifier: "prepared", content: answer, trigger: .push)
+                do throws(DaemonError) {
+                    let (stored, folderOfCopies) = try await Self.copyAttachments(
+                        of: request, into: store, from: folder.deletingLastPathComponent().deletingLastPathComponent()
+                    )
+                    content = stored.content
+                    copies = folderOfCopies
+                } catch {
+                    content = nil
+                    failure = "an attachment was refused: \(error.message)"
+                }
+            }
+        case .failure(let reason):
+            failure = reason
+        }
+        if let folder { try? FileManager.default.removeItem(at: folder) }
+        do {
+            let ended = try await step(app) { (machine: inout NotificationCenterMachine) throws(Never) in
+                let effects = machine.finishPreparation(ticket: ticket, content: content, failure: failure)
+                return (!effects.isEmpty, effects)
+            }
+            if !ended { store?.discard(copies) }
+        } catch {
+            store?.discard(copies)
+            logger.error("could not keep what a service extension prepared", metadata: ["app": .string(app), "error": .string("\(error)")])
+        }
+    }
+
+    /// Loads the apps whose service extension was preparing a push when the daemon stopped: loading
+    /// resumes each (``NotificationCenterMachine/resume(at:)``), which starts its extension again once,
+    /// or shows the push as it came if it was interrupted before.
+    package func resumePreparations() async {
+        do {
+            try await stepInTurns(try await store.appsPreparingContent())
+        } catch {
+            logger.error("could not resume the service extensions that were running", metadata: ["error": .string("\(error)")])
+        }
+    }
+
+    /// Stops every service extension: the daemon is stopping. Each runs again, once, when the daemon
+    /// next loads its app.
+    package nonisolated func stopServiceExtensions() {
+        extensionRunner.stopAll()
     }
 
     /// Looks a push's localization keys up in the app's strings.
@@ -626,6 +786,12 @@ package actor DaemonEngine {
                     logger.info("launching app for what waits for it", metadata: ["app": .string(app)])
                     launcher(AppLaunch(command: command, bundleIdentifier: app, remoteNotification: cached.machine.launchRemoteNotification))
                 }
+            case .serviceExtension(.prepare(let ticket, let preparation)):
+                startServiceExtension(app, ticket: ticket, request: preparation.request)
+            case .serviceExtension(.timeWillExpire(let ticket)):
+                extensionRunner.timeWillExpire(.init(app: app, ticket: ticket))
+            case .serviceExtension(.stop(let ticket)):
+                extensionRunner.stop(.init(app: app, ticket: ticket))
             }
         }
     }
@@ -643,7 +809,13 @@ package actor DaemonEngine {
             logger.warning("app did not call didReceiveRemoteNotification's completion handler in time", metadata: ["app": .string(app), "apns-id": .string(remote.identifier)])
         case .remoteNotificationHeld(let remote):
             logger.info("background push held for the app", metadata: ["app": .string(app), "apns-id": .string(remote.identifier)])
-        case .authorizationPrompt, .settingsChanged, .presented, .badgeChanged, .appStateChanged, .responseDelivered, .remoteNotificationDelivered:
+        case .contentPrepared(let request, let outcome) where outcome != .prepared:
+            logger.notice("a push was shown as it came: its service extension's work did not end well", metadata: [
+                "app": .string(app), "notification": .string(request.identifier), "outcome": .string(outcome.name),
+                "reason": .string(outcome.reason ?? ""),
+            ])
+        case .authorizationPrompt, .settingsChanged, .presented, .badgeChanged, .appStateChanged, .responseDelivered, .remoteNotificationDelivered,
+             .contentPreparing, .contentPrepared:
             break
         }
     }
@@ -740,10 +912,10 @@ package actor DaemonEngine {
     /// executor rather than the engine's.
     @concurrent
     private nonisolated static func copyAttachments(
-        of request: NotificationRequest, into store: AttachmentStore
+        of request: NotificationRequest, into store: AttachmentStore, from extensionFolder: URL? = nil
     ) async throws(DaemonError) -> (NotificationRequest, URL?) {
         do throws(NotificationFailure) {
-            return try store.store(request)
+            return try store.store(request, from: extensionFolder)
         } catch {
             throw DaemonError(error)
         }
@@ -773,8 +945,10 @@ package actor DaemonEngine {
             switch APNs.payload(Array(push.payload.utf8), localize: localizer(for: push.bundleIdentifier)) {
             case .success(let payload):
                 do {
+                    let serviceExtension = serviceExtension(of: push.bundleIdentifier)?.serviceExtension
                     tickets.append(try await stepQueued(push.bundleIdentifier, linkSequence: push.sequence) { (machine: inout NotificationCenterMachine) throws(Never) in
-                        ((), machine.receivePush(payload, apnsID: push.apnsID, collapseID: push.collapseID, pushType: push.pushType))
+                        ((), machine.receivePush(payload, apnsID: push.apnsID, collapseID: push.collapseID, pushType: push.pushType,
+                                                 serviceExtension: serviceExtension))
                     }.1)
                 } catch let error as DaemonError where error.code == .appNotFound {
                     logger.notice("a push for an app not on this device was dropped", metadata: ["app": .string(push.bundleIdentifier)])
@@ -809,8 +983,9 @@ package actor DaemonEngine {
         if let collapseID, collapseID.utf8.count > 64 {
             throw DaemonError(.invalidRequest, "A collapse identifier is at most 64 bytes.")
         }
+        let serviceExtension = serviceExtension(of: bundleIdentifier)?.serviceExtension
         try await step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in
-            ((), machine.receivePush(parsed, apnsID: apnsID, collapseID: collapseID, pushType: .alert))
+            ((), machine.receivePush(parsed, apnsID: apnsID, collapseID: collapseID, pushType: .alert, serviceExtension: serviceExtension))
         }
     }
 

@@ -47,6 +47,10 @@ package enum DaemonEvent: Sendable, Hashable {
     case remoteNotificationHeld(bundleIdentifier: String, RemoteNotification)
     /// An app did not call `didReceiveRemoteNotification`'s completion handler in time.
     case remoteNotificationNotCompleted(bundleIdentifier: String, RemoteNotification)
+    /// A push went to its app's service extension; nothing is shown until it is prepared.
+    case contentPreparing(bundleIdentifier: String, NotificationRequest)
+    /// The service extension's work on a push ended (prepared, timed out, failed, interrupted).
+    case contentPrepared(bundleIdentifier: String, NotificationRequest, PreparationOutcome)
 }
 
 extension DaemonEvent {
@@ -65,6 +69,8 @@ extension DaemonEvent {
         case .remoteNotificationDelivered(let remote): self = .remoteNotificationDelivered(bundleIdentifier: bundleIdentifier, remote)
         case .remoteNotificationHeld(let remote): self = .remoteNotificationHeld(bundleIdentifier: bundleIdentifier, remote)
         case .remoteNotificationNotCompleted(let remote): self = .remoteNotificationNotCompleted(bundleIdentifier: bundleIdentifier, remote)
+        case .contentPreparing(let request): self = .contentPreparing(bundleIdentifier: bundleIdentifier, request)
+        case .contentPrepared(let request, let outcome): self = .contentPrepared(bundleIdentifier: bundleIdentifier, request, outcome)
         }
     }
 }

@@ -39,6 +39,9 @@ package struct NotificationDaemonServices: Sendable {
         engineConfiguration.privateFolder = engineConfiguration.privateFolder ?? configuration.dataDirectory
         adminKey = try Self.adminKey(at: configuration.adminKeyPath)
         engine = await DaemonEngine(store: store, clock: clock, configuration: engineConfiguration, logger: logger, launcher: Self.launch)
+        // Pushes whose service extension was running when the daemon last stopped are prepared again
+        // (or shown as they came) now, before anything else, not when their time would have run out.
+        await engine.resumePreparations()
 
         let engine = self.engine
         let link = configuration.gateway.map { DeviceLinkClient(configuration: $0, engine: engine, logger: logger) }
@@ -133,6 +136,8 @@ struct SchedulerService: Service {
                 }
             }
         }
+        // Extensions still running are stopped with the daemon; each runs again when it next starts.
+        engine.stopServiceExtensions()
     }
 }
 

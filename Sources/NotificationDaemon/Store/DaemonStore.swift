@@ -47,6 +47,8 @@ package struct AppSave: Sendable {
     package var watchesLocation: Bool
     /// Whether the person can see one of the app's notifications or its authorization prompt.
     package var showsNotifications: Bool
+    /// Whether the app's service extension is preparing one of its pushes.
+    package var preparesContent = false
     /// For the step that received a push from the gateway, the push's sequence on the device link:
     /// saved with the step, so that a push is delivered once however the daemon stops.
     package var linkSequence: Int64?
@@ -66,6 +68,7 @@ package struct AppSave: Sendable {
         self.nextWakeUp = machine.nextWakeUpDate()
         self.watchesLocation = machine.watchesLocation
         self.showsNotifications = machine.showsSomethingToThePerson
+        self.preparesContent = !machine.preparing.isEmpty
     }
 }
 
@@ -97,6 +100,9 @@ package protocol DaemonStore: Sendable {
     /// The apps with a notification or an authorization prompt the person can see (and any not saved
     /// since that was recorded).
     func appsShowingNotifications() async throws(DaemonError) -> [String]
+    /// The apps whose service extension was preparing a push when last saved: a restarted daemon
+    /// starts those again at once.
+    func appsPreparingContent() async throws(DaemonError) -> [String]
     /// Moves an app's next wake-up to `date`, leaving its state as it is: for an app whose step failed.
     func postponeWakeUp(of bundleIdentifier: String, to date: Date) async throws(DaemonError)
     /// The device's state as last saved, or `nil` if it never was.

@@ -152,6 +152,12 @@ package final class SQLiteDaemonStore: DaemonStore {
                 );
                 """)
         }
+        migrator.registerMigration("v6: apps whose service extension prepares a push") { db in
+            try db.execute(sql: """
+                ALTER TABLE app ADD COLUMN preparesContent BOOLEAN NOT NULL DEFAULT 0;
+                CREATE INDEX app_preparesContent ON app(bundleIdentifier) WHERE preparesContent;
+                """)
+        }
         return migrator
     }
 
@@ -363,7 +369,8 @@ package final class SQLiteDaemonStore: DaemonStore {
             // Encoded and written on GRDB's writer, off the caller's thread: one transaction, one sync.
             try await database.write { db in
                 let app = try db.cachedStatement(sql: """
-                    UPDATE app SET now = ?, nextSequence = ?, nextWakeUp = ?, bootID = ?, watchesLocation = ?, showsNotifications = ?
+                    UPDATE app SET now = ?, nextSequence = ?, nextWakeUp = ?, bootID = ?, watchesLocation = ?, showsNotifications = ?,
+                        preparesContent = ?
                     WHERE bundleIdentifier = ?
                     """)
                 let core = try db.cachedStatement(sql: "UPDATE app SET core = ? WHERE bundleIdentifier = ?")
@@ -372,7 +379,7 @@ package final class SQLiteDaemonStore: DaemonStore {
                     let changes = save.changes
                     try app.execute(arguments: [
                         changes.now.timeIntervalSinceReferenceDate, Int64(bitPattern: changes.nextSequence), save.nextWakeUp?.timeIntervalSince1970,
-                        bootID, save.watchesLocation, save.showsNotifications, save.bundleIdentifier,
+                        bootID, save.watchesLocation, save.showsNotifications, save.preparesContent, save.bundleIdentifier,
                     ])
                     // An app removed meanwhile has no row to change.
                     guard db.changesCount == 1 else { continue }
@@ -435,6 +442,10 @@ package final class SQLiteDaemonStore: DaemonStore {
 
     package func appsShowingNotifications() async throws(DaemonError) -> [String] {
         try await read { db in try String.fetchAll(db, sql: "SELECT bundleIdentifier FROM app WHERE showsNotifications ORDER BY bundleIdentifier") }
+    }
+
+    package func appsPreparingContent() async throws(DaemonError) -> [String] {
+        try await read { db in try String.fetchAll(db, sql: "SELECT bundleIdentifier FROM app WHERE preparesContent ORDER BY bundleIdentifier") }
     }
 
     package func postponeWakeUp(of bundleIdentifier: String, to date: Date) async throws(DaemonError) {

@@ -1,0 +1,323 @@
+import DequeModule
+package import Foundation
+import Logging
+package import NotificationCore
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An app's service extension as registered with the daemon (`unotify apps extension`, or the app's
+/// own `PUT /v1/service-extension`).
+package struct ServiceExtensionRegistration: Sendable, Hashable, Codable {
+    /// The extension's executable, an absolute path; started with no arguments.
+    package var executable: String
+    /// How long it has for one push.
+    package var timeLimit: TimeInterval
+
+    package init(executable: String, timeLimit: TimeInterval = ServiceExtension().timeLimit) {
+        self.executable = executable
+        self.timeLimit = timeLimit
+    }
+
+    /// What the machine needs to know of it.
+    package var serviceExtension: ServiceExtension { ServiceExtension(timeLimit: timeLimit) }
+
+    /// The registration a local API call asks for.
+    package init(_ body: LocalAPI.ServiceExtension) {
+        self.init(executable: body.executable, timeLimit: body.timeLimit ?? ServiceExtension().timeLimit)
+    }
+}
+
+/// What one run of an extension ended with.
+enum ServiceExtensionResult: Sendable, Hashable {
+    /// It handed back this content.
+    case content(NotificationContent)
+    /// It handed back nothing usable, for this reason.
+    case failure(String)
+}
+
+/// Runs apps' service extensions, as iOS runs them: a process for each push, started by the daemon,
+/// given the push's request on its standard input, and stopped once it has answered or its time is up
+/// (the machine's deadline decides that, and ``stop(_:)`` carries it out).
+///
+/// What keeps the device safe: at most ``Limits/running`` extensions run at once (the others wait
+/// their turn, their time running); each gets a memory limit (`RLIMIT_DATA`, its heap and other
+/// private writable memory) and a CPU-time limit (`RLIMIT_CPU`, its time limit and a second) set
+/// with `prlimit(2)` just after it starts; and its answer is read up to
+/// ``ServiceExtensionMessage/maximumLineBytes``, past which it counts as garbage. Its environment
+/// holds only what it needs; `TMPDIR` and `XDG_CACHE_HOME` point into its own folder, where the
+/// files it attaches must be.
+final class ServiceExtensionRunner: Sendable {
+    /// One run: an app's push, by the machine's ticket.
+    struct Key: Hashable, Sendable {
+        var app: String
+        var ticket: UInt64
+    }
+
+    struct Limits: Sendable {
+        /// Extensions running at once.
+        var running = 4
+        /// Bytes of memory for each (`RLIMIT_DATA`).
+        var memoryBytes: UInt64 = 512 * 1024 * 1024
+    }
+
+    /// A run asked for, waiting for its turn or running.
+    private struct Run: Sendable {
+        var key: Key
+        var registration: ServiceExtensionRegistration
+        var request: NotificationRequest
+        var folder: URL
+        var onEnd: @Sendable (ServiceExtensionResult) -> Void
+    }
+
+    private final class Running: Sendable {
+        let process: Process
+        let input: FileHandle
+        let warned = Mutex(false)
+        init(process: Process, input: FileHandle) {
+            self.process = process
+            self.input = input
+        }
+    }
+
+    private struct State {
+        var waiting = Deque<Run>()
+        /// Runs taken from the queue whose process is being started.
+        var launching: Set<Key> = []
+        var running: [Key: Running] = [:]
+        /// Runs stopped while starting or running: their end is not reported.
+        var stopped: Set<Key> = []
+        /// Runs warned before their process ran: warned as soon as it does.
+        var warnedEarly: Set<Key> = []
+    }
+
+    private let state = Mutex(State())
+    private let limits: Limits
+    private let logger: Logger
+
+    init(limits: Limits = Limits(), logger: Logger) {
+        self.limits = limits
+        self.logger = logger
+        // A write to an extension that has exited must fail, not stop the daemon.
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    /// Starts the app's extension for a push, now or when a slot frees; `onEnd` is called once, unless
+    /// the run is stopped first.
+    ///
+    /// - Parameter folder: the extension's folder for this run: its `TMPDIR`, and where its files
+    ///   must be. `XDG_CACHE_HOME` is the `Caches` folder beside it.
+    func start(_ key: Key, registration: ServiceExtensionRegistration, request: NotificationRequest, folder: URL,
+               onEnd: @escaping @Sendable (ServiceExtensionResult) -> Void) {
+        let run = Run(key: key, registration: registration, request: request, folder: folder, onEnd: onEnd)
+        let startNow = state.withLock { state -> Bool in
+            guard state.running.count + state.launching.count < limits.running else {
+                state.waiting.append(run)
+                return false
+            }
+            state.launching.insert(key)
+            return true
+        }
+        if startNow { launch(run) }
+    }
+
+    /// Tells a running extension its time is nearly up (`serviceExtensionTimeWillExpire()`).
+    func timeWillExpire(_ key: Key) {
+        let running = state.withLock { state -> Running? in
+            guard let running = state.running[key] else {
+                if state.launching.contains(key) || state.waiting.contains(where: { $0.key == key }) { state.warnedEarly.insert(key) }
+                return nil
+            }
+            return running
+        }
+        guard let running else { return }
+        warn(running)
+    }
+
+    /// Stops a run: the extension is killed if it runs, or never started if it waits. Its end is not
+    /// reported.
+    func stop(_ key: Key) {
+        let running = state.withLock { state -> Running? in
+            state.warnedEarly.remove(key)
+            if let index = state.waiting.firstIndex(where: { $0.key == key }) {
+                state.waiting.remove(at: index)
+                return nil
+            }
+            guard state.launching.contains(key) || state.running[key] != nil else { return nil }
+            state.stopped.insert(key)
+            return state.running[key]
+        }
+        if let running { Self.kill(running.process) }
+    }
+
+    /// Stops every run (the daemon is stopping); they start again, once, when it next runs.
+    func stopAll() {
+        let running = state.withLock { state -> [Running] in
+            state.waiting.removeAll()
+            state.stopped.formUnion(state.running.keys)
+            state.stopped.formUnion(state.launching)
+            return Array(state.running.values)
+        }
+        for run in running { Self.kill(run.process) }
+    }
+
+    // MARK: - One run
+
+    private func launch(_ run: Run) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: run.registration.executable)
+        process.arguments = []
+        process.currentDirectoryURL = run.folder
+        process.environment = Self.environment(for: run)
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        // What the extension prints goes to the daemon's standard error, as an app's own output does.
+        process.standardError = FileHandle.standardError
+        do {
+            try process.run()
+        } catch {
+            try? input.fileHandleForWriting.close()
+            finish(run, nil, .failure("it could not be started (\(error))"))
+            return
+        }
+        try? output.fileHandleForWriting.close()
+        try? input.fileHandleForReading.close()
+        applyLimits(to: process.processIdentifier, timeLimit: run.registration.timeLimit)
+        let running = Running(process: process, input: input.fileHandleForWriting)
+        let warnNow = state.withLock { state -> Bool in
+            state.launching.remove(run.key)
+            state.running[run.key] = running
+            return state.warnedEarly.remove(run.key) != nil
+        }
+        if state.withLock({ $0.stopped.contains(run.key) }) { Self.kill(process) }
+        logger.debug("service extension started", metadata: ["app": .string(run.key.app), "pid": .stringConvertible(process.processIdentifier)])
+        do {
+            try running.input.write(contentsOf: ServiceExtensionMessage.request(run.request, timeLimit: run.registration.timeLimit).line())
+        } catch {
+            // It exited already: what it left says why.
+        }
+        if warnNow { warn(running) }
+        let reader = Thread { [self] in
+            let result = Self.readAnswer(from: output.fileHandleForReading, of: process)
+            if case .content = result { Self.kill(process) }
+            process.waitUntilExit()
+            try? output.fileHandleForReading.close()
+            try? running.input.close()
+            finish(run, running, result)
+        }
+        reader.name = "service extension \(run.key.app)"
+        reader.start()
+    }
+
+    private func warn(_ running: Running) {
+        let first = running.warned.withLock { warned -> Bool in
+            defer { warned = true }
+            return !warned
+        }
+        guard first, let line = try? ServiceExtensionMessage.timeWillExpire.line() else { return }
+        try? running.input.write(contentsOf: line)
+    }
+
+    /// Reports a run's end (unless it was stopped) and starts the next waiting run.
+    private func finish(_ run: Run, _ running: Running?, _ result: ServiceExtensionResult?) {
+        let (report, next) = state.withLock { state -> (Bool, Run?) in
+            if let running, state.running[run.key] === running { state.running.removeValue(forKey: run.key) }
+            state.launching.remove(run.key)
+            state.warnedEarly.remove(run.key)
+            let report = result != nil && state.stopped.remove(run.key) == nil
+            guard state.running.count + state.launching.count < limits.running, let next = state.waiting.popFirst() else { return (report, nil) }
+            state.launching.insert(next.key)
+            return (report, next)
+        }
+        if report, let result { run.onEnd(result) }
+        if let next { launch(next) }
+    }
+
+    /// Reads the extension's one answer: the first line it writes, or why there is none once it exits.
+    private static func readAnswer(from output: FileHandle, of process: Process) -> ServiceExtensionResult {
+        var buffer = [UInt8]()
+        let descriptor = output.fileDescriptor
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            buffer.append(contentsOf: chunk[0..<count])
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                return answer(in: Array(buffer[..<newline]))
+            }
+            if buffer.count > ServiceExtensionMessage.maximumLineBytes {
+                return .failure("it answered more than \(ServiceExtensionMessage.maximumLineBytes) bytes")
+            }
+        }
+        process.waitUntilExit()
+        if !buffer.isEmpty { return answer(in: buffer) }
+        switch process.terminationReason {
+        case .uncaughtSignal:
+            return .failure("it crashed (signal \(process.terminationStatus)) without handing back content")
+        case .exit:
+            return .failure("it exited with status \(process.terminationStatus) without handing back content")
+        @unknown default:
+            return .failure("it ended without handing back content")
+        }
+    }
+
+    private static func answer(in line: [UInt8]) -> ServiceExtensionResult {
+        guard let message = try? JSONDecoder().decode(ServiceExtensionMessage.self, from: Data(line)) else {
+            return .failure("its answer is not a message the daemon reads")
+        }
+        switch message.type {
+        case .content:
+            guard let content = message.content else { return .failure("its answer has no content") }
+            return .content(content)
+        case .failure:
+            return .failure(message.reason ?? "it reported a failure")
+        case .request, .timeWillExpire:
+            return .failure("its answer is not a message the daemon reads")
+        }
+    }
+
+    private static func kill(_ process: Process) {
+        guard process.isRunning else { return }
+        _ = Glibc.kill(process.processIdentifier, SIGKILL)
+    }
+
+    /// The extension's environment: what a program needs to run and reach the network, and its folders.
+    private static func environment(for run: Run) -> [String: String] {
+        let inherited = ProcessInfo.processInfo.environment
+        var environment: [String: String] = [:]
+        for name in ["PATH", "HOME", "LANG", "LC_ALL", "TZ", "http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"] {
+            if let value = inherited[name] { environment[name] = value }
+        }
+        environment["TMPDIR"] = run.folder.path
+        environment["XDG_CACHE_HOME"] = run.folder.deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Caches", isDirectory: true).path
+        environment["UNOTIFY_EXTENSION_FOR"] = run.key.app
+        return environment
+    }
+
+    /// Bounds the extension's memory and CPU time. Applied just after it starts (Foundation's
+    /// `Process` runs nothing between `fork` and `exec`), before it has read its request.
+    private func applyLimits(to pid: Int32, timeLimit: TimeInterval) {
+        var memory = rlimit(rlim_cur: rlim_t(limits.memoryBytes), rlim_max: rlim_t(limits.memoryBytes))
+        let seconds = rlim_t(timeLimit.rounded(.up)) + 1
+        var cpu = rlimit(rlim_cur: seconds, rlim_max: seconds + 1)
+        guard let prlimit = Self.prlimit,
+              prlimit(pid, Int32(RLIMIT_DATA.rawValue), &memory, nil) == 0,
+              prlimit(pid, Int32(RLIMIT_CPU.rawValue), &cpu, nil) == 0 else {
+            logger.notice("could not limit a service extension's memory and CPU time", metadata: ["errno": .stringConvertible(errno)])
+            return
+        }
+    }
+
+    /// glibc's `prlimit(2)`, which sets another process's limits; Swift's Glibc module leaves it out
+    /// (it is a GNU extension), so it is looked up by name.
+    private typealias PrlimitFunction = @convention(c) (pid_t, Int32, UnsafePointer<rlimit>?, UnsafeMutablePointer<rlimit>?) -> Int32
+    private static let prlimit: PrlimitFunction? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "prlimit") else { return nil }
+        return unsafeBitCast(symbol, to: PrlimitFunction.self)
+    }()
+}

@@ -1,0 +1,122 @@
+import Foundation
+import NotificationCore
+public import OpenUserNotifications
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs a notification service extension the way the daemon starts it: one process per push.
+///
+/// On iOS the system finds the extension's class in its `Info.plist`. Here the extension is an
+/// executable whose `main.swift` is one line, and the app registers the executable with the daemon
+/// (`unotify apps extension <bundle> <executable>`):
+///
+/// ```swift
+/// import OpenUserNotificationsLink
+///
+/// NotificationServiceExtensionHost.run(NotificationService())
+/// ```
+///
+/// The host reads the push's request from the daemon, calls the extension's
+/// `didReceive(_:withContentHandler:)` on the main queue, calls `serviceExtensionTimeWillExpire()` there
+/// when the daemon says time is nearly up, and hands back the content the first call of the content
+/// handler gives; then the process exits. A content handler called more than once before the host hands
+/// the content back makes the daemon show the original, as does content that is not valid. What the
+/// extension prints goes to standard error (standard output carries the conversation with the daemon).
+/// `URLSession` works as on iOS; its files, and the `cachesDirectory`, are in the extension's own
+/// folder, which is where the files it attaches must be.
+public enum NotificationServiceExtensionHost {
+    /// Runs `makeExtension()` for the push the daemon hands over; never returns.
+    public static func run(_ makeExtension: @autoclosure () -> UNNotificationServiceExtension) -> Never {
+        let conversation = Conversation.takeStandardOutput()
+        guard let first = readLine(strippingNewline: true),
+              let message = try? JSONDecoder().decode(ServiceExtensionMessage.self, from: Data(first.utf8)),
+              message.type == .request, let request = message.request else {
+            FileHandle.standardError.write(Data("This is a notification service extension: the notification daemon starts it for a push.\n".utf8))
+            exit(2)
+        }
+        let serviceExtension = MainQueueOnly(makeExtension())
+        let answer = Answer(conversation: conversation)
+        // Later messages from the daemon: only `timeWillExpire`; the end of input means it is over.
+        let listener = Thread {
+            while let line = readLine(strippingNewline: true) {
+                guard let message = try? JSONDecoder().decode(ServiceExtensionMessage.self, from: Data(line.utf8)) else { continue }
+                if message.type == .timeWillExpire {
+                    DispatchQueue.main.async { serviceExtension.value.serviceExtensionTimeWillExpire() }
+                }
+            }
+            // The daemon is gone or stopped the extension: nothing will be shown from here.
+            exit(0)
+        }
+        listener.start()
+        DispatchQueue.main.async {
+            serviceExtension.value.didReceive(UNNotificationRequest(request)) { content in answer.give(content) }
+        }
+        dispatchMain()
+    }
+
+    /// The extension, which only the main queue touches.
+    private struct MainQueueOnly: @unchecked Sendable {
+        let value: UNNotificationServiceExtension
+        init(_ value: UNNotificationServiceExtension) { self.value = value }
+    }
+
+    /// The content handler's calls: the first is handed back once the main queue has finished what it
+    /// was doing, so a second call made meanwhile is seen.
+    private final class Answer: @unchecked Sendable {
+        // Sendable: every field is read and written under `lock`.
+        private let lock = NSLock()
+        private var contents: [UNNotificationContent] = []
+        private let conversation: Conversation
+
+        init(conversation: Conversation) {
+            self.conversation = conversation
+        }
+
+        func give(_ content: UNNotificationContent) {
+            let first = lock.withLock {
+                contents.append(content.copy() as? UNNotificationContent ?? content)
+                return contents.count == 1
+            }
+            guard first else { return }
+            DispatchQueue.main.async { [self] in
+                let given = lock.withLock { contents }
+                let message: ServiceExtensionMessage
+                if given.count > 1 {
+                    message = .failure("the extension called the content handler \(given.count) times")
+                } else if let value = given[0].coreValue {
+                    message = .content(value)
+                } else {
+                    message = .failure("the content's userInfo holds values that are not property-list types")
+                }
+                conversation.send(message)
+                exit(0)
+            }
+        }
+    }
+
+    /// The daemon's end of the conversation: the process's original standard output. Standard output
+    /// itself then goes to standard error, so that the extension's own `print`s do not mix with it.
+    private struct Conversation: Sendable {
+        let descriptor: Int32
+
+        static func takeStandardOutput() -> Conversation {
+            fflush(nil)
+            let descriptor = dup(STDOUT_FILENO)
+            dup2(STDERR_FILENO, STDOUT_FILENO)
+            return Conversation(descriptor: descriptor)
+        }
+
+        func send(_ message: ServiceExtensionMessage) {
+            guard let line = try? message.line() else { return }
+            line.withUnsafeBytes { bytes in
+                var offset = 0
+                while offset < bytes.count {
+                    let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                    if written < 0 { if errno == EINTR { continue } else { return } }
+                    offset += written
+                }
+            }
+        }
+    }
+}
