@@ -37,6 +37,11 @@ public enum NotificationServiceExtensionHost {
         }
         let serviceExtension = MainQueueOnly(makeExtension())
         let answer = Answer(conversation: conversation)
+        // Queued before anything the daemon says next: `didReceive` always comes first, even when the
+        // daemon's warning arrives at once (the extension waited its turn, or the system is slow).
+        DispatchQueue.main.async {
+            serviceExtension.value.didReceive(UNNotificationRequest(request)) { content in answer.give(content) }
+        }
         // Later messages from the daemon: only `timeWillExpire`; the end of input means it is over.
         let listener = Thread {
             while let line = readLine(strippingNewline: true) {
@@ -49,9 +54,6 @@ public enum NotificationServiceExtensionHost {
             exit(0)
         }
         listener.start()
-        DispatchQueue.main.async {
-            serviceExtension.value.didReceive(UNNotificationRequest(request)) { content in answer.give(content) }
-        }
         dispatchMain()
     }
 

@@ -158,6 +158,35 @@ import Testing
         }
     }
 
+    @Test func anExtensionRunsWithinItsLimitsAndNoMoreRunAtOnceThanAllowed() async throws {
+        try await withDaemon(configure: { $0.engine.serviceExtensionsAtOnce = 1 }) { daemon in
+            _ = try await daemon.authorizedApp("com.example.todo")
+            try await daemon.engine.setServiceExtension("com.example.todo", ServiceExtensionRegistration(
+                executable: ChildProcess.built("ServiceExtensionFixture").path, timeLimit: 10))
+            var events = await daemon.engine.watch().events.makeAsyncIterator()
+            func push(_ behaviour: String, as identifier: String) async throws {
+                let payload = #"{"aps":{"alert":{"body":"Body"},"mutable-content":1},"behaviour":"\#(behaviour)"}"#
+                try await daemon.engine.deliverPush("com.example.todo", payload: Array(payload.utf8), collapseID: identifier)
+            }
+
+            try await push("limits", as: "limits")
+            let limits = await ending(of: "limits", in: &events)
+            #expect(limits.outcome == .prepared)
+            // Ten seconds, and one more (the soft limit; the hard one is a second above it); 512 MiB of data.
+            #expect(limits.shown?.content.body == "Max cpu time 11 12 seconds; Max data size 536870912 536870912 bytes")
+
+            // One at a time here: the second waits for the first, which never answers.
+            try await push("never", as: "first")
+            try await push("never", as: "second")
+            await waitUntilPreparing("first", in: &events)
+            await waitUntilPreparing("second", in: &events)
+            #expect(daemon.engine.serviceExtensionRuns == (running: 1, waiting: 1))
+            daemon.clock.advance(by: 10)
+            #expect(await ending(of: "first", in: &events).outcome == .timedOut)
+            #expect(await ending(of: "second", in: &events).outcome == .timedOut)
+        }
+    }
+
     @Test func anExtensionThatAnswersGarbageLeavesTheOriginalShown() async throws {
         let script = try makeTestDirectory().appendingPathComponent("garbage-extension")
         try "#!/bin/sh\nread request\necho 'this is not a message'\n".write(to: script, atomically: true, encoding: .utf8)
@@ -209,13 +238,8 @@ import Testing
             executable: ChildProcess.built("ServiceExtensionFixture").path, timeLimit: 10))
     }
 
-    func shown(_ daemon: RunningDaemon) async throws -> [NotificationRequest] {
-        try await daemon.engine.deliveredNotifications("com.example.todo").map(\.request).filter { $0.identifier == "restart" }
-    }
-
-    @Test func aPushBeingPreparedIsPreparedAgainAfterARestart() async throws {
-        let directory = try makeTestDirectory()
-        let clock = ManualDaemonClock()
+    /// Runs a daemon over `directory` that receives the push and stops while its extension works on it.
+    func stopWhilePreparing(directory: URL, clock: ManualDaemonClock) async throws {
         try await withDaemon(directory: directory, clock: clock) { (daemon: RunningDaemon) async throws in
             try await prepare(daemon)
             var events = await daemon.engine.watch().events.makeAsyncIterator()
@@ -223,6 +247,16 @@ import Testing
             await ServiceExtensionTests().waitUntilPreparing("restart", in: &events)
             #expect(try await shown(daemon).isEmpty)
         }
+    }
+
+    func shown(_ daemon: RunningDaemon) async throws -> [NotificationRequest] {
+        try await daemon.engine.deliveredNotifications("com.example.todo").map(\.request).filter { $0.identifier == "restart" }
+    }
+
+    @Test func aPushBeingPreparedIsPreparedAgainAfterARestart() async throws {
+        let directory = try makeTestDirectory()
+        let clock = ManualDaemonClock()
+        try await stopWhilePreparing(directory: directory, clock: clock)
         // The daemon stopped while the extension waited: it starts it again as it starts.
         try await withDaemon(directory: directory, clock: clock) { (daemon: RunningDaemon) async throws in
             var events = await daemon.engine.watch().events.makeAsyncIterator()
@@ -241,12 +275,7 @@ import Testing
     @Test func aPushInterruptedTwiceIsShownAsItCame() async throws {
         let directory = try makeTestDirectory()
         let clock = ManualDaemonClock()
-        try await withDaemon(directory: directory, clock: clock) { (daemon: RunningDaemon) async throws in
-            try await prepare(daemon)
-            var events = await daemon.engine.watch().events.makeAsyncIterator()
-            try await daemon.engine.deliverPush("com.example.todo", payload: payload, collapseID: "restart")
-            await ServiceExtensionTests().waitUntilPreparing("restart", in: &events)
-        }
+        try await stopWhilePreparing(directory: directory, clock: clock)
         try await withDaemon(directory: directory, clock: clock) { (daemon: RunningDaemon) async throws in
             #expect(try await shown(daemon).isEmpty)
         }

@@ -403,6 +403,9 @@ package actor DaemonEngine {
         }
     }
 
+    /// How many service extensions run now, and how many wait for their turn.
+    package nonisolated var serviceExtensionRuns: (running: Int, waiting: Int) { extensionRunner.counts }
+
     /// Stops every service extension: the daemon is stopping. Each runs again, once, when the daemon
     /// next loads its app.
     package nonisolated func stopServiceExtensions() {

@@ -122,6 +122,11 @@ final class ServiceExtensionRunner: Sendable {
         if startNow { launch(run) }
     }
 
+    /// How many extensions run (or are being started) now, and how many wait for their turn.
+    var counts: (running: Int, waiting: Int) {
+        state.withLock { ($0.running.count + $0.launching.count, $0.waiting.count) }
+    }
+
     /// Tells a running extension its time is nearly up (`serviceExtensionTimeWillExpire()`).
     func timeWillExpire(_ key: Key) {
         let running = state.withLock { state -> Running? in
@@ -187,22 +192,24 @@ final class ServiceExtensionRunner: Sendable {
         try? input.fileHandleForReading.close()
         applyLimits(to: process.processIdentifier, timeLimit: run.registration.timeLimit)
         let running = Running(process: process, input: input.fileHandleForWriting)
-        let warnNow = state.withLock { state -> Bool in
-            state.launching.remove(run.key)
-            state.running[run.key] = running
-            return state.warnedEarly.remove(run.key) != nil
-        }
-        if state.withLock({ $0.stopped.contains(run.key) }) { Self.kill(process) }
-        logger.debug("service extension started", metadata: ["app": .string(run.key.app), "pid": .stringConvertible(process.processIdentifier)])
+        // The request goes first: until the run is registered below, a warning waits (`warnedEarly`).
         do {
             try running.input.write(contentsOf: ServiceExtensionMessage.request(run.request, timeLimit: run.registration.timeLimit).line())
         } catch {
             // It exited already: what it left says why.
         }
+        let (warnNow, stopped) = state.withLock { state -> (Bool, Bool) in
+            state.launching.remove(run.key)
+            state.running[run.key] = running
+            return (state.warnedEarly.remove(run.key) != nil, state.stopped.contains(run.key))
+        }
+        if stopped { Self.kill(process) }
+        logger.debug("service extension started", metadata: ["app": .string(run.key.app), "pid": .stringConvertible(process.processIdentifier)])
         if warnNow { warn(running) }
         let reader = Thread { [self] in
             let result = Self.readAnswer(from: output.fileHandleForReading, of: process)
-            if case .content = result { Self.kill(process) }
+            // Answered (or failed to): it has nothing more to do, as on iOS.
+            Self.kill(process)
             process.waitUntilExit()
             try? output.fileHandleForReading.close()
             try? running.input.close()

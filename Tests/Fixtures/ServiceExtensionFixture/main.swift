@@ -4,7 +4,8 @@
 //   "late"    calls it only when time is nearly up, with its best attempt (" (best attempt)");
 //   "crash"   crashes;
 //   "twice"   calls it twice;
-//   "escape"  attaches a file outside its own folder.
+//   "escape"  attaches a file outside its own folder;
+//   "limits"  sets the body to its own memory and CPU-time limits, as the kernel reports them.
 import Foundation
 import OpenUserNotifications
 import OpenUserNotificationsLink
@@ -29,6 +30,13 @@ final class FixtureService: UNNotificationServiceExtension {
         case "twice":
             content.body += " (first)"
             contentHandler(content)
+            contentHandler(content)
+        case "limits":
+            let limits = (try? String(contentsOfFile: "/proc/self/limits", encoding: .utf8)) ?? ""
+            content.body = limits.split(separator: "\n")
+                .filter { $0.hasPrefix("Max data size") || $0.hasPrefix("Max cpu time") }
+                .map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") }
+                .joined(separator: "; ")
             contentHandler(content)
         case "escape":
             let file = URL(fileURLWithPath: request.content.userInfo["file"] as? String ?? "/etc/hostname")
