@@ -66,9 +66,10 @@ public enum NotificationServiceExtensionHost {
     /// The content handler's calls: the first is handed back once the main queue has finished what it
     /// was doing, so a second call made meanwhile is seen.
     private final class Answer: @unchecked Sendable {
-        // Sendable: every field is read and written under `lock`.
+        // Sendable: `first` and `calls` are read and written under `lock`.
         private let lock = NSLock()
-        private var contents: [UNNotificationContent] = []
+        private var first: UNNotificationContent?
+        private var calls = 0
         private let conversation: Conversation
 
         init(conversation: Conversation) {
@@ -76,17 +77,19 @@ public enum NotificationServiceExtensionHost {
         }
 
         func give(_ content: UNNotificationContent) {
-            let first = lock.withLock {
-                contents.append(content.copy() as? UNNotificationContent ?? content)
-                return contents.count == 1
+            let isFirst = lock.withLock {
+                calls += 1
+                // A copy: the extension may go on changing its content object after handing it over.
+                if calls == 1 { first = content.copy() as? UNNotificationContent ?? content }
+                return calls == 1
             }
-            guard first else { return }
+            guard isFirst else { return }
             DispatchQueue.main.async { [self] in
-                let given = lock.withLock { contents }
+                let (given, count) = lock.withLock { (first!, calls) }
                 let message: ServiceExtensionMessage
-                if given.count > 1 {
-                    message = .failure("the extension called the content handler \(given.count) times")
-                } else if let value = given[0].coreValue {
+                if count > 1 {
+                    message = .failure("the extension called the content handler \(count) times")
+                } else if let value = given.coreValue {
                     message = .content(value)
                 } else {
                     message = .failure("the content's userInfo holds values that are not property-list types")

@@ -119,7 +119,7 @@ import Testing
         let ticket = try #require(preparationTicket(try receive(Self.mutable, into: &machine)))
         let whole = machine.takeWhole()
         let core = try JSONDecoder().decode(Machine.Core.self, from: JSONEncoder().encode(try #require(whole.core)))
-        #expect(core.preparing[ticket]?.attempts == 1)
+        #expect(core.preparing?[ticket]?.attempts == 1)
 
         let later = Self.t0.addingTimeInterval(100)
         var restored = Machine(now: whole.now, nextSequence: whole.nextSequence, core: core, categories: [], pending: [], visible: [], queued: [])
@@ -131,7 +131,7 @@ import Testing
         #expect(again.deadline == later.addingTimeInterval(30), "its whole time again")
 
         var secondCore = core
-        secondCore.preparing[ticket]?.attempts = 2
+        secondCore.preparing?[ticket]?.attempts = 2
         var twice = Machine(now: whole.now, nextSequence: whole.nextSequence, core: secondCore, categories: [], pending: [], visible: [], queued: [])
         let interrupted = twice.resume(at: later)
         #expect(interrupted.contains { if case .preparationEnded(ticket, _, .interrupted) = $0 { true } else { false } })

@@ -52,10 +52,19 @@ import Testing
         try Self.png.write(to: site.appendingPathComponent("cover.png"))
         let server = try ChildProcess(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-u", "-m", "http.server", "--bind", "127.0.0.1", "0"],
                                       in: site, name: "http.server")
-        defer { Task { await server.stop() } }
         let serving = try await server.line(containing: "Serving HTTP on")
         let port = try #require(serving.split(separator: " ").firstIndex(of: "port").map { serving.split(separator: " ")[$0 + 1] })
 
+        do {
+            try await tutorialsExtension(imagesOn: port)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    func tutorialsExtension(imagesOn port: Substring) async throws {
         try await RemotePushTests().withLinkedSystem { system in
             let app = try await system.daemon.authorizedApp("com.example.todo")
             let token = try await token(of: app)
@@ -150,6 +159,7 @@ import Testing
             try await push("never")
             await waitUntilPreparing("never", in: &events)
             system.daemon.clock.advance(by: 8)
+            // Reading brings the app up to the clock first: the warning has passed, the deadline not.
             #expect(try await system.daemon.engine.deliveredNotifications("com.example.todo").contains { $0.request.identifier == "never" } == false)
             system.daemon.clock.advance(by: 2)
             let never = await ending(of: "never", in: &events)

@@ -29,9 +29,9 @@ extension NotificationCenterMachine {
         package var awaitingRemoteNotification: [UInt64: RemoteNotification] = [:]
         package var heldRemoteNotification: RemoteNotification?
         package var backgroundBudget: BackgroundPushBudget?
-        /// Pushes the app's service extension is preparing (each with its own deadline). Absent from
-        /// cores stored before service extensions.
-        package var preparing: [UInt64: ContentPreparation] = [:]
+        /// Pushes the app's service extension is preparing (each with its own deadline); `nil` when
+        /// there are none, so that a core without any is stored as before service extensions.
+        package var preparing: [UInt64: ContentPreparation]?
 
         private enum CodingKeys: String, CodingKey {
             case configuration, calendar, timeZone, settings, badge, appState, location, isDeviceLocked, isAppReachable
@@ -45,7 +45,7 @@ extension NotificationCenterMachine {
             promptOptions: AuthorizationOptions, awaitingPresentation: [UInt64: DeliveredNotification],
             awaitingResponse: [UInt64: NotificationResponse], deadlines: [Deadline],
             awaitingRemoteNotification: [UInt64: RemoteNotification], heldRemoteNotification: RemoteNotification?,
-            backgroundBudget: BackgroundPushBudget?, preparing: [UInt64: ContentPreparation] = [:]
+            backgroundBudget: BackgroundPushBudget?, preparing: [UInt64: ContentPreparation]? = nil
         ) {
             self.configuration = configuration
             self.calendar = calendar
@@ -86,30 +86,7 @@ extension NotificationCenterMachine {
             awaitingRemoteNotification = try container.decodeIfPresent([UInt64: RemoteNotification].self, forKey: .awaitingRemoteNotification) ?? [:]
             heldRemoteNotification = try container.decodeIfPresent(RemoteNotification.self, forKey: .heldRemoteNotification)
             backgroundBudget = try container.decodeIfPresent(BackgroundPushBudget.self, forKey: .backgroundBudget)
-            preparing = try container.decodeIfPresent([UInt64: ContentPreparation].self, forKey: .preparing) ?? [:]
-        }
-
-        package func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(configuration, forKey: .configuration)
-            try container.encode(calendar, forKey: .calendar)
-            try container.encode(timeZone, forKey: .timeZone)
-            try container.encode(settings, forKey: .settings)
-            try container.encode(badge, forKey: .badge)
-            try container.encode(appState, forKey: .appState)
-            try container.encodeIfPresent(location, forKey: .location)
-            try container.encode(isDeviceLocked, forKey: .isDeviceLocked)
-            try container.encode(isAppReachable, forKey: .isAppReachable)
-            try container.encodeIfPresent(promptCalls, forKey: .promptCalls)
-            try container.encode(promptOptions, forKey: .promptOptions)
-            try container.encode(awaitingPresentation, forKey: .awaitingPresentation)
-            try container.encode(awaitingResponse, forKey: .awaitingResponse)
-            try container.encode(deadlines, forKey: .deadlines)
-            try container.encode(awaitingRemoteNotification, forKey: .awaitingRemoteNotification)
-            try container.encodeIfPresent(heldRemoteNotification, forKey: .heldRemoteNotification)
-            try container.encodeIfPresent(backgroundBudget, forKey: .backgroundBudget)
-            // Most cores have none: they stay as they were stored before service extensions.
-            if !preparing.isEmpty { try container.encode(preparing, forKey: .preparing) }
+            preparing = try container.decodeIfPresent([UInt64: ContentPreparation].self, forKey: .preparing)
         }
     }
 
@@ -237,7 +214,7 @@ extension NotificationCenterMachine {
         awaitingRemoteNotification = core.awaitingRemoteNotification
         heldRemoteNotification = core.heldRemoteNotification
         backgroundBudget = core.backgroundBudget
-        preparing = core.preparing
+        preparing = core.preparing ?? [:]
         self.nextSequence = nextSequence
         recordedCore = core
         self.categories = Dictionary(categories.map { ($0.identifier, $0) }, uniquingKeysWith: { _, last in last })
@@ -259,10 +236,7 @@ extension NotificationCenterMachine {
             case .remoteNotification: wakeUps.schedule(.remoteNotificationDeadline(deadline.ticket), at: deadline.date)
             }
         }
-        for (ticket, preparation) in core.preparing {
-            if !preparation.warned { wakeUps.schedule(.preparationWarning(ticket), at: preparation.warningDate) }
-            wakeUps.schedule(.preparationDeadline(ticket), at: preparation.deadline)
-        }
+        for ticket in preparing.keys { scheduleWakeUps(ofPreparation: ticket) }
         // A held background push is looked at again at once: the app may be started for it.
         if heldRemoteNotification != nil { wakeUps.schedule(.heldRemoteNotification, at: now) }
     }
@@ -286,7 +260,7 @@ extension NotificationCenterMachine {
             awaitingRemoteNotification: awaitingRemoteNotification,
             heldRemoteNotification: heldRemoteNotification,
             backgroundBudget: backgroundBudget,
-            preparing: preparing
+            preparing: preparing.isEmpty ? nil : preparing
         )
     }
 

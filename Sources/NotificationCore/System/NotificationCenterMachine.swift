@@ -122,7 +122,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
         /// The app did not call the completion handler of `didReceiveRemoteNotification` in time.
         case remoteNotificationTimedOut(ticket: UInt64, RemoteNotification)
         /// Start the app's service extension for a push (its request, with the original content) and
-        /// hand back what it makes with ``NotificationCenterMachine/finishPreparation(ticket:content:)``.
+        /// hand back what it makes with ``NotificationCenterMachine/finishPreparation(ticket:content:failure:)``.
         case prepareContent(ticket: UInt64, ContentPreparation)
         /// Tell the running extension its time is nearly up (`serviceExtensionTimeWillExpire()`).
         case preparationTimeWillExpire(ticket: UInt64)
@@ -554,7 +554,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
     ///
     /// A push marked `mutable-content` goes first through the app's service extension, when it has one
     /// (`serviceExtension`) and the push has something for the person the app may show, as on iOS:
-    /// nothing is shown until the extension hands back the content (``finishPreparation(ticket:content:)``)
+    /// nothing is shown until the extension hands back the content (``finishPreparation(ticket:content:failure:)``)
     /// or its time is up.
     package mutating func receivePush(
         _ request: NotificationRequest, wakingApp remote: RemoteNotification? = nil,
@@ -598,9 +598,15 @@ package struct NotificationCenterMachine: Sendable, Codable {
             effects += endPreparation(older, .failed("replaced by a newer push with the same identifier"), showing: nil)
         }
         preparing[ticket] = preparation
-        wakeUps.schedule(.preparationWarning(ticket), at: preparation.warningDate)
-        wakeUps.schedule(.preparationDeadline(ticket), at: preparation.deadline)
+        scheduleWakeUps(ofPreparation: ticket)
         return effects + [.prepareContent(ticket: ticket, preparation)]
+    }
+
+    /// Schedules when the preparation of `ticket` is warned (unless it was) and when its time is up.
+    mutating func scheduleWakeUps(ofPreparation ticket: UInt64) {
+        guard let preparation = preparing[ticket] else { return }
+        if !preparation.warned { wakeUps.schedule(.preparationWarning(ticket), at: preparation.warningDate) }
+        wakeUps.schedule(.preparationDeadline(ticket), at: preparation.deadline)
     }
 
     /// The app's service extension handed back the content for a push (`content`), or failed (`nil`,
@@ -892,8 +898,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
             preparation.started = max(date, now)
             preparation.warned = false
             preparing[ticket] = preparation
-            wakeUps.schedule(.preparationWarning(ticket), at: preparation.warningDate)
-            wakeUps.schedule(.preparationDeadline(ticket), at: preparation.deadline)
+            scheduleWakeUps(ofPreparation: ticket)
             effects.append(.prepareContent(ticket: ticket, preparation))
         }
         return effects

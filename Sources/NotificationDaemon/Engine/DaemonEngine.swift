@@ -332,30 +332,32 @@ package actor DaemonEngine {
     }
 
     /// Starts the app's extension for the push of `ticket`; what it hands back is stepped into the
-    /// app's machine by ``preparationFinished(_:ticket:result:folder:)``.
+    /// app's machine by ``preparationFinished(_:ticket:result:run:)``.
     private func startServiceExtension(_ app: String, ticket: UInt64, request: NotificationRequest) {
         let key = ServiceExtensionRunner.Key(app: app, ticket: ticket)
         guard let registration = serviceExtension(of: app), let folder = extensionFolder(of: app) else {
-            Task { await preparationFinished(app, ticket: ticket, result: .failure("the app has no service extension now"), folder: nil) }
+            Task { await preparationFinished(app, ticket: ticket, result: .failure("the app has no service extension now"), run: nil) }
             return
         }
         let run = folder.appendingPathComponent("tmp", isDirectory: true).appendingPathComponent("\(ticket)-\(UUID().uuidString)", isDirectory: true)
+        let caches = folder.appendingPathComponent("Caches", isDirectory: true)
         do {
             try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            try FileManager.default.createDirectory(at: folder.appendingPathComponent("Caches", isDirectory: true), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: caches, withIntermediateDirectories: true)
         } catch {
-            Task { await preparationFinished(app, ticket: ticket, result: .failure("its folder could not be made (\(error))"), folder: nil) }
+            Task { await preparationFinished(app, ticket: ticket, result: .failure("its folder could not be made (\(error))"), run: nil) }
             return
         }
-        extensionRunner.start(key, registration: registration, request: request, folder: run) { [weak self] result in
-            Task { await self?.preparationFinished(app, ticket: ticket, result: result, folder: run) }
+        extensionRunner.start(key, registration: registration, request: request, folder: run, caches: caches) { [weak self] result in
+            Task { await self?.preparationFinished(app, ticket: ticket, result: result, run: run) }
         }
     }
 
     /// What an app's service extension handed back for the push of `ticket`: its attachments are
     /// checked and copied into the app's store (only files the extension wrote in its folder), and the
     /// machine shows the new content, or the original when anything is wrong.
-    private func preparationFinished(_ app: String, ticket: UInt64, result: ServiceExtensionResult, folder: URL?) async {
+    /// - Parameter run: the run's own folder, removed once its files are copied.
+    private func preparationFinished(_ app: String, ticket: UInt64, result: ServiceExtensionResult, run: URL?) async {
         var content: NotificationContent?
         var failure: String?
         var copies: URL?
@@ -363,12 +365,10 @@ package actor DaemonEngine {
         switch result {
         case .content(let answer):
             content = answer
-            if !answer.attachments.isEmpty, let store, let folder {
+            if !answer.attachments.isEmpty, let store, let folder = extensionFolder(of: app) {
                 let request = NotificationRequest(identifier: "prepared", content: answer, trigger: .push)
                 do throws(DaemonError) {
-                    let (stored, folderOfCopies) = try await Self.copyAttachments(
-                        of: request, into: store, from: folder.deletingLastPathComponent().deletingLastPathComponent()
-                    )
+                    let (stored, folderOfCopies) = try await Self.copyAttachments(of: request, into: store, from: folder)
                     content = stored.content
                     copies = folderOfCopies
                 } catch {
@@ -379,7 +379,7 @@ package actor DaemonEngine {
         case .failure(let reason):
             failure = reason
         }
-        if let folder { try? FileManager.default.removeItem(at: folder) }
+        if let run { try? FileManager.default.removeItem(at: run) }
         do {
             let ended = try await step(app) { (machine: inout NotificationCenterMachine) throws(Never) in
                 let effects = machine.finishPreparation(ticket: ticket, content: content, failure: failure)

@@ -68,6 +68,7 @@ final class ServiceExtensionRunner: Sendable {
         var registration: ServiceExtensionRegistration
         var request: NotificationRequest
         var folder: URL
+        var caches: URL
         var onEnd: @Sendable (ServiceExtensionResult) -> Void
     }
 
@@ -106,11 +107,12 @@ final class ServiceExtensionRunner: Sendable {
     /// Starts the app's extension for a push, now or when a slot frees; `onEnd` is called once, unless
     /// the run is stopped first.
     ///
-    /// - Parameter folder: the extension's folder for this run: its `TMPDIR`, and where its files
-    ///   must be. `XDG_CACHE_HOME` is the `Caches` folder beside it.
-    func start(_ key: Key, registration: ServiceExtensionRegistration, request: NotificationRequest, folder: URL,
+    /// - Parameters:
+    ///   - folder: the extension's folder for this run, its `TMPDIR` and working directory.
+    ///   - caches: its `XDG_CACHE_HOME`, kept from run to run.
+    func start(_ key: Key, registration: ServiceExtensionRegistration, request: NotificationRequest, folder: URL, caches: URL,
                onEnd: @escaping @Sendable (ServiceExtensionResult) -> Void) {
-        let run = Run(key: key, registration: registration, request: request, folder: folder, onEnd: onEnd)
+        let run = Run(key: key, registration: registration, request: request, folder: folder, caches: caches, onEnd: onEnd)
         let startNow = state.withLock { state -> Bool in
             guard state.running.count + state.launching.count < limits.running else {
                 state.waiting.append(run)
@@ -300,8 +302,7 @@ final class ServiceExtensionRunner: Sendable {
             if let value = inherited[name] { environment[name] = value }
         }
         environment["TMPDIR"] = run.folder.path
-        environment["XDG_CACHE_HOME"] = run.folder.deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Caches", isDirectory: true).path
+        environment["XDG_CACHE_HOME"] = run.caches.path
         environment["UNOTIFY_EXTENSION_FOR"] = run.key.app
         return environment
     }
