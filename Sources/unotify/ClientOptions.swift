@@ -49,12 +49,7 @@ func segment(_ value: String) -> String {
 func describe(_ shown: LocalAPI.VisibleNotification) -> String {
     let content = shown.notification.request.content
     var text = "[\(shown.bundleIdentifier)] \(shown.notification.request.identifier)"
-    var how: [String] = []
-    if shown.presentation.banner { how.append("banner") }
-    if shown.presentation.list { how.append("list") }
-    if shown.presentation.lockScreen { how.append("lock screen") }
-    if shown.presentation.sound { how.append("sound") }
-    if let badge = shown.presentation.badge { how.append("badge \(badge)") }
+    let how = shown.presentation.parts
     text += " (\(how.isEmpty ? "not shown" : how.joined(separator: ", ")); \(shown.presentation.isQuiet ? "quiet" : "alerting"))"
     let words = [content.title, content.subtitle, content.body].filter { !$0.isEmpty }
     if !words.isEmpty { text += "\n    " + words.joined(separator: " — ") }

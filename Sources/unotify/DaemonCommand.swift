@@ -95,6 +95,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The gateway's sandbox port.") var sandboxPort = 2197
     @Option(name: .long, help: "The gateway's production port.") var productionPort = 2198
     @Option(name: .long, help: "The gateway's device-link port.") var deviceLinkPort = 2199
+    @OptionGroup var deliveryLog: DeliveryLogOptions
 
     func run() async throws {
         umask(0o077)
@@ -103,6 +104,7 @@ struct ServeCommand: AsyncParsableCommand {
         gatewayConfiguration.sandboxPort = sandboxPort
         gatewayConfiguration.productionPort = productionPort
         gatewayConfiguration.deviceLinkPort = deviceLinkPort
+        deliveryLog.apply(to: &gatewayConfiguration)
         let (linkPorts, linkPort) = AsyncStream.makeStream(of: Int.self)
         let gateway = try await PushGatewayServices(configuration: gatewayConfiguration, logger: options.logger,
                                                     onDeviceLinkListening: { linkPort.yield($0) })

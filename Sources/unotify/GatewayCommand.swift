@@ -62,10 +62,12 @@ struct GatewayCommand: AsyncParsableCommand {
         @Flag(name: .long, help: "Refuse a key of the other environment with BadEnvironmentKeyIdInToken, as Apple's documentation spells it, instead of BadEnvironmentKeyInToken, as APNs sends it.")
         var documentedEnvironmentReason = false
         @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
+        @OptionGroup var deliveryLog: DeliveryLogOptions
 
         func run() async throws {
             umask(0o077)
             var configuration = GatewayConfiguration(dataDirectory: location.directory)
+            deliveryLog.apply(to: &configuration)
             configuration.host = host
             configuration.sandboxPort = sandboxPort
             configuration.productionPort = productionPort
@@ -353,8 +355,26 @@ struct GatewayCommand: AsyncParsableCommand {
 }
 
 
+/// How long the gateway's delivery log keeps pushes, and how many.
+struct DeliveryLogOptions: ParsableArguments {
+    @Option(name: .long, help: "Days the delivery log keeps a push after it was accepted (longer while it is still stored); 0 keeps no log.")
+    var deliveryLogDays: Double = 7
+    @Option(name: .long, help: "The most pushes the delivery log keeps; the oldest go first.")
+    var deliveryLogLimit = 1_000_000
+
+    func validate() throws {
+        guard deliveryLogDays >= 0, deliveryLogDays <= 366 else { throw ValidationError("--delivery-log-days is between 0 and 366.") }
+        guard deliveryLogLimit >= 1 else { throw ValidationError("--delivery-log-limit is at least 1.") }
+    }
+
+    func apply(to configuration: inout GatewayConfiguration) {
+        configuration.deliveryLogRetention = deliveryLogDays * 86_400
+        configuration.deliveryLogLimit = deliveryLogLimit
+    }
+}
+
 /// Runs a store call, turning its error into the message a person reads.
-private func gatewayCall<T>(_ body: () async throws -> T) async throws -> T {
+func gatewayCall<T>(_ body: () async throws -> T) async throws -> T {
     do {
         return try await body()
     } catch let error as GatewayError {

@@ -10,11 +10,50 @@ import NotificationDaemon
 import NotificationDaemonClient
 import PushGateway
 
-/// `unotify push`: a push to an app on this device (as `xcrun simctl push`), or to a device token
-/// through a gateway (as a provider sends it, with Apple's provider API).
+/// `unotify push`: sends a push, or shows where one went (`unotify push status`).
 struct PushCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "push",
+        abstract: "Send a push (to an app on this device, or through a gateway), or see where one went (`unotify push status`).",
+        subcommands: [SendPush.self, PushStatus.self],
+        defaultSubcommand: SendPush.self
+    )
+}
+
+/// The gateway a command speaks to as a provider, and the provider's key.
+struct ProviderOptions: ParsableArguments {
+    @Option(name: .long, help: "The gateway's provider endpoint.") var gateway = "https://localhost:2197"
+    @Option(name: .long, help: "The gateway's certificate authority (default: ca.pem of the local gateway).") var ca: String?
+    @Option(name: .long, help: "The provider's .p8 key.") var key: String?
+    @Option(name: .long, help: "The key's identifier.") var keyId: String?
+    @Option(name: .long, help: "The team's identifier.") var team: String?
+
+    /// A client trusting the gateway's authority, and a fresh provider token.
+    func client(defaultAuthority: String) throws -> (HTTPClient, String) {
+        guard let key, let keyId, let team else {
+            throw ValidationError("As a provider, give --key, --key-id and --team (see `unotify gateway keys create`).")
+        }
+        let privateKey: P256.Signing.PrivateKey
+        do {
+            privateKey = try P256.Signing.PrivateKey(pemRepresentation: try String(contentsOfFile: key, encoding: .utf8))
+        } catch {
+            throw ValidationError("\(key) is not a P-256 private key in PEM (a .p8).")
+        }
+        let authority = ca ?? defaultAuthority
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if FileManager.default.fileExists(atPath: authority) {
+            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(authority))
+        }
+        let token = try ProviderToken.make(keyID: keyId, teamID: team, issuedAt: Int64(Date().timeIntervalSince1970), key: privateKey)
+        return (HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls)), token)
+    }
+}
+
+/// `unotify push [send]`: a push to an app on this device (as `xcrun simctl push`), or to a device
+/// token through a gateway (as a provider sends it, with Apple's provider API).
+struct SendPush: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "send",
         abstract: "Send a push: to an app on this device (like `xcrun simctl push`), or to a device token through a gateway.",
         discussion: """
             To an app on this device: `unotify push com.example.todo payload.apns` (or `-` to read standard input, or --payload '{"aps":…}'). An .apns file (Xcode's format) may name its app with a top-level "Simulator Target Bundle" key; the bundle identifier given here wins.
@@ -29,11 +68,7 @@ struct PushCommand: AsyncParsableCommand {
     @Option(name: .customLong("collapse-id"), help: "apns-collapse-id: a later push with the same one replaces it.") var collapseID: String?
 
     @Option(name: .long, help: "Send through a gateway to this device token, as a provider.") var token: String?
-    @Option(name: .long, help: "The gateway's provider endpoint.") var gateway = "https://localhost:2197"
-    @Option(name: .long, help: "The gateway's certificate authority (default: ca.pem of the local gateway).") var ca: String?
-    @Option(name: .long, help: "The provider's .p8 key.") var key: String?
-    @Option(name: .long, help: "The key's identifier.") var keyId: String?
-    @Option(name: .long, help: "The team's identifier.") var team: String?
+    @OptionGroup var provider: ProviderOptions
     @Option(name: .long, help: "apns-push-type.") var pushType = "alert"
     @Option(name: .long, help: "apns-priority.") var priority: Int?
     @Option(name: .long, help: "apns-expiration, in seconds since 1970 (0: now or never).") var expiration: Int?
@@ -78,25 +113,11 @@ struct PushCommand: AsyncParsableCommand {
     }
 
     private func sendThroughGateway(to token: String, topic: String, payload: String) async throws {
-        guard let key, let keyId, let team else {
-            throw ValidationError("Through a gateway, a push is signed as a provider's: give --key, --key-id and --team (see `unotify gateway keys create`).")
-        }
-        let privateKey: P256.Signing.PrivateKey
-        do {
-            privateKey = try P256.Signing.PrivateKey(pemRepresentation: try String(contentsOfFile: key, encoding: .utf8))
-        } catch {
-            throw ValidationError("\(key) is not a P-256 private key in PEM (a .p8).")
-        }
-        let authority = ca ?? location.configuration.dataDirectory.appendingPathComponent("gateway/ca.pem").path
-        var tls = TLSConfiguration.makeClientConfiguration()
-        if FileManager.default.fileExists(atPath: authority) {
-            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(authority))
-        }
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls))
+        let (client, providerToken) = try provider.client(defaultAuthority: location.configuration.dataDirectory.appendingPathComponent("gateway/ca.pem").path)
         defer { _ = client.shutdown() as EventLoopFuture<Void> }
-        var request = HTTPClientRequest(url: gateway + "/3/device/" + token)
+        var request = HTTPClientRequest(url: provider.gateway + "/3/device/" + token)
         request.method = .POST
-        request.headers.add(name: "authorization", value: "bearer " + (try ProviderToken.make(keyID: keyId, teamID: team, issuedAt: Int64(Date().timeIntervalSince1970), key: privateKey)))
+        request.headers.add(name: "authorization", value: "bearer " + providerToken)
         request.headers.add(name: "apns-topic", value: topic)
         request.headers.add(name: "apns-push-type", value: pushType)
         if let priority { request.headers.add(name: "apns-priority", value: String(priority)) }
@@ -109,6 +130,66 @@ struct PushCommand: AsyncParsableCommand {
         guard response.status == .ok else {
             throw ValidationError("\(response.status.code) \(body) (apns-id \(apnsID))")
         }
-        print("200 apns-id \(apnsID)")
+        // The development environment names the push for its delivery log, as APNs does.
+        print("200 apns-id \(apnsID)" + (response.headers.first(name: "apns-unique-id").map { " apns-unique-id \($0)" } ?? ""))
+    }
+}
+
+/// `unotify push status <id>`: every stage of a push in the gateway's delivery log.
+struct PushStatus: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show where a push went: every stage of it in the gateway's delivery log.",
+        discussion: """
+            Give the push's apns-id (or the apns-unique-id the sandbox endpoint answers with). Read from the local gateway's database by default; with --key, --key-id and --team, from a gateway's provider API as that provider (which sees only its own pushes).
+            """
+    )
+
+    @Argument(help: "The push's apns-id or apns-unique-id.") var id: String
+    @OptionGroup var location: GatewayLocation
+    @OptionGroup var provider: ProviderOptions
+    @Flag(name: .long, help: "Print the log as JSON, as the provider API answers it.") var json = false
+
+    func run() async throws {
+        let log: DeliveryLogResponse
+        if provider.key != nil {
+            log = try await readFromGateway()
+        } else {
+            let records = try await gatewayCall { try await location.store().deliveryRecords(matching: id) }
+            guard !records.isEmpty else { throw ValidationError("No push \(id) in the delivery log of the gateway at \(location.directory.path).") }
+            log = DeliveryLogResponse(id: id, records: records)
+        }
+        if json { return try printJSON(log) }
+        for push in log.pushes { print(Self.describe(push)) }
+    }
+
+    private func readFromGateway() async throws -> DeliveryLogResponse {
+        let (client, token) = try provider.client(defaultAuthority: location.directory.appendingPathComponent("ca.pem").path)
+        defer { _ = client.shutdown() as EventLoopFuture<Void> }
+        var request = HTTPClientRequest(url: provider.gateway + DeliveryLogResponse.pathPrefix + segment(id))
+        request.headers.add(name: "authorization", value: "bearer " + token)
+        let response = try await client.execute(request, timeout: .seconds(30))
+        let body = try await response.body.collect(upTo: 1 << 22)
+        guard response.status == .ok else {
+            throw ValidationError(response.status == .notFound ? "No push \(id) of yours in the gateway's delivery log." : "\(response.status.code) \(String(buffer: body))")
+        }
+        return try JSONDecoder().decode(DeliveryLogResponse.self, from: Data(body.readableBytesView))
+    }
+
+    /// A push and its stages, one per line, with local times to the millisecond (each as the clock
+    /// that recorded it: the device's own for what it reports).
+    static func describe(_ push: DeliveryLogResponse.Push) -> String {
+        var lines = ["push \(push.apnsUniqueId) (apns-id \(push.apnsId)): \(push.pushType) to \(push.topic), token \(push.deviceToken.prefix(16))…, "
+            + "\(push.payloadBytes) bytes, priority \(push.priority)" + (push.collapseId.map { ", collapse id \($0)" } ?? "")]
+        let format = DateFormatter()
+        format.locale = Locale(identifier: "en_US_POSIX")
+        format.dateFormat = "yyyy-MM-dd HH:mm:ss.SSS"
+        let width = push.stages.map(\.stage.count).max() ?? 0
+        for stage in push.stages {
+            let at = format.string(from: Date(timeIntervalSince1970: Double(stage.timestamp) / 1000))
+            let line = "  \(at)  " + (stage.detail.map { stage.stage.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0 } ?? stage.stage)
+            lines.append(line)
+        }
+        return lines.joined(separator: "\n")
     }
 }

@@ -55,10 +55,39 @@ import Testing
         try await store.save([save], bootID: "boot")
         #expect(try await store.linkSequence() == 3)
         #expect(try await store.app("com.example.a")?.machine.deliveredNotifications.map(\.request.identifier) == ["p"])
-        try await store.saveLinkSequence(2)
+        try await store.saveLinkSequence(2, reports: [])
         #expect(try await store.linkSequence() == 3)
-        try await store.saveLinkSequence(9)
+        try await store.saveLinkSequence(9, reports: [])
         #expect(try await store.linkSequence() == 9)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func deliveryReportsAreSavedWithTheirStepAndForgottenOnceTheGatewayHasThem(_ kind: StoreKind) async throws {
+        let store = try kind.make()
+        #expect(try await store.deliveryReports(limit: 10)?.through == nil)
+        var stored = try app("com.example.a")
+        try await store.insert(stored)
+        stored.machine.startRecordingChanges()
+        var content = NotificationContent()
+        content.title = "push"
+        var request = NotificationRequest(identifier: "p", content: content, trigger: .push)
+        request.pushUniqueID = "unique-1"
+        _ = stored.machine.receivePush(request)
+        let save = AppSave(bundleIdentifier: "com.example.a", machine: &stored.machine)
+        #expect(save.deliveryReports.map(\.uniqueID) == ["unique-1"])
+        try await store.save([save], bootID: "boot")
+        try await store.saveLinkSequence(4, reports: [DeliveryLog.Report(uniqueID: "unique-2", stage: .notShown, at: Date(), detail: "the app is not on the device")])
+
+        let first = try #require(try await store.deliveryReports(limit: 1))
+        #expect(first.reports.map(\.uniqueID) == ["unique-1"])
+        let all = try #require(try await store.deliveryReports(limit: 10))
+        #expect(all.reports.map(\.uniqueID) == ["unique-1", "unique-2"])
+        #expect(all.reports[1].detail == "the app is not on the device")
+        #expect(all.through > first.through)
+        try await store.forgetDeliveryReports(through: first.through)
+        #expect(try await store.deliveryReports(limit: 10)?.reports.map(\.uniqueID) == ["unique-2"])
+        try await store.forgetDeliveryReports(through: all.through)
+        #expect(try await store.deliveryReports(limit: 10)?.through == nil)
     }
 
     @Test(arguments: StoreKind.allCases)

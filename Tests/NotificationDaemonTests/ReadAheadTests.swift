@@ -67,7 +67,13 @@ final class InstrumentedStore: DaemonStore {
     func saveDeviceState(_ state: DeviceState) async throws(DaemonError) { try await base.saveDeviceState(state) }
     func earliestWakeUp() async throws(DaemonError) -> Date? { try await base.earliestWakeUp() }
     func linkSequence() async throws(DaemonError) -> Int64 { try await base.linkSequence() }
-    func saveLinkSequence(_ sequence: Int64) async throws(DaemonError) { try await base.saveLinkSequence(sequence) }
+    func saveLinkSequence(_ sequence: Int64, reports: [DeliveryLog.Report]) async throws(DaemonError) {
+        try await base.saveLinkSequence(sequence, reports: reports)
+    }
+    func deliveryReports(limit: Int) async throws(DaemonError) -> (through: Int64, reports: [DeliveryLog.Report])? {
+        try await base.deliveryReports(limit: limit)
+    }
+    func forgetDeliveryReports(through number: Int64) async throws(DaemonError) { try await base.forgetDeliveryReports(through: number) }
 }
 
 /// An app about to fire is read into the engine's cache before its time, so that firing it does not

@@ -60,6 +60,9 @@ import Testing
         /// The provider's JWT, made once: a new one on the same connection within 20 minutes would be
         /// `429 TooManyProviderTokenUpdates`, as on APNs.
         var bearer: String
+        /// The provider's signing key, and the gateway's folder (its database, `ca.pem`).
+        var signingKey: P256.Signing.PrivateKey
+        var gatewayFolder: URL
 
         /// Sends a push as a provider does.
         func send(to token: String, _ payload: String, headers: [String: String] = [:]) async throws -> HTTPClientResponse {
@@ -110,7 +113,8 @@ import Testing
                     _ = await linked.next()
                     try await body(LinkedSystem(daemon: daemon, link: link, gateway: gateway, http: http, sandboxPort: bound["sandbox"]!,
                                                    bearer: try ProviderToken.make(keyID: "KEY1234567", teamID: "TEAM123456",
-                                                                                  issuedAt: Int64(Date().timeIntervalSince1970), key: signingKey)))
+                                                                                  issuedAt: Int64(Date().timeIntervalSince1970), key: signingKey),
+                                                   signingKey: signingKey, gatewayFolder: folder))
                 }
             } catch {
                 try? await http.shutdown()

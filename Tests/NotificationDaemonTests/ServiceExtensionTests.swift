@@ -75,6 +75,7 @@ import Testing
             #expect(try OpenAPISpec().problems(method: "PUT", path: "/v1/service-extension", status: registered.status,
                                                contentType: registered.contentType, body: registered.body) == [])
             var events = await system.daemon.engine.watch().events.makeAsyncIterator()
+            var confirmations = system.link.reportsConfirmed.makeAsyncIterator()
 
             let payload = #"{"aps":{"alert":{"title":"Image Notification","body":"Show me an image from web!"},"mutable-content":1},"image":"http://127.0.0.1:\#(port)/cover.png"}"#
             let response = try await system.send(to: token, payload, headers: ["apns-collapse-id": "mutableContent"])
@@ -98,6 +99,13 @@ import Testing
             #expect(try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("tmp").path).isEmpty)
             let cached = try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("Caches").path)
             #expect(cached.filter { $0.hasSuffix(".png") }.count == 1, "\(cached)")
+            // The delivery log shows the extension's work between the link and the person.
+            let apnsID = try #require(response.headers.first(name: "apns-id"))
+            let stages = try await system.stages(of: apnsID, once: "presented", confirmations: &confirmations)
+            #expect(stages.filter { !["sent", "acknowledged"].contains($0.stage) }.map { "\($0.stage) \($0.detail ?? "")" } == [
+                "accepted key KEY1234567", "stored queued for the linked device", "preparing service extension started", "prepared prepared",
+                "presented banner, list, lock screen",
+            ])
 
             // A push without `mutable-content` is shown as it comes, without the extension.
             let plain = try await system.send(to: token, #"{"aps":{"alert":{"title":"Plain","body":"As sent"}}}"#, headers: ["apns-collapse-id": "plain"])

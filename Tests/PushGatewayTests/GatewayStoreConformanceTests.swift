@@ -122,10 +122,10 @@ import Testing
     @Test(arguments: Kind.allCases)
     func pushesQueueInOrderPerDeviceUntilAcknowledged(kind: Kind) async throws {
         try await withDevice(kind) { store, _ in
-            let stored = try await store.enqueue([push(id: "a"), push("device-2", token: "bb01", id: "b"), push(id: "c")])
+            let stored = try await store.enqueue([push(id: "a"), push("device-2", token: "bb01", id: "b"), push(id: "c")], at: Self.t0)
             #expect(stored.map(\.apnsID) == ["a", "b", "c"])
             #expect(stored[0].sequence < stored[1].sequence && stored[1].sequence < stored[2].sequence)
-            let later = try await store.enqueue([push(id: "d")])
+            let later = try await store.enqueue([push(id: "d")], at: Self.t0)
             #expect(later[0].sequence > stored[2].sequence)
 
             #expect(try await store.pushes(for: "device-1", after: 0, now: Self.t0, limit: 10).map(\.apnsID) == ["a", "c", "d"])
@@ -133,7 +133,7 @@ import Testing
             #expect(try await store.pushes(for: "device-1", after: 0, now: Self.t0, limit: 2).map(\.apnsID) == ["a", "c"])
             #expect(try await store.pushes(for: "device-2", after: 0, now: Self.t0, limit: 10).map(\.apnsID) == ["b"])
 
-            try await store.acknowledge(deviceID: "device-1", through: stored[2].sequence)
+            try await store.acknowledge(deviceID: "device-1", through: stored[2].sequence, at: Self.t0, sent: [])
             #expect(try await store.pushes(for: "device-1", after: 0, now: Self.t0, limit: 10).map(\.apnsID) == ["d"])
             #expect(try await store.pushes(for: "device-2", after: 0, now: Self.t0, limit: 10).map(\.apnsID) == ["b"])
             // Everything of a push comes back as it went in.
@@ -151,15 +151,15 @@ import Testing
             return push
         }
         try await withDevice(kind) { store, opened in
-            let live = try await store.enqueue([push(id: "live")])[0]
+            let live = try await store.enqueue([push(id: "live")], at: Self.t0)[0]
             let stored = try await store.enqueue([
                 held("background-1", priority: 5), held("alert-1", priority: 10), held("background-2", priority: 5),
                 held("expired", priority: 10, expires: Self.t0 + 1), held("alert-2", priority: 10),
-            ])
+            ], at: Self.t0)
             // Held pushes have no place in the device's order yet, and an acknowledgement past their
             // stored sequences does not drop them.
             #expect(try await store.pushes(for: "device-1", after: 0, now: Self.t0 + 10, limit: 10).map(\.apnsID) == ["live"])
-            try await store.acknowledge(deviceID: "device-1", through: stored.map(\.sequence).max()!)
+            try await store.acknowledge(deviceID: "device-1", through: stored.map(\.sequence).max()!, at: Self.t0, sent: [])
             #expect(try await store.pushes(for: "device-1", after: 0, now: Self.t0 + 10, limit: 10).isEmpty)
             // They keep being held across a restart.
             let store = try opened.reopen()
@@ -184,11 +184,11 @@ import Testing
     @Test(arguments: Kind.allCases)
     func aCollapseIDReplacesTheQueuedPushOfTheSameToken(kind: Kind) async throws {
         try await withDevice(kind) { store, _ in
-            _ = try await store.enqueue([push(id: "score-1", collapse: "score"), push(token: "aa02", id: "other-token", collapse: "score")])
-            _ = try await store.enqueue([push(id: "score-2", collapse: "score"), push(id: "plain")])
+            _ = try await store.enqueue([push(id: "score-1", collapse: "score"), push(token: "aa02", id: "other-token", collapse: "score")], at: Self.t0)
+            _ = try await store.enqueue([push(id: "score-2", collapse: "score"), push(id: "plain")], at: Self.t0)
             #expect(try await store.pushes(for: "device-1", after: 0, now: Self.t0, limit: 10).map(\.apnsID) == ["other-token", "score-2", "plain"])
             // Within one batch too, the later one wins.
-            _ = try await store.enqueue([push(id: "score-3", collapse: "score"), push(id: "score-4", collapse: "score")])
+            _ = try await store.enqueue([push(id: "score-3", collapse: "score"), push(id: "score-4", collapse: "score")], at: Self.t0)
             #expect(try await store.pushes(for: "device-1", after: 0, now: Self.t0, limit: 10).map(\.apnsID) == ["other-token", "plain", "score-4"])
         }
     }
@@ -196,7 +196,7 @@ import Testing
     @Test(arguments: Kind.allCases)
     func expiredPushesAreNeitherDeliveredNorKept(kind: Kind) async throws {
         try await withDevice(kind) { store, _ in
-            _ = try await store.enqueue([push(id: "short", expires: Self.t0 + 10), push(id: "long", expires: Self.t0 + 1000)])
+            _ = try await store.enqueue([push(id: "short", expires: Self.t0 + 10), push(id: "long", expires: Self.t0 + 1000)], at: Self.t0)
             #expect(try await store.pushes(for: "device-1", after: 0, now: Self.t0 + 10, limit: 10).map(\.apnsID) == ["long"])
             #expect(try await store.removeExpired(before: Self.t0 + 10) == 1)
             #expect(try await store.removeExpired(before: Self.t0 + 10) == 0)
@@ -206,7 +206,7 @@ import Testing
     @Test(arguments: Kind.allCases)
     func unregisteringDropsWhatWasQueuedForTheApp(kind: Kind) async throws {
         try await withDevice(kind) { store, _ in
-            _ = try await store.enqueue([push(id: "todo"), push(app: "com.example.chat", id: "chat")])
+            _ = try await store.enqueue([push(id: "todo"), push(app: "com.example.chat", id: "chat")], at: Self.t0)
             try await store.unregister(deviceID: "device-1", bundleIdentifier: "com.example.todo", at: Self.t0)
             #expect(try await store.pushes(for: "device-1", after: 0, now: Self.t0, limit: 10).map(\.apnsID) == ["chat"])
         }
@@ -218,7 +218,7 @@ import Testing
             try await store.addTeam("TEAM123456", name: "Example")
             try await store.addApp("com.example.todo", team: "TEAM123456")
             _ = try await store.register(Registration(token: "aa01", deviceID: "device-1", bundleIdentifier: "com.example.todo", environment: .sandbox, registeredAt: Self.t0))
-            let stored = try await store.enqueue([push(id: "kept")])
+            let stored = try await store.enqueue([push(id: "kept")], at: Self.t0)
             let reopened = try opened.reopen()
             #expect(try await reopened.providers().appsByTeam == ["TEAM123456": ["com.example.todo"]])
             #expect(try await reopened.registration(token: "aa01")?.deviceID == "device-1")
@@ -230,7 +230,7 @@ import Testing
     @Test(arguments: Kind.allCases)
     func aRemovedDeviceCannotLinkLosesItsPushesAndStaysRemoved(kind: Kind) async throws {
         try await withDevice(kind) { store, opened in
-            _ = try await store.enqueue([push(id: "a")])
+            _ = try await store.enqueue([push(id: "a")], at: Self.t0)
             #expect(try await store.deviceStandings().isEmpty)
             try await store.setDeviceDisabled("device-2", true)
             try await store.removeDevice("device-1", at: Self.t0 + 60)
@@ -261,8 +261,8 @@ import Testing
 
             var latest = push(id: "c")
             latest.replacesQueued = true
-            _ = try await store.enqueue([push(id: "a"), push(token: "bb02", id: "other-token"), push(id: "b")])
-            _ = try await store.enqueue([latest])
+            _ = try await store.enqueue([push(id: "a"), push(token: "bb02", id: "other-token"), push(id: "b")], at: Self.t0)
+            _ = try await store.enqueue([latest], at: Self.t0)
             let queued = try await store.pushes(for: "device-1", after: 0, now: Self.t0, limit: 10).map(\.apnsID)
             #expect(queued == ["other-token", "c"])
             try await store.setKeepsLatestOnly("com.example.todo", false)

@@ -61,8 +61,10 @@ import Testing
         #expect(try admission.admit(push(expiration: Int64(now.timeIntervalSince1970) + 600), registration: Self.registration, deviceIsConnected: false).get()
             == .queue(deviceID: "device-1", expiresAt: now + 600))
         // Already expired, or for now only while the device is away: accepted, not kept.
-        #expect(try admission.admit(push(expiration: Int64(now.timeIntervalSince1970) - 1), registration: Self.registration, deviceIsConnected: true).get() == .drop)
-        #expect(try admission.admit(push(expiration: 0), registration: Self.registration, deviceIsConnected: false).get() == .drop)
+        #expect(try admission.admit(push(expiration: Int64(now.timeIntervalSince1970) - 1), registration: Self.registration, deviceIsConnected: true).get()
+                == .drop(because: "its apns-expiration had passed when it arrived"))
+        #expect(try admission.admit(push(expiration: 0), registration: Self.registration, deviceIsConnected: false).get()
+                == .drop(because: "for now only (apns-expiration 0), and the device was not linked"))
         #expect(try admission.admit(push(expiration: 0), registration: Self.registration, deviceIsConnected: true).get()
             == .queue(deviceID: "device-1", expiresAt: now + 30))
     }

@@ -22,10 +22,13 @@ package enum DeviceLink {
         package var payload: String
         /// Seconds since 1970.
         package var receivedAt: Double
+        /// The push's `apns-unique-id`: what the device names it by when it reports its stages for
+        /// the delivery log. Absent for a push stored before the gateway kept a log.
+        package var uniqueID: String?
 
         package init(
             sequence: Int64, token: String, bundleIdentifier: String, environment: APNs.Environment, apnsID: String, pushType: APNs.PushType,
-            priority: Int, expiresAt: Double, collapseID: String?, payload: String, receivedAt: Double
+            priority: Int, expiresAt: Double, collapseID: String?, payload: String, receivedAt: Double, uniqueID: String? = nil
         ) {
             self.sequence = sequence
             self.token = token
@@ -38,6 +41,7 @@ package enum DeviceLink {
             self.collapseID = collapseID
             self.payload = payload
             self.receivedAt = receivedAt
+            self.uniqueID = uniqueID
         }
     }
 
@@ -48,6 +52,8 @@ package enum DeviceLink {
         case registered(requestID: String, token: String, bundleIdentifier: String, environment: APNs.Environment)
         case unregistered(requestID: String, bundleIdentifier: String)
         case error(requestID: String?, code: String, message: String)
+        /// The device's delivery-log reports up to `through` are recorded: it may forget them.
+        case reported(through: Int64)
     }
 
     /// What the device sends.
@@ -55,12 +61,15 @@ package enum DeviceLink {
         case ack(through: Int64)
         case register(requestID: String, bundleIdentifier: String, environment: APNs.Environment)
         case unregister(requestID: String, bundleIdentifier: String)
+        /// Stages of pushes the device received, for the delivery log, numbered by the device up to
+        /// `through`; sent again until the gateway answers `reported`.
+        case report(through: Int64, reports: [DeliveryLog.Report])
     }
 }
 
 extension DeviceLink.GatewayMessage: Codable {
     private enum CodingKeys: String, CodingKey {
-        case type, deviceID, window, requestID, token, bundleIdentifier, environment, code, message
+        case type, deviceID, window, requestID, token, bundleIdentifier, environment, code, message, through
     }
 
     package init(from decoder: any Decoder) throws {
@@ -82,6 +91,8 @@ extension DeviceLink.GatewayMessage: Codable {
         case "error":
             self = .error(requestID: try container.decodeIfPresent(String.self, forKey: .requestID),
                           code: try container.decode(String.self, forKey: .code), message: try container.decode(String.self, forKey: .message))
+        case "reported":
+            self = .reported(through: try container.decode(Int64.self, forKey: .through))
         case let other:
             throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "Unknown message type \(other).")
         }
@@ -112,13 +123,16 @@ extension DeviceLink.GatewayMessage: Codable {
             try container.encodeIfPresent(requestID, forKey: .requestID)
             try container.encode(code, forKey: .code)
             try container.encode(message, forKey: .message)
+        case .reported(let through):
+            try container.encode("reported", forKey: .type)
+            try container.encode(through, forKey: .through)
         }
     }
 }
 
 extension DeviceLink.DeviceMessage: Codable {
     private enum CodingKeys: String, CodingKey {
-        case type, through, requestID, bundleIdentifier, environment
+        case type, through, requestID, bundleIdentifier, environment, reports
     }
 
     package init(from decoder: any Decoder) throws {
@@ -133,6 +147,9 @@ extension DeviceLink.DeviceMessage: Codable {
         case "unregister":
             self = .unregister(requestID: try container.decode(String.self, forKey: .requestID),
                                bundleIdentifier: try container.decode(String.self, forKey: .bundleIdentifier))
+        case "report":
+            self = .report(through: try container.decode(Int64.self, forKey: .through),
+                           reports: try container.decode([DeliveryLog.Report].self, forKey: .reports))
         case let other:
             throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "Unknown message type \(other).")
         }
@@ -153,6 +170,10 @@ extension DeviceLink.DeviceMessage: Codable {
             try container.encode("unregister", forKey: .type)
             try container.encode(requestID, forKey: .requestID)
             try container.encode(bundleIdentifier, forKey: .bundleIdentifier)
+        case .report(let through, let reports):
+            try container.encode("report", forKey: .type)
+            try container.encode(through, forKey: .through)
+            try container.encode(reports, forKey: .reports)
         }
     }
 }

@@ -72,6 +72,9 @@ package struct NotificationRequest: Sendable, Hashable, Codable {
     }
     /// `nil` delivers the notification right away.
     package var trigger: NotificationTrigger?
+    /// For a request that came from a push through a gateway: the push's `apns-unique-id`, which the
+    /// device's reports to the delivery log name. Only the push service sets it.
+    package var pushUniqueID: String?
     private var contentBox: ContentBox
 
     package init(identifier: String, content: NotificationContent, trigger: NotificationTrigger?) {
@@ -107,7 +110,7 @@ package struct NotificationRequest: Sendable, Hashable, Codable {
     private static let attachmentsKey = Data("attachments".utf8)
 
     private enum CodingKeys: String, CodingKey {
-        case identifier, content, trigger
+        case identifier, content, trigger, pushUniqueID
     }
 
     package init(from decoder: any Decoder) throws {
@@ -117,6 +120,7 @@ package struct NotificationRequest: Sendable, Hashable, Codable {
             content: try container.decodeIfPresent(NotificationContent.self, forKey: .content) ?? NotificationContent(),
             trigger: try container.decodeIfPresent(NotificationTrigger.self, forKey: .trigger)
         )
+        pushUniqueID = try container.decodeIfPresent(String.self, forKey: .pushUniqueID)
     }
 
     package func encode(to encoder: any Encoder) throws {
@@ -124,10 +128,11 @@ package struct NotificationRequest: Sendable, Hashable, Codable {
         try container.encode(identifier, forKey: .identifier)
         try container.encode(content, forKey: .content)
         try container.encodeIfPresent(trigger, forKey: .trigger)
+        try container.encodeIfPresent(pushUniqueID, forKey: .pushUniqueID)
     }
 
     package static func == (lhs: NotificationRequest, rhs: NotificationRequest) -> Bool {
-        lhs.identifier == rhs.identifier && lhs.trigger == rhs.trigger
+        lhs.identifier == rhs.identifier && lhs.trigger == rhs.trigger && lhs.pushUniqueID == rhs.pushUniqueID
             && (lhs.contentBox === rhs.contentBox || lhs.content == rhs.content)
     }
 

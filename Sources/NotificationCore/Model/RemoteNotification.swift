@@ -10,11 +10,14 @@ package struct RemoteNotification: Sendable, Hashable, Codable {
     package var userInfo: [String: PropertyListValue]
     /// A VoIP push: handed to the app at once, never throttled.
     package var isVoIP: Bool
+    /// The push's `apns-unique-id`, for the delivery log, when it came through a gateway.
+    package var pushUniqueID: String?
 
-    package init(identifier: String, userInfo: [String: PropertyListValue], isVoIP: Bool = false) {
+    package init(identifier: String, userInfo: [String: PropertyListValue], isVoIP: Bool = false, pushUniqueID: String? = nil) {
         self.identifier = identifier
         self.userInfo = userInfo
         self.isVoIP = isVoIP
+        self.pushUniqueID = pushUniqueID
     }
 }
 

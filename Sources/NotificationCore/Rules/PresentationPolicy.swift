@@ -34,6 +34,22 @@ package struct Presentation: Sendable, Hashable, Codable {
 
     /// Arrives without interrupting: no banner and no sound.
     package var isQuiet: Bool { !banner && !sound }
+
+    /// Where and how the person is shown it, in words: "banner", "list", "lock screen", "sound", "badge 3".
+    package var parts: [String] {
+        var parts: [String] = []
+        if banner { parts.append("banner") }
+        if list { parts.append("list") }
+        if lockScreen { parts.append("lock screen") }
+        if sound { parts.append("sound") }
+        if let badge { parts.append("badge \(badge)") }
+        return parts
+    }
+
+    /// How the person was shown it, for the delivery log: "banner, list, sound".
+    package var logDescription: String {
+        (parts + (isQuiet && isVisible ? ["quietly"] : [])).joined(separator: ", ")
+    }
 }
 
 /// Decides how a notification is presented, from the app's state, the person's settings and, in the

@@ -206,6 +206,9 @@ package struct NotificationCenterMachine: Sendable, Codable {
     /// Attachment files of requests and notifications that left the machine since the shell last took
     /// them; some may still be referenced by others (a repeating request and its deliveries share files).
     var releasedAttachments: Set<URL> = []
+    /// Stages of pushes that came through a gateway, for its delivery log, since the last
+    /// ``takeDeliveryReports()``; not part of the saved state (the shell saves them with the step).
+    var deliveryReports: [DeliveryLog.Report] = []
 
     private enum CodingKeys: String, CodingKey {
         case configuration, calendar, timeZone, now, settings, categories, badge, appState, location
@@ -309,6 +312,9 @@ package struct NotificationCenterMachine: Sendable, Codable {
     ///   `notificationInvalidNoDate` for a calendar trigger whose components never match.
     package mutating func add(_ request: NotificationRequest) throws(NotificationFailure) -> [Effect] {
         if let failure = RequestRules.failure(for: request) { throw failure }
+        // Only the push service names a push: an app cannot write into another push's delivery log.
+        var request = request
+        request.pushUniqueID = nil
         guard PresentationPolicy.allowsDelivery(settings) else {
             throw NotificationFailure(.notificationsNotAllowed)
         }
@@ -408,11 +414,17 @@ package struct NotificationCenterMachine: Sendable, Codable {
     }
 
     package mutating func removeDeliveredNotifications(_ identifiers: [String]) {
-        for identifier in identifiers { removeVisible(identifier) }
+        for identifier in identifiers {
+            if let shown = visible[identifier] { report(shown.notification.request, .removed, "removed by the app") }
+            removeVisible(identifier)
+        }
     }
 
     package mutating func removeAllDeliveredNotifications() {
-        for shown in visible.values { release(shown.notification.request) }
+        for shown in visible.values {
+            report(shown.notification.request, .removed, "removed by the app")
+            release(shown.notification.request)
+        }
         visible.removeAll()
         visibleOrder.removeAll()
     }
@@ -457,7 +469,8 @@ package struct NotificationCenterMachine: Sendable, Codable {
             return fireScheduled(identifier, dueAt: dueDate)
         case .willPresentDeadline(let ticket):
             guard let notification = awaitingPresentation.removeValue(forKey: ticket) else { return [] }
-            return [.willPresentTimedOut(ticket: ticket, notification)] + present(notification, .none)
+            return [.willPresentTimedOut(ticket: ticket, notification)]
+                + present(notification, .none, unseenBecause: "the app in the foreground did not answer willPresent in time")
         case .responseDeadline(let ticket):
             guard let response = awaitingResponse.removeValue(forKey: ticket) else { return [] }
             release(response.notification.request)
@@ -577,14 +590,19 @@ package struct NotificationCenterMachine: Sendable, Codable {
     /// A push as the device's push service hands it over, read from its payload: the request it makes
     /// (nothing for the person when it is a VoIP push, as PushKit's never show anything), and what it
     /// hands to the app itself (see ``receivePush(_:wakingApp:)``). Every system receives pushes here.
+    ///
+    /// `uniqueID` is the push's `apns-unique-id` when a gateway sent it: its stages on the device are
+    /// then reported for the gateway's delivery log (``takeDeliveryReports()``).
     package mutating func receivePush(
         _ payload: APNs.Payload, apnsID: String, collapseID: String?, pushType: APNs.PushType,
-        serviceExtension: ServiceExtension? = nil
+        uniqueID: String? = nil, serviceExtension: ServiceExtension? = nil
     ) -> [Effect] {
         var request = APNs.request(for: payload, apnsID: apnsID, collapseID: collapseID)
+        request.pushUniqueID = uniqueID
         if pushType == .voip { request.content = NotificationContent() }
-        return receivePush(request, wakingApp: APNs.remoteNotification(for: payload, apnsID: apnsID, pushType: pushType),
-                           isMutable: payload.isMutableContent && pushType == .alert, serviceExtension: serviceExtension)
+        var remote = APNs.remoteNotification(for: payload, apnsID: apnsID, pushType: pushType)
+        remote?.pushUniqueID = uniqueID
+        return receivePush(request, wakingApp: remote, isMutable: payload.isMutableContent && pushType == .alert, serviceExtension: serviceExtension)
     }
 
     // MARK: - Service extensions
@@ -599,6 +617,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
         }
         preparing[ticket] = preparation
         scheduleWakeUps(ofPreparation: ticket)
+        report(preparation.request, .preparing, "service extension started")
         return effects + [.prepareContent(ticket: ticket, preparation)]
     }
 
@@ -634,6 +653,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
         wakeUps.remove(.preparationWarning(ticket))
         wakeUps.remove(.preparationDeadline(ticket))
         if request != preparation.request { release(preparation.request) }
+        report(preparation.request, .prepared, outcome.reason.map { "\(outcome.name): \($0)" } ?? outcome.name)
         var effects: [Effect] = [.preparationEnded(ticket: ticket, preparation, outcome)]
         if let request { effects += fire(request, at: now) }
         return effects
@@ -644,10 +664,14 @@ package struct NotificationCenterMachine: Sendable, Codable {
     /// cannot go now is held, the newest replacing an older one, until the app is reachable and the
     /// budget allows (or the app comes to the foreground).
     private mutating func wakeApp(with remote: RemoteNotification) -> [Effect] {
+        if let older = heldRemoteNotification { report(older, .removed, "replaced by a newer push for the app while held") }
         heldRemoteNotification = remote
         wakeUps.remove(.heldRemoteNotification)
         let effects = releaseHeldRemoteNotification()
-        guard heldRemoteNotification == nil else { return [.remoteNotificationHeld(remote)] + effects }
+        guard heldRemoteNotification == nil else {
+            report(remote, .heldForApp, isAppReachable ? "the app's background budget is spent" : "the app is not running")
+            return [.remoteNotificationHeld(remote)] + effects
+        }
         return effects
     }
 
@@ -663,6 +687,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
             let ticket = takeSequence()
             awaitingRemoteNotification[ticket] = held
             wakeUps.schedule(.remoteNotificationDeadline(ticket), at: now.addingTimeInterval(configuration.remoteNotificationTimeout))
+            report(held, .handedToApp)
             return [.deliverRemoteNotification(ticket: ticket, held)]
         }
         // The budget is spent when the push is handed over, once the started app connects.
@@ -693,9 +718,10 @@ package struct NotificationCenterMachine: Sendable, Codable {
     /// - Returns: the push it confirmed, or `nil` if the ticket was not open (confirmed already, or
     ///   timed out).
     @discardableResult
-    package mutating func completeRemoteNotification(ticket: UInt64) -> RemoteNotification? {
+    package mutating func completeRemoteNotification(ticket: UInt64, result: BackgroundFetchResult? = nil) -> RemoteNotification? {
         guard let remote = awaitingRemoteNotification.removeValue(forKey: ticket) else { return nil }
         wakeUps.remove(.remoteNotificationDeadline(ticket))
+        report(remote, .completedByApp, result.map { "\($0)" })
         return remote
     }
 
@@ -703,15 +729,23 @@ package struct NotificationCenterMachine: Sendable, Codable {
 
     private mutating func fire(_ request: NotificationRequest, at date: Date) -> [Effect] {
         let notification = DeliveredNotification(request: request, date: date)
-        guard PresentationPolicy.allowsDelivery(settings) else { return [] }
+        guard PresentationPolicy.allowsDelivery(settings) else {
+            report(request, .notShown, "the app is not authorized (\(settings.authorizationStatus))")
+            return []
+        }
         if appState == .foreground && isAppReachable {
             let ticket = takeSequence()
             awaitingPresentation[ticket] = notification
             wakeUps.schedule(.willPresentDeadline(ticket), at: date.addingTimeInterval(configuration.willPresentTimeout))
             return [.askWillPresent(ticket: ticket, notification)]
         }
-        return present(notification, PresentationPolicy.background(content: request.content, settings: settings))
+        return present(notification, PresentationPolicy.background(content: request.content, settings: settings),
+                       unseenBecause: Self.turnedOff)
     }
+
+    /// Why a notification the app did not decide on is not shown.
+    private static let turnedOff = "its alerts, list and lock screen are turned off in settings"
+
 
     /// The app's delegate answered `willPresent`; `nil` options mean it does not implement the method.
     package mutating func answerWillPresent(ticket: UInt64, options: PresentationOptions?) -> [Effect] {
@@ -722,10 +756,13 @@ package struct NotificationCenterMachine: Sendable, Codable {
             content: notification.request.content,
             settings: settings
         )
-        return present(notification, presentation)
+        return present(notification, presentation,
+                       unseenBecause: options?.isEmpty == false ? Self.turnedOff : "the app in the foreground chose not to show it")
     }
 
-    private mutating func present(_ notification: DeliveredNotification, _ presentation: Presentation) -> [Effect] {
+    /// Shows the notification as `presentation` says; `unseenBecause` is why the person does not see
+    /// it when nothing of it is visible, for the delivery log.
+    private mutating func present(_ notification: DeliveredNotification, _ presentation: Presentation, unseenBecause: String) -> [Effect] {
         let identifier = notification.request.identifier
         let category = categories[notification.request.content.categoryIdentifier]
         let shown = VisibleNotification(
@@ -734,15 +771,19 @@ package struct NotificationCenterMachine: Sendable, Codable {
             actions: category?.actions ?? [],
             categoryOptions: category?.options ?? []
         )
+        if let replaced = visible[identifier] { report(replaced.notification.request, .removed, "replaced by a newer notification with the same identifier") }
         removeVisible(identifier)
         if presentation.isVisible {
             visible[identifier] = shown
             visibleOrder[identifier] = takeSequence()
+            report(notification.request, .presented, presentation.logDescription)
             if let limit = configuration.visibleLimit, visible.count > limit,
                let oldest = visibleOrder.min(by: { $0.value < $1.value })?.key {
+                if let dropped = visible[oldest] { report(dropped.notification.request, .removed, "the list was full (\(limit) notifications)") }
                 removeVisible(oldest)
             }
         } else {
+            report(notification.request, .notShown, unseenBecause)
             release(notification.request)
         }
         var effects: [Effect] = [.presented(shown)]
@@ -806,6 +847,12 @@ package struct NotificationCenterMachine: Sendable, Codable {
                 : nil
         }
         removeVisible(identifier)
+        switch action {
+        case .open: report(shown.notification.request, .opened)
+        case .action(let actionIdentifier): report(shown.notification.request, .action, actionIdentifier)
+        case .reply(let actionIdentifier, _): report(shown.notification.request, .replied, actionIdentifier)
+        case .dismiss: report(shown.notification.request, .dismissed)
+        }
         guard let response else { return [] }
         let ticket = takeSequence()
         guard isAppReachable else {
@@ -852,7 +899,8 @@ package struct NotificationCenterMachine: Sendable, Codable {
         for (ticket, notification) in awaitingPresentation.sorted(by: { $0.key < $1.key }) {
             awaitingPresentation.removeValue(forKey: ticket)
             wakeUps.remove(.willPresentDeadline(ticket))
-            effects += present(notification, PresentationPolicy.background(content: notification.request.content, settings: settings))
+            effects += present(notification, PresentationPolicy.background(content: notification.request.content, settings: settings),
+                               unseenBecause: Self.turnedOff)
         }
         return effects
     }
@@ -944,6 +992,27 @@ package struct NotificationCenterMachine: Sendable, Codable {
     /// Whether the person can see anything of the app's: one of its notifications, or its
     /// authorization prompt.
     package var showsSomethingToThePerson: Bool { !visible.isEmpty || promptCalls != nil }
+
+    // MARK: - Delivery log
+
+    /// Notes a stage of a push that came through a gateway; nothing for any other request.
+    private mutating func report(_ request: NotificationRequest, _ stage: DeliveryLog.Stage, _ detail: String? = nil) {
+        guard let uniqueID = request.pushUniqueID else { return }
+        deliveryReports.append(DeliveryLog.Report(uniqueID: uniqueID, stage: stage, at: now, detail: detail))
+    }
+
+    private mutating func report(_ remote: RemoteNotification, _ stage: DeliveryLog.Stage, _ detail: String? = nil) {
+        guard let uniqueID = remote.pushUniqueID else { return }
+        deliveryReports.append(DeliveryLog.Report(uniqueID: uniqueID, stage: stage, at: now, detail: detail))
+    }
+
+    /// The stages noted since the last call, in order, for the gateway's delivery log: the shell saves
+    /// them with the step that made them and sends them up its link.
+    package mutating func takeDeliveryReports() -> [DeliveryLog.Report] {
+        guard !deliveryReports.isEmpty else { return [] }
+        defer { deliveryReports.removeAll() }
+        return deliveryReports
+    }
 
     // MARK: - Attachment files
 

@@ -143,6 +143,9 @@ package actor DaemonEngine {
     /// The highest device-link sequence whose push is durable here (delivered or dropped): the link
     /// acknowledges up to it, and a push sent again after a crash is not delivered twice.
     package private(set) var linkSequence: Int64 = 0
+    /// Yields when delivery-log reports were saved, for the device link to send them up.
+    package nonisolated let deliveryReportsWritten: AsyncStream<Void>
+    private let deliveryReportsSaved: AsyncStream<Void>.Continuation
 
     /// Creates an engine over `store`.
     ///
@@ -159,6 +162,7 @@ package actor DaemonEngine {
         self.configuration = configuration
         self.logger = logger
         self.launcher = launcher
+        (deliveryReportsWritten, deliveryReportsSaved) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         extensionRunner = ServiceExtensionRunner(
             limits: .init(running: max(1, configuration.serviceExtensionsAtOnce), memoryBytes: configuration.serviceExtensionMemoryBytes),
             logger: logger
@@ -566,6 +570,7 @@ package actor DaemonEngine {
             var resolved = batch
             do {
                 try await store.save(batch.map(\.save), bootID: bootID)
+                if batch.contains(where: { !$0.save.deliveryReports.isEmpty }) { deliveryReportsSaved.yield() }
                 for item in batch { finish(item) }
             } catch {
                 // The states queued after this batch were built on the states just lost: none is kept.
@@ -926,6 +931,17 @@ package actor DaemonEngine {
 
     // MARK: - Remote notifications
 
+    /// The oldest delivery-log reports the gateway does not have yet (at most `limit`), and the number
+    /// to confirm them by; nil when there are none.
+    package func unsentDeliveryReports(limit: Int) async throws(DaemonError) -> (through: Int64, reports: [DeliveryLog.Report])? {
+        try await store.deliveryReports(limit: limit)
+    }
+
+    /// The gateway recorded the reports up to `number`.
+    package func forgetDeliveryReports(through number: Int64) async throws(DaemonError) {
+        try await store.forgetDeliveryReports(through: number)
+    }
+
     /// A push from the gateway's device link: delivered to its app's machine (shown as a local
     /// notification fires) once, however often the link sends it; returns once that is durable, when
     /// the link may acknowledge it. See ``receivePushes(_:)``.
@@ -943,6 +959,11 @@ package actor DaemonEngine {
         var highest = linkSequence
         var tickets: [UInt64] = []
         var droppedThrough: Int64?
+        var droppedReports: [DeliveryLog.Report] = []
+        func drop(_ push: DeviceLink.Push, because reason: String) {
+            droppedThrough = push.sequence
+            if let uniqueID = push.uniqueID { droppedReports.append(DeliveryLog.Report(uniqueID: uniqueID, stage: .notShown, at: clock.now, detail: reason)) }
+        }
         for push in pushes where push.sequence > highest {
             highest = push.sequence
             switch APNs.payload(Array(push.payload.utf8), localize: localizer(for: push.bundleIdentifier)) {
@@ -951,21 +972,24 @@ package actor DaemonEngine {
                     let serviceExtension = serviceExtension(of: push.bundleIdentifier)?.serviceExtension
                     tickets.append(try await stepQueued(push.bundleIdentifier, linkSequence: push.sequence) { (machine: inout NotificationCenterMachine) throws(Never) in
                         ((), machine.receivePush(payload, apnsID: push.apnsID, collapseID: push.collapseID, pushType: push.pushType,
-                                                 serviceExtension: serviceExtension))
+                                                 uniqueID: push.uniqueID, serviceExtension: serviceExtension))
                     }.1)
                 } catch let error as DaemonError where error.code == .appNotFound {
                     logger.notice("a push for an app not on this device was dropped", metadata: ["app": .string(push.bundleIdentifier)])
-                    droppedThrough = push.sequence
+                    drop(push, because: "the app is not on the device")
                 }
             case .failure(let error):
                 logger.notice("a push whose payload cannot be read was dropped", metadata: ["app": .string(push.bundleIdentifier), "error": .string(error.description)])
-                droppedThrough = push.sequence
+                drop(push, because: "its payload could not be read")
             }
         }
         for ticket in tickets { try await makeDurable(ticket) }
         // The store keeps the highest sequence it is told of: a dropped push before a delivered one
         // costs nothing more, one after it is recorded now.
-        if let droppedThrough { try await store.saveLinkSequence(droppedThrough) }
+        if let droppedThrough {
+            try await store.saveLinkSequence(droppedThrough, reports: droppedReports)
+            if !droppedReports.isEmpty { deliveryReportsSaved.yield() }
+        }
         linkSequence = max(linkSequence, highest)
     }
 
@@ -1130,7 +1154,7 @@ package actor DaemonEngine {
     /// The app's `didReceiveRemoteNotification` called its completion handler.
     package func completeRemoteNotification(_ bundleIdentifier: String, ticket: UInt64, result: BackgroundFetchResult) async throws {
         try await step(bundleIdentifier) { machine in
-            if let remote = machine.completeRemoteNotification(ticket: ticket) {
+            if let remote = machine.completeRemoteNotification(ticket: ticket, result: result) {
                 logger.debug("app finished with a background push", metadata: ["app": .string(bundleIdentifier), "apns-id": .string(remote.identifier), "result": .string("\(result)")])
             }
             return []

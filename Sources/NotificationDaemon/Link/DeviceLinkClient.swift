@@ -10,8 +10,8 @@ import ServiceLifecycle
 import Synchronization
 
 /// The daemon's end of the device link (`Docs/device-link.md`): it holds the link to a push gateway,
-/// hands every push to the engine and acknowledges it once it is durable there, and registers apps
-/// for remote notifications. It reconnects after a drop, waiting 0.5 s doubling to 30 s (±20 %), and
+/// hands every push to the engine and acknowledges it once it is durable there, registers apps for
+/// remote notifications, and sends up what became of each push for the gateway's delivery log. It reconnects after a drop, waiting 0.5 s doubling to 30 s (±20 %), and
 /// stops for good when another link of the same device replaced it.
 package final class DeviceLinkClient: Service, Sendable {
     package struct Configuration: Sendable {
@@ -44,6 +44,9 @@ package final class DeviceLinkClient: Service, Sendable {
     /// Yields the sequence of each acknowledgement as it is handed to the link, in order.
     package let acknowledgements: AsyncStream<Int64>
     private let acknowledgementsContinuation: AsyncStream<Int64>.Continuation
+    /// Yields the number of the last delivery-log report the gateway confirmed, each time it does.
+    package let reportsConfirmed: AsyncStream<Int64>
+    private let reportsConfirmedContinuation: AsyncStream<Int64>.Continuation
 
     package init(configuration: Configuration, engine: DaemonEngine, logger: Logger) {
         self.configuration = configuration
@@ -51,6 +54,7 @@ package final class DeviceLinkClient: Service, Sendable {
         self.logger = logger
         (linked, linkedContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         (acknowledgements, acknowledgementsContinuation) = AsyncStream.makeStream(of: Int64.self, bufferingPolicy: .bufferingNewest(64))
+        (reportsConfirmed, reportsConfirmedContinuation) = AsyncStream.makeStream(of: Int64.self, bufferingPolicy: .bufferingNewest(64))
     }
 
     package func run() async throws {
@@ -156,6 +160,7 @@ package final class DeviceLinkClient: Service, Sendable {
         defer { linkEnded() }
         let remaining = UncheckedInbound(iterator: inbound.messages(maxSize: 1 << 16).makeAsyncIterator())
         let arrived = ArrivedPushes()
+        let (reported, confirmReported) = AsyncStream.makeStream(of: Int64.self, bufferingPolicy: .bufferingNewest(1))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 let encoder = JSONEncoder()
@@ -172,6 +177,9 @@ package final class DeviceLinkClient: Service, Sendable {
                     post.yield(.ack(through: through))
                     self.acknowledgementsContinuation.yield(through)
                 }
+            }
+            group.addTask {
+                try await self.sendDeliveryReports(post: post, reported: reported)
             }
             group.addTask {
                 var iterator = remaining.iterator
@@ -191,14 +199,41 @@ package final class DeviceLinkClient: Service, Sendable {
                         self.answer(requestID, message)
                     case .error(let requestID, _, _):
                         if let requestID { self.answer(requestID, message) }
+                    case .reported(let through):
+                        confirmReported.yield(through)
                     }
                 }
+                confirmReported.finish()
                 post.finish()
             }
             try await group.next()
             group.cancelAll()
         }
     }
+
+    /// Sends the delivery-log reports the engine saved, oldest first, one message at a time: each is
+    /// forgotten once the gateway confirms it, and the rest are sent again on the next link.
+    private func sendDeliveryReports(post: AsyncStream<DeviceLink.DeviceMessage>.Continuation, reported: AsyncStream<Int64>) async throws {
+        var confirmations = reported.makeAsyncIterator()
+        var written = engine.deliveryReportsWritten.makeAsyncIterator()
+        while !Task.isCancelled {
+            guard let (through, reports) = try await engine.unsentDeliveryReports(limit: Self.reportsPerMessage) else {
+                // Nothing to send: wait until a step saves some.
+                guard await written.next() != nil else { return }
+                continue
+            }
+            post.yield(.report(through: through, reports: reports))
+            while true {
+                guard let confirmed = await confirmations.next() else { return }
+                if confirmed >= through { break }
+            }
+            try await engine.forgetDeliveryReports(through: through)
+            reportsConfirmedContinuation.yield(through)
+        }
+    }
+
+    /// Reports sent in one message.
+    static let reportsPerMessage = 200
 
     private func answer(_ requestID: String, _ message: DeviceLink.GatewayMessage) {
         state.withLock { $0.waiting.removeValue(forKey: requestID) }?.resume(returning: message)

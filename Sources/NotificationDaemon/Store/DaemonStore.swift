@@ -52,6 +52,9 @@ package struct AppSave: Sendable {
     /// For the step that received a push from the gateway, the push's sequence on the device link:
     /// saved with the step, so that a push is delivered once however the daemon stops.
     package var linkSequence: Int64?
+    /// Stages of pushes from the gateway that the step noted, for its delivery log: saved with the
+    /// step, sent up the link later (``DaemonStore/deliveryReports(limit:)``).
+    package var deliveryReports: [DeliveryLog.Report] = []
 
     package init(bundleIdentifier: String, changes: NotificationCenterMachine.Changes, nextWakeUp: Date?, watchesLocation: Bool, showsNotifications: Bool) {
         self.bundleIdentifier = bundleIdentifier
@@ -69,6 +72,7 @@ package struct AppSave: Sendable {
         self.watchesLocation = machine.watchesLocation
         self.showsNotifications = machine.showsSomethingToThePerson
         self.preparesContent = !machine.preparing.isEmpty
+        self.deliveryReports = machine.takeDeliveryReports()
     }
 }
 
@@ -114,6 +118,16 @@ package protocol DaemonStore: Sendable {
     /// The highest device-link sequence received durably: by a saved step (``AppSave/linkSequence``)
     /// or by ``saveLinkSequence(_:)``; 0 if none.
     func linkSequence() async throws(DaemonError) -> Int64
-    /// Records a push received and dropped (for an app not on the device, or unreadable).
-    func saveLinkSequence(_ sequence: Int64) async throws(DaemonError)
+    /// Records a push received and dropped (for an app not on the device, or unreadable), with the
+    /// delivery-log reports that say so.
+    func saveLinkSequence(_ sequence: Int64, reports: [DeliveryLog.Report]) async throws(DaemonError)
+    /// The oldest delivery-log reports not yet forgotten, at most `limit`, and the number of the last
+    /// (numbers increase in the order reports were saved); nil when there are none. At most
+    /// ``deliveryReportLimit`` are kept: beyond that, the oldest are forgotten unsent.
+    func deliveryReports(limit: Int) async throws(DaemonError) -> (through: Int64, reports: [DeliveryLog.Report])?
+    /// Forgets the reports numbered up to `number`: the gateway has them.
+    func forgetDeliveryReports(through number: Int64) async throws(DaemonError)
 }
+
+/// The most delivery-log reports a daemon keeps while its gateway is out of reach.
+package let deliveryReportLimit: Int64 = 100_000

@@ -2,7 +2,7 @@ package import Foundation
 internal import GRDB
 internal import GRDBSQLite
 internal import Synchronization
-internal import NotificationCore
+package import NotificationCore
 
 /// The daemon's store in one SQLite file (WAL mode), through GRDB.
 ///
@@ -156,6 +156,14 @@ package final class SQLiteDaemonStore: DaemonStore {
             try db.execute(sql: """
                 ALTER TABLE app ADD COLUMN preparesContent BOOLEAN NOT NULL DEFAULT 0;
                 CREATE INDEX app_preparesContent ON app(bundleIdentifier) WHERE preparesContent;
+                """)
+        }
+        migrator.registerMigration("v7: delivery-log reports waiting for the gateway") { db in
+            try db.execute(sql: """
+                CREATE TABLE link_report (
+                    number INTEGER PRIMARY KEY AUTOINCREMENT,
+                    report BLOB NOT NULL
+                );
                 """)
         }
         return migrator
@@ -392,6 +400,7 @@ package final class SQLiteDaemonStore: DaemonStore {
                     try Self.writeRows(db, of: save.bundleIdentifier, changes)
                 }
                 // Pushes received from the gateway: with the steps that delivered them, in one transaction.
+                try Self.insertReports(saves.flatMap(\.deliveryReports), in: db)
                 if let sequence = saves.compactMap(\.linkSequence).max() {
                     try Self.recordLinkSequence(sequence, in: db)
                 }
@@ -486,8 +495,33 @@ package final class SQLiteDaemonStore: DaemonStore {
         try await read { db in try Int64.fetchOne(db, sql: "SELECT sequence FROM link WHERE id = 1") ?? 0 }
     }
 
-    package func saveLinkSequence(_ sequence: Int64) async throws(DaemonError) {
-        try await write { db in try Self.recordLinkSequence(sequence, in: db) }
+    package func saveLinkSequence(_ sequence: Int64, reports: [DeliveryLog.Report]) async throws(DaemonError) {
+        try await write { db in
+            try Self.insertReports(reports, in: db)
+            try Self.recordLinkSequence(sequence, in: db)
+        }
+    }
+
+    private static func insertReports(_ reports: [DeliveryLog.Report], in db: Database) throws {
+        guard !reports.isEmpty else { return }
+        let insert = try db.cachedStatement(sql: "INSERT INTO link_report (report) VALUES (?)")
+        for report in reports { try insert.execute(arguments: [try encoder.encode(report)]) }
+        // Bounded while the gateway is out of reach: the oldest go first.
+        try db.cachedStatement(sql: "DELETE FROM link_report WHERE number <= (SELECT MAX(number) FROM link_report) - ?")
+            .execute(arguments: [deliveryReportLimit])
+    }
+
+    package func deliveryReports(limit: Int) async throws(DaemonError) -> (through: Int64, reports: [DeliveryLog.Report])? {
+        try await read { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT number, report FROM link_report ORDER BY number LIMIT ?", arguments: [limit])
+            guard let last = rows.last else { return nil }
+            // One that does not decode (written by a later version) is skipped, and forgotten with the rest.
+            return (last["number"], rows.compactMap { try? Self.decoder.decode(DeliveryLog.Report.self, from: $0["report"] as Data) })
+        }
+    }
+
+    package func forgetDeliveryReports(through number: Int64) async throws(DaemonError) {
+        try await write { db in try db.execute(sql: "DELETE FROM link_report WHERE number <= ?", arguments: [number]) }
     }
 
     private static func recordLinkSequence(_ sequence: Int64, in db: Database) throws {

@@ -180,6 +180,14 @@ package struct ProviderConnectionAuthorization: Sendable {
         return .success(true)
     }
 
+    /// Whether the connection's provider may read the delivery log of a push: one its credentials
+    /// could have sent, to an app of its team they reach, in this endpoint's environment. Only after
+    /// ``authenticate(authorization:now:credentials:)`` succeeded.
+    package func mayRead(teamID: String, bundleIdentifier: String, environment: APNs.Environment) -> Bool {
+        guard let binding, environment == self.environment else { return false }
+        return binding.teamID == teamID && binding.bundleIdentifiers.contains(bundleIdentifier)
+    }
+
     /// The second step, once the headers passed Apple's rules: whether the connection's team may push
     /// to the topic. Only after ``authenticate(authorization:now:credentials:)`` succeeded.
     package func authorizeTopic(_ topic: String?, pushType: APNs.PushType) -> Result<Authorized, APNs.Rejection> {

@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// Concurrent pushes share one transaction (group commit): while one batch is written, the next
 /// gathers; each provider request is answered when the batch holding its push is durable.
-package final class GatewayCore: PushAcceptor {
+package final class GatewayCore: PushAcceptor, DeliveryLogReader {
     private struct Waiting {
         var push: QueuedPush
         var completion: @Sendable (APNs.Rejection?) -> Void
@@ -36,17 +36,25 @@ package final class GatewayCore: PushAcceptor {
     private let state: Mutex<State>
     private let logger: Logger
     private let queued: @Sendable ([QueuedPush]) -> Void
+    private let logsDeliveries: Bool
+    private let clock: @Sendable () -> Date
 
-    /// - Parameter queued: called with the pushes of each durable batch, in order, for delivery.
+    /// - Parameters:
+    ///   - logsDeliveries: whether accepted pushes are written to the delivery log.
+    ///   - queued: called with the pushes of each durable batch, in order, for delivery.
     package init(
         store: any GatewayStore,
         admission: PushAdmission.Configuration = .init(),
+        logsDeliveries: Bool = true,
+        clock: @escaping @Sendable () -> Date = { Date() },
         logger: Logger,
         queued: @escaping @Sendable ([QueuedPush]) -> Void = { _ in }
     ) {
         self.store = store
         self.logger = logger
         self.queued = queued
+        self.logsDeliveries = logsDeliveries
+        self.clock = clock
         state = Mutex(State(admission: PushAdmission(configuration: admission)))
     }
 
@@ -154,35 +162,49 @@ package final class GatewayCore: PushAcceptor {
                                   deviceIsConnected: registration.map { state.connectedDevices.contains($0.deviceID) } ?? false,
                                   standing: registration.flatMap { state.standings[$0.deviceID] })
         }
+        let deviceID: String, expiresAt: Date
+        var droppedBecause: String? = nil
         switch decision {
         case .failure(let rejection):
-            completion(rejection)
-        case .success(.drop):
-            completion(nil)
-        case .success(.queue(let deviceID, let expiresAt)):
-            var queued = QueuedPush(
-                deviceID: deviceID, token: push.headers.deviceToken, bundleIdentifier: push.bundleIdentifier, environment: push.environment,
-                apnsID: push.headers.apnsID,
-                pushType: push.headers.pushType, priority: push.headers.priority, expiresAt: expiresAt, collapseID: push.headers.collapseID,
-                payload: push.payload, receivedAt: push.receivedAt
-            )
-            let startsWriting = state.withLock { state -> Bool? in
-                guard state.unwritten < state.admission.configuration.maximumUnwrittenPushes else { return nil }
-                queued.replacesQueued = state.latestOnlyApps.contains(push.bundleIdentifier)
-                // For a device not linked now: its place in the order is given when it links.
-                queued.held = !state.connectedDevices.contains(deviceID)
-                state.unwritten += 1
-                state.batch.append(Waiting(push: queued, completion: completion))
-                guard !state.isWriting else { return false }
-                state.isWriting = true
-                return true
-            }
-            switch startsWriting {
-            case nil: completion(APNs.Rejection(.serviceUnavailable))
-            case true?: Task { await writeBatches() }
-            case false?: break
-            }
+            return completion(rejection)
+        case .success(.drop(let reason)):
+            // Accepted and not kept: only the delivery log hears of it.
+            guard logsDeliveries, let registration else { return completion(nil) }
+            (deviceID, expiresAt, droppedBecause) = (registration.deviceID, push.receivedAt, reason)
+        case .success(.queue(let device, let expiry)):
+            (deviceID, expiresAt) = (device, expiry)
         }
+        var queued = QueuedPush(
+            deviceID: deviceID, token: push.headers.deviceToken, bundleIdentifier: push.bundleIdentifier, environment: push.environment,
+            apnsID: push.headers.apnsID,
+            pushType: push.headers.pushType, priority: push.headers.priority, expiresAt: expiresAt, collapseID: push.headers.collapseID,
+            payload: push.payload, receivedAt: push.receivedAt
+        )
+        queued.uniqueID = push.uniqueID
+        queued.droppedBecause = droppedBecause
+        if logsDeliveries {
+            queued.sender = QueuedPush.Sender(teamID: push.teamID, credential: push.keyID.isEmpty ? "certificate" : "key \(push.keyID)")
+        }
+        let startsWriting = state.withLock { state -> Bool? in
+            guard state.unwritten < state.admission.configuration.maximumUnwrittenPushes else { return nil }
+            queued.replacesQueued = state.latestOnlyApps.contains(push.bundleIdentifier)
+            // For a device not linked now: its place in the order is given when it links.
+            queued.held = !state.connectedDevices.contains(deviceID)
+            state.unwritten += 1
+            state.batch.append(Waiting(push: queued, completion: completion))
+            guard !state.isWriting else { return false }
+            state.isWriting = true
+            return true
+        }
+        switch startsWriting {
+        case nil: completion(APNs.Rejection(.serviceUnavailable))
+        case true?: Task { await writeBatches() }
+        case false?: break
+        }
+    }
+
+    package func deliveryRecords(matching id: String) async throws(GatewayError) -> [DeliveryRecord] {
+        try await store.deliveryRecords(matching: id)
     }
 
     /// Writes what gathered, batch after batch, until nothing waits.
@@ -197,7 +219,7 @@ package final class GatewayCore: PushAcceptor {
             guard !batch.isEmpty else { return }
             defer { state.withLock { $0.unwritten -= batch.count } }
             do {
-                let stored = try await store.enqueue(batch.map(\.push))
+                let stored = try await store.enqueue(batch.map(\.push), at: clock())
                 // Handed on for delivery before the providers hear of it.
                 queued(stored)
                 for waiting in batch { waiting.completion(nil) }

@@ -28,8 +28,8 @@ package struct PushAdmission: Sendable {
         /// Kept for the device until it acknowledges it or `expiresAt`.
         case queue(deviceID: String, expiresAt: Date)
         /// Accepted (`200`) and not kept: it expired already, or it was for now only and the device
-        /// is not connected. APNs answers these `200` too.
-        case drop
+        /// is not connected. APNs answers these `200` too. The reason is for the delivery log.
+        case drop(because: String)
     }
 
     package let configuration: Configuration
@@ -71,11 +71,11 @@ package struct PushAdmission: Sendable {
         case nil:
             return .success(.queue(deviceID: registration.deviceID, expiresAt: now.addingTimeInterval(configuration.defaultTimeToLive)))
         case 0:
-            guard deviceIsConnected else { return .success(.drop) }
+            guard deviceIsConnected else { return .success(.drop(because: "for now only (apns-expiration 0), and the device was not linked")) }
             return .success(.queue(deviceID: registration.deviceID, expiresAt: now.addingTimeInterval(configuration.deliverNowWindow)))
         case let seconds?:
             let expiresAt = Date(timeIntervalSince1970: TimeInterval(seconds))
-            guard expiresAt > now else { return .success(.drop) }
+            guard expiresAt > now else { return .success(.drop(because: "its apns-expiration had passed when it arrived")) }
             return .success(.queue(deviceID: registration.deviceID, expiresAt: expiresAt))
         }
     }

@@ -33,6 +33,8 @@ package final class DeviceLinks: Sendable {
     package static let replacedCloseCode: UInt16 = 4001
     /// Messages of a device that may wait to be handled; a device that sends more is cut off.
     static let inboxLimit = 256
+    /// Delivery reports recorded from one message; the rest of a longer one are ignored.
+    package static let reportsPerMessage = 500
 
     /// Tells the links of these pushes' devices that more is stored for them.
     package func stored(_ pushes: [QueuedPush]) {
@@ -97,8 +99,20 @@ package final class DeviceLinks: Sendable {
             links[session.deviceID] = nil
             return true
         }
-        session.withState { $0.isClosed = true }
+        let unacknowledged = session.withState { state in
+            state.isClosed = true
+            defer { state.sentAt.removeAll() }
+            return state.sentAt.values.map { DeliveryLog.Report(uniqueID: $0.uniqueID, stage: .sent, at: $0.at) }
+        }
         if isLast { core.setConnected(session.deviceID, false) }
+        // Sent and never acknowledged on this link: the log still shows it was sent.
+        if !unacknowledged.isEmpty {
+            Task { [store, logger] in
+                do { try await store.recordStages(unacknowledged.sorted { $0.at < $1.at }) } catch {
+                    logger.error("could not record pushes sent on a closed link", metadata: ["error": .string("\(error)")])
+                }
+            }
+        }
         logger.info("device unlinked", metadata: ["device": .string(session.deviceID)])
     }
 
@@ -193,16 +207,19 @@ package final class DeviceLinks: Sendable {
                 return
             }
             guard let last = pushes.last else { return }
+            let now = clock()
             session.withState { state in
                 state.sent = last.sequence
                 state.unacknowledged.append(contentsOf: pushes.lazy.map(\.sequence))
+                for push in pushes { if let uniqueID = push.uniqueID { state.sentAt[push.sequence] = (uniqueID, now) } }
             }
             session.send(pushes.map { push in
                 .push(DeviceLink.Push(
                     sequence: push.sequence, token: push.token, bundleIdentifier: push.bundleIdentifier,
                     environment: push.environment, apnsID: push.apnsID, pushType: push.pushType,
                     priority: push.priority, expiresAt: push.expiresAt.timeIntervalSince1970, collapseID: push.collapseID,
-                    payload: String(decoding: push.payload, as: UTF8.self), receivedAt: push.receivedAt.timeIntervalSince1970
+                    payload: String(decoding: push.payload, as: UTF8.self), receivedAt: push.receivedAt.timeIntervalSince1970,
+                    uniqueID: push.uniqueID
                 ))
             })
         }
@@ -213,15 +230,16 @@ package final class DeviceLinks: Sendable {
         switch message {
         case .ack(let through):
             // Only what was sent on this link can be acknowledged.
-            let acknowledged = session.withState { state -> Int64? in
+            let acknowledged = session.withState { state -> (Int64, [(uniqueID: String, at: Date)])? in
                 let covered = state.unacknowledged.prefix { $0 <= through }
                 guard let last = covered.last else { return nil }
+                let sent = covered.compactMap { state.sentAt.removeValue(forKey: $0) }
                 state.unacknowledged.removeFirst(covered.count)
-                return last
+                return (last, sent)
             }
-            guard let acknowledged else { return }
+            guard let (acknowledged, sent) = acknowledged else { return }
             do {
-                try await store.acknowledge(deviceID: deviceID, through: acknowledged)
+                try await store.acknowledge(deviceID: deviceID, through: acknowledged, at: clock(), sent: sent)
             } catch {
                 logger.error("could not record an acknowledgement", metadata: ["device": .string(deviceID), "error": .string("\(error)")])
             }
@@ -236,6 +254,13 @@ package final class DeviceLinks: Sendable {
                 session.send([.registered(requestID: requestID, token: registration.token, bundleIdentifier: bundleIdentifier, environment: environment)])
             } catch {
                 session.send([.error(requestID: requestID, code: "internal", message: "The gateway could not register \(bundleIdentifier).")])
+            }
+        case .report(let through, let reports):
+            do {
+                try await store.recordDeviceReports(Array(reports.prefix(Self.reportsPerMessage)), from: deviceID, through: through)
+                session.send([.reported(through: through)])
+            } catch {
+                logger.error("could not record a device's delivery reports", metadata: ["device": .string(deviceID), "error": .string("\(error)")])
             }
         case .unregister(let requestID, let bundleIdentifier):
             do {
@@ -256,6 +281,9 @@ final class LinkSession: Sendable {
         var sent: Int64 = 0
         /// The sequences sent and not yet acknowledged, in order.
         var unacknowledged: [Int64] = []
+        /// When each logged push not yet acknowledged was sent, by sequence: recorded in the delivery
+        /// log with its acknowledgement (or when the link closes).
+        var sentAt: [Int64: (uniqueID: String, at: Date)] = [:]
         /// Whether held pushes may wait for the device: at first, and when some are stored.
         var mayHaveHeld = true
         var isPumping = false

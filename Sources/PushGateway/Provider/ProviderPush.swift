@@ -9,15 +9,25 @@ package struct ProviderPush: Sendable {
     package var bundleIdentifier: String
     /// The team whose key or certificate sent it.
     package var teamID: String
+    /// The key that authenticated the provider; empty for a certificate.
+    package var keyID: String
+    /// The gateway's own name for it, as APNs' `apns-unique-id`: unique even when the provider
+    /// reuses an `apns-id`; the delivery log's key.
+    package var uniqueID: String
     package var environment: APNs.Environment
     /// The JSON payload, as sent.
     package var payload: [UInt8]
     package var receivedAt: Date
 
-    package init(headers: APNs.PushHeaders, bundleIdentifier: String, teamID: String, environment: APNs.Environment, payload: [UInt8], receivedAt: Date) {
+    package init(
+        headers: APNs.PushHeaders, bundleIdentifier: String, teamID: String, keyID: String = "", uniqueID: String = UUID().uuidString.lowercased(),
+        environment: APNs.Environment, payload: [UInt8], receivedAt: Date
+    ) {
         self.headers = headers
         self.bundleIdentifier = bundleIdentifier
         self.teamID = teamID
+        self.keyID = keyID
+        self.uniqueID = uniqueID
         self.environment = environment
         self.payload = payload
         self.receivedAt = receivedAt
@@ -31,4 +41,10 @@ package protocol PushAcceptor: Sendable {
     /// or with why it is refused. A callback rather than `async`: the provider API calls it from the
     /// connection's event loop for every request, and a task per request costs more than the rest.
     func accept(_ push: ProviderPush, completion: @escaping @Sendable (APNs.Rejection?) -> Void)
+}
+
+/// Where the provider API reads the delivery log (`GET /1/delivery-log/<id>`).
+package protocol DeliveryLogReader: Sendable {
+    /// The logged pushes whose `apns-id` or `apns-unique-id` is `id`, oldest first.
+    func deliveryRecords(matching id: String) async throws(GatewayError) -> [DeliveryRecord]
 }

@@ -75,6 +75,8 @@ package final class ProviderServer: Listener {
         /// Reads the providers' keys again (at most so often), then calls back.
         let refreshCredentials: @Sendable (_ done: @escaping @Sendable () -> Void) -> Void
         let acceptor: any PushAcceptor
+        /// Where `GET /1/delivery-log/<id>` reads; nil answers it `404`.
+        let deliveryLog: (any DeliveryLogReader)?
         let clock: @Sendable () -> Date
         let shutdown: ShutdownFlag
         let connections: OpenConnections
@@ -117,12 +119,13 @@ package final class ProviderServer: Listener {
         credentials: @escaping @Sendable () -> ProviderCredentials,
         refreshCredentials: @escaping @Sendable (_ done: @escaping @Sendable () -> Void) -> Void = { $0() },
         acceptor: any PushAcceptor,
+        deliveryLog: (any DeliveryLogReader)? = nil,
         clock: @escaping @Sendable () -> Date = { Date() },
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger
     ) {
         shared = Shared(configuration: configuration, credentials: credentials, refreshCredentials: refreshCredentials, acceptor: acceptor,
-                        clock: clock, shutdown: ShutdownFlag(), connections: OpenConnections())
+                        deliveryLog: deliveryLog, clock: clock, shutdown: ShutdownFlag(), connections: OpenConnections())
         self.group = group
         self.logger = logger
     }

@@ -98,6 +98,11 @@ final class ProviderStreamHandler: ChannelInboundHandler {
         // A request that ends once the server is stopping is not taken, as APNs answers then.
         if server.shutdown.isSet { return refuse(APNs.Rejection(.shutdown), apnsID: givenID, context: context) }
 
+        let method = headers.first(name: ":method") ?? "", path = headers.first(name: ":path") ?? ""
+        if method == "GET", path.hasPrefix(DeliveryLogResponse.pathPrefix) {
+            return readDeliveryLog(String(path.dropFirst(DeliveryLogResponse.pathPrefix.count)), refreshed: refreshed, context: context)
+        }
+
         let token: String
         switch APNs.checkTarget(method: headers.first(name: ":method") ?? "", path: headers.first(name: ":path") ?? "", headers: fields) {
         case .failure(let rejection): return refuse(rejection, apnsID: givenID, context: context)
@@ -134,9 +139,11 @@ final class ProviderStreamHandler: ChannelInboundHandler {
         }
 
         let push = ProviderPush(
-            headers: pushHeaders, bundleIdentifier: authorized.bundleIdentifier, teamID: authorized.teamID,
+            headers: pushHeaders, bundleIdentifier: authorized.bundleIdentifier, teamID: authorized.teamID, keyID: authorized.keyID,
             environment: connection.authorization.environment, payload: body, receivedAt: now
         )
+        // As APNs, only the development environment tells the provider its push's unique id.
+        let uniqueID = connection.authorization.environment == .sandbox ? push.uniqueID : nil
         let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
         let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
@@ -147,7 +154,7 @@ final class ProviderStreamHandler: ChannelInboundHandler {
                 if let rejection {
                     handler.refuse(rejection, apnsID: pushHeaders.apnsID, context: context)
                 } else {
-                    handler.answer(status: 200, apnsID: pushHeaders.apnsID, body: nil, context: context)
+                    handler.answer(status: 200, apnsID: pushHeaders.apnsID, uniqueID: uniqueID, body: nil, context: context)
                 }
             }
         }
@@ -174,10 +181,49 @@ final class ProviderStreamHandler: ChannelInboundHandler {
         parent.writeAndFlush(goAway).whenComplete { _ in parent.close(promise: nil) }
     }
 
-    private func answer(status: Int, apnsID: String, body: ByteBuffer?, context: ChannelHandlerContext) {
+    /// `GET /1/delivery-log/<id>`: the delivery log of the pushes whose `apns-id` or `apns-unique-id`
+    /// is `id`, those the connection's credentials could have sent (`Docs/delivery-log.md`).
+    private func readDeliveryLog(_ id: String, refreshed: Bool, context: ChannelHandlerContext) {
+        let connection = self.connection.value
+        let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
+        switch connection.authorization.authenticate(authorization: headers?.first(name: "authorization"), now: server.clock(), credentials: server.credentials()) {
+        case .failure(let rejection) where rejection.reason == .invalidProviderToken && !refreshed:
+            server.refreshCredentials {
+                eventLoop.execute { loopBoundSelf.value.process(context: loopBoundContext.value, refreshed: true) }
+            }
+            return
+        case .failure(let rejection): return refuse(rejection, apnsID: nil, context: context)
+        case .success(let isFirst):
+            if isFirst { allowConcurrentStreams(context: context) }
+        }
+        guard let reader = server.deliveryLog, !id.isEmpty, !id.contains("/") else {
+            return answer(status: 404, apnsID: UUID().uuidString.lowercased(), body: jsonBody(DeliveryLogResponse.notFound, context: context), context: context)
+        }
+        let authorization = connection.authorization
+        Task {
+            let records = (try? await reader.deliveryRecords(matching: id)) ?? []
+            let readable = records.filter { authorization.mayRead(teamID: $0.teamID, bundleIdentifier: $0.bundleIdentifier, environment: $0.environment) }
+            let body = readable.isEmpty ? DeliveryLogResponse.notFound : DeliveryLogResponse.json(id: id, records: readable)
+            eventLoop.execute {
+                let handler = loopBoundSelf.value
+                let context = loopBoundContext.value
+                handler.answer(status: readable.isEmpty ? 404 : 200, apnsID: UUID().uuidString.lowercased(),
+                               body: handler.jsonBody(body, context: context), context: context)
+            }
+        }
+    }
+
+    private func jsonBody(_ bytes: [UInt8], context: ChannelHandlerContext) -> ByteBuffer {
+        context.channel.allocator.buffer(bytes: bytes)
+    }
+
+    private func answer(status: Int, apnsID: String, uniqueID: String? = nil, body: ByteBuffer?, context: ChannelHandlerContext) {
         var headers = HPACKHeaders()
         headers.add(name: ":status", value: String(status))
         headers.add(name: "apns-id", value: apnsID)
+        if let uniqueID { headers.add(name: "apns-unique-id", value: uniqueID) }
         if let body {
             headers.add(name: "content-type", value: "application/json")
             context.write(wrapOutboundOut(.headers(.init(headers: headers))), promise: nil)

@@ -30,6 +30,13 @@ package struct GatewayConfiguration: Sendable {
     /// How often the providers' keys and apps are read again, so that `unotify gateway` commands
     /// run beside a running gateway take effect.
     package var providerReloadInterval: Duration = .seconds(1)
+    /// How long the delivery log keeps a push after it was accepted (longer while it is still stored
+    /// for its device): Apple's console keeps seven days. 0 keeps no log.
+    package var deliveryLogRetention: TimeInterval = 7 * 86_400
+    /// The most pushes the delivery log keeps; the oldest go first.
+    package var deliveryLogLimit = 1_000_000
+    /// How often expired pushes are removed and the delivery log is trimmed.
+    package var housekeepingInterval: Duration = .seconds(60)
 
     package init(dataDirectory: URL) {
         self.dataDirectory = dataDirectory
@@ -67,13 +74,15 @@ package struct PushGatewayServices: Sendable {
         store = try SQLiteGatewayStore(path: configuration.databasePath)
         // The links are made after the core, which tells them of each durable batch.
         let relay = LinksRelay()
-        core = GatewayCore(store: store, admission: configuration.admission, logger: logger) { pushes in relay.links?.stored(pushes) }
+        core = GatewayCore(store: store, admission: configuration.admission, logsDeliveries: configuration.deliveryLogRetention > 0,
+                           logger: logger, queued: { pushes in relay.links?.stored(pushes) })
         links = DeviceLinks(store: store, core: core, window: configuration.deviceLinkWindow, logger: logger)
         relay.links = links
         try await core.reloadProviders()
         let tls = configuration.cleartext ? nil : try Self.serverCertificate(configuration)
         var services: [any Service] = [
             ProviderReloadService(core: core, interval: configuration.providerReloadInterval, logger: logger),
+            HousekeepingService(store: store, configuration: configuration, logger: logger),
             DeviceLinkServer.service(links: links, host: configuration.host, port: configuration.deviceLinkPort, tls: tls, logger: logger,
                                          onListening: onDeviceLinkListening),
         ]
@@ -87,7 +96,7 @@ package struct PushGatewayServices: Sendable {
             let core = self.core
             services.append(ListenerService(
                 server: ProviderServer(configuration: server, credentials: { core.credentials }, refreshCredentials: { core.refreshProviders($0) },
-                                       acceptor: core, logger: logger),
+                                       acceptor: core, deliveryLog: core, logger: logger),
                 onListening: { port in onListening(environment, port) }
             ))
         }
@@ -183,6 +192,36 @@ struct ProviderReloadService: Service {
                     logger.error("could not read the providers' keys", metadata: ["error": .string("\(error)")])
                 }
             }
+        }
+    }
+}
+
+/// Removes pushes whose expiration passed (the log says they expired) and trims the delivery log to
+/// its retention and size, now and then.
+struct HousekeepingService: Service {
+    let store: any GatewayStore
+    let configuration: GatewayConfiguration
+    let logger: Logger
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                await sweep(now: Date())
+                try? await Task.sleep(for: configuration.housekeepingInterval)
+            }
+        }
+    }
+
+    func sweep(now: Date) async {
+        do {
+            let expired = try await store.removeExpired(before: now)
+            let forgotten = try await store.pruneDeliveryLog(acceptedBefore: now.addingTimeInterval(-configuration.deliveryLogRetention),
+                                                             keepingAtMost: configuration.deliveryLogLimit)
+            if expired + forgotten > 0 {
+                logger.debug("housekeeping", metadata: ["expired": .stringConvertible(expired), "forgotten": .stringConvertible(forgotten)])
+            }
+        } catch {
+            logger.error("could not remove expired pushes or trim the delivery log", metadata: ["error": .string("\(error)")])
         }
     }
 }

@@ -60,6 +60,25 @@ package struct QueuedPush: Sendable, Hashable {
     /// stored for an offline device are sent, when it links, highest priority first (see
     /// ``GatewayStore/promoteHeld(deviceID:now:limit:)``).
     package var held = false
+    /// Its `apns-unique-id`: the delivery log's name for it. Nil for a push stored before the gateway
+    /// kept a log (such a push is not logged).
+    package var uniqueID: String?
+    /// Who sent it, for the delivery log: nil writes no log.
+    package var sender: Sender?
+    /// Why it is accepted and not kept (it is only logged): nil for a push that is stored.
+    package var droppedBecause: String?
+
+    /// Who sent a push: the team, and the key (or certificate) that authenticated the provider.
+    package struct Sender: Sendable, Hashable {
+        package var teamID: String
+        /// `key <key id>`, or `certificate`.
+        package var credential: String
+
+        package init(teamID: String, credential: String) {
+            self.teamID = teamID
+            self.credential = credential
+        }
+    }
 
     package init(
         sequence: Int64 = 0, deviceID: String, token: String, bundleIdentifier: String, environment: APNs.Environment, apnsID: String,
@@ -77,6 +96,46 @@ package struct QueuedPush: Sendable, Hashable {
         self.collapseID = collapseID
         self.payload = payload
         self.receivedAt = receivedAt
+    }
+}
+
+/// One push as the delivery log keeps it: what it was (never its payload, only its size), who sent
+/// it, and every stage it went through, in the order the gateway learned of them.
+package struct DeliveryRecord: Sendable, Hashable {
+    package var uniqueID: String
+    package var apnsID: String
+    package var teamID: String
+    package var credential: String
+    package var bundleIdentifier: String
+    package var environment: APNs.Environment
+    package var deviceID: String
+    package var token: String
+    package var pushType: APNs.PushType
+    package var priority: Int
+    package var payloadBytes: Int
+    package var collapseID: String?
+    package var expiresAt: Date
+    package var stages: [DeliveryLog.Entry]
+
+    package init(
+        uniqueID: String, apnsID: String, teamID: String, credential: String, bundleIdentifier: String, environment: APNs.Environment,
+        deviceID: String, token: String, pushType: APNs.PushType, priority: Int, payloadBytes: Int, collapseID: String?, expiresAt: Date,
+        stages: [DeliveryLog.Entry]
+    ) {
+        self.uniqueID = uniqueID
+        self.apnsID = apnsID
+        self.teamID = teamID
+        self.credential = credential
+        self.bundleIdentifier = bundleIdentifier
+        self.environment = environment
+        self.deviceID = deviceID
+        self.token = token
+        self.pushType = pushType
+        self.priority = priority
+        self.payloadBytes = payloadBytes
+        self.collapseID = collapseID
+        self.expiresAt = expiresAt
+        self.stages = stages
     }
 }
 
@@ -137,9 +196,11 @@ package protocol GatewayStore: Sendable {
     func unregister(deviceID: String, bundleIdentifier: String, at date: Date) async throws(GatewayError)
 
     // Pushes
-    /// Stores pushes in one transaction and returns them with their sequence numbers, in order. A push
-    /// with a collapse identifier replaces a queued one of the same token and identifier.
-    func enqueue(_ pushes: [QueuedPush]) async throws(GatewayError) -> [QueuedPush]
+    /// Stores pushes in one transaction and returns the stored ones with their sequence numbers, in
+    /// order. A push with a collapse identifier replaces a queued one of the same token and identifier.
+    /// A push with a ``QueuedPush/sender`` is logged (accepted, then stored or dropped; a push it
+    /// replaces, collapsed, all at `date`); one with ``QueuedPush/droppedBecause`` is only logged.
+    func enqueue(_ pushes: [QueuedPush], at date: Date) async throws(GatewayError) -> [QueuedPush]
     /// The device's queued pushes after `sequence`, oldest first, that have not expired at `now`;
     /// held pushes are not among them until they are promoted.
     func pushes(for deviceID: String, after sequence: Int64, now: Date, limit: Int) async throws(GatewayError) -> [QueuedPush]
@@ -147,10 +208,25 @@ package protocol GatewayStore: Sendable {
     /// highest priority first and, among equals, in the order they came: each gets a sequence after
     /// every one given so far. Returns how many it promoted.
     func promoteHeld(deviceID: String, now: Date, limit: Int) async throws(GatewayError) -> Int
-    /// Forgets the device's pushes up to and including `sequence`: it has them. Held pushes stay.
-    func acknowledge(deviceID: String, through sequence: Int64) async throws(GatewayError)
-    /// Forgets pushes that expired before `date`; returns how many.
+    /// Forgets the device's pushes up to and including `sequence`: it has them (logged as
+    /// acknowledged at `date`, after the `sent` stages given). Held pushes stay.
+    func acknowledge(deviceID: String, through sequence: Int64, at date: Date, sent: [(uniqueID: String, at: Date)]) async throws(GatewayError)
+    /// Forgets pushes that expired by `date` (logged as expired); returns how many.
     func removeExpired(before date: Date) async throws(GatewayError) -> Int
+
+    // Delivery log
+    /// Records stages of logged pushes (pushes not in the log are skipped): the gateway's own, such
+    /// as `sent` on a link that closed before the device acknowledged.
+    func recordStages(_ reports: [DeliveryLog.Report]) async throws(GatewayError)
+    /// Records what a device reported up to its report number `through`: only stages a device
+    /// reports, only for pushes sent to that device, at most ``DeliveryLog/maximumStagesPerPush``
+    /// per push; reports numbered `through` or lower that were recorded already are not recorded again.
+    func recordDeviceReports(_ reports: [DeliveryLog.Report], from deviceID: String, through: Int64) async throws(GatewayError)
+    /// The logged pushes whose `apns-id` or `apns-unique-id` is `id`, oldest first.
+    func deliveryRecords(matching id: String) async throws(GatewayError) -> [DeliveryRecord]
+    /// Forgets logged pushes accepted before `date` that are no longer stored, then the oldest beyond
+    /// `limit` whatever they are; returns how many.
+    func pruneDeliveryLog(acceptedBefore date: Date, keepingAtMost limit: Int) async throws(GatewayError) -> Int
 }
 
 /// Why the gateway could not do what it was asked.

@@ -1,6 +1,6 @@
 package import Foundation
 import GRDB
-import NotificationCore
+package import NotificationCore
 
 /// The gateway's store in one SQLite file (WAL mode, every commit synced), through GRDB: the
 /// embedded default of `unotify gateway` and `unotify serve`.
@@ -92,6 +92,41 @@ package final class SQLiteGatewayStore: GatewayStore {
             try db.execute(sql: """
                 ALTER TABLE push ADD COLUMN held INTEGER NOT NULL DEFAULT 0;
                 CREATE INDEX push_held ON push(deviceID, priority DESC, sequence) WHERE held;
+                """)
+        }
+        migrator.registerMigration("v5: the delivery log") { db in
+            // A logged push's `accepted` and `stored` stages are its row's acceptedAt and storedAt;
+            // every later stage is a row of delivery_stage.
+            try db.execute(sql: """
+                CREATE TABLE delivery (
+                    uniqueID TEXT PRIMARY KEY NOT NULL,
+                    apnsID TEXT NOT NULL,
+                    teamID TEXT NOT NULL,
+                    credential TEXT NOT NULL,
+                    bundleIdentifier TEXT NOT NULL,
+                    environment TEXT NOT NULL CHECK (environment IN ('sandbox', 'production')),
+                    deviceID TEXT NOT NULL,
+                    token TEXT NOT NULL,
+                    pushType TEXT NOT NULL,
+                    priority INTEGER NOT NULL,
+                    payloadBytes INTEGER NOT NULL,
+                    collapseID TEXT,
+                    expiresAt DOUBLE NOT NULL,
+                    acceptedAt DOUBLE NOT NULL,
+                    storedAt DOUBLE,
+                    held INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                CREATE INDEX delivery_apnsID ON delivery(apnsID);
+                CREATE INDEX delivery_acceptedAt ON delivery(acceptedAt);
+                CREATE TABLE delivery_stage (
+                    uniqueID TEXT NOT NULL REFERENCES delivery(uniqueID) ON DELETE CASCADE,
+                    at DOUBLE NOT NULL,
+                    stage TEXT NOT NULL,
+                    detail TEXT
+                );
+                CREATE INDEX delivery_stage_push ON delivery_stage(uniqueID);
+                ALTER TABLE push ADD COLUMN uniqueID TEXT;
+                ALTER TABLE device ADD COLUMN reportedThrough INTEGER NOT NULL DEFAULT 0;
                 """)
         }
         return migrator
@@ -226,6 +261,7 @@ package final class SQLiteGatewayStore: GatewayStore {
         try await write { db in
             try db.execute(sql: "UPDATE device SET removedAt = ? WHERE deviceID = ? AND removedAt IS NULL", arguments: [date.timeIntervalSince1970, deviceID])
             guard db.changesCount == 1 else { throw GatewayError(.notFound, "No device \(deviceID), or it was removed already.") }
+            try Self.logDropped(db, at: date, because: "the device was removed", where: "p.deviceID = ?", arguments: [deviceID])
             try db.execute(sql: "DELETE FROM push WHERE deviceID = ?", arguments: [deviceID])
         }
     }
@@ -279,6 +315,8 @@ package final class SQLiteGatewayStore: GatewayStore {
                 UPDATE registration SET unregisteredAt = ? WHERE deviceID = ? AND bundleIdentifier = ? AND unregisteredAt IS NULL
                 """, arguments: [date.timeIntervalSince1970, deviceID, bundleIdentifier])
             // What was queued for the app will not be delivered.
+            try Self.logDropped(db, at: date, because: "the app unregistered", where: "p.deviceID = ? AND p.bundleIdentifier = ?",
+                                arguments: [deviceID, bundleIdentifier])
             try db.execute(sql: "DELETE FROM push WHERE deviceID = ? AND bundleIdentifier = ?", arguments: [deviceID, bundleIdentifier])
         }
     }
@@ -294,26 +332,53 @@ package final class SQLiteGatewayStore: GatewayStore {
 
     // MARK: - Pushes
 
-    package func enqueue(_ pushes: [QueuedPush]) async throws(GatewayError) -> [QueuedPush] {
+    package func enqueue(_ pushes: [QueuedPush], at date: Date) async throws(GatewayError) -> [QueuedPush] {
         guard !pushes.isEmpty else { return [] }
+        let now = date.timeIntervalSince1970
         return try await write { db in
             let collapse = try db.cachedStatement(sql: "DELETE FROM push WHERE token = ? AND collapseID = ?")
             let replace = try db.cachedStatement(sql: "DELETE FROM push WHERE token = ?")
-            let insert = try db.cachedStatement(sql: """
-                INSERT INTO push (deviceID, token, bundleIdentifier, environment, apnsID, pushType, priority, expiresAt, collapseID, payload, receivedAt, held)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            let logCollapse = try db.cachedStatement(sql: """
+                INSERT INTO delivery_stage (uniqueID, at, stage, detail)
+                SELECT d.uniqueID, ?, 'collapsed', ? FROM push p JOIN delivery d ON d.uniqueID = p.uniqueID WHERE p.token = ? AND p.collapseID = ?
                 """)
+            let logReplace = try db.cachedStatement(sql: """
+                INSERT INTO delivery_stage (uniqueID, at, stage, detail)
+                SELECT d.uniqueID, ?, 'collapsed', ? FROM push p JOIN delivery d ON d.uniqueID = p.uniqueID WHERE p.token = ?
+                """)
+            let insert = try db.cachedStatement(sql: """
+                INSERT INTO push (deviceID, token, bundleIdentifier, environment, apnsID, pushType, priority, expiresAt, collapseID, payload, receivedAt, held, uniqueID)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            let log = try db.cachedStatement(sql: """
+                INSERT OR IGNORE INTO delivery (uniqueID, apnsID, teamID, credential, bundleIdentifier, environment, deviceID, token, pushType, priority,
+                                                payloadBytes, collapseID, expiresAt, acceptedAt, storedAt, held)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            let logDrop = try db.cachedStatement(sql: "INSERT INTO delivery_stage (uniqueID, at, stage, detail) VALUES (?, ?, 'dropped', ?)")
             var stored: [QueuedPush] = []
             stored.reserveCapacity(pushes.count)
             for var push in pushes {
+                if let sender = push.sender, let uniqueID = push.uniqueID {
+                    try log.execute(arguments: [
+                        uniqueID, push.apnsID, sender.teamID, sender.credential, push.bundleIdentifier, push.environment.rawValue, push.deviceID,
+                        push.token, push.pushType.rawValue, push.priority, push.payload.count, push.collapseID, push.expiresAt.timeIntervalSince1970,
+                        push.receivedAt.timeIntervalSince1970, push.droppedBecause == nil ? now : nil, push.held,
+                    ])
+                    if let reason = push.droppedBecause { try logDrop.execute(arguments: [uniqueID, now, reason]) }
+                }
+                guard push.droppedBecause == nil else { continue }
                 if push.replacesQueued {
+                    try logReplace.execute(arguments: [now, "replaced by \(push.apnsID): the app keeps only its latest push", push.token])
                     try replace.execute(arguments: [push.token])
                 } else if let collapseID = push.collapseID {
+                    try logCollapse.execute(arguments: [now, "replaced by \(push.apnsID), with the same collapse id", push.token, collapseID])
                     try collapse.execute(arguments: [push.token, collapseID])
                 }
                 try insert.execute(arguments: [
                     push.deviceID, push.token, push.bundleIdentifier, push.environment.rawValue, push.apnsID, push.pushType.rawValue, push.priority,
                     push.expiresAt.timeIntervalSince1970, push.collapseID, Data(push.payload), push.receivedAt.timeIntervalSince1970, push.held,
+                    push.uniqueID,
                 ])
                 push.sequence = db.lastInsertedRowID
                 stored.append(push)
@@ -327,19 +392,28 @@ package final class SQLiteGatewayStore: GatewayStore {
             try Row.fetchAll(db, sql: """
                 SELECT * FROM push WHERE deviceID = ? AND sequence > ? AND expiresAt > ? AND NOT held ORDER BY sequence LIMIT ?
                 """, arguments: [deviceID, sequence, now.timeIntervalSince1970, limit]).map { row in
-                QueuedPush(
+                var push = QueuedPush(
                     sequence: row["sequence"], deviceID: row["deviceID"], token: row["token"], bundleIdentifier: row["bundleIdentifier"],
                     environment: APNs.Environment(rawValue: row["environment"]) ?? .sandbox, apnsID: row["apnsID"], pushType: APNs.PushType(rawValue: row["pushType"]) ?? .alert, priority: row["priority"],
                     expiresAt: Date(timeIntervalSince1970: row["expiresAt"]), collapseID: row["collapseID"],
                     payload: Array(row["payload"] as Data), receivedAt: Date(timeIntervalSince1970: row["receivedAt"])
                 )
+                push.uniqueID = row["uniqueID"]
+                return push
             }
         }
     }
 
-    package func acknowledge(deviceID: String, through sequence: Int64) async throws(GatewayError) {
+    package func acknowledge(deviceID: String, through sequence: Int64, at date: Date, sent: [(uniqueID: String, at: Date)]) async throws(GatewayError) {
         try await write { db in
-            try db.execute(sql: "DELETE FROM push WHERE deviceID = ? AND sequence <= ? AND NOT held", arguments: [deviceID, sequence])
+            try Self.insertStages(db, sent.map { DeliveryLog.Report(uniqueID: $0.uniqueID, stage: .sent, at: $0.at) })
+            try db.cachedStatement(sql: """
+                INSERT INTO delivery_stage (uniqueID, at, stage)
+                SELECT d.uniqueID, ?, 'acknowledged' FROM push p JOIN delivery d ON d.uniqueID = p.uniqueID
+                WHERE p.deviceID = ? AND p.sequence <= ? AND NOT p.held
+                """).execute(arguments: [date.timeIntervalSince1970, deviceID, sequence])
+            try db.cachedStatement(sql: "DELETE FROM push WHERE deviceID = ? AND sequence <= ? AND NOT held")
+                .execute(arguments: [deviceID, sequence])
         }
     }
 
@@ -351,8 +425,8 @@ package final class SQLiteGatewayStore: GatewayStore {
             // Each is written again with a new sequence (the table's AUTOINCREMENT never gives one
             // twice), in the order chosen.
             let copy = try db.cachedStatement(sql: """
-                INSERT INTO push (deviceID, token, bundleIdentifier, environment, apnsID, pushType, priority, expiresAt, collapseID, payload, receivedAt, held)
-                SELECT deviceID, token, bundleIdentifier, environment, apnsID, pushType, priority, expiresAt, collapseID, payload, receivedAt, 0
+                INSERT INTO push (deviceID, token, bundleIdentifier, environment, apnsID, pushType, priority, expiresAt, collapseID, payload, receivedAt, held, uniqueID)
+                SELECT deviceID, token, bundleIdentifier, environment, apnsID, pushType, priority, expiresAt, collapseID, payload, receivedAt, 0, uniqueID
                 FROM push WHERE sequence = ?
                 """)
             let remove = try db.cachedStatement(sql: "DELETE FROM push WHERE sequence = ?")
@@ -366,8 +440,102 @@ package final class SQLiteGatewayStore: GatewayStore {
 
     package func removeExpired(before date: Date) async throws(GatewayError) -> Int {
         try await write { db in
+            try db.execute(sql: """
+                INSERT INTO delivery_stage (uniqueID, at, stage)
+                SELECT d.uniqueID, p.expiresAt, 'expired' FROM push p JOIN delivery d ON d.uniqueID = p.uniqueID WHERE p.expiresAt <= ?
+                """, arguments: [date.timeIntervalSince1970])
             try db.execute(sql: "DELETE FROM push WHERE expiresAt <= ?", arguments: [date.timeIntervalSince1970])
             return db.changesCount
+        }
+    }
+
+    // MARK: - Delivery log
+
+    /// Logs the pushes about to be deleted `where` (a condition on `push p`) as dropped.
+    private static func logDropped(_ db: Database, at date: Date, because reason: String, where condition: String, arguments: StatementArguments) throws {
+        try db.execute(sql: """
+            INSERT INTO delivery_stage (uniqueID, at, stage, detail)
+            SELECT d.uniqueID, ?, 'dropped', ? FROM push p JOIN delivery d ON d.uniqueID = p.uniqueID WHERE \(condition)
+            """, arguments: [date.timeIntervalSince1970, reason] + arguments)
+    }
+
+    /// Inserts stages of pushes in the log (others are skipped), details cut to their longest.
+    private static func insertStages(_ db: Database, _ reports: [DeliveryLog.Report], limitPerPush: Int? = nil) throws {
+        guard !reports.isEmpty else { return }
+        let insert = try db.cachedStatement(sql: """
+            INSERT INTO delivery_stage (uniqueID, at, stage, detail) SELECT uniqueID, ?, ?, ? FROM delivery WHERE uniqueID = ?
+            """)
+        let count = try db.cachedStatement(sql: "SELECT COUNT(*) FROM delivery_stage WHERE uniqueID = ?")
+        for report in reports {
+            if let limitPerPush, try Int.fetchOne(count, arguments: [report.uniqueID]) ?? 0 >= limitPerPush { continue }
+            let detail = report.detail.map { String($0.prefix(DeliveryLog.maximumDetailLength)) }
+            try insert.execute(arguments: [report.at, report.stage.rawValue, detail, report.uniqueID])
+        }
+    }
+
+    package func recordStages(_ reports: [DeliveryLog.Report]) async throws(GatewayError) {
+        guard !reports.isEmpty else { return }
+        try await write { db in try Self.insertStages(db, reports) }
+    }
+
+    package func recordDeviceReports(_ reports: [DeliveryLog.Report], from deviceID: String, through: Int64) async throws(GatewayError) {
+        try await write { db in
+            guard let recorded = try Int64.fetchOne(db, sql: "SELECT reportedThrough FROM device WHERE deviceID = ?", arguments: [deviceID]),
+                  through > recorded
+            else { return }
+            // Only the device's own pushes, and only the stages a device reports.
+            let own = try Set(String.fetchAll(db, sql: "SELECT uniqueID FROM delivery WHERE deviceID = ? AND uniqueID IN (SELECT value FROM json_each(?))",
+                                              arguments: [deviceID, String(decoding: try JSONEncoder().encode(Set(reports.map(\.uniqueID))), as: UTF8.self)]))
+            try Self.insertStages(db, reports.filter { $0.stage.isReportedByDevice && own.contains($0.uniqueID) },
+                                  limitPerPush: DeliveryLog.maximumStagesPerPush)
+            try db.execute(sql: "UPDATE device SET reportedThrough = ? WHERE deviceID = ?", arguments: [through, deviceID])
+        }
+    }
+
+    package func deliveryRecords(matching id: String) async throws(GatewayError) -> [DeliveryRecord] {
+        try await read { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT * FROM delivery WHERE uniqueID = ?1 OR apnsID = ?1 ORDER BY acceptedAt, uniqueID LIMIT 100
+                """, arguments: [id.lowercased()])
+            // In the order the gateway learned of them: times come from whoever recorded each stage
+            // (the device's own clock for what it reports), and clocks disagree a little.
+            let stages = try db.cachedStatement(sql: "SELECT at, stage, detail FROM delivery_stage WHERE uniqueID = ? ORDER BY rowid")
+            return try rows.map { row in
+                let acceptedAt = Date(timeIntervalSince1970: row["acceptedAt"])
+                var entries = [DeliveryLog.Entry(.accepted, at: acceptedAt, detail: row["credential"])]
+                if let storedAt = row["storedAt"] as Double? {
+                    entries.append(DeliveryLog.Entry(.stored, at: Date(timeIntervalSince1970: storedAt),
+                                                     detail: row["held"] as Bool ? "held: the device was not linked" : "queued for the linked device"))
+                }
+                for stage in try Row.fetchAll(stages, arguments: [row["uniqueID"] as String]) {
+                    guard let kind = DeliveryLog.Stage(rawValue: stage["stage"]) else { continue }
+                    entries.append(DeliveryLog.Entry(kind, at: Date(timeIntervalSince1970: stage["at"]), detail: stage["detail"]))
+                }
+                return DeliveryRecord(
+                    uniqueID: row["uniqueID"], apnsID: row["apnsID"], teamID: row["teamID"], credential: row["credential"],
+                    bundleIdentifier: row["bundleIdentifier"], environment: APNs.Environment(rawValue: row["environment"]) ?? .sandbox,
+                    deviceID: row["deviceID"], token: row["token"], pushType: APNs.PushType(rawValue: row["pushType"]) ?? .alert,
+                    priority: row["priority"], payloadBytes: row["payloadBytes"], collapseID: row["collapseID"],
+                    expiresAt: Date(timeIntervalSince1970: row["expiresAt"]), stages: entries
+                )
+            }
+        }
+    }
+
+    package func pruneDeliveryLog(acceptedBefore date: Date, keepingAtMost limit: Int) async throws(GatewayError) -> Int {
+        try await write { db in
+            try db.execute(sql: """
+                DELETE FROM delivery WHERE acceptedAt < ? AND uniqueID NOT IN (SELECT uniqueID FROM push WHERE uniqueID IS NOT NULL)
+                """, arguments: [date.timeIntervalSince1970])
+            var removed = db.changesCount
+            let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM delivery") ?? 0
+            if count > limit {
+                try db.execute(sql: """
+                    DELETE FROM delivery WHERE uniqueID IN (SELECT uniqueID FROM delivery ORDER BY acceptedAt LIMIT ?)
+                    """, arguments: [count - limit])
+                removed += db.changesCount
+            }
+            return removed
         }
     }
 }
