@@ -11,8 +11,9 @@ import Synchronization
 
 /// The daemon's end of the device link (`Docs/device-link.md`): it holds the link to a push gateway,
 /// hands every push to the engine and acknowledges it once it is durable there, registers apps for
-/// remote notifications, and sends up what became of each push for the gateway's delivery log. It reconnects after a drop, waiting 0.5 s doubling to 30 s (±20 %), and
-/// stops for good when another link of the same device replaced it.
+/// remote notifications, and sends up what became of each push for the gateway's delivery log. It
+/// reconnects after a drop, waiting 0.5 s doubling to 30 s (±20 %), and stops for good when another
+/// link of the same device replaced it.
 package final class DeviceLinkClient: Service, Sendable {
     package struct Configuration: Sendable {
         /// The gateway's device-link address, such as `wss://push.example.com:2199`.
