@@ -129,10 +129,11 @@ extension RemotePushTests.LinkedSystem {
             try await system.gateway.store.addKey(StoredKey(keyID: "NARROWKEY1", teamID: "TEAM123456", environment: nil,
                                                             bundleIdentifiers: ["com.example.chat"], publicKeyPEM: narrowKey.publicKey.pemRepresentation))
             try await system.gateway.core.reloadProviders()
+            // Providers of their own, trusting the gateway's authority as any provider does.
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(system.gatewayFolder.appendingPathComponent("ca.pem").path))
             for (keyID, team, key) in [("OTHERKEY12", "OTHER12345", otherKey), ("NARROWKEY1", "TEAM123456", narrowKey)] {
                 // Its own connection: a token binds a connection to its key, as on APNs.
-                var tls = TLSConfiguration.makeClientConfiguration()
-                tls.certificateVerification = .none
                 let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls))
                 var request = HTTPClientRequest(url: "https://localhost:\(system.sandboxPort)/1/delivery-log/\(apnsID)")
                 let jwt = try ProviderToken.make(keyID: keyID, teamID: team, issuedAt: Int64(Date().timeIntervalSince1970), key: key)
@@ -144,8 +145,6 @@ extension RemotePushTests.LinkedSystem {
                 #expect(body == #"{"reason":"NotFound"}"#)
             }
             // Without a valid token: APNs' own refusal.
-            var tls = TLSConfiguration.makeClientConfiguration()
-            tls.certificateVerification = .none
             let anonymous = HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls))
             let refused = try await anonymous.execute(HTTPClientRequest(url: "https://localhost:\(system.sandboxPort)/1/delivery-log/\(apnsID)"),
                                                       timeout: .seconds(10))

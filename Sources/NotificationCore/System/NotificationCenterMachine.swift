@@ -415,8 +415,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
 
     package mutating func removeDeliveredNotifications(_ identifiers: [String]) {
         for identifier in identifiers {
-            if let shown = visible[identifier] { report(shown.notification.request, .removed, "removed by the app") }
-            removeVisible(identifier)
+            if let shown = removeVisible(identifier) { report(shown.notification.request, .removed, "removed by the app") }
         }
     }
 
@@ -429,9 +428,13 @@ package struct NotificationCenterMachine: Sendable, Codable {
         visibleOrder.removeAll()
     }
 
-    private mutating func removeVisible(_ identifier: String) {
-        if let shown = visible.removeValue(forKey: identifier) { release(shown.notification.request) }
+    /// Takes a notification off the screen and out of the list; returns it, if it was there.
+    @discardableResult
+    private mutating func removeVisible(_ identifier: String) -> VisibleNotification? {
         visibleOrder.removeValue(forKey: identifier)
+        guard let shown = visible.removeValue(forKey: identifier) else { return nil }
+        release(shown.notification.request)
+        return shown
     }
 
     // MARK: - Badge
@@ -771,16 +774,16 @@ package struct NotificationCenterMachine: Sendable, Codable {
             actions: category?.actions ?? [],
             categoryOptions: category?.options ?? []
         )
-        if let replaced = visible[identifier] { report(replaced.notification.request, .removed, "replaced by a newer notification with the same identifier") }
-        removeVisible(identifier)
+        if let replaced = removeVisible(identifier) {
+            report(replaced.notification.request, .removed, "replaced by a newer notification with the same identifier")
+        }
         if presentation.isVisible {
             visible[identifier] = shown
             visibleOrder[identifier] = takeSequence()
             report(notification.request, .presented, presentation.logDescription)
             if let limit = configuration.visibleLimit, visible.count > limit,
                let oldest = visibleOrder.min(by: { $0.value < $1.value })?.key {
-                if let dropped = visible[oldest] { report(dropped.notification.request, .removed, "the list was full (\(limit) notifications)") }
-                removeVisible(oldest)
+                if let dropped = removeVisible(oldest) { report(dropped.notification.request, .removed, "the list was full (\(limit) notifications)") }
             }
         } else {
             report(notification.request, .notShown, unseenBecause)

@@ -34,7 +34,7 @@ package final class DeviceLinks: Sendable {
     /// Messages of a device that may wait to be handled; a device that sends more is cut off.
     static let inboxLimit = 256
     /// Delivery reports recorded from one message; the rest of a longer one are ignored.
-    package static let reportsPerMessage = 500
+    static let reportsPerMessage = 500
 
     /// Tells the links of these pushes' devices that more is stored for them.
     package func stored(_ pushes: [QueuedPush]) {
