@@ -47,6 +47,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         .target(
@@ -109,6 +111,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                "MetricsEndpoint",
             ],
             swiftSettings: strictSettings
         ),
@@ -129,6 +133,20 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                "MetricsEndpoint",
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The Prometheus endpoint of `unotify`'s servers: one registry per process, served on loopback.
+        .target(
+            name: "MetricsEndpoint",
+            dependencies: [
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -164,6 +182,7 @@ let package = Package(
                 "NotificationDaemon",
                 "PrivateFiles",
                 "PushGateway",
+                "MetricsEndpoint",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -312,6 +331,15 @@ if Context.environment["OUN_BENCHMARKS"] != nil {
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Benchmarks/DaemonBenchmarks",
+            swiftSettings: testSettings
+        )
+    )
+    // The service extension the push-path benchmark measures pushes through.
+    package.targets.append(
+        .executableTarget(
+            name: "TrivialServiceExtension",
+            dependencies: ["OpenUserNotifications", "OpenUserNotificationsLink"],
+            path: "Benchmarks/TrivialServiceExtension",
             swiftSettings: testSettings
         )
     )

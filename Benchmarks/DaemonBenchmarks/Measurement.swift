@@ -167,7 +167,7 @@ struct DaemonMeasurement {
     private func start() async throws -> (Process, Double) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: unotify)
-        process.arguments = ["daemon", "--data-dir", directory.path, "--socket", socketPath, "--log-level", "warning"]
+        process.arguments = ["daemon", "--data-dir", directory.path, "--socket", socketPath, "--metrics-port", "0", "--log-level", "warning"]
         let began = ContinuousClock.now
         try process.run()
         let health = LocalAPIClient(socketPath: socketPath, key: "")

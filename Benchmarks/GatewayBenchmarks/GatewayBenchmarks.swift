@@ -21,7 +21,7 @@ struct GatewayBenchmarks: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gateway-benchmarks",
         abstract: "Measure the push gateway and the device path with the real unotify binary.",
-        subcommands: [Latency.self, Links.self]
+        subcommands: [Latency.self, Extensions.self, Links.self]
     )
 }
 
@@ -29,6 +29,26 @@ struct GatewayBenchmarks: AsyncParsableCommand {
 struct Common: ParsableArguments {
     @Option(help: "The unotify executable to measure (build it with -c release).")
     var unotify: String = ".build-bench/release/unotify"
+
+    @Option(help: "The measured unotify's metrics: on (on a free port), off (--no-metrics, to see what they cost), or absent (a build from before they existed, given no flag for them).")
+    var metrics: MetricsMode = .on
+
+    enum MetricsMode: String, ExpressibleByArgument {
+        case on, off, absent
+    }
+
+    @Option(help: "The measured unotify's --delivery-log-days (0 keeps no delivery log, to see what it costs); its default when not given.")
+    var deliveryLogDays: Double?
+
+    /// The arguments that set up the measured server's metrics endpoint and delivery log.
+    var serverArguments: [String] {
+        let metrics: [String] = switch self.metrics {
+        case .on: ["--metrics-port", "0"]
+        case .off: ["--no-metrics"]
+        case .absent: []
+        }
+        return metrics + (deliveryLogDays.map { ["--delivery-log-days", "\($0)"] } ?? [])
+    }
 
     func check() throws {
         guard FileManager.default.isExecutableFile(atPath: unotify) else {
@@ -56,16 +76,7 @@ struct Latency: AsyncParsableCommand {
 
     func run() async throws {
         try common.check()
-        let system = try await RunningSystem.start(unotify: common.unotify, apps: apps)
-        defer { system.stop() }
-        let http = try system.providerClient()
-        do {
-            try await measure(system, http)
-        } catch {
-            try? await http.shutdown()
-            throw error
-        }
-        try await http.shutdown()
+        try await RunningSystem.measure(common, apps: apps) { try await measure($0, $1) }
     }
 
     private func measure(_ system: RunningSystem, _ http: HTTPClient) async throws {
@@ -91,6 +102,77 @@ struct Latency: AsyncParsableCommand {
     }
 }
 
+// MARK: - Service extensions
+
+/// Provider request → app delegate for pushes through a trivial service extension
+/// (`Benchmarks/TrivialServiceExtension`), beside the same pushes without `mutable-content` in the
+/// same run, sent in turn at a steady rate; then a burst of pushes through the extension at once,
+/// to see how many extension runs the daemon gets through per second.
+struct Extensions: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Pushes through a trivial service extension: latency beside plain pushes, and runs per second.")
+
+    @OptionGroup var common: Common
+    @Option(help: "The trivial service extension (built with the benchmarks).") var serviceExtension = ".build-bench/release/TrivialServiceExtension"
+    @Option(help: "Pushes per second at the steady rate, half of them through the extension.") var rate: Int = 10
+    @Option(help: "Seconds at the steady rate (after one second of warm-up).") var seconds: Int = 30
+    @Option(help: "Pushes in the burst.") var burst: Int = 400
+    @Option(help: "Apps the pushes are spread over, one token each (10 pushes/s per token).") var apps: Int = 50
+
+    func run() async throws {
+        try common.check()
+        guard FileManager.default.isExecutableFile(atPath: serviceExtension) else {
+            throw ValidationError("\(serviceExtension) is not an executable: build it with `OUN_BENCHMARKS=1 swift build -c release --scratch-path .build-bench --product TrivialServiceExtension`.")
+        }
+        let extensionPath = URL(fileURLWithPath: serviceExtension).standardizedFileURL.path
+        try await RunningSystem.measure(common, apps: apps, serviceExtension: extensionPath) { try await measure($0, $1) }
+    }
+
+    private func measure(_ system: RunningSystem, _ http: HTTPClient) async throws {
+        // In turn, so that both kinds meet the same load: even pushes plain, odd ones through the extension.
+        let turn = Atomic<Int>(0)
+        let kinds = Mutex<[String: Bool]>([:])
+        let steady = try await Pacer.measure(rate: rate, seconds: seconds) { id in
+            let mutable = turn.add(1, ordering: .relaxed).oldValue % 2 == 1
+            kinds.withLock { $0[id] = mutable }
+            try await system.push(http, id: id, mutableContent: mutable)
+        }
+        let sorted = kinds.withLock { kinds in (plain: steady.ids.filter { kinds[$0] == false }, mutable: steady.ids.filter { kinds[$0] == true }) }
+        let plain = system.arrivals.take(ids: sorted.plain)
+        let prepared = system.arrivals.take(ids: sorted.mutable)
+        print(Pacer.line("plain push → delegate at \(rate / 2)/s", plain, sent: sorted.plain.count, seconds: Double(seconds)))
+        print(Pacer.line("through the extension → delegate at \(rate / 2)/s", prepared, sent: sorted.mutable.count, seconds: Double(seconds)))
+        print("  changed by the extension: \(system.arrivals.preparedCount(of: sorted.mutable)) of \(sorted.mutable.count); plain ones: \(system.arrivals.preparedCount(of: sorted.plain))")
+
+        for mutable in [false, true] {
+            let (shown, changed, elapsed) = try await burst(system, http, mutableContent: mutable)
+            let label = mutable ? "burst of \(burst) through the extension" : "burst of \(burst) plain (reference)"
+            print("| \(label) | \(shown) shown, \(changed) changed by the extension | \(String(format: "%.2f s", elapsed)) | \(String(format: "%.1f", Double(shown) / elapsed))/s |")
+        }
+    }
+
+    /// Sends `burst` pushes as fast as the gateway answers (64 in flight) and returns how many reached
+    /// the delegate, how many of them the extension changed, and the seconds from the first request to
+    /// the last arrival.
+    private func burst(_ system: RunningSystem, _ http: HTTPClient, mutableContent: Bool) async throws -> (Int, Int, Double) {
+        let ids = (0..<burst).map { _ in UUID().uuidString.lowercased() }
+        let began = DispatchTime.now().uptimeNanoseconds
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var remaining = ids[...]
+            for _ in 0..<min(64, ids.count) {
+                guard let id = remaining.popFirst() else { break }
+                group.addTask { try await system.push(http, id: id, mutableContent: mutableContent) }
+            }
+            while try await group.next() != nil {
+                guard let id = remaining.popFirst() else { continue }
+                group.addTask { try await system.push(http, id: id, mutableContent: mutableContent) }
+            }
+        }
+        let latencies = system.arrivals.take(ids: ids)
+        let last = system.arrivals.lastArrival(of: ids) ?? began
+        return (Int(latencies.totalCount), system.arrivals.preparedCount(of: ids), Double(last - began) / 1_000_000_000)
+    }
+}
+
 /// When each push reached the app's delegate, by its apns-id.
 final class Arrivals: Sendable {
     private let state = Mutex<[String: UInt64]>([:])
@@ -99,6 +181,13 @@ final class Arrivals: Sendable {
 
     func noteSent(_ id: String, at time: UInt64) { sent.withLock { $0[id] = time } }
     func noteArrived(_ id: String, at time: UInt64) { state.withLock { $0[id] = time } }
+    /// The pushes the service extension changed, as the delegate saw them.
+    private let prepared = Mutex<Set<String>>([])
+    func notePrepared(_ id: String) { _ = prepared.withLock { $0.insert(id) } }
+    func preparedCount(of ids: [String]) -> Int { prepared.withLock { prepared in ids.count { prepared.contains($0) } } }
+
+    /// When the last of these pushes arrived, if any did.
+    func lastArrival(of ids: [String]) -> UInt64? { state.withLock { arrived in ids.compactMap { arrived[$0] }.max() } }
 
     /// The delegate latencies of these pushes, waiting up to 30 s for the last ones to arrive.
     func take(ids: [String]) -> Histogram<UInt64> {
@@ -129,6 +218,7 @@ final class MeasuringDelegate: NSObject, UNUserNotificationCenterDelegate, Senda
     func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification,
                                 withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void) {
         arrivals.noteArrived(notification.request.identifier, at: DispatchTime.now().uptimeNanoseconds)
+        if notification.request.content.body.hasSuffix(" (prepared)") { arrivals.notePrepared(notification.request.identifier) }
         completionHandler([.banner, .list])
     }
 }
@@ -232,7 +322,10 @@ final class RunningSystem: Sendable {
         self.arrivals = arrivals
     }
 
-    static func start(unotify: String, apps count: Int) async throws -> RunningSystem {
+    /// - Parameters:
+    ///   - serviceExtension: an executable each app registers as its service extension.
+    ///   - arguments: more arguments for `unotify serve`.
+    static func start(unotify: String, apps count: Int, serviceExtension: String? = nil, arguments: [String] = []) async throws -> RunningSystem {
         let folder = URL(fileURLWithPath: "/tmp/gwbench-\(UUID().uuidString.prefix(8))", isDirectory: true)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let environment = ProcessInfo.processInfo.environment.merging([
@@ -240,7 +333,7 @@ final class RunningSystem: Sendable {
         ]) { $1 }
         let (sandbox, production, links, reference) = (try freePort(), try freePort(), try freePort(), try freePort())
         let serve = try spawn(unotify, ["serve", "--sandbox-port", "\(sandbox)", "--production-port", "\(production)", "--device-link-port", "\(links)",
-                                        "--log-level", "warning"], environment: environment)
+                                        "--log-level", "warning"] + arguments, environment: environment)
         try await waitUntil("the daemon's socket", timeout: 30) { FileManager.default.fileExists(atPath: environment["UNOTIFY_SOCKET"]!) }
         func run(_ arguments: [String]) throws -> String {
             try output(of: unotify, arguments, environment: environment, in: folder)
@@ -262,6 +355,10 @@ final class RunningSystem: Sendable {
             let key = try await admin.call(.POST, "/v1/admin/apps", body: LocalAPI.RegisterApp(bundleIdentifier: bundle), as: LocalAPI.AppKey.self).key
             _ = try await admin.call(.POST, "/v1/admin/apps/\(bundle)/authorization", body: LocalAPI.AuthorizationDecision(decision: "grant"),
                                      as: NotificationSettings.self)
+            if let serviceExtension {
+                let answer = try await admin.raw(.PUT, "/v1/admin/apps/\(bundle)/service-extension", body: LocalAPI.ServiceExtension(executable: serviceExtension))
+                guard (200..<300).contains(answer.status) else { throw ValidationError("the daemon refused the service extension: \(answer.status)") }
+            }
             var token = ""
             try await waitUntil("the daemon to link to the gateway", timeout: 30) {
                 token = (try? run(["apps", "token", bundle])) ?? ""
@@ -275,6 +372,23 @@ final class RunningSystem: Sendable {
         }
         keepAlive.withLock { $0 = (delegate, centers) }
         return RunningSystem(folder: folder, serve: serve, ports: (sandbox, reference), jwt: jwt, apps: apps, arrivals: arrivals)
+    }
+
+    /// Starts the system, waits until the gateway knows every app, and runs `body` with a provider
+    /// client connected after that; stops everything once `body` is done.
+    static func measure(_ common: Common, apps: Int, serviceExtension: String? = nil,
+                        _ body: (RunningSystem, HTTPClient) async throws -> Void) async throws {
+        let system = try await start(unotify: common.unotify, apps: apps, serviceExtension: serviceExtension, arguments: common.serverArguments)
+        defer { system.stop() }
+        try await system.waitForApps()
+        let http = try system.providerClient()
+        do {
+            try await body(system, http)
+        } catch {
+            try? await http.shutdown()
+            throw error
+        }
+        try await http.shutdown()
     }
 
     /// The delegate and the apps' centers live as long as the benchmark (a center holds its delegate weakly).
@@ -302,23 +416,48 @@ final class RunningSystem: Sendable {
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
-    /// One push to the next app in turn, timed for its delegate from now.
-    func push(_ http: HTTPClient, id: String) async throws {
-        let app = apps[next.add(1, ordering: .relaxed).oldValue % apps.count]
-        arrivals.noteSent(id, at: DispatchTime.now().uptimeNanoseconds)
-        try await send(http, to: ports.sandbox, path: "/3/device/\(app.token)", topic: app.bundleIdentifier, id: id)
+    /// Returns once the gateway knows every app, which it reads again once a second: a push to the
+    /// app set up last is accepted (until then it is refused `TopicDisallowed`). Each try opens its
+    /// own connection, as a provider connection keeps the apps its team had when it opened (as on
+    /// APNs): the measuring client connects only after this.
+    func waitForApps() async throws {
+        let app = apps[apps.count - 1]
+        let deadline = Date().addingTimeInterval(10)
+        while true {
+            let http = try providerClient()
+            do {
+                try await send(http, to: ports.sandbox, path: "/3/device/\(app.token)", topic: app.bundleIdentifier)
+                try await http.shutdown()
+                return
+            } catch where Date() < deadline {
+                try await http.shutdown()
+                try await Task.sleep(for: .milliseconds(200))
+            }
+        }
     }
 
-    func send(_ http: HTTPClient, to port: Int, path: String, topic: String, id: String? = nil) async throws {
+    /// One push to the next app in turn, timed for its delegate from now; with `mutableContent`, for
+    /// the app's service extension.
+    func push(_ http: HTTPClient, id: String, mutableContent: Bool = false) async throws {
+        let app = apps[next.add(1, ordering: .relaxed).oldValue % apps.count]
+        arrivals.noteSent(id, at: DispatchTime.now().uptimeNanoseconds)
+        try await send(http, to: ports.sandbox, path: "/3/device/\(app.token)", topic: app.bundleIdentifier, id: id, mutableContent: mutableContent)
+    }
+
+    func send(_ http: HTTPClient, to port: Int, path: String, topic: String, id: String? = nil, mutableContent: Bool = false) async throws {
         var request = HTTPClientRequest(url: "https://localhost:\(port)\(path)")
         request.method = .POST
         request.headers.add(name: "authorization", value: "bearer \(jwt)")
         request.headers.add(name: "apns-topic", value: topic)
         request.headers.add(name: "apns-push-type", value: "alert")
         if let id { request.headers.add(name: "apns-id", value: id) }
-        request.body = .bytes(ByteBuffer(string: #"{"aps":{"alert":{"title":"Benchmark","body":"A push of a typical size, with a title and a body."}}}"#))
+        let mutable = mutableContent ? #","mutable-content":1"# : ""
+        request.body = .bytes(ByteBuffer(string: #"{"aps":{"alert":{"title":"Benchmark","body":"A push of a typical size, with a title and a body."}\#(mutable)}}"#))
         let response = try await http.execute(request, timeout: .seconds(30))
-        guard response.status == .ok else { throw ValidationError("the push was answered \(response.status)") }
+        guard response.status == .ok else {
+            let body = try await response.body.collect(upTo: 1024)
+            throw ValidationError("the push was answered \(response.status) \(String(buffer: body))")
+        }
     }
 
     func stop() {
@@ -419,7 +558,7 @@ struct Links: AsyncParsableCommand {
         let linkPort = try freePort()
         let gateway = try RunningSystem.spawn(common.unotify, ["gateway", "serve", "--gateway-dir", gatewayFolder.path,
                                                                "--sandbox-port", "\(try freePort())", "--production-port", "\(try freePort())",
-                                                               "--device-link-port", "\(linkPort)", "--log-level", "warning"]
+                                                               "--device-link-port", "\(linkPort)", "--log-level", "warning"] + common.serverArguments
                                                                + (cleartext ? ["--cleartext"] : []),
                                              environment: ProcessInfo.processInfo.environment)
         defer {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import MetricsEndpoint
 import NotificationDaemon
 import PrivateFiles
 import PushGateway
@@ -29,6 +30,8 @@ struct DaemonOptions: ParsableArguments {
     @Option(name: .long, help: "A certificate authority (PEM) to trust for the gateway, such as its ca.pem.")
     var gatewayCa: String?
 
+    @OptionGroup var metrics: MetricsOptions
+
     var logger: Logger {
         var logger = Logger(label: "unotify")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
@@ -54,10 +57,16 @@ struct DaemonOptions: ParsableArguments {
         return configuration
     }
 
-    func run(alongside others: [any Service] = [], configuration: DaemonConfiguration? = nil) async throws {
+    /// Runs the daemon until SIGTERM or SIGINT.
+    ///
+    /// - Parameters:
+    ///   - registry: the process's metrics (the daemon's are added), served on `metricsPort` unless
+    ///     `--metrics-port` says otherwise; nil serves none.
+    func run(configuration: DaemonConfiguration, metrics registry: MetricsRegistry?, metricsPort: Int) async throws {
         // Whatever the daemon and its libraries create (the socket, SQLite's files) is its user's alone.
         umask(0o077)
-        let configuration = try configuration ?? self.configuration()
+        var configuration = configuration
+        if let registry { configuration.engine.metrics = registry }
         let logger = self.logger
         let daemon: NotificationDaemonServices
         do {
@@ -66,7 +75,12 @@ struct DaemonOptions: ParsableArguments {
             throw ValidationError(error.message)
         }
         logger.info("data directory", metadata: ["path": .string(configuration.dataDirectory.path)])
-        let group = ServiceGroup(services: others + daemon.services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        var services = daemon.services
+        if let registry {
+            registry.addSampler { await daemon.sampleMetrics() }
+            services.append(self.metrics.endpoint(for: registry, defaultPort: metricsPort, logger: logger))
+        }
+        let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()
     }
 }
@@ -80,14 +94,16 @@ struct DaemonCommand: AsyncParsableCommand {
 
     @OptionGroup var options: DaemonOptions
 
-    func run() async throws { try await options.run() }
+    func run() async throws {
+        try await options.run(configuration: options.configuration(), metrics: options.metrics.makeRegistry(), metricsPort: MetricsOptions.daemonPort)
+    }
 }
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Run the whole system on this machine, on embedded SQLite: the notification daemon and a push gateway it is linked to.",
-        discussion: "The gateway's provider API listens on 2197 (sandbox) and 2198 (production), its device links on 2199, all on loopback; its folder is gateway/ in the data directory. The web notification center will join them here."
+        discussion: "The gateway's provider API listens on 2197 (sandbox) and 2198 (production), its device links on 2199, the metrics of both on 2200, all on loopback; the gateway's folder is gateway/ in the data directory. The web notification center will join them here."
     )
 
     @OptionGroup var options: DaemonOptions
@@ -105,9 +121,13 @@ struct ServeCommand: AsyncParsableCommand {
         gatewayConfiguration.productionPort = productionPort
         gatewayConfiguration.deviceLinkPort = deviceLinkPort
         deliveryLog.apply(to: &gatewayConfiguration)
+        // One endpoint for the gateway's metrics and the daemon's.
+        let registry = options.metrics.makeRegistry()
+        if let registry { gatewayConfiguration.metrics = registry }
         let (linkPorts, linkPort) = AsyncStream.makeStream(of: Int.self)
         let gateway = try await PushGatewayServices(configuration: gatewayConfiguration, logger: options.logger,
                                                     onDeviceLinkListening: { linkPort.yield($0) })
+        registry?.addSampler { await gateway.sampleMetrics() }
         // The gateway starts first: the daemon links to the port it listens on (0 picks a free one).
         let gatewayGroup = ServiceGroup(services: gateway.services, gracefulShutdownSignals: [], logger: options.logger)
         try await withThrowingTaskGroup(of: Void.self) { tasks in
@@ -128,7 +148,7 @@ struct ServeCommand: AsyncParsableCommand {
                                               trustedAuthorityPEM: try String(contentsOfFile: gatewayConfiguration.authorityCertificatePath, encoding: .utf8))
             }
             do {
-                try await options.run(configuration: configuration)
+                try await options.run(configuration: configuration, metrics: registry, metricsPort: MetricsOptions.gatewayPort)
             } catch {
                 await gatewayGroup.triggerGracefulShutdown()
                 throw error

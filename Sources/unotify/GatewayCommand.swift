@@ -2,6 +2,7 @@ import ArgumentParser
 import Crypto
 import Foundation
 import Logging
+import MetricsEndpoint
 import NotificationCore
 import PrivateFiles
 import NotificationDaemon
@@ -63,10 +64,13 @@ struct GatewayCommand: AsyncParsableCommand {
         var documentedEnvironmentReason = false
         @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
         @OptionGroup var deliveryLog: DeliveryLogOptions
+        @OptionGroup var metrics: MetricsOptions
 
         func run() async throws {
             umask(0o077)
             var configuration = GatewayConfiguration(dataDirectory: location.directory)
+            let registry = metrics.makeRegistry()
+            if let registry { configuration.metrics = registry }
             deliveryLog.apply(to: &configuration)
             configuration.host = host
             configuration.sandboxPort = sandboxPort
@@ -80,7 +84,12 @@ struct GatewayCommand: AsyncParsableCommand {
             let gateway = try await PushGatewayServices(configuration: configuration, logger: logger)
             logger.info("gateway folder", metadata: ["path": .string(configuration.dataDirectory.path),
                                                      "ca": .string(configuration.authorityCertificatePath)])
-            let group = ServiceGroup(services: gateway.services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+            var services = gateway.services
+            if let registry {
+                registry.addSampler { await gateway.sampleMetrics() }
+                services.append(metrics.endpoint(for: registry, defaultPort: MetricsOptions.gatewayPort, logger: logger))
+            }
+            let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
             try await group.run()
         }
     }

@@ -38,7 +38,7 @@ final class DaemonProcess: Sendable {
         }
         let process = Process()
         process.executableURL = executable
-        process.arguments = ["daemon", "--data-dir", directory.path, "--socket", socketPath, "--log-level", "info"]
+        process.arguments = ["daemon", "--data-dir", directory.path, "--socket", socketPath, "--log-level", "info", "--metrics-port", "0"]
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
@@ -317,7 +317,7 @@ final class DaemonProcess: Sendable {
         try garbage.write(to: database)
         let process = Process()
         process.executableURL = DaemonProcess.executable
-        process.arguments = ["daemon", "--data-dir", directory.path, "--socket", directory.appendingPathComponent("s.sock").path]
+        process.arguments = ["daemon", "--data-dir", directory.path, "--socket", directory.appendingPathComponent("s.sock").path, "--metrics-port", "0"]
         let errors = Pipe()
         process.standardError = errors
         try process.run()

@@ -82,12 +82,14 @@ import Testing
         #expect(first.reports.map(\.uniqueID) == ["unique-1"])
         let all = try #require(try await store.deliveryReports(limit: 10))
         #expect(all.reports.map(\.uniqueID) == ["unique-1", "unique-2"])
+        #expect(try await store.waitingCounts().deliveryReports == 2)
         #expect(all.reports[1].detail == "the app is not on the device")
         #expect(all.through > first.through)
         try await store.forgetDeliveryReports(through: first.through)
         #expect(try await store.deliveryReports(limit: 10)?.reports.map(\.uniqueID) == ["unique-2"])
         try await store.forgetDeliveryReports(through: all.through)
         #expect(try await store.deliveryReports(limit: 10)?.through == nil)
+        #expect(try await store.waitingCounts().deliveryReports == 0)
     }
 
     @Test(arguments: StoreKind.allCases)

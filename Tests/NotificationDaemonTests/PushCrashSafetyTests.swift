@@ -80,14 +80,14 @@ import Glibc
         }
         func startGateway() async throws -> ChildProcess {
             let gateway = try ChildProcess(unotify, ["gateway", "serve", "--sandbox-port", "\(sandbox)", "--production-port", "\(production)",
-                                                     "--device-link-port", "\(links)"], environment: environment, name: "unotify gateway")
+                                                     "--device-link-port", "\(links)", "--metrics-port", "0"], environment: environment, name: "unotify gateway")
             try await gateway.line(containing: "environment=sandbox")
             return gateway
         }
         let credentialPath = directory.appendingPathComponent("device.credential").path
         func startDaemon() async throws -> ChildProcess {
             let daemon = try ChildProcess(unotify, ["daemon", "--gateway", "wss://localhost:\(links)", "--gateway-credential", credentialPath,
-                                                    "--gateway-ca", directory.appendingPathComponent("gateway/ca.pem").path],
+                                                    "--gateway-ca", directory.appendingPathComponent("gateway/ca.pem").path, "--metrics-port", "0"],
                                           environment: environment, name: "unotify daemon")
             try await daemon.line(containing: "local API listening")
             return daemon

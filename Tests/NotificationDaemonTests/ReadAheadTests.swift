@@ -74,6 +74,7 @@ final class InstrumentedStore: DaemonStore {
         try await base.deliveryReports(limit: limit)
     }
     func forgetDeliveryReports(through number: Int64) async throws(DaemonError) { try await base.forgetDeliveryReports(through: number) }
+    func waitingCounts() async throws(DaemonError) -> (appMessages: Int, deliveryReports: Int) { try await base.waitingCounts() }
 }
 
 /// An app about to fire is read into the engine's cache before its time, so that firing it does not

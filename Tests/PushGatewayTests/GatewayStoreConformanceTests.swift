@@ -158,8 +158,10 @@ import Testing
             ], at: Self.t0)
             // Held pushes have no place in the device's order yet, and an acknowledgement past their
             // stored sequences does not drop them.
+            #expect(try await store.storedPushCounts() == (queued: 1, held: 5))
             #expect(try await store.pushes(for: "device-1", after: 0, now: Self.t0 + 10, limit: 10).map(\.apnsID) == ["live"])
             try await store.acknowledge(deviceID: "device-1", through: stored.map(\.sequence).max()!, at: Self.t0, sent: [])
+            #expect(try await store.storedPushCounts() == (queued: 0, held: 5))
             #expect(try await store.pushes(for: "device-1", after: 0, now: Self.t0 + 10, limit: 10).isEmpty)
             // They keep being held across a restart.
             let store = try opened.reopen()
@@ -168,6 +170,7 @@ import Testing
             // Promoted a window at a time: the highest priority first, then in the order they came;
             // each after every sequence given before, so a device that acknowledged those takes them.
             #expect(try await store.promoteHeld(deviceID: "device-1", now: Self.t0 + 10, limit: 3) == 3)
+            #expect(try await store.storedPushCounts() == (queued: 3, held: 2))
             let first = try await store.pushes(for: "device-1", after: live.sequence, now: Self.t0 + 10, limit: 10)
             #expect(first.map(\.apnsID) == ["alert-1", "alert-2", "background-1"])
             #expect(first.allSatisfy { $0.sequence > stored.map(\.sequence).max()! })

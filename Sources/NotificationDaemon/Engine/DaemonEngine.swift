@@ -1,6 +1,7 @@
 package import Foundation
 internal import Crypto
 package import Logging
+package import CoreMetrics
 package import NotificationCore
 import PrivateFiles
 internal import Synchronization
@@ -64,6 +65,8 @@ package actor DaemonEngine {
         package var serviceExtensionsAtOnce = 4
         /// The memory each service extension may use (`RLIMIT_DATA`), in bytes.
         package var serviceExtensionMemoryBytes: UInt64 = 512 * 1024 * 1024
+        /// Where the daemon's metrics go (``DaemonMetrics``); by default nowhere.
+        package var metrics: any MetricsFactory = NOOPMetricsHandler.instance
 
         package init() {}
     }
@@ -75,6 +78,8 @@ package actor DaemonEngine {
     package nonisolated var takeoverGrace: Duration { configuration.takeoverGrace }
     private let logger: Logger
     private let launcher: @Sendable (AppLaunch) -> Void
+    /// What the engine counts and measures.
+    package nonisolated let metrics: DaemonMetrics
     /// The most triggers and deadlines one step of an app carries out.
     static let wakeUpsPerStep = 64
     /// Identifies this run of the daemon; an app saved by another run is resumed when loaded.
@@ -162,6 +167,7 @@ package actor DaemonEngine {
         self.configuration = configuration
         self.logger = logger
         self.launcher = launcher
+        metrics = DaemonMetrics(factory: configuration.metrics)
         (deliveryReportsWritten, deliveryReportsSaved) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         extensionRunner = ServiceExtensionRunner(
             limits: .init(running: max(1, configuration.serviceExtensionsAtOnce), memoryBytes: configuration.serviceExtensionMemoryBytes),
@@ -787,6 +793,7 @@ package actor DaemonEngine {
                 connections[app]?.continuation.yield(.remoteNotification(ticket: ticket, remote))
             case .person(let event):
                 log(event, of: app)
+                measure(event)
                 publish(DaemonEvent(app, event))
                 if case .badgeChanged(let badge) = event { connections[app]?.continuation.yield(.badge(badge)) }
             case .launch:
@@ -825,6 +832,30 @@ package actor DaemonEngine {
         case .authorizationPrompt, .settingsChanged, .presented, .badgeChanged, .appStateChanged, .responseDelivered, .remoteNotificationDelivered,
              .contentPreparing, .contentPrepared:
             break
+        }
+    }
+
+    /// Counts and times what a person event says about notifications and pushes.
+    private func measure(_ event: PersonEvent) {
+        switch event {
+        case .presented(let shown): metrics.presented(shown.notification, shown.presentation, at: clock.now)
+        case .contentPreparing(let request): metrics.pushPreparing(uniqueID: request.pushUniqueID)
+        case .contentPrepared(_, let outcome): metrics.extensionRan(outcome)
+        case .remoteNotificationDelivered(let remote): metrics.handedToApp(uniqueID: remote.pushUniqueID, at: clock.now)
+        default: break
+        }
+    }
+
+    /// Sets the gauges that describe the daemon now (apps connected, extensions, what waits for
+    /// apps and for the gateway); run before each exposition of its metrics.
+    package func sampleMetrics() async {
+        metrics.appsConnected.record(connections.count)
+        let runs = extensionRunner.counts
+        metrics.extensionsRunning.record(runs.running)
+        metrics.extensionsWaiting.record(runs.waiting)
+        if let waiting = try? await store.waitingCounts() {
+            metrics.appMessagesWaiting.record(waiting.appMessages)
+            metrics.deliveryReportsUnsent.record(waiting.deliveryReports)
         }
     }
 
@@ -974,12 +1005,16 @@ package actor DaemonEngine {
                         ((), machine.receivePush(payload, apnsID: push.apnsID, collapseID: push.collapseID, pushType: push.pushType,
                                                  uniqueID: push.uniqueID, serviceExtension: serviceExtension))
                     }.1)
+                    // Before the step is carried out (once it is durable): its presentation is timed from here.
+                    metrics.pushArrived(uniqueID: push.uniqueID, acceptedAt: Date(timeIntervalSince1970: push.receivedAt))
                 } catch let error as DaemonError where error.code == .appNotFound {
                     logger.notice("a push for an app not on this device was dropped", metadata: ["app": .string(push.bundleIdentifier)])
+                    metrics.dropped(because: "app_not_found")
                     drop(push, because: "the app is not on the device")
                 }
             case .failure(let error):
                 logger.notice("a push whose payload cannot be read was dropped", metadata: ["app": .string(push.bundleIdentifier), "error": .string(error.description)])
+                metrics.dropped(because: "unreadable_payload")
                 drop(push, because: "its payload could not be read")
             }
         }

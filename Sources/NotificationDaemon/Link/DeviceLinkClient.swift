@@ -33,6 +33,8 @@ package final class DeviceLinkClient: Service, Sendable {
     private struct State {
         var outbox: AsyncStream<DeviceLink.DeviceMessage>.Continuation?
         var waiting: [String: CheckedContinuation<DeviceLink.GatewayMessage, any Error>] = [:]
+        /// Whether the gateway welcomed the link that is up now.
+        var isWelcomed = false
     }
 
     private let configuration: Configuration
@@ -82,6 +84,9 @@ package final class DeviceLinkClient: Service, Sendable {
         }
         linkEnded()
     }
+
+    /// Whether the device is linked to the gateway now (welcomed on a link that is up).
+    package var isLinked: Bool { state.withLock { $0.isWelcomed } }
 
     /// Issues (or returns) the app's device token for `environment` from the gateway.
     package func register(_ bundleIdentifier: String, environment: APNs.Environment) async throws -> String {
@@ -192,6 +197,7 @@ package final class DeviceLinkClient: Service, Sendable {
                     }
                     switch message {
                     case .welcome(let deviceID, _):
+                        self.state.withLock { $0.isWelcomed = true }
                         self.logger.info("linked to the push gateway", metadata: ["gateway": .string(self.configuration.url), "device": .string(deviceID)])
                         self.linkedContinuation.yield()
                     case .push(let push):
@@ -245,6 +251,7 @@ package final class DeviceLinkClient: Service, Sendable {
         let waiting = state.withLock { state in
             state.outbox?.finish()
             state.outbox = nil
+            state.isWelcomed = false
             defer { state.waiting.removeAll() }
             return Array(state.waiting.values)
         }

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Hummingbird
 import HummingbirdWebSocket
@@ -77,6 +78,12 @@ package struct NotificationDaemonServices: Sendable {
             ))
         }
         self.services = services
+    }
+
+    /// Sets the gauges that describe the daemon now; run before each exposition of its metrics.
+    package func sampleMetrics() async {
+        engine.metrics.gatewayLinked.record(link?.isLinked == true ? 1 : 0)
+        await engine.sampleMetrics()
     }
 
     /// Warns about the daemon's files that others than its user may read: they hold every app's

@@ -127,6 +127,9 @@ package protocol DaemonStore: Sendable {
     func deliveryReports(limit: Int) async throws(DaemonError) -> (through: Int64, reports: [DeliveryLog.Report])?
     /// Forgets the reports numbered up to `number`: the gateway has them.
     func forgetDeliveryReports(through number: Int64) async throws(DaemonError)
+    /// How much waits: items kept in apps' queues for them (responses, background pushes), and
+    /// delivery-log reports not yet forgotten.
+    func waitingCounts() async throws(DaemonError) -> (appMessages: Int, deliveryReports: Int)
 }
 
 /// The most delivery-log reports a daemon keeps while its gateway is out of reach.

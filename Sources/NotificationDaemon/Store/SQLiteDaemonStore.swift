@@ -524,6 +524,12 @@ package final class SQLiteDaemonStore: DaemonStore {
         try await write { db in try db.execute(sql: "DELETE FROM link_report WHERE number <= ?", arguments: [number]) }
     }
 
+    package func waitingCounts() async throws(DaemonError) -> (appMessages: Int, deliveryReports: Int) {
+        try await read { db in
+            (try Int.fetchOne(db, sql: "SELECT count(*) FROM queued") ?? 0, try Int.fetchOne(db, sql: "SELECT count(*) FROM link_report") ?? 0)
+        }
+    }
+
     private static func recordLinkSequence(_ sequence: Int64, in db: Database) throws {
         try db.execute(sql: """
             INSERT INTO link (id, sequence) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET sequence = max(sequence, excluded.sequence)

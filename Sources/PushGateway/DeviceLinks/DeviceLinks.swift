@@ -1,3 +1,4 @@
+import CoreMetrics
 import Crypto
 package import Foundation
 import NIOCore
@@ -18,15 +19,25 @@ package final class DeviceLinks: Sendable {
     private let core: GatewayCore
     /// Pushes a device may hold unacknowledged.
     package let window: Int
+    private let metrics: GatewayMetrics
     private let logger: Logger
     private let clock: @Sendable () -> Date
 
-    package init(store: any GatewayStore, core: GatewayCore, window: Int = 64, logger: Logger, clock: @escaping @Sendable () -> Date = { Date() }) {
+    package init(store: any GatewayStore, core: GatewayCore, window: Int = 64, metrics: GatewayMetrics = GatewayMetrics(), logger: Logger,
+                 clock: @escaping @Sendable () -> Date = { Date() }) {
         self.store = store
         self.core = core
         self.window = window
+        self.metrics = metrics
         self.logger = logger
         self.clock = clock
+    }
+
+    /// Sets the gauges of the links: how many, and how many pushes they have in flight.
+    package func sampleMetrics() {
+        let sessions = links.withLock { Array($0.values) }
+        metrics.deviceLinks.record(sessions.count)
+        metrics.inFlight.record(sessions.reduce(0) { $0 + $1.withState { $0.unacknowledged.count } })
     }
 
     /// The close code a replaced link gets: the device does not reconnect.
@@ -101,8 +112,10 @@ package final class DeviceLinks: Sendable {
         }
         let unacknowledged = session.withState { state in
             state.isClosed = true
-            defer { state.sentAt.removeAll() }
-            return state.sentAt.values.map { DeliveryLog.Report(uniqueID: $0.uniqueID, stage: .sent, at: $0.at) }
+            defer { state.inFlight.removeAll() }
+            return state.inFlight.values.compactMap { push in
+                push.uniqueID.map { DeliveryLog.Report(uniqueID: $0, stage: .sent, at: push.sentAt) }
+            }
         }
         if isLast { core.setConnected(session.deviceID, false) }
         // Sent and never acknowledged on this link: the log still shows it was sent.
@@ -211,8 +224,9 @@ package final class DeviceLinks: Sendable {
             session.withState { state in
                 state.sent = last.sequence
                 state.unacknowledged.append(contentsOf: pushes.lazy.map(\.sequence))
-                for push in pushes { if let uniqueID = push.uniqueID { state.sentAt[push.sequence] = (uniqueID, now) } }
+                for push in pushes { state.inFlight[push.sequence] = InFlightPush(uniqueID: push.uniqueID, sentAt: now, receivedAt: push.receivedAt) }
             }
+            metrics.sent.increment(by: pushes.count)
             session.send(pushes.map { push in
                 .push(DeviceLink.Push(
                     sequence: push.sequence, token: push.token, bundleIdentifier: push.bundleIdentifier,
@@ -230,16 +244,21 @@ package final class DeviceLinks: Sendable {
         switch message {
         case .ack(let through):
             // Only what was sent on this link can be acknowledged.
-            let acknowledged = session.withState { state -> (Int64, [(uniqueID: String, at: Date)])? in
+            let acknowledged = session.withState { state -> (Int64, [InFlightPush])? in
                 let covered = state.unacknowledged.prefix { $0 <= through }
                 guard let last = covered.last else { return nil }
-                let sent = covered.compactMap { state.sentAt.removeValue(forKey: $0) }
+                let pushes = covered.compactMap { state.inFlight.removeValue(forKey: $0) }
                 state.unacknowledged.removeFirst(covered.count)
-                return (last, sent)
+                return (last, pushes)
             }
-            guard let (acknowledged, sent) = acknowledged else { return }
+            guard let (acknowledged, pushes) = acknowledged else { return }
+            let now = clock()
+            for push in pushes {
+                metrics.delivery.recordNanoseconds(Int64(max(0, now.timeIntervalSince(push.receivedAt)) * 1_000_000_000))
+            }
             do {
-                try await store.acknowledge(deviceID: deviceID, through: acknowledged, at: clock(), sent: sent)
+                try await store.acknowledge(deviceID: deviceID, through: acknowledged, at: now,
+                                            sent: pushes.compactMap { push in push.uniqueID.map { ($0, push.sentAt) } })
             } catch {
                 logger.error("could not record an acknowledgement", metadata: ["device": .string(deviceID), "error": .string("\(error)")])
             }
@@ -273,6 +292,15 @@ package final class DeviceLinks: Sendable {
     }
 }
 
+/// A push sent on a link and not acknowledged yet.
+struct InFlightPush {
+    /// Its delivery log's identifier, if it is logged.
+    var uniqueID: String?
+    var sentAt: Date
+    /// When the gateway accepted it.
+    var receivedAt: Date
+}
+
 /// One device's link, from its upgrade to its close: what it has sent the device, what the device
 /// sent that waits to be handled, and whether a send is under way.
 final class LinkSession: Sendable {
@@ -281,9 +309,9 @@ final class LinkSession: Sendable {
         var sent: Int64 = 0
         /// The sequences sent and not yet acknowledged, in order.
         var unacknowledged: [Int64] = []
-        /// When each logged push not yet acknowledged was sent, by sequence: recorded in the delivery
-        /// log with its acknowledgement (or when the link closes).
-        var sentAt: [Int64: (uniqueID: String, at: Date)] = [:]
+        /// The pushes sent and not yet acknowledged, by sequence: when each was sent is recorded in
+        /// the delivery log with its acknowledgement (or when the link closes).
+        var inFlight: [Int64: InFlightPush] = [:]
         /// Whether held pushes may wait for the device: at first, and when some are stored.
         var mayHaveHeld = true
         var isPumping = false

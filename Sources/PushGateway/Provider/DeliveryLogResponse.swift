@@ -1,5 +1,5 @@
-package import Foundation
-package import NotificationCore
+import Foundation
+import NotificationCore
 
 /// The body of `GET /1/delivery-log/<id>` on the provider API: every logged push with that `apns-id`
 /// (or `apns-unique-id`) that the asking provider could have sent, each with its stages

@@ -77,6 +77,7 @@ package final class ProviderServer: Listener {
         let acceptor: any PushAcceptor
         /// Where `GET /1/delivery-log/<id>` reads; nil answers it `404`.
         let deliveryLog: (any DeliveryLogReader)?
+        let metrics: GatewayMetrics
         let clock: @Sendable () -> Date
         let shutdown: ShutdownFlag
         let connections: OpenConnections
@@ -113,6 +114,7 @@ package final class ProviderServer: Listener {
     /// - Parameters:
     ///   - credentials: the keys and apps as they are now; read at each request.
     ///   - refreshCredentials: reads them again before a token of an unknown key is refused, then calls back.
+    ///   - metrics: where pushes accepted and refused are counted.
     ///   - clock: the time the token rules count with.
     package init(
         configuration: Configuration,
@@ -120,12 +122,13 @@ package final class ProviderServer: Listener {
         refreshCredentials: @escaping @Sendable (_ done: @escaping @Sendable () -> Void) -> Void = { $0() },
         acceptor: any PushAcceptor,
         deliveryLog: (any DeliveryLogReader)? = nil,
+        metrics: GatewayMetrics = GatewayMetrics(),
         clock: @escaping @Sendable () -> Date = { Date() },
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger
     ) {
         shared = Shared(configuration: configuration, credentials: credentials, refreshCredentials: refreshCredentials, acceptor: acceptor,
-                        deliveryLog: deliveryLog, clock: clock, shutdown: ShutdownFlag(), connections: OpenConnections())
+                        deliveryLog: deliveryLog, metrics: metrics, clock: clock, shutdown: ShutdownFlag(), connections: OpenConnections())
         self.group = group
         self.logger = logger
     }

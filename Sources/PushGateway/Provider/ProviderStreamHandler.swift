@@ -21,6 +21,8 @@ final class ProviderStreamHandler: ChannelInboundHandler {
     /// The body's size as sent; only the first bytes up to the largest allowed payload are kept.
     private var bodyBytes = 0
     private var isAnswered = false
+    /// Whether the request reads the delivery log (its refusals are not pushes refused).
+    private var readsDeliveryLog = false
     /// Ends a request that stops sending before it is complete, with `400 IdleTimeout`.
     private var idleTimer: Scheduled<Void>?
 
@@ -100,6 +102,7 @@ final class ProviderStreamHandler: ChannelInboundHandler {
 
         let method = headers.first(name: ":method") ?? "", path = headers.first(name: ":path") ?? ""
         if method == "GET", path.hasPrefix(DeliveryLogResponse.pathPrefix) {
+            readsDeliveryLog = true
             return readDeliveryLog(String(path.dropFirst(DeliveryLogResponse.pathPrefix.count)), refreshed: refreshed, context: context)
         }
 
@@ -154,6 +157,7 @@ final class ProviderStreamHandler: ChannelInboundHandler {
                 if let rejection {
                     handler.refuse(rejection, apnsID: pushHeaders.apnsID, context: context)
                 } else {
+                    handler.server.metrics.accepted(push.environment, pushHeaders.pushType)
                     handler.answer(status: 200, apnsID: pushHeaders.apnsID, uniqueID: uniqueID, body: nil, context: context)
                 }
             }
@@ -170,6 +174,7 @@ final class ProviderStreamHandler: ChannelInboundHandler {
     }
 
     private func refuse(_ rejection: APNs.Rejection, apnsID: String?, context: ChannelHandlerContext) {
+        if !readsDeliveryLog { server.metrics.rejected(server.configuration.environment, rejection.reason) }
         var body = context.channel.allocator.buffer(capacity: 64)
         body.writeString(rejection.body)
         answer(status: rejection.reason.status, apnsID: apnsID ?? UUID().uuidString.lowercased(), body: body, context: context)

@@ -1,3 +1,4 @@
+package import CoreMetrics
 package import Foundation
 package import Logging
 import NIOCore
@@ -37,6 +38,8 @@ package struct GatewayConfiguration: Sendable {
     package var deliveryLogLimit = 1_000_000
     /// How often expired pushes are removed and the delivery log is trimmed.
     package var housekeepingInterval: Duration = .seconds(60)
+    /// Where the gateway's metrics go (``GatewayMetrics``); by default nowhere.
+    package var metrics: any MetricsFactory = NOOPMetricsHandler.instance
 
     package init(dataDirectory: URL) {
         self.dataDirectory = dataDirectory
@@ -56,6 +59,7 @@ package struct PushGatewayServices: Sendable {
     package let store: SQLiteGatewayStore
     package let links: DeviceLinks
     package let services: [any Service]
+    package let metrics: GatewayMetrics
 
     /// Prepares the gateway: its private folder, database, certificate authority and server
     /// certificate (made on first start), and its endpoints.
@@ -74,15 +78,17 @@ package struct PushGatewayServices: Sendable {
         store = try SQLiteGatewayStore(path: configuration.databasePath)
         // The links are made after the core, which tells them of each durable batch.
         let relay = LinksRelay()
+        let metrics = GatewayMetrics(factory: configuration.metrics)
+        self.metrics = metrics
         core = GatewayCore(store: store, admission: configuration.admission, logsDeliveries: configuration.deliveryLogRetention > 0,
                            logger: logger, queued: { pushes in relay.links?.stored(pushes) })
-        links = DeviceLinks(store: store, core: core, window: configuration.deviceLinkWindow, logger: logger)
+        links = DeviceLinks(store: store, core: core, window: configuration.deviceLinkWindow, metrics: metrics, logger: logger)
         relay.links = links
         try await core.reloadProviders()
         let tls = configuration.cleartext ? nil : try Self.serverCertificate(configuration)
         var services: [any Service] = [
             ProviderReloadService(core: core, interval: configuration.providerReloadInterval, logger: logger),
-            HousekeepingService(store: store, configuration: configuration, logger: logger),
+            HousekeepingService(store: store, configuration: configuration, metrics: metrics, logger: logger),
             DeviceLinkServer.service(links: links, host: configuration.host, port: configuration.deviceLinkPort, tls: tls, logger: logger,
                                          onListening: onDeviceLinkListening),
         ]
@@ -96,11 +102,22 @@ package struct PushGatewayServices: Sendable {
             let core = self.core
             services.append(ListenerService(
                 server: ProviderServer(configuration: server, credentials: { core.credentials }, refreshCredentials: { core.refreshProviders($0) },
-                                       acceptor: core, deliveryLog: core, logger: logger),
+                                       acceptor: core, deliveryLog: core, metrics: metrics, logger: logger),
                 onListening: { port in onListening(environment, port) }
             ))
         }
         self.services = services
+    }
+
+    /// Sets the gauges that describe the gateway now (links, pushes in flight, stored, unwritten);
+    /// run before each exposition of its metrics.
+    package func sampleMetrics() async {
+        links.sampleMetrics()
+        metrics.unwritten.record(core.unwrittenPushes)
+        if let (queued, held) = try? await store.storedPushCounts() {
+            metrics.queued.record(queued)
+            metrics.held.record(held)
+        }
     }
 
     /// The server certificate, issued by the gateway's own authority; both are made on first start
@@ -201,6 +218,7 @@ struct ProviderReloadService: Service {
 struct HousekeepingService: Service {
     let store: any GatewayStore
     let configuration: GatewayConfiguration
+    var metrics = GatewayMetrics()
     let logger: Logger
 
     func run() async throws {
@@ -217,6 +235,7 @@ struct HousekeepingService: Service {
             let expired = try await store.removeExpired(before: now)
             let forgotten = try await store.pruneDeliveryLog(acceptedBefore: now.addingTimeInterval(-configuration.deliveryLogRetention),
                                                              keepingAtMost: configuration.deliveryLogLimit)
+            metrics.expired.increment(by: expired)
             if expired + forgotten > 0 {
                 logger.debug("housekeeping", metadata: ["expired": .stringConvertible(expired), "forgotten": .stringConvertible(forgotten)])
             }

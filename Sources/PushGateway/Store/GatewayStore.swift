@@ -213,6 +213,8 @@ package protocol GatewayStore: Sendable {
     func acknowledge(deviceID: String, through sequence: Int64, at date: Date, sent: [(uniqueID: String, at: Date)]) async throws(GatewayError)
     /// Forgets pushes that expired by `date` (logged as expired); returns how many.
     func removeExpired(before date: Date) async throws(GatewayError) -> Int
+    /// How many pushes are stored: queued in their device's order, and held for a device not linked.
+    func storedPushCounts() async throws(GatewayError) -> (queued: Int, held: Int)
 
     // Delivery log
     /// Records stages of logged pushes (pushes not in the log are skipped): the gateway's own, such

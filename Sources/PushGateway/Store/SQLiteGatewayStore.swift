@@ -449,6 +449,15 @@ package final class SQLiteGatewayStore: GatewayStore {
         }
     }
 
+    package func storedPushCounts() async throws(GatewayError) -> (queued: Int, held: Int) {
+        try await read { db in
+            // Counted on the indexes (the expiry index for all, the partial one for held), not the rows.
+            let all = try Int.fetchOne(db, sql: "SELECT count(*) FROM push INDEXED BY push_expiry") ?? 0
+            let held = try Int.fetchOne(db, sql: "SELECT count(*) FROM push INDEXED BY push_held WHERE held") ?? 0
+            return (all - held, held)
+        }
+    }
+
     // MARK: - Delivery log
 
     /// Logs the pushes about to be deleted `where` (a condition on `push p`) as dropped.

@@ -1,0 +1,64 @@
+import Hummingbird
+package import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// Serves a process's metrics at `GET /metrics` over plain HTTP, for Prometheus to scrape: on
+/// loopback unless told otherwise (they tell who is busy, not what anyone was sent).
+package struct MetricsEndpoint: Service {
+    package struct Configuration: Sendable {
+        package var host = "127.0.0.1"
+        package var port: Int
+        /// Whether the process stops when the endpoint cannot listen (its port was asked for), or
+        /// goes on without metrics, warning (the default port was taken by another process).
+        package var isRequired = false
+
+        package init(host: String = "127.0.0.1", port: Int, isRequired: Bool = false) {
+            self.host = host
+            self.port = port
+            self.isRequired = isRequired
+        }
+    }
+
+    /// The media type of the text exposition format.
+    package static let contentType = "text/plain; version=0.0.4; charset=utf-8"
+
+    private let registry: MetricsRegistry
+    private let configuration: Configuration
+    private let logger: Logger
+
+    package init(registry: MetricsRegistry, configuration: Configuration, logger: Logger) {
+        self.registry = registry
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    package func run() async throws {
+        let router = Router()
+        let registry = self.registry
+        router.get("metrics") { _, _ -> Response in
+            let body = await registry.exposition()
+            return Response(status: .ok, headers: [.contentType: Self.contentType],
+                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+        }
+        let listened = Atomic<Bool>(false)
+        let (host, port, logger) = (configuration.host, configuration.port, self.logger)
+        let application = Application(
+            router: router,
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "unotify"),
+            onServerRunning: { channel in
+                listened.store(true, ordering: .relaxed)
+                let port = channel.localAddress?.port ?? port
+                logger.info("metrics listening", metadata: ["address": .string("http://\(host):\(port)/metrics")])
+            },
+            logger: logger
+        )
+        do {
+            try await application.run()
+        } catch where !listened.load(ordering: .relaxed) && !configuration.isRequired {
+            logger.warning("the metrics endpoint could not listen; going on without it (--metrics-port picks another port)",
+                           metadata: ["address": .string("\(host):\(port)"), "error": .string("\(error)")])
+            try? await gracefulShutdown()
+        }
+    }
+}
