@@ -20,7 +20,7 @@ package struct ProviderPush: Sendable {
     package var receivedAt: Date
 
     package init(
-        headers: APNs.PushHeaders, bundleIdentifier: String, teamID: String, keyID: String = "", uniqueID: String = UUID().uuidString.lowercased(),
+        headers: APNs.PushHeaders, bundleIdentifier: String, teamID: String, keyID: String = "", uniqueID: String = TimeOrderedUUIDs.shared.make(),
         environment: APNs.Environment, payload: [UInt8], receivedAt: Date
     ) {
         self.headers = headers

@@ -130,7 +130,7 @@ final class ProviderStreamHandler: ChannelInboundHandler {
         }
 
         let pushHeaders: APNs.PushHeaders
-        switch APNs.checkHeaders(deviceToken: token, headers: fields, payloadBytes: bodyBytes, newID: { UUID().uuidString.lowercased() }) {
+        switch APNs.checkHeaders(deviceToken: token, headers: fields, payloadBytes: bodyBytes, newID: { TimeOrderedUUIDs.shared.make() }) {
         case .failure(let rejection): return refuse(rejection, apnsID: givenID, context: context)
         case .success(let value): pushHeaders = value
         }
