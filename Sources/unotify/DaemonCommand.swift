@@ -60,9 +60,9 @@ struct DaemonOptions: ParsableArguments {
     /// Runs the daemon until SIGTERM or SIGINT.
     ///
     /// - Parameters:
-    ///   - registry: the process's metrics (the daemon's are added), served on `metricsPort` unless
-    ///     `--metrics-port` says otherwise; nil serves none.
-    func run(configuration: DaemonConfiguration, metrics registry: MetricsRegistry?, metricsPort: Int) async throws {
+    ///   - registry: the process's metrics (the daemon's are added), served on `defaultMetricsPort`
+    ///     unless `--metrics-port` says otherwise; nil serves none.
+    func run(configuration: DaemonConfiguration, metrics registry: MetricsRegistry?, defaultMetricsPort: Int) async throws {
         // Whatever the daemon and its libraries create (the socket, SQLite's files) is its user's alone.
         umask(0o077)
         var configuration = configuration
@@ -78,7 +78,7 @@ struct DaemonOptions: ParsableArguments {
         var services = daemon.services
         if let registry {
             registry.addSampler { await daemon.sampleMetrics() }
-            services.append(self.metrics.endpoint(for: registry, defaultPort: metricsPort, logger: logger))
+            services.append(self.metrics.endpoint(for: registry, defaultPort: defaultMetricsPort, logger: logger))
         }
         let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()
@@ -95,7 +95,7 @@ struct DaemonCommand: AsyncParsableCommand {
     @OptionGroup var options: DaemonOptions
 
     func run() async throws {
-        try await options.run(configuration: options.configuration(), metrics: options.metrics.makeRegistry(), metricsPort: MetricsOptions.daemonPort)
+        try await options.run(configuration: options.configuration(), metrics: options.metrics.makeRegistry(), defaultMetricsPort: MetricsOptions.daemonPort)
     }
 }
 
@@ -148,7 +148,7 @@ struct ServeCommand: AsyncParsableCommand {
                                               trustedAuthorityPEM: try String(contentsOfFile: gatewayConfiguration.authorityCertificatePath, encoding: .utf8))
             }
             do {
-                try await options.run(configuration: configuration, metrics: registry, metricsPort: MetricsOptions.gatewayPort)
+                try await options.run(configuration: configuration, metrics: registry, defaultMetricsPort: MetricsOptions.gatewayPort)
             } catch {
                 await gatewayGroup.triggerGracefulShutdown()
                 throw error

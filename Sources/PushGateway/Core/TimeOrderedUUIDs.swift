@@ -31,15 +31,15 @@ package final class TimeOrderedUUIDs: Sendable {
             }
             return last
         }
-        var bytes = [UInt8](repeating: 0, count: 16)
-        for index in 0..<6 { bytes[index] = UInt8(truncatingIfNeeded: milliseconds >> (8 * (5 - index))) }
-        bytes[6] = 0x70 | UInt8(truncatingIfNeeded: counter >> 8)  // version 7, then the counter
-        bytes[7] = UInt8(truncatingIfNeeded: counter)
+        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         let random = generator.next() as UInt64
-        for index in 8..<16 { bytes[index] = UInt8(truncatingIfNeeded: random >> (8 * (index - 8))) }
-        bytes[8] = 0x80 | (bytes[8] & 0x3F)  // variant 10
-        let hex = bytes.map { String(format: "%02x", $0) }.joined()
-        return [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4), hex.dropFirst(16).prefix(4), hex.dropFirst(20)]
-            .joined(separator: "-")
+        withUnsafeMutableBytes(of: &uuid) { bytes in
+            for index in 0..<6 { bytes[index] = UInt8(truncatingIfNeeded: milliseconds >> (8 * (5 - index))) }
+            bytes[6] = 0x70 | UInt8(truncatingIfNeeded: counter >> 8)  // version 7, then the counter
+            bytes[7] = UInt8(truncatingIfNeeded: counter)
+            for index in 8..<16 { bytes[index] = UInt8(truncatingIfNeeded: random >> (8 * (index - 8))) }
+            bytes[8] = 0x80 | (bytes[8] & 0x3F)  // variant 10
+        }
+        return UUID(uuid: uuid).uuidString.lowercased()
     }
 }

@@ -113,21 +113,7 @@ final class ProviderStreamHandler: ChannelInboundHandler {
         }
 
         let now = server.clock()
-        let credentials = server.credentials()
-        switch connection.authorization.authenticate(authorization: headers.first(name: "authorization"), now: now, credentials: credentials) {
-        case .failure(let rejection) where rejection.reason == .invalidProviderToken && !refreshed:
-            // A key created a moment ago may not be read yet: read the keys again, then decide.
-            let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
-            let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
-            let eventLoop = context.eventLoop
-            server.refreshCredentials {
-                eventLoop.execute { loopBoundSelf.value.process(context: loopBoundContext.value, refreshed: true) }
-            }
-            return
-        case .failure(let rejection): return refuse(rejection, apnsID: givenID, context: context)
-        case .success(let isFirst):
-            if isFirst { allowConcurrentStreams(context: context) }
-        }
+        guard authenticate(now: now, apnsID: givenID, refreshed: refreshed, context: context) else { return }
 
         let pushHeaders: APNs.PushHeaders
         switch APNs.checkHeaders(deviceToken: token, headers: fields, payloadBytes: bodyBytes, newID: { TimeOrderedUUIDs.shared.make() }) {
@@ -164,6 +150,29 @@ final class ProviderStreamHandler: ChannelInboundHandler {
         }
     }
 
+    /// Checks the request's provider token (or the connection's certificate) and returns whether it
+    /// may go on. Otherwise the request is refused, or, for a token of a key not read yet, processed
+    /// again once the keys are read again (a key created a moment ago).
+    private func authenticate(now: Date, apnsID: String?, refreshed: Bool, context: ChannelHandlerContext) -> Bool {
+        let connection = self.connection.value
+        switch connection.authorization.authenticate(authorization: headers?.first(name: "authorization"), now: now, credentials: server.credentials()) {
+        case .failure(let rejection) where rejection.reason == .invalidProviderToken && !refreshed:
+            let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
+            let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+            let eventLoop = context.eventLoop
+            server.refreshCredentials {
+                eventLoop.execute { loopBoundSelf.value.process(context: loopBoundContext.value, refreshed: true) }
+            }
+            return false
+        case .failure(let rejection):
+            refuse(rejection, apnsID: apnsID, context: context)
+            return false
+        case .success(let isFirst):
+            if isFirst { allowConcurrentStreams(context: context) }
+            return true
+        }
+    }
+
     /// Raises the connection's stream limit once its first token is accepted.
     private func allowConcurrentStreams(context: ChannelHandlerContext) {
         let connection = self.connection.value
@@ -193,16 +202,7 @@ final class ProviderStreamHandler: ChannelInboundHandler {
         let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
         let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
-        switch connection.authorization.authenticate(authorization: headers?.first(name: "authorization"), now: server.clock(), credentials: server.credentials()) {
-        case .failure(let rejection) where rejection.reason == .invalidProviderToken && !refreshed:
-            server.refreshCredentials {
-                eventLoop.execute { loopBoundSelf.value.process(context: loopBoundContext.value, refreshed: true) }
-            }
-            return
-        case .failure(let rejection): return refuse(rejection, apnsID: nil, context: context)
-        case .success(let isFirst):
-            if isFirst { allowConcurrentStreams(context: context) }
-        }
+        guard authenticate(now: server.clock(), apnsID: nil, refreshed: refreshed, context: context) else { return }
         guard let reader = server.deliveryLog, !id.isEmpty, !id.contains("/") else {
             return answer(status: 404, apnsID: UUID().uuidString.lowercased(), body: jsonBody(DeliveryLogResponse.notFound, context: context), context: context)
         }
