@@ -5,6 +5,7 @@ import Histogram
 import HummingbirdWSClient
 import Logging
 import NIOCore
+import NIOHTTP2
 import NIOSSL
 import NotificationCore
 import NotificationDaemonClient
@@ -99,6 +100,7 @@ struct Latency: AsyncParsableCommand {
         let saturatedDelegate = system.arrivals.take(ids: saturated.ids)
         print(Pacer.line("gateway → delegate at saturation (\(concurrency) in flight)", saturatedDelegate, sent: saturated.sent,
                          seconds: Double(saturationSeconds)))
+        Pacer.printFailures(["nghttpd": floor, "gateway at \(rate)/s": steady, "gateway at saturation": saturated], arrivals: system.arrivals)
     }
 }
 
@@ -142,6 +144,7 @@ struct Extensions: AsyncParsableCommand {
         print(Pacer.line("plain push → delegate at \(rate / 2)/s", plain, sent: sorted.plain.count, seconds: Double(seconds)))
         print(Pacer.line("through the extension → delegate at \(rate / 2)/s", prepared, sent: sorted.mutable.count, seconds: Double(seconds)))
         print("  changed by the extension: \(system.arrivals.preparedCount(of: sorted.mutable)) of \(sorted.mutable.count); plain ones: \(system.arrivals.preparedCount(of: sorted.plain))")
+        Pacer.printFailures(["pushes in turn at \(rate)/s": steady], arrivals: system.arrivals)
 
         for mutable in [false, true] {
             let (shown, changed, elapsed) = try await burst(system, http, mutableContent: mutable)
@@ -186,6 +189,9 @@ final class Arrivals: Sendable {
     func notePrepared(_ id: String) { _ = prepared.withLock { $0.insert(id) } }
     func preparedCount(of ids: [String]) -> Int { prepared.withLock { prepared in ids.count { prepared.contains($0) } } }
 
+    /// How many of these pushes have reached the delegate.
+    func arrivedCount(of ids: [String]) -> Int { state.withLock { arrived in ids.count { arrived[$0] != nil } } }
+
     /// When the last of these pushes arrived, if any did.
     func lastArrival(of ids: [String]) -> UInt64? { state.withLock { arrived in ids.compactMap { arrived[$0] }.max() } }
 
@@ -229,6 +235,26 @@ enum Pacer {
         var latencies = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
         var ids: [String] = []
         var sent = 0
+        /// Requests not answered `200`, by what went wrong.
+        var failures: [String: Int] = [:]
+        /// The ids of those requests (to look for them at the delegate).
+        var failedIDs: [String] = []
+        /// The HTTP/2 streams closed before their answer, by the code they were closed with.
+        var closedStreams: [String: [Int]] = [:]
+
+        /// The failures, most frequent first, for a line after the table (empty when there were none).
+        /// Closed streams are given as runs of consecutive stream ids.
+        var failureSummary: String {
+            var parts = failures.sorted { $0.value > $1.value }.map { "\($0.value) × \($0.key)" }
+            for (code, ids) in closedStreams.sorted(by: { $0.key < $1.key }) {
+                var runs: [(first: Int, last: Int)] = []
+                for id in ids.sorted() {
+                    if let last = runs.last?.last, id <= last + 2 { runs[runs.count - 1].last = id } else { runs.append((id, id)) }
+                }
+                parts.append("streams closed with \(code): " + runs.map { $0.first == $0.last ? "\($0.first)" : "\($0.first)–\($0.last)" }.joined(separator: ", "))
+            }
+            return parts.joined(separator: "; ")
+        }
     }
 
     /// One second of warm-up, not counted, then `seconds` at `rate`: request `i` leaves at its
@@ -247,7 +273,12 @@ enum Pacer {
                 let id = UUID().uuidString.lowercased()
                 group.addTask {
                     let began = DispatchTime.now().uptimeNanoseconds
-                    guard (try? await send(id)) != nil else { return }
+                    do {
+                        try await send(id)
+                    } catch {
+                        if index >= warmUp { results.noteFailure(error, id: id) }
+                        return
+                    }
                     let took = DispatchTime.now().uptimeNanoseconds - began
                     guard index >= warmUp else { return }
                     results.state.withLock { result in
@@ -271,7 +302,12 @@ enum Pacer {
                     while DispatchTime.now().uptimeNanoseconds < end {
                         let id = UUID().uuidString.lowercased()
                         let began = DispatchTime.now().uptimeNanoseconds
-                        guard (try? await send(id)) != nil else { continue }
+                        do {
+                            try await send(id)
+                        } catch {
+                            results.noteFailure(error, id: id)
+                            continue
+                        }
                         let took = DispatchTime.now().uptimeNanoseconds - began
                         results.state.withLock { result in
                             _ = result.latencies.record(took)
@@ -287,6 +323,27 @@ enum Pacer {
 
     final class Collected: Sendable {
         let state = Mutex(Result())
+
+        func noteFailure(_ error: any Error, id: String) {
+            state.withLock { result in
+                result.failedIDs.append(id)
+                if let closed = error as? NIOHTTP2Errors.StreamClosed {
+                    result.failures["HTTP/2 stream closed before its answer (\(closed.errorCode))", default: 0] += 1
+                    result.closedStreams["\(closed.errorCode)", default: []].append(Int(closed.streamID))
+                } else {
+                    result.failures[String(String(describing: error).prefix(200)), default: 0] += 1
+                }
+            }
+        }
+    }
+
+    /// A line for each measurement that had requests not answered `200`, saying what went wrong and
+    /// how many of them reached the delegate all the same.
+    static func printFailures(_ results: KeyValuePairs<String, Result>, arrivals: Arrivals) {
+        for (label, result) in results where !result.failures.isEmpty {
+            let delivered = arrivals.arrivedCount(of: result.failedIDs)
+            print("  not answered 200 (\(label)), \(delivered) of them delivered all the same: \(result.failureSummary)")
+        }
     }
 
     static func milliseconds(_ nanoseconds: UInt64) -> String { String(format: "%.2f ms", Double(nanoseconds) / 1_000_000) }

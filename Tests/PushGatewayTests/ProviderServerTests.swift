@@ -312,6 +312,34 @@ final class HoldingAcceptor: PushAcceptor {
         }
     }
 
+    /// A provider whose client cancels many requests (`RST_STREAM`), more than SwiftNIO's default
+    /// limit of 200 in 30 seconds, keeps its connection: a busy provider's client cancels some of its
+    /// requests, and closing the connection lost the answers of every push under way.
+    @Test(.timeLimit(.minutes(1))) func aProviderThatCancelsManyRequestsKeepsItsConnection() async throws {
+        try await withServer { running in
+            let client = try await FrameClient.connect(port: running.endpoint.port, authorityPEM: running.endpoint.authorityPEM)
+            let headers = [("authorization", try running.bearer()), ("apns-topic", "com.example.todo")]
+            let path = "/3/device/\(Self.token)"
+            let first = try await client.openStream()
+            try await first.sendHeaders(path: path, headers: headers)
+            try await first.sendBody(#"{"aps":{"alert":"first"}}"#)
+            #expect(await first.answer().status == "200")
+            for _ in 0..<500 {
+                let cancelled = try await client.openStream()
+                try await cancelled.sendHeaders(path: path, headers: headers)
+                // Closing a stream under way sends RST_STREAM (CANCEL); the close reports the stream
+                // as closed with CANCEL.
+                try? await cancelled.channel.close()
+            }
+            let last = try await client.openStream()
+            try await last.sendHeaders(path: path, headers: headers)
+            try await last.sendBody(#"{"aps":{"alert":"last"}}"#)
+            #expect(await last.answer(within: .seconds(10))?.status == "200")
+            await client.close()
+            #expect(running.acceptor.accepted.withLock { $0.count } == 2)
+        }
+    }
+
     /// Some APNs clients (aioapns among them) offer no ALPN: the connection is HTTP/2 all the same.
     @Test func aConnectionWithoutALPNSpeaksHTTP2() async throws {
         try await withServer { running in

@@ -29,6 +29,13 @@ package final class ProviderServer: Listener {
         package var maximumConcurrentStreams = 1000
         /// The weight of refused requests after which a connection is closed with GOAWAY.
         package var errorLimit = 100
+        /// Requests a connection may cancel (`RST_STREAM`) in 30 seconds before it is closed as an
+        /// attack (the HTTP/2 "rapid reset", CVE-2023-44487). Ten times the streams it may have open:
+        /// a busy provider whose client cancels a few of its requests, or all those under way now and
+        /// then, keeps its connection. SwiftNIO's own default, 200, closed the connection of a
+        /// provider sending a few thousand pushes a second every second or two, and with it the
+        /// answers of the pushes under way, pushes that were accepted and delivered all the same.
+        package var cancelledRequestsPer30Seconds = 10_000
         /// How long a request may go without a frame before it is complete; then it is answered
         /// `400 IdleTimeout`.
         package var requestIdleTimeout: TimeAmount = .seconds(10)
@@ -254,8 +261,11 @@ package final class ProviderServer: Listener {
             eventLoop: channel.eventLoop
         )
         shared.connections.attach(state, to: channel)
+        var streams = NIOHTTP2Handler.StreamConfiguration()
+        streams.streamResetFrameRateLimit.maximumCount = shared.configuration.cancelledRequestsPer30Seconds
+        streams.streamResetFrameRateLimit.windowLength = .seconds(30)
         _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
-            mode: .server, connectionConfiguration: connection, streamConfiguration: .init()
+            mode: .server, connectionConfiguration: connection, streamConfiguration: streams
         ) { stream in
             stream.eventLoop.makeCompletedFuture {
                 try stream.pipeline.syncOperations.addHandler(ProviderStreamHandler(connection: state, server: shared))

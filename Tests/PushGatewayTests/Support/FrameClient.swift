@@ -104,6 +104,20 @@ struct FrameStream: Sendable {
         try await channel.writeAndFlush(HTTP2Frame.FramePayload.data(.init(data: .byteBuffer(ByteBuffer(string: body)), endStream: true)))
     }
 
+    /// The answer, or nil when none came within `timeout`.
+    func answer(within timeout: Duration) async -> (status: String?, body: String)? {
+        await withTaskGroup(of: (status: String?, body: String)?.self) { group in
+            group.addTask { await answer() }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
     /// Reads the answer: its status and body, once the stream ends.
     func answer() async -> (status: String?, body: String) {
         var status: String?
