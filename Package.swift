@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "OpenUserNotifications", targets: ["OpenUserNotifications"]),
         .library(name: "OpenUserNotificationsShim", targets: ["OpenUserNotificationsShim"]),
         .library(name: "OpenUserNotificationsUIKit", targets: ["OpenUserNotificationsUIKit"]),
+        .library(name: "OpenUserNotificationsPushKit", targets: ["OpenUserNotificationsPushKit"]),
         .library(name: "OpenUserNotificationsTesting", targets: ["OpenUserNotificationsTesting"]),
         .library(name: "OpenUserNotificationsLink", targets: ["OpenUserNotificationsLink"]),
         .executable(name: "unotify", targets: ["unotify"]),
@@ -75,6 +76,15 @@ let package = Package(
             dependencies: [
                 .target(name: "OpenUserNotifications", condition: .when(platforms: nonApplePlatforms)),
                 .target(name: "OpenUserNotificationsUIKit", condition: .when(platforms: nonApplePlatforms)),
+                .target(name: "OpenUserNotificationsPushKit", condition: .when(platforms: nonApplePlatforms)),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "OpenUserNotificationsPushKit",
+            dependencies: [
+                .target(name: "OpenUserNotifications", condition: .when(platforms: nonApplePlatforms)),
+                .target(name: "NotificationCore", condition: .when(platforms: nonApplePlatforms)),
             ],
             swiftSettings: strictSettings
         ),
@@ -243,6 +253,7 @@ let package = Package(
                 "OpenUserNotificationsLink",
                 "OpenUserNotificationsTesting",
                 "OpenUserNotificationsUIKit",
+                "OpenUserNotificationsPushKit",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

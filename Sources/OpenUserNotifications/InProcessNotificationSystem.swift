@@ -253,7 +253,7 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
                 }
             case .app(.remoteNotification(let ticket, let remote)):
                 jobs.append { [self] in
-                    RemoteNotificationInbox.shared.deliver(remote.userInfo) { [self] result in
+                    RemoteNotificationInbox.inbox(for: remote).deliver(remote.userInfo) { [self] result in
                         completeRemoteNotification(ticket: ticket, result: result)
                     }
                 }
@@ -452,7 +452,7 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
             shell.deviceToken = randomHex(bytes: 32)
             return shell.deviceToken
         }
-        if let token { RemoteNotificationInbox.shared.deviceTokenChanged(token) }
+        if let token { RemoteNotificationInbox.deviceTokenChanged(token) }
         return token
     }
 

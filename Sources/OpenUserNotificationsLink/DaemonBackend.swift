@@ -384,11 +384,11 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
                 }
                 delegate.userNotificationCenter(center, openSettingsFor: notification.map(UNNotification.init))
             case .remoteNotification(let ticket, let remote):
-                RemoteNotificationInbox.shared.deliver(remote.userInfo) { result in
+                RemoteNotificationInbox.inbox(for: remote).deliver(remote.userInfo) { result in
                     replies.yield(.remoteNotificationCompleted(ticket: ticket, result: result))
                 }
             case .deviceToken(let token, _):
-                RemoteNotificationInbox.shared.deviceTokenChanged(token)
+                RemoteNotificationInbox.deviceTokenChanged(token)
             }
         }
     }

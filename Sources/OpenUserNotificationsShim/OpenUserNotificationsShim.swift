@@ -1,6 +1,6 @@
 // Code that imports this module uses Apple's User Notifications framework (and UIKit, for the app
-// object's remote-notification registration) where they exist, and OpenUserNotifications with its
-// UIKit part everywhere else, under the same names.
+// object's remote-notification registration, and PushKit, for VoIP pushes) where they exist, and
+// OpenUserNotifications with its UIKit and PushKit parts everywhere else, under the same names.
 #if canImport(UserNotifications)
 @_exported public import UserNotifications
 #else
@@ -10,4 +10,9 @@
 @_exported public import UIKit
 #elseif !canImport(UserNotifications)
 @_exported public import OpenUserNotificationsUIKit
+#endif
+#if canImport(PushKit)
+@_exported public import PushKit
+#elseif !canImport(UserNotifications)
+@_exported public import OpenUserNotificationsPushKit
 #endif

@@ -5,7 +5,6 @@
 public import Foundation
 internal import NotificationCore
 internal import OpenUserNotifications
-internal import Synchronization
 
 /// The result an app reports when it finishes with a background push.
 public enum UIBackgroundFetchResult: UInt, Sendable {
@@ -124,7 +123,7 @@ open class UIApplication: UIResponder {
         switch result {
         case .success(let token):
             isRegisteredForRemoteNotifications = true
-            delegate?.application(self, didRegisterForRemoteNotificationsWithDeviceToken: Self.data(hex: token))
+            delegate?.application(self, didRegisterForRemoteNotificationsWithDeviceToken: RemoteNotificationInbox.tokenData(hex: token))
         case .failure(let failure):
             delegate?.application(self, didFailToRegisterForRemoteNotificationsWithError: Self.error(failure))
         }
@@ -149,7 +148,7 @@ open class UIApplication: UIResponder {
     /// app's does when it registers after its token changed.
     private func deviceTokenChanged(_ token: String) {
         guard isRegisteredForRemoteNotifications else { return }
-        delegate?.application(self, didRegisterForRemoteNotificationsWithDeviceToken: Self.data(hex: token))
+        delegate?.application(self, didRegisterForRemoteNotificationsWithDeviceToken: RemoteNotificationInbox.tokenData(hex: token))
     }
 
     private func deliverRemoteNotification(_ userInfo: [String: PropertyListValue], completion: @escaping RemoteNotificationInbox.Completion) {
@@ -158,23 +157,10 @@ open class UIApplication: UIResponder {
             return
         }
         // The handler must be called once; a second call is ignored, as the system has moved on.
-        let once = CompletionOnce(completion)
+        let once = RemoteNotificationInbox.CompletionOnce(completion)
         delegate.application(self, didReceiveRemoteNotification: PropertyListValue.userInfo(from: userInfo)) { result in
             once.call(BackgroundFetchResult(rawValue: result.rawValue) ?? .noData)
         }
-    }
-
-    /// The token's bytes, from the hexadecimal the system keeps.
-    static func data(hex: String) -> Data {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(hex.utf8.count / 2)
-        var index = hex.startIndex
-        while let next = hex.index(index, offsetBy: 2, limitedBy: hex.endIndex), index != hex.endIndex {
-            guard let byte = UInt8(hex[index..<next], radix: 16) else { break }
-            bytes.append(byte)
-            index = next
-        }
-        return Data(bytes)
     }
 
     /// The error UIKit reports: Cocoa's 3000 ("no valid aps-environment entitlement") when the system
@@ -189,18 +175,4 @@ open class UIApplication: UIResponder {
     }
 }
 
-/// Calls a completion at most once.
-private final class CompletionOnce: Sendable {
-    private let completion: RemoteNotificationInbox.Completion
-    private let called = Atomic<Bool>(false)
-
-    init(_ completion: @escaping RemoteNotificationInbox.Completion) {
-        self.completion = completion
-    }
-
-    func call(_ result: BackgroundFetchResult) {
-        guard called.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
-        completion(result)
-    }
-}
 #endif

@@ -35,7 +35,7 @@ public protocol UIApplicationDelegate: NSObjectProtocol {
     func application(_ application: UIApplication, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data)
     /// The app could not register for remote notifications: try again later.
     func application(_ application: UIApplication, didFailToRegisterForRemoteNotificationsWithError error: any Error)
-    /// A background push (`content-available: 1`) or VoIP push arrived: fetch what it announces and
+    /// A background push (`content-available: 1`) arrived: fetch what it announces and
     /// call the completion handler, within 30 seconds.
     func application(
         _ application: UIApplication,

@@ -69,7 +69,7 @@ struct SendPush: AsyncParsableCommand {
 
     @Option(name: .long, help: "Send through a gateway to this device token, as a provider.") var token: String?
     @OptionGroup var provider: ProviderOptions
-    @Option(name: .long, help: "apns-push-type.") var pushType = "alert"
+    @Option(name: .long, help: "apns-push-type: alert, background, voip… (a type with a topic of its own, such as voip's <bundle>.voip, is sent to that topic).") var pushType = "alert"
     @Option(name: .long, help: "apns-priority.") var priority: Int?
     @Option(name: .long, help: "apns-expiration, in seconds since 1970 (0: now or never).") var expiration: Int?
 
@@ -85,7 +85,11 @@ struct SendPush: AsyncParsableCommand {
             throw ValidationError("Name the app: `unotify push <bundle identifier> <payload file>`, or a \"Simulator Target Bundle\" key in the file.")
         }
         if let token {
-            try await sendThroughGateway(to: token, topic: bundle, payload: json)
+            // A push type with a topic of its own (VoIP's `<bundle>.voip`, and the others) is sent to it,
+            // as a provider must; a bundle identifier given with the suffix already is kept as it is.
+            let suffix = APNs.PushType(rawValue: pushType)?.topicSuffix
+            let topic = suffix.map { bundle.hasSuffix($0) ? bundle : bundle + $0 } ?? bundle
+            try await sendThroughGateway(to: token, topic: topic, payload: json)
         } else {
             try await location.adminClient().call(.POST, "/v1/admin/apps/\(segment(bundle))/pushes",
                                                   body: LocalAPI.LocalPush(payload: json, collapseID: collapseID))

@@ -9,6 +9,7 @@ import NotificationCore
 import NotificationDaemonClient
 import OpenUserNotifications
 @testable import OpenUserNotificationsLink
+import OpenUserNotificationsPushKit
 import OpenUserNotificationsUIKit
 import PushGateway
 import ServiceLifecycle
@@ -65,11 +66,11 @@ import Testing
         var gatewayFolder: URL
 
         /// Sends a push as a provider does.
-        func send(to token: String, _ payload: String, headers: [String: String] = [:]) async throws -> HTTPClientResponse {
+        func send(to token: String, _ payload: String, topic: String = "com.example.todo", headers: [String: String] = [:]) async throws -> HTTPClientResponse {
             var request = HTTPClientRequest(url: "https://localhost:\(sandboxPort)/3/device/\(token)")
             request.method = .POST
             request.headers.add(name: "authorization", value: "bearer \(bearer)")
-            request.headers.add(name: "apns-topic", value: "com.example.todo")
+            request.headers.add(name: "apns-topic", value: topic)
             for (name, value) in headers { request.headers.add(name: name, value: value) }
             request.body = .bytes(ByteBuffer(string: payload))
             return try await http.execute(request, timeout: .seconds(10))
@@ -180,6 +181,60 @@ import Testing
     @Test func aBackgroundPushWakesTheAppDelegateAndOneForAStoppedAppWaitsForIt() async throws {
         // `UIApplication.shared` is the process's: other tests that use it wait.
         try await SharedApplicationLock.withLock { try await backgroundPushThroughTheWholeSystem() }
+    }
+
+    /// A calling app's VoIP push, as an iOS provider sends it (`apns-push-type: voip`, the topic
+    /// `<bundle identifier>.voip`, to the token PushKit gave), reaches the app's `PKPushRegistry`
+    /// delegate at once, and neither its app delegate nor the person.
+    @Test func aVoIPPushReachesThePushKitRegistryAndNotTheAppDelegate() async throws {
+        try await SharedApplicationLock.withLock { try await voipPushThroughTheWholeSystem() }
+    }
+
+    func voipPushThroughTheWholeSystem() async throws {
+        try await withLinkedSystem { system in
+            let daemon = system.daemon
+            let app = try await daemon.authorizedApp("com.example.todo")
+            let appDelegate = await RecordingAppDelegate()
+            let callDelegate = RecordingPushRegistryDelegate()
+            var calls = callDelegate.lines.makeAsyncIterator()
+            var events = await daemon.engine.watch().events.makeAsyncIterator()
+            let center = UNUserNotificationCenter(backend: DaemonBackend(client: LocalAPIClient(socketPath: daemon.socketPath, key: app.key),
+                                                                         initialState: .background))
+            let registry = PKPushRegistry(queue: DispatchQueue(label: "calls"))
+            await MainActor.run { UIApplication.shared.delegate = appDelegate }
+            await UNUserNotificationCenter.withCenter(center) {
+                registry.delegate = callDelegate
+                registry.desiredPushTypes = [.voIP]
+            }
+            let registered = try #require(await calls.next())
+            #expect(registered.hasPrefix("token "))
+            let token = String(registered.dropFirst("token ".count))
+            #expect(try await system.gateway.store.registration(token: token)?.bundleIdentifier == "com.example.todo")
+
+            let voip = ["apns-push-type": "voip", "apns-priority": "10"]
+            let answer = try await system.send(to: token, #"{"aps":{},"caller":"Ada"}"#, topic: "com.example.todo.voip", headers: voip)
+            #expect(answer.status.code == 200)
+            let call = await calls.next()
+            #expect(call == "call from Ada")
+            try await withDeadline("the daemon to hear the app finished") { await daemon.engine.waitUntilAnswered("com.example.todo") }
+            var delivered = false
+            while !delivered, let event = await events.next() {
+                switch event {
+                case .remoteNotificationDelivered("com.example.todo", let remote): delivered = remote.isVoIP
+                case .presented("com.example.todo", _): Issue.record("a VoIP push was shown")
+                default: break
+                }
+            }
+            #expect(delivered)
+            registry.desiredPushTypes = nil
+            await NotificationDaemonLink.close(center)
+            await MainActor.run { UIApplication.shared.delegate = nil }
+            // The app delegate heard nothing: no registration of its own, and no push.
+            appDelegate.continuation.finish()
+            var heard: [String] = []
+            for await line in appDelegate.lines { heard.append(line) }
+            #expect(heard.isEmpty)
+        }
     }
 
     @Test func aRenewedTokenReachesTheRunningAppAndTheOldOneAnswers410() async throws {
@@ -329,5 +384,20 @@ final class RecordingAppDelegate: UIResponder, UIApplicationDelegate {
                      fetchCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void) {
         continuation.yield("fetched \(userInfo["acme1"] as? String ?? "?")")
         completionHandler(.newData)
+    }
+}
+
+/// A PushKit delegate that writes what it hears, for the test to read in order.
+final class RecordingPushRegistryDelegate: NSObject, PKPushRegistryDelegate, Sendable {
+    let (lines, continuation) = AsyncStream<String>.makeStream()
+
+    func pushRegistry(_ registry: PKPushRegistry, didUpdate pushCredentials: PKPushCredentials, for type: PKPushType) {
+        continuation.yield("token " + pushCredentials.token.map { String(format: "%02x", $0) }.joined())
+    }
+
+    func pushRegistry(_ registry: PKPushRegistry, didReceiveIncomingPushWith payload: PKPushPayload, for type: PKPushType,
+                      completion: @escaping () -> Void) {
+        continuation.yield("call from \(payload.dictionaryPayload["caller"] as? String ?? "?")")
+        completion()
     }
 }

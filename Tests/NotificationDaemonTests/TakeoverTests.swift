@@ -10,7 +10,9 @@ import Testing
 /// One process per app, as on iOS: a second connection with the app's key takes over from the first.
 @Suite(.timeLimit(.minutes(1))) struct TakeoverTests {
     @Test func theNewConnectionGetsWhatTheOldOneDidNotConfirmAndNothingTwice() async throws {
-        try await withDaemon { daemon in
+        // The first connection lets go when told; a grace longer than any pause of a loaded machine
+        // keeps the daemon from closing it first (the grace has a test of its own below).
+        try await withDaemon(configure: { $0.engine.takeoverGrace = .seconds(30) }) { daemon in
             let app = try await daemon.authorizedApp("com.example.todo")
             try await app.add("confirmed", title: "Confirmed")
             try await app.add("unconfirmed", title: "Unconfirmed")
