@@ -10,7 +10,7 @@ struct AppsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apps",
         abstract: "Register, list and remove apps.",
-        subcommands: [Add.self, List.self, Remove.self, Key.self, Token.self, Strings.self, Extension.self]
+        subcommands: [Add.self, List.self, Remove.self, Key.self, Token.self, Strings.self, Extension.self, BackgroundPushes.self]
     )
 
     struct Add: AsyncParsableCommand {
@@ -22,6 +22,8 @@ struct AppsCommand: AsyncParsableCommand {
         @OptionGroup var location: LocationOptions
         @Argument(help: "The app's bundle identifier, such as com.example.todo.") var bundleIdentifier: String
         @Option(name: .long, help: "A shell command that starts the app, run when a response waits for it.") var launchCommand: String?
+        @Option(name: .long, help: "Background pushes per hour that may wake the app when it is not in the foreground, or 'unlimited' (3 unless given; see `unotify apps background-pushes`).")
+        var backgroundPushesPerHour: BackgroundPushLimit?
 
         func run() async throws {
             let admin = try location.adminClient()
@@ -30,6 +32,10 @@ struct AppsCommand: AsyncParsableCommand {
                                               as: LocalAPI.AppKey.self)
             let path = location.configuration.appKeyPath(for: bundleIdentifier)
             try writeKey(issued.key, to: path)
+            if let backgroundPushesPerHour {
+                _ = try await admin.call(.PUT, "/v1/admin/apps/\(segment(bundleIdentifier))/background-pushes",
+                                     body: LocalAPI.BackgroundPushBudget(perHour: backgroundPushesPerHour.perHour), as: LocalAPI.BackgroundPushBudget.self)
+            }
             print(issued.key)
             FileHandle.standardError.write(Data("Registered \(bundleIdentifier); its key is in \(path).\n".utf8))
         }
@@ -148,6 +154,42 @@ extension AppsCommand {
             let absolute = URL(fileURLWithPath: executable).standardizedFileURL.path
             try await location.adminClient().call(.PUT, path, body: LocalAPI.ServiceExtension(executable: absolute, timeLimit: timeLimit))
             print("\(bundleIdentifier)'s pushes marked mutable-content now go through \(absolute) (\(timeLimit.formatted()) s each).")
+        }
+    }
+}
+
+extension AppsCommand {
+    struct BackgroundPushes: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "background-pushes",
+            abstract: "Set how many background pushes per hour may wake an app that is not in the foreground.",
+            discussion: "Background pushes (content-available, priority 5) are throttled as iOS throttles them: 3 an hour unless set here, refilling evenly. 'unlimited' lifts the limit, as when Xcode runs an app, for testing a provider's background pushes. The new budget starts full: a push held for the app goes to it at once. An app in the foreground, and VoIP pushes, are never throttled."
+        )
+        @OptionGroup var location: LocationOptions
+        @Argument var bundleIdentifier: String
+        @Argument(help: "Pushes per hour (1 to 1000000), or 'unlimited'.") var limit: BackgroundPushLimit
+
+        func run() async throws {
+            let budget = try await location.adminClient().call(
+                .PUT, "/v1/admin/apps/\(segment(bundleIdentifier))/background-pushes",
+                body: LocalAPI.BackgroundPushBudget(perHour: limit.perHour), as: LocalAPI.BackgroundPushBudget.self
+            )
+            print("\(bundleIdentifier) may be woken by \(budget.perHour.map { "\($0) background pushes an hour" } ?? "every background push").")
+        }
+    }
+}
+
+/// A background push budget as typed: a number of pushes per hour, or `unlimited`.
+struct BackgroundPushLimit: ExpressibleByArgument {
+    var perHour: Int?
+
+    init?(argument: String) {
+        if argument == "unlimited" {
+            perHour = nil
+        } else if let number = Int(argument), DaemonEngine.backgroundPushesPerHourRange.contains(number) {
+            perHour = number
+        } else {
+            return nil
         }
     }
 }

@@ -128,6 +128,45 @@ import Testing
         #expect(delivered.count == 10)
     }
 
+    @Test func liftingTheLimitHandsOverTheHeldPushAndEveryLaterOne() throws {
+        var machine = machine(perHour: 1)
+        _ = try background("1", into: &machine)
+        #expect(held(try background("2", into: &machine)) == ["2"])
+        let lifted = machine.setBackgroundPushesPerHour(nil)
+        #expect(handedToApp(lifted).map(\.id) == ["2"])
+        #expect(machine.heldRemoteNotification == nil)
+        var later: [String] = []
+        for id in (3...8).map(String.init) { later += handedToApp(try background(id, into: &machine)).map(\.id) }
+        #expect(later == ["3", "4", "5", "6", "7", "8"])
+    }
+
+    @Test func aNewBudgetStartsFullAndThenRefillsAtItsOwnRate() throws {
+        var machine = machine(perHour: 1)
+        for push in handedToApp(try background("1", into: &machine)) { machine.completeRemoteNotification(ticket: push.ticket) }
+        #expect(held(try background("2", into: &machine)) == ["2"])
+        // Ten an hour, starting full: the held push goes now, and nine more after it.
+        let handed = handedToApp(machine.setBackgroundPushesPerHour(10))
+        #expect(handed.map(\.id) == ["2"])
+        for push in handed { machine.completeRemoteNotification(ticket: push.ticket) }
+        var delivered: [String] = []
+        var heldIDs: [String] = []
+        for id in (3...13).map(String.init) {
+            let effects = try background(id, into: &machine)
+            for push in handedToApp(effects) {
+                delivered.append(push.id)
+                machine.completeRemoteNotification(ticket: push.ticket)
+            }
+            heldIDs += held(effects)
+        }
+        #expect(delivered == (3...11).map(String.init))
+        #expect(heldIDs == ["12", "13"])
+        // One refills every six minutes.
+        #expect(machine.nextWakeUpDate() == Self.t0.addingTimeInterval(6 * 60))
+        // The same limit again changes nothing, and the change is kept with the app.
+        #expect(machine.setBackgroundPushesPerHour(10).isEmpty)
+        #expect(machine.configuration.backgroundPushesPerHour == 10)
+    }
+
     @Test func aStoppedAppIsStartedInTheBackgroundAndGetsThePushWhenItConnects() throws {
         var machine = machine(appState: .notRunning, reachable: false)
         let effects = try background("1", into: &machine)

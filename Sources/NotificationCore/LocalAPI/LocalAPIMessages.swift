@@ -270,6 +270,31 @@ package enum LocalAPI {
         }
     }
 
+    /// How many background pushes per hour may wake an app that is not in the foreground; `null` for no
+    /// limit. The key is required, so that a body without it is not taken for "no limit".
+    package struct BackgroundPushBudget: Codable, Sendable, Hashable {
+        package var perHour: Int?
+
+        package init(perHour: Int?) {
+            self.perHour = perHour
+        }
+
+        private enum CodingKeys: String, CodingKey { case perHour }
+
+        package init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            guard container.contains(.perHour) else {
+                throw DecodingError.keyNotFound(CodingKeys.perHour, .init(codingPath: [], debugDescription: "perHour is required: a number, or null for no limit."))
+            }
+            perHour = try container.decodeIfPresent(Int.self, forKey: .perHour)
+        }
+
+        package func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(perHour, forKey: .perHour)
+        }
+    }
+
     package struct AppSummary: Codable, Sendable, Hashable {
         package var bundleIdentifier: String
         package var launchCommand: String?

@@ -149,7 +149,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
         case preparationDeadline(UInt64)
     }
 
-    package let configuration: Configuration
+    package internal(set) var configuration: Configuration
     /// The device's calendar, for calendar triggers that do not name one.
     package internal(set) var calendar: Calendar
     /// The device's time zone, for calendar triggers that do not name one.
@@ -696,6 +696,20 @@ package struct NotificationCenterMachine: Sendable, Codable {
         // The budget is spent when the push is handed over, once the started app connects.
         guard unthrottled || backgroundBudget(at: now).allows(at: now) else { return waitForBackgroundBudget() }
         return [.launchApp(.background)]
+    }
+
+    /// Changes how many background pushes per hour may wake the app when it is not in the foreground;
+    /// `nil` for no limit. The new budget starts full, so the push held for the app goes at once.
+    ///
+    /// iOS has no such call: its budget is the system's own. Developers testing background pushes need
+    /// one, as Xcode gives them by not throttling an app it runs.
+    package mutating func setBackgroundPushesPerHour(_ perHour: Int?) -> [Effect] {
+        let perHour = perHour.map { max(1, $0) }
+        guard perHour != configuration.backgroundPushesPerHour else { return [] }
+        configuration.backgroundPushesPerHour = perHour
+        backgroundBudget = nil
+        wakeUps.remove(.heldRemoteNotification)
+        return releaseHeldRemoteNotification()
     }
 
     private mutating func waitForBackgroundBudget() -> [Effect] {

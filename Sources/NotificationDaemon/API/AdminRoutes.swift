@@ -87,6 +87,13 @@ struct AdminRoutes: Sendable {
             try await engine.setServiceExtension(try context.parameters.require("app"), nil)
             return Response(status: .noContent)
         }
+        router.put("/v1/admin/apps/:app/background-pushes") { request, context in
+            try authenticate(request)
+            let bundle = try context.parameters.require("app")
+            let body = try await decode(LocalAPI.BackgroundPushBudget.self, request, context)
+            let perHour = try await engine.setBackgroundPushesPerHour(bundle, body.perHour)
+            return jsonResponse(LocalAPI.BackgroundPushBudget(perHour: perHour))
+        }
         router.post("/v1/admin/apps/:app/pushes") { request, context in
             try authenticate(request)
             let bundle = try context.parameters.require("app")

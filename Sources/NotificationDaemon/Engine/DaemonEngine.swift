@@ -1280,6 +1280,22 @@ package actor DaemonEngine {
         }
     }
 
+    /// The most background pushes per hour an app's budget may name.
+    package static let backgroundPushesPerHourRange = 1...1_000_000
+
+    /// Changes how many background pushes per hour may wake an app that is not in the foreground;
+    /// `nil` for no limit. The new budget starts full; a push held for the app goes at once.
+    package func setBackgroundPushesPerHour(_ bundleIdentifier: String, _ perHour: Int?) async throws -> Int? {
+        if let perHour, !Self.backgroundPushesPerHourRange.contains(perHour) {
+            let range = Self.backgroundPushesPerHourRange
+            throw DaemonError(.invalidRequest, "A background push budget is \(range.lowerBound) to \(range.upperBound) pushes an hour, or null for no limit; got \(perHour).")
+        }
+        return try await step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in
+            let effects = machine.setBackgroundPushesPerHour(perHour)
+            return (machine.configuration.backgroundPushesPerHour, effects)
+        }
+    }
+
     /// What the person sees of an app: every notification on screen, on the lock screen or in the list.
     package func visibleNotifications(_ bundleIdentifier: String) async throws -> [NotificationCenterMachine.VisibleNotification] {
         try await read(bundleIdentifier) { machine in machine.visibleNotifications }
