@@ -150,6 +150,21 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The web notification center: the page, its files (Page/, shipped as they are) and its routes.
+        .target(
+            name: "WebNotificationCenter",
+            dependencies: [
+                "NotificationCore",
+                "NotificationDaemon",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            resources: [.copy("Page")],
+            swiftSettings: strictSettings
+        ),
         // The Prometheus endpoint of `unotify`'s servers: one registry per process, served on loopback.
         .target(
             name: "MetricsEndpoint",
@@ -190,6 +205,7 @@ let package = Package(
             dependencies: [
                 "NotificationCore",
                 "NotificationDaemon",
+                "WebNotificationCenter",
                 "PrivateFiles",
                 "PushGateway",
                 "MetricsEndpoint",

@@ -14,6 +14,9 @@ needed=()
 dpkg -s libsqlite3-dev >/dev/null 2>&1 || needed+=(libsqlite3-dev)
 # nghttp shows the provider API's answers frame by frame, as APNs clients read them.
 command -v nghttp >/dev/null 2>&1 || needed+=(nghttp2-client)
+# The web notification center's tests drive Debian's Chromium through chromedriver (WebDriver).
+command -v chromium >/dev/null 2>&1 || needed+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || needed+=(chromium-driver)
 if [ ${#needed[@]} -gt 0 ]; then
     echo "Installing ${needed[*]}…"
     SUDO=""

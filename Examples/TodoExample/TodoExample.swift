@@ -64,7 +64,7 @@ struct TodoExample {
         center.setNotificationCategories([UNNotificationCategory(identifier: "TODO_CATEGORY", actions: [done, reply],
                                                                  intentIdentifiers: [], options: [.customDismissAction])])
 
-        say("asking for permission (answer in `unotify watch` with `allow com.example.todo`)…")
+        say("asking for permission (answer on the notification center's page, or in `unotify watch` with `allow com.example.todo`)…")
         guard try await center.requestAuthorization(options: [.alert, .sound, .badge]) else {
             say("notifications are not allowed")
             exit(1)

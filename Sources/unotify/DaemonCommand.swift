@@ -7,6 +7,7 @@ import PrivateFiles
 import PushGateway
 import ServiceLifecycle
 import UnixSignals
+import WebNotificationCenter
 
 /// Options of the daemon.
 struct DaemonOptions: ParsableArguments {
@@ -29,6 +30,12 @@ struct DaemonOptions: ParsableArguments {
 
     @Option(name: .long, help: "A certificate authority (PEM) to trust for the gateway, such as its ca.pem.")
     var gatewayCa: String?
+
+    @Option(name: .long, help: "Serve the web notification center on this port (`serve` uses 2202 unless given; 0 picks a free port).")
+    var webPort: Int?
+
+    @Option(name: .long, help: "The address the web notification center binds (loopback unless told otherwise).")
+    var webHost: String = "127.0.0.1"
 
     @OptionGroup var metrics: MetricsOptions
 
@@ -62,7 +69,8 @@ struct DaemonOptions: ParsableArguments {
     /// - Parameters:
     ///   - registry: the process's metrics (the daemon's are added), served on `defaultMetricsPort`
     ///     unless `--metrics-port` says otherwise; nil serves none.
-    func run(configuration: DaemonConfiguration, metrics registry: MetricsRegistry?, defaultMetricsPort: Int) async throws {
+    ///   - webPort: where the web notification center listens; nil serves none.
+    func run(configuration: DaemonConfiguration, metrics registry: MetricsRegistry?, defaultMetricsPort: Int, webPort: Int?) async throws {
         // Whatever the daemon and its libraries create (the socket, SQLite's files) is its user's alone.
         umask(0o077)
         var configuration = configuration
@@ -80,6 +88,15 @@ struct DaemonOptions: ParsableArguments {
             registry.addSampler { await daemon.sampleMetrics() }
             services.append(self.metrics.endpoint(for: registry, defaultPort: defaultMetricsPort, logger: logger))
         }
+        if let webPort {
+            var web = WebNotificationCenter.Configuration()
+            web.host = webHost
+            web.port = webPort
+            services.append(WebNotificationCenter(engine: daemon.engine, configuration: web, logger: logger) { url in
+                // The one line a person needs: printed whatever the log level, and at once.
+                FileHandle.standardOutput.write(Data("Notification center: \(url)\n".utf8))
+            }.service)
+        }
         let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()
     }
@@ -95,7 +112,8 @@ struct DaemonCommand: AsyncParsableCommand {
     @OptionGroup var options: DaemonOptions
 
     func run() async throws {
-        try await options.run(configuration: options.configuration(), metrics: options.metrics.makeRegistry(), defaultMetricsPort: MetricsOptions.daemonPort)
+        try await options.run(configuration: options.configuration(), metrics: options.metrics.makeRegistry(), defaultMetricsPort: MetricsOptions.daemonPort,
+                              webPort: options.webPort)
     }
 }
 
@@ -103,7 +121,7 @@ struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Run the whole system on this machine, on embedded SQLite: the notification daemon and a push gateway it is linked to.",
-        discussion: "The gateway's provider API listens on 2197 (sandbox) and 2198 (production), its device links on 2199, the metrics of both on 2200, all on loopback; the gateway's folder is gateway/ in the data directory. The web notification center will join them here."
+        discussion: "The web notification center listens on 2202 (it prints its URL, which holds a secret made at each start), the gateway's provider API on 2197 (sandbox) and 2198 (production), its device links on 2199, the metrics of both on 2200, all on loopback; the gateway's folder is gateway/ in the data directory."
     )
 
     @OptionGroup var options: DaemonOptions
@@ -148,7 +166,8 @@ struct ServeCommand: AsyncParsableCommand {
                                               trustedAuthorityPEM: try String(contentsOfFile: gatewayConfiguration.authorityCertificatePath, encoding: .utf8))
             }
             do {
-                try await options.run(configuration: configuration, metrics: registry, defaultMetricsPort: MetricsOptions.gatewayPort)
+                try await options.run(configuration: configuration, metrics: registry, defaultMetricsPort: MetricsOptions.gatewayPort,
+                                      webPort: options.webPort ?? WebNotificationCenter.defaultPort)
             } catch {
                 await gatewayGroup.triggerGracefulShutdown()
                 throw error

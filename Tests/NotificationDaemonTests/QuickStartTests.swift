@@ -12,7 +12,7 @@ import Testing
     static func serve(_ directory: URL) async throws -> ChildProcess {
         // The ports are picked free, so that the test never meets a `unotify serve` running on the machine.
         let serve = try ChildProcess(ChildProcess.built("unotify"), ["serve", "--sandbox-port", "0", "--production-port", "0", "--device-link-port", "0",
-                                                                     "--metrics-port", "0"],
+                                                                     "--metrics-port", "0", "--web-port", "0"],
                                      environment: environment(directory), name: "unotify serve")
         try await serve.line(containing: "local API listening")
         return serve

@@ -1,12 +1,12 @@
 import Foundation
-import Hummingbird
+package import Hummingbird
 import HummingbirdWebSocket
-import NotificationCore
+package import NotificationCore
 
 /// The routes of the person and the developer, under `/v1/admin`, authenticated with the
 /// administrator's key (written by the daemon to `admin.key` in its data directory, readable only by
 /// its user).
-struct AdminRoutes: Sendable {
+package struct AdminRoutes: Sendable {
     let engine: DaemonEngine
     let adminKey: String
     let link: DeviceLinkClient?
@@ -15,13 +15,6 @@ struct AdminRoutes: Sendable {
         guard let key = bearerKey(request), constantTimeEqual(key, adminKey) else {
             throw DaemonError(.unauthorized, "Send the administrator's key (the daemon's admin.key file) as `Authorization: Bearer <key>`.")
         }
-    }
-
-    private func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8)
-        let y = Array(b.utf8)
-        guard x.count == y.count else { return false }
-        return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
     }
 
     func addRoutes(to router: Router<LocalAPIRouter.Context>) {
@@ -147,12 +140,7 @@ struct AdminRoutes: Sendable {
             try authenticate(request)
             let bundle = try context.parameters.require("app")
             let identifier = try context.parameters.require("identifier")
-            let body = try await decode(LocalAPI.Respond.self, request, context)
-            if body.kind == "settings" {
-                try await engine.openAppSettings(bundle, from: identifier)
-            } else {
-                try await engine.respond(bundle, to: identifier, with: try Self.action(body))
-            }
+            try await Self.perform(try await decode(LocalAPI.Respond.self, request, context), on: identifier, of: bundle, engine: engine)
             return Response(status: .noContent)
         }
         router.post("/v1/admin/apps/:app/open-settings") { request, context in
@@ -214,6 +202,15 @@ struct AdminRoutes: Sendable {
         }
     }
 
+    /// Carries out the person's action on a notification, as every surface sends it.
+    package static func perform(_ body: LocalAPI.Respond, on identifier: String, of app: String, engine: DaemonEngine) async throws {
+        if body.kind == "settings" {
+            try await engine.openAppSettings(app, from: identifier)
+        } else {
+            try await engine.respond(app, to: identifier, with: try action(body))
+        }
+    }
+
     static func action(_ body: LocalAPI.Respond) throws -> PersonAction {
         switch body.kind {
         case "open": return .open
@@ -254,7 +251,7 @@ struct AdminRoutes: Sendable {
         }
     }
 
-    static func watchEvent(_ event: DaemonEvent) -> LocalAPI.WatchEvent {
+    package static func watchEvent(_ event: DaemonEvent) -> LocalAPI.WatchEvent {
         switch event {
         case .presented(let app, let shown):
             var value = LocalAPI.WatchEvent(type: "presented", bundleIdentifier: app)

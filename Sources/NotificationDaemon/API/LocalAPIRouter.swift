@@ -2,7 +2,7 @@ import Foundation
 package import Hummingbird
 package import HummingbirdWebSocket
 import Logging
-import NotificationCore
+package import NotificationCore
 
 /// The routes of the local API, version 1 (see `Docs/local-api.openapi.json`).
 ///
@@ -136,10 +136,18 @@ struct AppRoutes: Sendable {
 }
 
 /// Refuses a plain request to a WebSocket route: only an upgrade opens the stream.
-func requireWebSocketUpgrade(_ request: Request) throws {
+package func requireWebSocketUpgrade(_ request: Request) throws {
     guard request.headers[.upgrade]?.lowercased() == "websocket" else {
         throw DaemonError(.upgradeRequired, "This route is a WebSocket: ask for the upgrade (`Connection: Upgrade`, `Upgrade: websocket`).")
     }
+}
+
+/// Whether two secrets are equal, in a time that does not depend on where they differ.
+package func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+    let x = Array(a.utf8)
+    let y = Array(b.utf8)
+    guard x.count == y.count else { return false }
+    return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
 }
 
 /// The key in a request's `Authorization: Bearer` header.
@@ -150,7 +158,7 @@ func bearerKey(_ request: Request) -> String? {
 }
 
 /// Decodes a JSON body, turning any decoding failure into an `invalidRequest` problem.
-func decode<T: Decodable>(_ type: T.Type, _ request: Request, _ context: some RequestContext) async throws -> T {
+package func decode<T: Decodable>(_ type: T.Type, _ request: Request, _ context: some RequestContext) async throws -> T {
     let body: ByteBuffer
     do {
         body = try await request.body.collect(upTo: context.maxUploadSize)
@@ -191,7 +199,7 @@ private let jsonEncoder: JSONEncoder = {
 }()
 
 /// A `200 OK` JSON response.
-func jsonResponse(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
+package func jsonResponse(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
     let data = (try? jsonEncoder.encode(value)) ?? Data("null".utf8)
     return Response(
         status: status,
@@ -201,8 +209,10 @@ func jsonResponse(_ value: some Encodable, status: HTTPResponse.Status = .ok) ->
 }
 
 /// Turns every error into an RFC 9457 problem document with a stable code.
-struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+package struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
+    package init() {}
+
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let error as DaemonError {
@@ -216,7 +226,7 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
         }
     }
 
-    static func response(for problem: LocalAPI.Problem) -> Response {
+    package static func response(for problem: LocalAPI.Problem) -> Response {
         let data = (try? jsonEncoder.encode(problem)) ?? Data()
         return Response(
             status: HTTPResponse.Status(code: problem.status),

@@ -1,0 +1,339 @@
+// The web notification center's page: what the person sees, live over a WebSocket, and what they do,
+// answered through the daemon. Everything a notification holds is shown as text, never as markup.
+
+const SECONDS_FROM_1970_TO_2001 = 978307200;
+const BANNER_SECONDS = 8;
+// iOS shows two actions where space is short (a banner) and up to four when a notification is expanded.
+const BANNER_ACTIONS = 2;
+const EXPANDED_ACTIONS = 4;
+const ACTION_DESTRUCTIVE = 1 << 1;
+
+const elements = {
+  connection: document.getElementById("connection"),
+  banners: document.getElementById("banners"),
+  prompts: document.getElementById("prompts"),
+  error: document.getElementById("error"),
+  list: document.getElementById("list"),
+  empty: document.getElementById("empty"),
+};
+
+let state = { notifications: [], prompts: [], badges: {} };
+let refreshing = null;
+let refreshAgain = false;
+let reconnectDelay = 1;
+
+/** An element with a class and text; the text is never read as markup. */
+function make(tag, className, text) {
+  const element = document.createElement(tag);
+  if (className) element.className = className;
+  if (text !== undefined && text !== null) element.textContent = text;
+  return element;
+}
+
+function dateOf(notification) {
+  return new Date((notification.notification.date + SECONDS_FROM_1970_TO_2001) * 1000);
+}
+
+function showError(message) {
+  elements.error.textContent = message;
+  elements.error.hidden = false;
+}
+
+function clearError() {
+  elements.error.hidden = true;
+  elements.error.textContent = "";
+}
+
+/** Sends a person's action; a refusal is shown as the daemon worded it. */
+async function post(path, body) {
+  try {
+    const answer = await fetch(path, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+      credentials: "same-origin",
+    });
+    if (!answer.ok) {
+      let detail = `${answer.status} ${answer.statusText}`;
+      try {
+        const problem = await answer.json();
+        if (problem && problem.detail) detail = problem.detail;
+      } catch (_) {
+        // Not a problem document: the status says enough.
+      }
+      showError(detail);
+      return false;
+    }
+    clearError();
+    return true;
+  } catch (error) {
+    showError(`The notification center cannot be reached: ${error.message}`);
+    return false;
+  }
+}
+
+function respond(notification, body) {
+  const app = encodeURIComponent(notification.bundleIdentifier);
+  const identifier = encodeURIComponent(notification.notification.request.identifier);
+  return post(`/api/apps/${app}/notifications/${identifier}/respond`, body);
+}
+
+/** The notification as a card: tap to open, × to dismiss, its category's actions when expanded. */
+function card(notification, { inBanner }) {
+  const content = notification.notification.request.content;
+  const identifier = notification.notification.request.identifier;
+  const article = make("article", "notification");
+  article.dataset.app = notification.bundleIdentifier;
+  article.dataset.identifier = identifier;
+
+  const open = make("button", "open");
+  open.type = "button";
+  const meta = make("span", "meta");
+  meta.append(make("span", "app-name", notification.bundleIdentifier));
+  const time = make("time", "time", dateOf(notification).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }));
+  time.dateTime = dateOf(notification).toISOString();
+  meta.append(time);
+  open.append(meta);
+  if (content.title) open.append(make("span", "title", content.title));
+  if (content.subtitle) open.append(make("span", "subtitle", content.subtitle));
+  if (content.body) open.append(make("span", "body", content.body));
+  open.setAttribute("aria-label", `Open: ${[notification.bundleIdentifier, content.title, content.subtitle, content.body].filter(Boolean).join(", ")}`);
+  open.addEventListener("click", () => respond(notification, { kind: "open" }));
+  article.append(open);
+
+  const close = make("button", "close", "×");
+  close.type = "button";
+  close.setAttribute("aria-label", `Dismiss ${content.title || identifier}`);
+  close.addEventListener("click", () => respond(notification, { kind: "dismiss" }));
+  article.append(close);
+
+  const actions = notification.actions || [];
+  if (actions.length > 0) {
+    const shown = actions.slice(0, inBanner ? BANNER_ACTIONS : EXPANDED_ACTIONS);
+    const list = make("div", "actions");
+    list.hidden = !inBanner;
+    for (const action of shown) list.append(actionButton(notification, action, article));
+    if (!inBanner) {
+      const more = make("button", "more", "Options");
+      more.type = "button";
+      more.setAttribute("aria-expanded", "false");
+      more.addEventListener("click", () => {
+        list.hidden = !list.hidden;
+        more.setAttribute("aria-expanded", String(!list.hidden));
+        if (!list.hidden) list.querySelector("button")?.focus();
+      });
+      article.append(more);
+    }
+    article.append(list);
+  }
+  return article;
+}
+
+function actionButton(notification, action, article) {
+  const button = make("button", (action.options & ACTION_DESTRUCTIVE) ? "destructive" : "", action.title);
+  button.type = "button";
+  button.dataset.action = action.identifier;
+  button.addEventListener("click", () => {
+    if (action.textInput) {
+      showReply(notification, action, article);
+    } else {
+      respond(notification, { kind: "action", actionIdentifier: action.identifier });
+    }
+  });
+  return button;
+}
+
+/** A text-input action: the field with its placeholder and its button's title. */
+function showReply(notification, action, article) {
+  let form = article.querySelector("form.reply");
+  if (!form) {
+    form = make("form", "reply");
+    const input = make("input");
+    input.type = "text";
+    input.name = "reply";
+    input.placeholder = action.textInput.placeholder;
+    input.setAttribute("aria-label", action.title);
+    const send = make("button", "", action.textInput.buttonTitle || "Send");
+    send.type = "submit";
+    form.append(input, send);
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      respond(notification, { kind: "reply", actionIdentifier: action.identifier, text: input.value });
+    });
+    article.append(form);
+  }
+  form.querySelector("input").focus();
+}
+
+/** A banner for a notification just presented; it leaves the screen by itself unless in use. */
+function showBanner(notification) {
+  const banner = card(notification, { inBanner: true });
+  banner.classList.add("banner");
+  elements.banners.prepend(banner);
+  let remaining = BANNER_SECONDS;
+  const timer = setInterval(() => {
+    if (banner.matches(":hover") || banner.contains(document.activeElement)) return;
+    remaining -= 1;
+    if (remaining <= 0) {
+      clearInterval(timer);
+      banner.remove();
+    }
+  }, 1000);
+  if (notification.presentation.sound) playSound();
+}
+
+/** A short tone, where the browser lets the page play one. */
+function playSound() {
+  try {
+    const context = new AudioContext();
+    const tone = context.createOscillator();
+    const volume = context.createGain();
+    tone.frequency.value = 880;
+    volume.gain.setValueAtTime(0.15, context.currentTime);
+    volume.gain.exponentialRampToValueAtTime(0.001, context.currentTime + 0.3);
+    tone.connect(volume).connect(context.destination);
+    tone.start();
+    tone.stop(context.currentTime + 0.3);
+  } catch (_) {
+    // No sound without the person's first gesture: the notification is still shown.
+  }
+}
+
+function renderPrompts() {
+  elements.prompts.replaceChildren();
+  for (const prompt of state.prompts) {
+    const section = make("section", "prompt");
+    section.dataset.app = prompt.bundleIdentifier;
+    section.setAttribute("role", "alertdialog");
+    const heading = make("h2", "", `“${prompt.bundleIdentifier}” Would Like to Send You Notifications`);
+    heading.id = `prompt-${prompt.bundleIdentifier}`;
+    section.setAttribute("aria-labelledby", heading.id);
+    section.append(heading);
+    section.append(make("p", "", "Notifications may include alerts, sounds and icon badges."));
+    const choices = make("div", "choices");
+    const deny = make("button", "deny", "Don’t Allow");
+    const allow = make("button", "allow", "Allow");
+    for (const [button, decision] of [[deny, "deny"], [allow, "grant"]]) {
+      button.type = "button";
+      button.addEventListener("click", () => post(`/api/apps/${encodeURIComponent(prompt.bundleIdentifier)}/authorization`, { decision }));
+      choices.append(button);
+    }
+    section.append(choices);
+    elements.prompts.append(section);
+  }
+}
+
+/** The list: by app (the app with the newest notification first), then by thread, newest first. */
+function renderList() {
+  const shown = state.notifications.filter((notification) => notification.presentation.list);
+  elements.list.replaceChildren();
+  if (shown.length === 0) {
+    elements.list.append(elements.empty);
+    return;
+  }
+  const apps = new Map();
+  for (const notification of shown) {
+    const app = notification.bundleIdentifier;
+    if (!apps.has(app)) apps.set(app, new Map());
+    const thread = notification.notification.request.content.threadIdentifier || "";
+    const threads = apps.get(app);
+    if (!threads.has(thread)) threads.set(thread, []);
+    threads.get(thread).push(notification);
+  }
+  for (const [app, threads] of apps) {
+    const group = make("section", "group");
+    group.dataset.app = app;
+    const header = make("div", "group-header");
+    const title = make("h2", "", app);
+    title.id = `group-${app}`;
+    group.setAttribute("aria-labelledby", title.id);
+    header.append(title);
+    const badge = state.badges[app] || 0;
+    if (badge > 0) {
+      const count = make("span", "badge", String(badge));
+      count.setAttribute("aria-label", `${badge} on the app's icon`);
+      header.append(count);
+    }
+    const clear = make("button", "clear", "Clear");
+    clear.type = "button";
+    clear.setAttribute("aria-label", `Clear every notification of ${app}`);
+    const everyOne = [...threads.values()].flat();
+    clear.addEventListener("click", async () => {
+      for (const notification of everyOne) await respond(notification, { kind: "dismiss" });
+    });
+    header.append(clear);
+    group.append(header);
+    for (const notifications of threads.values()) {
+      const thread = make("div", "thread");
+      for (const notification of notifications) thread.append(card(notification, { inBanner: false }));
+      group.append(thread);
+    }
+    elements.list.append(group);
+  }
+}
+
+/** Reads what is on screen; calls that come meanwhile read it once more afterwards. */
+async function refresh() {
+  if (refreshing) {
+    refreshAgain = true;
+    return refreshing;
+  }
+  refreshing = (async () => {
+    do {
+      refreshAgain = false;
+      try {
+        const answer = await fetch("/api/state", { credentials: "same-origin" });
+        if (!answer.ok) {
+          showError(answer.status === 401 ? "Open the URL `unotify serve` printed: it holds this start's secret." : `${answer.status} ${answer.statusText}`);
+          return;
+        }
+        state = await answer.json();
+        // A banner leaves when its notification does.
+        const present = new Set(state.notifications.map((n) => `${n.bundleIdentifier}\n${n.notification.request.identifier}`));
+        for (const banner of [...elements.banners.children]) {
+          if (!present.has(`${banner.dataset.app}\n${banner.dataset.identifier}`)) banner.remove();
+        }
+        renderPrompts();
+        renderList();
+      } catch (error) {
+        showError(`The notification center cannot be reached: ${error.message}`);
+      }
+    } while (refreshAgain);
+  })();
+  try {
+    await refreshing;
+  } finally {
+    refreshing = null;
+  }
+}
+
+function connect() {
+  const socket = new WebSocket(`ws://${location.host}/api/events`);
+  socket.addEventListener("open", () => {
+    reconnectDelay = 1;
+    elements.connection.textContent = "Live";
+    elements.connection.classList.remove("offline");
+  });
+  socket.addEventListener("message", (message) => {
+    let event;
+    try {
+      event = JSON.parse(message.data);
+    } catch (_) {
+      return;
+    }
+    if (event.type === "presented" && event.notification && event.notification.presentation.banner) {
+      showBanner(event.notification);
+    }
+    // Whatever happened, what is on screen is read again: the daemon is the one truth.
+    refresh();
+  });
+  socket.addEventListener("close", () => {
+    elements.connection.textContent = `Offline; trying again in ${reconnectDelay} s`;
+    elements.connection.classList.add("offline");
+    setTimeout(connect, reconnectDelay * 1000);
+    reconnectDelay = Math.min(reconnectDelay * 2, 30);
+  });
+}
+
+document.documentElement.dataset.ready = "true";
+connect();

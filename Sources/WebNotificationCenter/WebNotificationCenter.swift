@@ -1,0 +1,63 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+package import Logging
+import NotificationCore
+package import NotificationDaemon
+package import ServiceLifecycle
+
+/// The web notification center: the page where a person sees every app's notifications and acts on
+/// them, served over HTTP on loopback and kept live over a WebSocket.
+///
+/// It is a presenter like `unotify watch`: it reads the engine's events and what is on screen, and
+/// answers through the engine's person actions, the same path every surface takes; it has no rules of
+/// its own. Everything the page needs ships with it (no CDN, no build step).
+///
+/// **Security.** A secret made at each start is in the URL printed at start; opening that URL trades it
+/// for an HttpOnly, SameSite=Strict cookie, and every other request needs the cookie. The `Host` of
+/// every request must be the center's own address (no DNS rebinding), and a request that changes
+/// anything, the WebSocket included, must come from the center's own `Origin` (no cross-site actions).
+/// Every answer carries a strict Content-Security-Policy.
+package struct WebNotificationCenter: Sendable {
+    package struct Configuration: Sendable {
+        /// The address to bind: loopback unless told otherwise.
+        package var host = "127.0.0.1"
+        /// The port; 0 picks a free one.
+        package var port = WebNotificationCenter.defaultPort
+        /// The secret the printed URL carries; a new one at each start unless given.
+        package var secret = DaemonEngine.makeKey()
+
+        package init() {}
+    }
+
+    package static let defaultPort = 2202
+
+    /// The service that serves the page.
+    package let service: any Service
+
+    /// Prepares the center over `engine`.
+    ///
+    /// - Parameter onListening: called with the URL to open (it holds the secret) once the center listens.
+    package init(
+        engine: DaemonEngine,
+        configuration: Configuration,
+        logger: Logger,
+        onListening: @escaping @Sendable (_ url: String) -> Void = { _ in }
+    ) {
+        let access = WebAccess(secret: configuration.secret, boundHost: configuration.host)
+        let router = WebRoutes.make(engine: engine, access: access)
+        service = Application(
+            router: router,
+            server: .http1WebSocketUpgrade(webSocketRouter: router),
+            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "unotify"),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? configuration.port
+                access.setPort(port)
+                let url = "http://\(WebAccess.urlHost(configuration.host)):\(port)/?secret=\(configuration.secret)"
+                logger.info("web notification center listening", metadata: ["url": .string(url)])
+                onListening(url)
+            },
+            logger: logger
+        )
+    }
+}

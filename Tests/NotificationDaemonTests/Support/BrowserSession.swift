@@ -1,0 +1,165 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Testing
+
+/// Debian's Chromium, headless, driven through chromedriver's WebDriver protocol: the browser tests
+/// use the page as a person does (find, click, type, look).
+final class BrowserSession: Sendable {
+    struct WebDriverError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    private static let elementKey = "element-6066-11e4-a52e-4f735466cecf"
+
+    private let driver: ChildProcess
+    private let client: HTTPClient
+    /// `http://127.0.0.1:<port>/session/<id>`.
+    private let session: String
+
+    private init(driver: ChildProcess, client: HTTPClient, session: String) {
+        self.driver = driver
+        self.client = client
+        self.session = session
+    }
+
+    /// Starts chromedriver on a free port and opens a headless Chromium window of `width` × `height`.
+    /// Elements are waited for up to `wait` seconds before a lookup fails.
+    static func start(width: Int = 480, height: Int = 900, wait: Double = 20) async throws -> BrowserSession {
+        let driver = try ChildProcess(URL(fileURLWithPath: "/usr/bin/chromedriver"), ["--port=0"], name: "chromedriver")
+        let started = try await driver.line(containing: "started successfully on port")
+        guard let port = started.firstMatch(of: /port (\d+)/).map({ String($0.1) }) else {
+            await driver.stop(kill: true)
+            throw WebDriverError(description: "chromedriver did not say its port: \(started)")
+        }
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        let base = "http://127.0.0.1:\(port)"
+        do {
+            let capabilities: [String: Any] = [
+                "capabilities": ["alwaysMatch": [
+                    "browserName": "chrome",
+                    "goog:chromeOptions": [
+                        "binary": "/usr/bin/chromium",
+                        "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=\(width),\(height)"],
+                    ],
+                ]],
+            ]
+            let created = try await call(client, .POST, "\(base)/session", capabilities)
+            guard let id = (created as? [String: Any])?["sessionId"] as? String else {
+                throw WebDriverError(description: "no session: \(String(describing: created))")
+            }
+            let browser = BrowserSession(driver: driver, client: client, session: "\(base)/session/\(id)")
+            _ = try await browser.call(.POST, "/timeouts", ["implicit": Int(wait * 1000)])
+            return browser
+        } catch {
+            try? await client.shutdown()
+            await driver.stop(kill: true)
+            throw error
+        }
+    }
+
+    /// Closes the window (which ends the browser) and stops chromedriver, which does not stop on SIGTERM.
+    func close() async {
+        _ = try? await call(.DELETE, "", nil)
+        try? await client.shutdown()
+        await driver.stop(kill: true)
+    }
+
+    func go(to url: String) async throws {
+        _ = try await call(.POST, "/url", ["url": url])
+    }
+
+    var currentURL: String {
+        get async throws { try await call(.GET, "/url", nil) as? String ?? "" }
+    }
+
+    /// The first element matching a CSS selector, waited for.
+    func element(_ selector: String) async throws -> String {
+        let found = try await call(.POST, "/element", ["using": "css selector", "value": selector])
+        guard let id = (found as? [String: Any])?[Self.elementKey] as? String else {
+            throw WebDriverError(description: "no element \(selector)")
+        }
+        return id
+    }
+
+    /// How many elements match a CSS selector now (not waited for).
+    func count(_ selector: String) async throws -> Int {
+        try await execute("return document.querySelectorAll(arguments[0]).length", [selector]) as? Int ?? 0
+    }
+
+    func click(_ selector: String) async throws {
+        _ = try await call(.POST, "/element/\(try await element(selector))/click", [String: Any]())
+    }
+
+    func type(_ text: String, into selector: String) async throws {
+        _ = try await call(.POST, "/element/\(try await element(selector))/value", ["text": text])
+    }
+
+    /// The text of the first element matching a CSS selector, waited for (its text content, shown or
+    /// not yet: a banner sliding in has no rendered text for a moment).
+    func text(of selector: String) async throws -> String {
+        let id = try await element(selector)
+        return try await execute("return arguments[0].textContent", [[Self.elementKey: id]]) as? String ?? ""
+    }
+
+    /// Runs a script in the page and returns its result.
+    func execute(_ script: String, _ arguments: [Any] = []) async throws -> Any? {
+        try await call(.POST, "/execute/sync", ["script": script, "args": arguments])
+    }
+
+    /// Waits until `script` returns true in the page, or fails after `seconds`.
+    func waitUntil(_ what: String, within seconds: Double = 20, _ script: String, _ arguments: [Any] = []) async throws {
+        _ = try await call(.POST, "/execute/async", [
+            "script": """
+                const done = arguments[arguments.length - 1];
+                const args = Array.from(arguments).slice(0, -1);
+                const check = new Function(...args.map((_, i) => "a" + i), \(Self.quoted(script)));
+                const tick = () => { try { if (check(...args)) return done(true); } catch (_) {} requestAnimationFrame(tick); };
+                tick();
+                """,
+            "args": arguments,
+        ], timeout: seconds, what: what)
+    }
+
+    /// Saves a screenshot of the window as a PNG.
+    func screenshot(to url: URL) async throws {
+        guard let base64 = try await call(.GET, "/screenshot", nil) as? String, let data = Data(base64Encoded: base64) else {
+            throw WebDriverError(description: "no screenshot")
+        }
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try data.write(to: url)
+    }
+
+    private static func quoted(_ text: String) -> String {
+        let data = try? JSONSerialization.data(withJSONObject: [text])
+        return String(String(decoding: data ?? Data("[\"\"]".utf8), as: UTF8.self).dropFirst().dropLast())
+    }
+
+    private func call(_ method: HTTPMethod, _ path: String, _ body: Any?, timeout: Double = 60, what: String? = nil) async throws -> Any? {
+        if method == .POST, path == "/execute/async" {
+            _ = try await Self.call(client, .POST, "\(session)/timeouts", ["script": Int(timeout * 1000)])
+        }
+        do {
+            return try await Self.call(client, method, session + path, body)
+        } catch let error as WebDriverError {
+            throw WebDriverError(description: what.map { "waiting for \($0): \(error)" } ?? error.description)
+        }
+    }
+
+    private static func call(_ client: HTTPClient, _ method: HTTPMethod, _ url: String, _ body: Any?) async throws -> Any? {
+        var request = HTTPClientRequest(url: url)
+        request.method = method
+        request.headers.add(name: "Content-Type", value: "application/json")
+        if let body { request.body = .bytes(ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: body))) }
+        let response = try await client.execute(request, timeout: .seconds(90))
+        let bytes = try await response.body.collect(upTo: 64 << 20)
+        let json = try? JSONSerialization.jsonObject(with: Data(bytes.readableBytesView), options: [.fragmentsAllowed])
+        let value = (json as? [String: Any])?["value"]
+        guard response.status == .ok else {
+            let message = ((value as? [String: Any])?["message"] as? String) ?? "\(response.status)"
+            throw WebDriverError(description: message)
+        }
+        return value is NSNull ? nil : value
+    }
+}
