@@ -7,8 +7,9 @@ import Synchronization
 
 /// Who may use the web notification center, and from where: the rules of ``WebAccessMiddleware``.
 final class WebAccess: Sendable {
-    /// The cookie the secret becomes.
-    static let cookieName = "unotify-center"
+    /// The cookie the secret becomes, named for the port: browsers keep cookies per host, not per
+    /// port, so two centers on one machine would otherwise overwrite each other's.
+    var cookieName: String { "unotify-center-\(port.withLock { $0 } ?? 0)" }
 
     let secret: String
     /// The address the center binds, as configured.
@@ -83,10 +84,10 @@ struct WebAccessMiddleware<Context: RequestContext>: RouterMiddleware {
                 return refusal(.forbidden, "wrongSecret", "This link is from an earlier start: open the URL `unotify serve` printed this time.", for: request)
             }
             var response = Response(status: .seeOther, headers: [.location: "/"])
-            response.setCookie(Cookie(name: WebAccess.cookieName, value: access.secret, path: "/", httpOnly: true, sameSite: .strict))
+            response.setCookie(Cookie(name: access.cookieName, value: access.secret, path: "/", httpOnly: true, sameSite: .strict))
             return response
         }
-        guard access.isSecret(request.cookies[WebAccess.cookieName]?.value) else {
+        guard access.isSecret(request.cookies[access.cookieName]?.value) else {
             return refusal(.unauthorized, "noSecret", "Open the URL `unotify serve` printed: it holds this start's secret.", for: request)
         }
         return try await next(request, context)

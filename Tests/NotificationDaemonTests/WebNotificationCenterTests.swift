@@ -130,12 +130,14 @@ import Testing
             for header in response.headers { fields[header.name.lowercased()] = header.value }
             return (Int(response.status.code), fields)
         }
-        let cookie = ("Cookie", "unotify-center=\(secret)")
+        let port = try #require(origin.split(separator: ":").last.map(String.init))
+        let cookie = ("Cookie", "unotify-center-\(port)=\(secret)")
         let respond = "/api/apps/com.example.todo/notifications/x/respond"
 
         // The printed URL sets the cookie (HttpOnly, SameSite=Strict) and sends the browser to the page.
         let (opened, openedHeaders) = try await status("/?secret=\(secret)")
         #expect(opened == 303)
+        #expect(openedHeaders["set-cookie"]?.hasPrefix("unotify-center-\(port)=\(secret)") == true)
         #expect(openedHeaders["set-cookie"]?.contains("HttpOnly") == true)
         #expect(openedHeaders["set-cookie"]?.contains("SameSite=Strict") == true)
         #expect(openedHeaders["content-security-policy"]?.contains("default-src 'none'") == true)

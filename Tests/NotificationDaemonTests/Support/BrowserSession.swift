@@ -27,12 +27,7 @@ final class BrowserSession: Sendable {
     /// Starts chromedriver on a free port and opens a headless Chromium window of `width` × `height`.
     /// Elements are waited for up to `wait` seconds before a lookup fails.
     static func start(width: Int = 480, height: Int = 900, wait: Double = 20) async throws -> BrowserSession {
-        let driver = try ChildProcess(URL(fileURLWithPath: "/usr/bin/chromedriver"), ["--port=0"], name: "chromedriver")
-        let started = try await driver.line(containing: "started successfully on port")
-        guard let port = started.firstMatch(of: /port (\d+)/).map({ String($0.1) }) else {
-            await driver.stop(kill: true)
-            throw WebDriverError(description: "chromedriver did not say its port: \(started)")
-        }
+        let (driver, port) = try await startDriver()
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         let base = "http://127.0.0.1:\(port)"
         do {
@@ -57,6 +52,25 @@ final class BrowserSession: Sendable {
             await driver.stop(kill: true)
             throw error
         }
+    }
+
+    /// Starts chromedriver on a free port. Once in a full test run it exited at once without a word;
+    /// it is then started again (at most three times), and the error says how it ended.
+    private static func startDriver() async throws -> (ChildProcess, String) {
+        var failures: [String] = []
+        for _ in 1...3 {
+            let driver = try ChildProcess(URL(fileURLWithPath: "/usr/bin/chromedriver"), ["--port=0"], name: "chromedriver")
+            do {
+                let started = try await driver.line(containing: "started successfully on port")
+                if let port = started.firstMatch(of: /port (\d+)/).map({ String($0.1) }) { return (driver, port) }
+                failures.append("no port in \(started)")
+            } catch {
+                failures.append("\(error)")
+            }
+            await driver.stop(kill: true)
+            failures[failures.count - 1] += " (exit status \(await driver.waitUntilExit(within: 5).map(String.init) ?? "none"))"
+        }
+        throw WebDriverError(description: "chromedriver did not start: \(failures.joined(separator: "; "))")
     }
 
     /// Closes the window (which ends the browser) and stops chromedriver, which does not stop on SIGTERM.
