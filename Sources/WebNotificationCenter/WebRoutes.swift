@@ -56,8 +56,20 @@ enum WebRoutes {
         router.ws("/api/events") { request, _ in
             try requireWebSocketUpgrade(request)
             return .upgrade([:])
-        } onUpgrade: { _, outbound, _ in
-            try await streamEvents(from: engine, to: outbound)
+        } onUpgrade: { inbound, outbound, _ in
+            // Until the page goes away: its side of the socket ends when it closes the page, and the
+            // server's when the center stops. Either ends the events' stream, and the watch with it.
+            let remaining = InboundMessages(iterator: inbound.messages(maxSize: 1 << 16).makeAsyncIterator())
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { try? await streamEvents(from: engine, to: outbound) }
+                group.addTask {
+                    // The page sends nothing; reading is how its closing is noticed.
+                    var iterator = remaining.iterator
+                    while (try? await iterator.next()) != nil {}
+                }
+                _ = await group.next()
+                group.cancelAll()
+            }
         }
         return router
     }
@@ -79,6 +91,12 @@ enum WebRoutes {
             try await outbound.write(.text(#"{"type":"overflowed","bundleIdentifier":""}"#))
         }
     }
+}
+
+/// Carries the page's inbound messages into the task that reads them.
+private struct InboundMessages: @unchecked Sendable {
+    // Sendable: the iterator is handed over once, to the one task that reads it from then on.
+    var iterator: WebSocketInboundMessageStream.AsyncIterator
 }
 
 /// The page's files, read once from the resources that ship with `unotify`.

@@ -154,12 +154,14 @@ final class ChildProcess: Sendable {
         await waitUntilExit()
     }
 
-    /// Stops the process (SIGTERM, or SIGKILL) and waits until it has exited.
-    func stop(kill: Bool = false) async {
+    /// Stops the process (SIGTERM, or SIGKILL) and waits until it has exited; returns its status, or
+    /// `nil` if it had not exited within 30 seconds (it is then killed).
+    @discardableResult
+    func stop(kill: Bool = false) async -> Int32? {
         if process.isRunning {
             if kill { _ = Foundation.kill(process.processIdentifier, SIGKILL) } else { process.terminate() }
         }
-        await waitUntilExit()
+        return await waitUntilExit()
     }
 
     /// Waits until the process has exited; returns its status, or `nil` at the deadline (the process is
