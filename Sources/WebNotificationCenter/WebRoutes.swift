@@ -53,6 +53,22 @@ enum WebRoutes {
             }
             return jsonResponse(try await engine.authorize(app, decision))
         }
+        // The settings the person has for each app, as iOS's Settings › Notifications shows them.
+        router.get("/api/apps") { _, _ in
+            jsonResponse(try await engine.apps().map(\.bundleIdentifier))
+        }
+        router.get("/api/apps/:app/settings") { _, context in
+            jsonResponse(try await engine.settings(try context.parameters.require("app")))
+        }
+        router.patch("/api/apps/:app/settings") { request, context in
+            let change = try await decode(LocalAPI.SettingsChange.self, request, context)
+            return jsonResponse(try await engine.changeSettings(try context.parameters.require("app")) { change.apply(to: &$0) })
+        }
+        // The app's own notification settings (`openSettingsFor`), for an app that says it has them.
+        router.post("/api/apps/:app/open-settings") { _, context in
+            try await engine.openAppSettings(try context.parameters.require("app"), from: nil)
+            return Response(status: .noContent)
+        }
         router.ws("/api/events") { request, _ in
             try requireWebSocketUpgrade(request)
             return .upgrade([:])

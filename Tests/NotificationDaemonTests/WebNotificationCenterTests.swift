@@ -78,6 +78,18 @@ import Testing
                 #expect(placeholder?.isEmpty == false)
                 try await browser.type("all done", into: "#list form.reply input")
                 try await browser.screenshot(to: Self.screenshots.appendingPathComponent("web-reply.png"))
+
+                // Another event draws the list again: the reply being written stays, with its focus.
+                let renders = try await browser.execute("return Number(document.getElementById('list').dataset.renders)") as? Int ?? 0
+                let settings = try ChildProcess(ChildProcess.built("unotify"), ["settings", "--app", "com.example.todo", "--sounds", "off"],
+                                                environment: environment, name: "unotify settings")
+                #expect(await settings.waitUntilExit() == 0)
+                try await browser.waitUntil("the list to be drawn again", "return Number(document.getElementById('list').dataset.renders) > a0", [renders])
+                let kept = try await browser.execute("""
+                    const input = document.querySelector('#list form.reply input');
+                    return input !== null && input.value === 'all done' && document.activeElement === input
+                    """) as? Bool
+                #expect(kept == true)
                 try await browser.click("#list form.reply button[type=submit]")
 
                 // Exactly that reply reaches the delegate, and the notification leaves the screen.
@@ -124,6 +136,41 @@ import Testing
                 try await again.line(containing: "the person dismissed \"daily-report\"")
                 try await browser.waitUntil("the dismissed notification to leave the list", "return document.querySelectorAll('#list .notification').length === 0")
                 await again.interrupt()
+            }
+        }
+    }
+
+    @Test func turningBannersOffInSettingsChangesTheNextNotification() async throws {
+        try await Self.withServed(app: "com.example.todo") { environment, url in
+            let run = { @Sendable (arguments: [String]) async throws -> String in
+                let command = try ChildProcess(ChildProcess.built("unotify"), arguments, environment: environment, name: "unotify \(arguments[0])")
+                #expect(await command.waitUntilExit() == 0, "\(command.lines)")
+                return await command.completeOutput().joined(separator: "\n")
+            }
+            _ = try await run(["authorize", "--app", "com.example.todo", "grant"])
+            try await Self.withPage(url) { browser in
+                try await browser.click("#toggle-settings")
+                try await browser.click("#settings-apps button[data-app='com.example.todo']")
+                _ = try await browser.element("#app-settings input[name='alertSetting']")
+                let banners = "return document.querySelector(\"#app-settings input[name='alertSetting']\").checked"
+                #expect(try await browser.execute(banners) as? Bool == true)
+                try await browser.screenshot(to: Self.screenshots.appendingPathComponent("web-settings.png"))
+
+                // Banners off: kept by the daemon, as `unotify settings` shows.
+                try await browser.click("#app-settings input[name='alertSetting']")
+                try await browser.waitUntil("the change to be saved", "return document.getElementById('app-settings').dataset.saved === '1'")
+                #expect(try await browser.execute(banners) as? Bool == false)
+                let stored = try await run(["settings", "--app", "com.example.todo", "--json"])
+                #expect(stored.contains(#""alertSetting":1"#) || stored.contains(#""alertSetting" : 1"#), "\(stored)")
+
+                // The next notification goes to the list only, though the app asks for a banner.
+                try await browser.click("#toggle-settings")
+                let app = try ChildProcess(ChildProcess.built("todo-example"), ["--schedule", "1"],
+                                           environment: environment.merging(["UNOTIFY_APP_ID": "com.example.todo"]) { $1 }, name: "todo-example")
+                try await app.line(containing: "arrived while running")
+                try await browser.waitUntil("the notification in the list", "return document.querySelectorAll('#list .notification').length === 1")
+                #expect(try await browser.count(".banners .notification") == 0)
+                await app.interrupt()
             }
         }
     }

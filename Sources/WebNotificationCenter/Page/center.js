@@ -8,8 +8,27 @@ const BANNER_ACTIONS = 2;
 const EXPANDED_ACTIONS = 4;
 const ACTION_DESTRUCTIVE = 1 << 1;
 
+// `UNNotificationSetting`, `UNAlertStyle`, `UNShowPreviewsSetting` and `UNAuthorizationStatus` raw values.
+const SETTING_NOT_SUPPORTED = 0;
+const SETTING_DISABLED = 1;
+const SETTING_ENABLED = 2;
+const ALERT_STYLES = [[1, "Temporary"], [2, "Persistent"]];
+const PREVIEWS = [[0, "Always"], [1, "When Unlocked"], [2, "Never"]];
+const ALLOWED_STATUSES = [2, 3, 4];
+// The switches iOS's Settings › Notifications › <app> shows, in its order, by setting.
+const SWITCHES = [
+  ["Alerts", [["lockScreenSetting", "Lock Screen"], ["notificationCenterSetting", "Notification Center"], ["alertSetting", "Banners"]]],
+  ["", [["soundSetting", "Sounds"], ["badgeSetting", "Badges"], ["timeSensitiveSetting", "Time Sensitive Notifications"],
+        ["scheduledDeliverySetting", "Scheduled Summary"], ["criticalAlertSetting", "Critical Alerts"],
+        ["announcementSetting", "Announce Notifications"], ["carPlaySetting", "Show in CarPlay"]]],
+];
+
 const elements = {
   connection: document.getElementById("connection"),
+  toggleSettings: document.getElementById("toggle-settings"),
+  settings: document.getElementById("settings"),
+  settingsApps: document.getElementById("settings-apps"),
+  appSettings: document.getElementById("app-settings"),
   banners: document.getElementById("banners"),
   prompts: document.getElementById("prompts"),
   error: document.getElementById("error"),
@@ -18,6 +37,9 @@ const elements = {
 };
 
 let state = { notifications: [], prompts: [], badges: {} };
+// What the person has opened or typed in the list, by notification, so that the list drawn again
+// after an event keeps it: expanded actions, and a reply being written.
+const drafts = new Map();
 let refreshing = null;
 let refreshAgain = false;
 let reconnectDelay = 1;
@@ -85,6 +107,7 @@ function card(notification, { inBanner }) {
   const article = make("article", "notification");
   article.dataset.app = notification.bundleIdentifier;
   article.dataset.identifier = identifier;
+  article.dataset.key = keyOf(notification);
 
   const open = make("button", "open");
   open.type = "button";
@@ -108,34 +131,49 @@ function card(notification, { inBanner }) {
   article.append(close);
 
   const actions = notification.actions || [];
+  const draft = inBanner ? null : drafts.get(keyOf(notification));
   if (actions.length > 0) {
     const shown = actions.slice(0, inBanner ? BANNER_ACTIONS : EXPANDED_ACTIONS);
     const list = make("div", "actions");
-    list.hidden = !inBanner;
-    for (const action of shown) list.append(actionButton(notification, action, article));
+    list.hidden = !inBanner && !(draft && draft.expanded);
+    for (const action of shown) list.append(actionButton(notification, action, article, inBanner));
     if (!inBanner) {
       const more = make("button", "more", "Options");
       more.type = "button";
-      more.setAttribute("aria-expanded", "false");
+      more.setAttribute("aria-expanded", String(!list.hidden));
       more.addEventListener("click", () => {
         list.hidden = !list.hidden;
         more.setAttribute("aria-expanded", String(!list.hidden));
+        draftOf(notification).expanded = !list.hidden;
         if (!list.hidden) list.querySelector("button")?.focus();
       });
       article.append(more);
     }
     article.append(list);
+    const replying = draft && shown.find((action) => action.identifier === draft.replyAction && action.textInput);
+    if (replying) showReply(notification, replying, article, false);
   }
   return article;
 }
 
-function actionButton(notification, action, article) {
+function keyOf(notification) {
+  return `${notification.bundleIdentifier}\n${notification.notification.request.identifier}`;
+}
+
+function draftOf(notification) {
+  const key = keyOf(notification);
+  if (!drafts.has(key)) drafts.set(key, { expanded: false, replyAction: null, text: "" });
+  return drafts.get(key);
+}
+
+function actionButton(notification, action, article, inBanner) {
   const button = make("button", (action.options & ACTION_DESTRUCTIVE) ? "destructive" : "", action.title);
   button.type = "button";
   button.dataset.action = action.identifier;
   button.addEventListener("click", () => {
     if (action.textInput) {
-      showReply(notification, action, article);
+      if (!inBanner) draftOf(notification).replyAction = action.identifier;
+      showReply(notification, action, article, true);
     } else {
       respond(notification, { kind: "action", actionIdentifier: action.identifier });
     }
@@ -144,7 +182,7 @@ function actionButton(notification, action, article) {
 }
 
 /** A text-input action: the field with its placeholder and its button's title. */
-function showReply(notification, action, article) {
+function showReply(notification, action, article, focus) {
   let form = article.querySelector("form.reply");
   if (!form) {
     form = make("form", "reply");
@@ -153,6 +191,11 @@ function showReply(notification, action, article) {
     input.name = "reply";
     input.placeholder = action.textInput.placeholder;
     input.setAttribute("aria-label", action.title);
+    const draft = drafts.get(keyOf(notification));
+    if (draft && draft.replyAction === action.identifier) {
+      input.value = draft.text;
+      input.addEventListener("input", () => { draft.text = input.value; });
+    }
     const send = make("button", "", action.textInput.buttonTitle || "Send");
     send.type = "submit";
     form.append(input, send);
@@ -162,7 +205,7 @@ function showReply(notification, action, article) {
     });
     article.append(form);
   }
-  form.querySelector("input").focus();
+  if (focus) form.querySelector("input").focus();
 }
 
 /** A banner for a notification just presented; it leaves the screen by itself unless in use. */
@@ -225,8 +268,17 @@ function renderPrompts() {
 
 /** The list: by app (the app with the newest notification first), then by thread, newest first. */
 function renderList() {
+  elements.list.hidden = !elements.settings.hidden;
   const shown = state.notifications.filter((notification) => notification.presentation.list);
+  // Drafts of notifications no longer shown go; the field being typed in keeps its focus and caret.
+  const present = new Set(shown.map(keyOf));
+  for (const key of drafts.keys()) if (!present.has(key)) drafts.delete(key);
+  const active = document.activeElement;
+  const typing = active && active.name === "reply" && elements.list.contains(active)
+    ? { key: active.closest(".notification").dataset.key, start: active.selectionStart, end: active.selectionEnd }
+    : null;
   elements.list.replaceChildren();
+  elements.list.dataset.renders = String(Number(elements.list.dataset.renders || "0") + 1);
   if (shown.length === 0) {
     elements.list.append(elements.empty);
     return;
@@ -269,6 +321,16 @@ function renderList() {
       group.append(thread);
     }
     elements.list.append(group);
+  }
+  if (typing) {
+    for (const article of elements.list.querySelectorAll(".notification")) {
+      if (article.dataset.key !== typing.key) continue;
+      const input = article.querySelector("form.reply input");
+      if (input) {
+        input.focus();
+        input.setSelectionRange(typing.start, typing.end);
+      }
+    }
   }
 }
 
@@ -334,6 +396,178 @@ function connect() {
     reconnectDelay = Math.min(reconnectDelay * 2, 30);
   });
 }
+
+// MARK: Settings
+
+async function getJSON(path) {
+  const answer = await fetch(path, { credentials: "same-origin" });
+  if (!answer.ok) throw new Error(`${answer.status} ${answer.statusText}`);
+  return answer.json();
+}
+
+/** Sends a change and returns the answer's JSON, or null after showing why it was refused. */
+async function send(method, path, body) {
+  try {
+    const answer = await fetch(path, {
+      method,
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+      credentials: "same-origin",
+    });
+    const value = await answer.json().catch(() => null);
+    if (!answer.ok) {
+      showError((value && value.detail) || `${answer.status} ${answer.statusText}`);
+      return null;
+    }
+    clearError();
+    return value;
+  } catch (error) {
+    showError(`The notification center cannot be reached: ${error.message}`);
+    return null;
+  }
+}
+
+function showSettings(shown) {
+  elements.settings.hidden = !shown;
+  elements.list.hidden = shown;
+  elements.toggleSettings.textContent = shown ? "Done" : "Settings";
+  elements.toggleSettings.setAttribute("aria-expanded", String(shown));
+  if (shown) showApps();
+}
+
+/** Every registered app, as Settings › Notifications lists them. */
+async function showApps() {
+  elements.appSettings.hidden = true;
+  elements.settingsApps.hidden = false;
+  elements.settingsApps.replaceChildren();
+  let apps;
+  try {
+    apps = await getJSON("/api/apps");
+  } catch (error) {
+    showError(`The apps cannot be read: ${error.message}`);
+    return;
+  }
+  if (apps.length === 0) elements.settingsApps.append(make("li", "summary", "No apps are registered."));
+  for (const app of apps) {
+    const item = make("li");
+    const open = make("button");
+    open.type = "button";
+    open.dataset.app = app;
+    open.append(make("span", "", app), make("span", "summary", "›"));
+    open.addEventListener("click", () => showAppSettings(app));
+    item.append(open);
+    elements.settingsApps.append(item);
+  }
+}
+
+function row(labelText, control) {
+  const label = make("label", "row");
+  label.append(make("span", "", labelText), control);
+  return label;
+}
+
+/** One app's settings; each change is sent at once, as iOS applies it. */
+async function showAppSettings(app) {
+  let settings;
+  try {
+    settings = await getJSON(`/api/apps/${encodeURIComponent(app)}/settings`);
+  } catch (error) {
+    showError(`The settings of ${app} cannot be read: ${error.message}`);
+    return;
+  }
+  elements.settingsApps.hidden = true;
+  const form = elements.appSettings;
+  form.hidden = false;
+  form.dataset.app = app;
+  const saved = make("p", "saved");
+  saved.setAttribute("role", "status");
+  const path = `/api/apps/${encodeURIComponent(app)}`;
+
+  const render = (current) => {
+    form.replaceChildren();
+    const back = make("button", "back", "‹ Notifications");
+    back.type = "button";
+    back.addEventListener("click", showApps);
+    form.append(back, make("h3", "", app));
+
+    const allowed = ALLOWED_STATUSES.includes(current.authorizationStatus);
+    const allow = make("input");
+    allow.type = "checkbox";
+    allow.name = "allowNotifications";
+    allow.setAttribute("role", "switch");
+    allow.checked = allowed;
+    allow.addEventListener("change", async () => {
+      const next = await send("POST", `${path}/authorization`, { decision: allow.checked ? "grant" : "deny" });
+      if (next) changed(next);
+      else render(current);
+    });
+    const top = make("fieldset");
+    top.append(make("legend", "", "Notifications"), row("Allow Notifications", allow));
+    form.append(top);
+
+    if (allowed) {
+      for (const [title, switches] of SWITCHES) {
+        const group = make("fieldset");
+        group.append(make("legend", "", title || "Options"));
+        for (const [key, label] of switches) {
+          if (current[key] === SETTING_NOT_SUPPORTED || current[key] === undefined) continue;
+          const toggle = make("input");
+          toggle.type = "checkbox";
+          toggle.name = key;
+          toggle.setAttribute("role", "switch");
+          toggle.checked = current[key] === SETTING_ENABLED;
+          toggle.addEventListener("change", () => patch({ [key]: toggle.checked ? SETTING_ENABLED : SETTING_DISABLED }));
+          group.append(row(label, toggle));
+          if (key === "alertSetting" && current.alertSetting === SETTING_ENABLED) {
+            group.append(row("Banner Style", choice("alertStyle", ALERT_STYLES, current.alertStyle)));
+          }
+        }
+        if (group.children.length > 1) form.append(group);
+      }
+      const appearance = make("fieldset");
+      appearance.append(make("legend", "", "Lock Screen Appearance"), row("Show Previews", choice("showPreviewsSetting", PREVIEWS, current.showPreviewsSetting)));
+      form.append(appearance);
+      if (current.providesAppNotificationSettings) {
+        const link = make("button", "app-link", `${app} Notification Settings`);
+        link.type = "button";
+        link.addEventListener("click", () => send("POST", `${path}/open-settings`, {}));
+        form.append(link);
+      }
+    }
+    form.append(saved);
+  };
+
+  const choice = (key, options, value) => {
+    const select = make("select");
+    select.name = key;
+    for (const [raw, label] of options) {
+      const option = make("option", "", label);
+      option.value = String(raw);
+      option.selected = raw === value;
+      select.append(option);
+    }
+    select.addEventListener("change", () => patch({ [key]: Number(select.value) }));
+    return select;
+  };
+
+  const changed = (next) => {
+    settings = next;
+    render(next);
+    saved.textContent = "Saved";
+    form.dataset.saved = String(Number(form.dataset.saved || "0") + 1);
+  };
+
+  const patch = async (change) => {
+    const next = await send("PATCH", `${path}/settings`, change);
+    if (next) changed(next);
+    else render(settings);
+  };
+
+  render(settings);
+  form.querySelector("input, select, button")?.focus();
+}
+
+elements.toggleSettings.addEventListener("click", () => showSettings(elements.settings.hidden));
 
 document.documentElement.dataset.ready = "true";
 connect();

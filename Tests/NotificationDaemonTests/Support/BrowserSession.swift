@@ -103,18 +103,32 @@ final class BrowserSession: Sendable {
     }
 
     func click(_ selector: String) async throws {
-        _ = try await call(.POST, "/element/\(try await element(selector))/click", [String: Any]())
+        try await onElement(selector) { id in _ = try await self.call(.POST, "/element/\(id)/click", [String: Any]()) }
     }
 
     func type(_ text: String, into selector: String) async throws {
-        _ = try await call(.POST, "/element/\(try await element(selector))/value", ["text": text])
+        try await onElement(selector) { id in _ = try await self.call(.POST, "/element/\(id)/value", ["text": text]) }
     }
 
     /// The text of the first element matching a CSS selector, waited for (its text content, shown or
     /// not yet: a banner sliding in has no rendered text for a moment).
     func text(of selector: String) async throws -> String {
-        let id = try await element(selector)
-        return try await execute("return arguments[0].textContent", [[Self.elementKey: id]]) as? String ?? ""
+        try await onElement(selector) { id in
+            try await self.execute("return arguments[0].textContent", [[Self.elementKey: id]]) as? String ?? ""
+        }
+    }
+
+    /// Runs `body` on the element a selector finds; when the page drew it again in between (the list
+    /// is drawn anew at each event), on the new one.
+    private func onElement<T>(_ selector: String, _ body: (String) async throws -> T) async throws -> T {
+        var attempts = 0
+        while true {
+            do {
+                return try await body(try await element(selector))
+            } catch let error as WebDriverError where error.description.contains("stale element") && attempts < 5 {
+                attempts += 1
+            }
+        }
     }
 
     /// Runs a script in the page and returns its result.
