@@ -73,46 +73,11 @@ enum WebRoutes {
             try requireWebSocketUpgrade(request)
             return .upgrade([:])
         } onUpgrade: { inbound, outbound, _ in
-            // Until the page goes away: its side of the socket ends when it closes the page, and the
-            // server's when the center stops. Either ends the events' stream, and the watch with it.
-            let remaining = InboundMessages(iterator: inbound.messages(maxSize: 1 << 16).makeAsyncIterator())
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { try? await streamEvents(from: engine, to: outbound) }
-                group.addTask {
-                    // The page sends nothing; reading is how its closing is noticed.
-                    var iterator = remaining.iterator
-                    while (try? await iterator.next()) != nil {}
-                }
-                _ = await group.next()
-                group.cancelAll()
-            }
+            // The page listens from the start: the events of `/v1/admin/events`, until either side goes.
+            try await AdminRoutes.servePresenter(engine: engine, remaining: inbound.messages(maxSize: 1 << 16).makeAsyncIterator(), outbound: outbound)
         }
         return router
     }
-
-    /// Sends the engine's events to the page as they happen, as `/v1/admin/events` sends them, after a
-    /// first `subscribed` (from then on nothing is missed, so the page reads the state then). A page
-    /// that fell behind is told `overflowed` and reads the state again.
-    private static func streamEvents(from engine: DaemonEngine, to outbound: WebSocketOutboundWriter) async throws {
-        let encoder = JSONEncoder()
-        var watch = await engine.watch()
-        try await outbound.write(.text(#"{"type":"subscribed","bundleIdentifier":""}"#))
-        while true {
-            for await event in watch.events {
-                guard let data = try? encoder.encode(AdminRoutes.watchEvent(event)) else { continue }
-                try await outbound.write(.text(String(decoding: data, as: UTF8.self)))
-            }
-            guard watch.overflowed, !Task.isCancelled else { return }
-            watch = await engine.watch()
-            try await outbound.write(.text(#"{"type":"overflowed","bundleIdentifier":""}"#))
-        }
-    }
-}
-
-/// Carries the page's inbound messages into the task that reads them.
-private struct InboundMessages: @unchecked Sendable {
-    // Sendable: the iterator is handed over once, to the one task that reads it from then on.
-    var iterator: WebSocketInboundMessageStream.AsyncIterator
 }
 
 /// The page's files, read once from the resources that ship with `unotify`.

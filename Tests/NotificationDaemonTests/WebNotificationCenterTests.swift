@@ -161,7 +161,8 @@ import Testing
                 try await browser.waitUntil("the change to be saved", "return document.getElementById('app-settings').dataset.saved === '1'")
                 #expect(try await browser.execute(banners) as? Bool == false)
                 let stored = try await run(["settings", "--app", "com.example.todo", "--json"])
-                #expect(stored.contains(#""alertSetting":1"#) || stored.contains(#""alertSetting" : 1"#), "\(stored)")
+                let settings = try JSONSerialization.jsonObject(with: Data(stored.utf8)) as? [String: Any]
+                #expect(settings?["alertSetting"] as? Int == 1, "\(stored)")
 
                 // The next notification goes to the list only, though the app asks for a banner.
                 try await browser.click("#toggle-settings")

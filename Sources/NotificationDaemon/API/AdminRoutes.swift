@@ -1,6 +1,6 @@
 import Foundation
 package import Hummingbird
-import HummingbirdWebSocket
+package import HummingbirdWebSocket
 package import NotificationCore
 
 /// The routes of the person and the developer, under `/v1/admin`, authenticated with the
@@ -159,46 +159,55 @@ package struct AdminRoutes: Sendable {
             try requireWebSocketUpgrade(request)
             return .upgrade([:])
         } onUpgrade: { inbound, outbound, _ in
-            let encoder = JSONEncoder()
             // The presenter speaks first (`subscribe`), so nothing the daemon sends can arrive before the
             // presenter's side of the socket is ready.
             var messages = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
             guard try await messages.next() != nil else { return }
-            let firstWatch = await engine.watch()
-            // Tells the presenter it is subscribed: every event from here on reaches it.
-            try await outbound.write(.text(#"{"type":"subscribed","bundleIdentifier":""}"#))
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    var watch = firstWatch
-                    while true {
-                        for await event in watch.events {
-                            guard let data = try? encoder.encode(Self.watchEvent(event)) else { continue }
-                            do {
-                                try await outbound.write(.text(String(decoding: data, as: UTF8.self)))
-                            } catch {
-                                return
-                            }
-                        }
-                        // The presenter fell too far behind: rather than a gap, it is told so, and reads
-                        // what is on screen again; every event from the new watch on follows.
-                        guard watch.overflowed, !Task.isCancelled else { return }
-                        watch = await engine.watch()
+            try await Self.servePresenter(engine: engine, remaining: messages, outbound: outbound)
+        }
+    }
+
+    /// Serves a presenter's event stream once it may receive: `subscribed` first (every event from
+    /// there on reaches it), then each event as it happens, until either side of the socket ends. A
+    /// presenter that fell too far behind is told `overflowed` rather than given a gap, reads what is
+    /// on screen again, and gets every event of a new watch. The presenter sends nothing more:
+    /// reading `remaining` is how its closing is noticed.
+    package static func servePresenter(
+        engine: DaemonEngine,
+        remaining: WebSocketInboundMessageStream.AsyncIterator,
+        outbound: WebSocketOutboundWriter
+    ) async throws {
+        let firstWatch = await engine.watch()
+        try await outbound.write(.text(#"{"type":"subscribed","bundleIdentifier":""}"#))
+        let remaining = RemainingPresenterMessages(iterator: remaining)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                let encoder = JSONEncoder()
+                var watch = firstWatch
+                while true {
+                    for await event in watch.events {
+                        guard let data = try? encoder.encode(Self.watchEvent(event)) else { continue }
                         do {
-                            try await outbound.write(.text(#"{"type":"overflowed","bundleIdentifier":""}"#))
+                            try await outbound.write(.text(String(decoding: data, as: UTF8.self)))
                         } catch {
                             return
                         }
                     }
+                    guard watch.overflowed, !Task.isCancelled else { return }
+                    watch = await engine.watch()
+                    do {
+                        try await outbound.write(.text(#"{"type":"overflowed","bundleIdentifier":""}"#))
+                    } catch {
+                        return
+                    }
                 }
-                let remaining = RemainingPresenterMessages(iterator: messages)
-                group.addTask {
-                    // The presenter sends nothing more; its stream ends when it closes the socket.
-                    var iterator = remaining.iterator
-                    while (try? await iterator.next()) != nil {}
-                }
-                _ = await group.next()
-                group.cancelAll()
             }
+            group.addTask {
+                var iterator = remaining.iterator
+                while (try? await iterator.next()) != nil {}
+            }
+            _ = await group.next()
+            group.cancelAll()
         }
     }
 

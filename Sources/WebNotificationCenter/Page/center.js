@@ -66,38 +66,35 @@ function clearError() {
   elements.error.textContent = "";
 }
 
-/** Sends a person's action; a refusal is shown as the daemon worded it. */
-async function post(path, body) {
+/**
+ * Sends what the person did; a refusal is shown as the daemon worded it. Returns the answer's JSON
+ * (an empty object when it has none), or null when it was refused or could not be sent.
+ */
+async function send(method, path, body) {
   try {
     const answer = await fetch(path, {
-      method: "POST",
+      method,
       headers: { "Content-Type": "application/json" },
       body: JSON.stringify(body),
       credentials: "same-origin",
     });
+    const value = await answer.json().catch(() => null);
     if (!answer.ok) {
-      let detail = `${answer.status} ${answer.statusText}`;
-      try {
-        const problem = await answer.json();
-        if (problem && problem.detail) detail = problem.detail;
-      } catch (_) {
-        // Not a problem document: the status says enough.
-      }
-      showError(detail);
-      return false;
+      showError((value && value.detail) || `${answer.status} ${answer.statusText}`);
+      return null;
     }
     clearError();
-    return true;
+    return value ?? {};
   } catch (error) {
     showError(`The notification center cannot be reached: ${error.message}`);
-    return false;
+    return null;
   }
 }
 
 function respond(notification, body) {
   const app = encodeURIComponent(notification.bundleIdentifier);
   const identifier = encodeURIComponent(notification.notification.request.identifier);
-  return post(`/api/apps/${app}/notifications/${identifier}/respond`, body);
+  return send("POST", `/api/apps/${app}/notifications/${identifier}/respond`, body);
 }
 
 /** The notification as a card: tap to open, × to dismiss, its category's actions when expanded. */
@@ -258,7 +255,7 @@ function renderPrompts() {
     const allow = make("button", "allow", "Allow");
     for (const [button, decision] of [[deny, "deny"], [allow, "grant"]]) {
       button.type = "button";
-      button.addEventListener("click", () => post(`/api/apps/${encodeURIComponent(prompt.bundleIdentifier)}/authorization`, { decision }));
+      button.addEventListener("click", () => send("POST", `/api/apps/${encodeURIComponent(prompt.bundleIdentifier)}/authorization`, { decision }));
       choices.append(button);
     }
     section.append(choices);
@@ -403,28 +400,6 @@ async function getJSON(path) {
   const answer = await fetch(path, { credentials: "same-origin" });
   if (!answer.ok) throw new Error(`${answer.status} ${answer.statusText}`);
   return answer.json();
-}
-
-/** Sends a change and returns the answer's JSON, or null after showing why it was refused. */
-async function send(method, path, body) {
-  try {
-    const answer = await fetch(path, {
-      method,
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify(body),
-      credentials: "same-origin",
-    });
-    const value = await answer.json().catch(() => null);
-    if (!answer.ok) {
-      showError((value && value.detail) || `${answer.status} ${answer.statusText}`);
-      return null;
-    }
-    clearError();
-    return value;
-  } catch (error) {
-    showError(`The notification center cannot be reached: ${error.message}`);
-    return null;
-  }
 }
 
 function showSettings(shown) {
