@@ -17,6 +17,8 @@ command -v nghttp >/dev/null 2>&1 || needed+=(nghttp2-client)
 # The web notification center's tests drive Debian's Chromium through chromedriver (WebDriver).
 command -v chromium >/dev/null 2>&1 || needed+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || needed+=(chromium-driver)
+# Notifications carry emoji: without a font for them, the screenshots show empty boxes.
+dpkg -s fonts-noto-color-emoji >/dev/null 2>&1 || needed+=(fonts-noto-color-emoji)
 if [ ${#needed[@]} -gt 0 ]; then
     echo "Installing ${needed[*]}…"
     SUDO=""

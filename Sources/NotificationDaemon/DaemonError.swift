@@ -7,7 +7,7 @@ package struct DaemonError: Error, Sendable, CustomStringConvertible {
         private enum Value: String, Hashable, Sendable {
             case appNotFound, appAlreadyRegistered, unauthorized, invalidRequest, notification
             case personAction, upgradeRequired, databaseUnreadable, storageFailed, gatewayUnavailable, gatewayNotConfigured
-            case extensionNotExecutable
+            case extensionNotExecutable, wrongPasscode, passcodeAttemptsExceeded
         }
 
         private let value: Value
@@ -36,6 +36,10 @@ package struct DaemonError: Error, Sendable, CustomStringConvertible {
         package static let gatewayNotConfigured = Code(value: .gatewayNotConfigured)
         /// A service extension's executable is not a file the daemon can run.
         package static let extensionNotExecutable = Code(value: .extensionNotExecutable)
+        /// The passcode given to unlock the device, or to change its passcode, is not the device's.
+        package static let wrongPasscode = Code(value: .wrongPasscode)
+        /// Too many wrong passcodes in a row: no attempt is checked until the wait is over.
+        package static let passcodeAttemptsExceeded = Code(value: .passcodeAttemptsExceeded)
 
         /// The code as it appears in the local API's problem documents, such as `appNotFound`.
         package var description: String { value.rawValue }

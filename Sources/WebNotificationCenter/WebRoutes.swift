@@ -9,12 +9,43 @@ import NotificationDaemon
 enum WebRoutes {
     typealias Context = BasicWebSocketRequestContext
 
-    /// What the page shows when it (re)connects: every notification the person can see, the
-    /// authorization prompts on screen, and each app's badge.
+    /// What the page shows when it (re)connects: every notification the person can see (previews
+    /// hidden as the settings say), the authorization prompts on screen, each app's badge, and the lock.
     struct State: Encodable {
-        var notifications: [LocalAPI.VisibleNotification]
+        var notifications: [PreviewFlagged<LocalAPI.VisibleNotification>]
         var prompts: [LocalAPI.AuthorizationPrompt]
         var badges: [String: Int]
+        var device: Device
+        /// The apps whose notifications are provisional: the person keeps them or turns them off.
+        var provisionalApps: [String]
+    }
+
+    struct Device: Encodable {
+        var locked: Bool
+        var hasPasscode: Bool
+    }
+
+    /// `POST /api/device/unlock`.
+    struct Unlock: Decodable {
+        var passcode: String?
+    }
+
+    /// `PUT /api/device/passcode`: the new passcode (`null` turns it off) and the current one.
+    struct PasscodeChange: Decodable {
+        var passcode: String?
+        var current: String?
+
+        enum CodingKeys: CodingKey { case passcode, current }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            // `passcode` must be there, `null` or a string: a body without it does not turn the passcode off.
+            guard container.contains(.passcode) else {
+                throw DaemonError(.invalidRequest, "The body needs \"passcode\": the new passcode, or null to turn it off.")
+            }
+            passcode = try container.decodeNil(forKey: .passcode) ? nil : container.decode(String.self, forKey: .passcode)
+            current = try container.decodeIfPresent(String.self, forKey: .current)
+        }
     }
 
     static func make(engine: DaemonEngine, access: WebAccess) -> Router<Context> {
@@ -27,16 +58,40 @@ enum WebRoutes {
         router.get("/:file") { _, context in page.response(for: try context.parameters.require("file")) }
 
         router.get("/api/state") { _, _ in
-            var notifications: [LocalAPI.VisibleNotification] = []
+            let lock = await engine.lockState
+            var notifications: [PreviewFlagged<LocalAPI.VisibleNotification>] = []
             var badges: [String: Int] = [:]
+            var provisional: [String] = []
             for app in try await engine.appsShowingNotifications() {
-                notifications += try await engine.visibleNotifications(app).map { LocalAPI.VisibleNotification(bundleIdentifier: app, $0) }
+                let settings = try await engine.settings(app)
+                if settings.authorizationStatus == .provisional { provisional.append(app) }
+                let visible = try await engine.visibleNotifications(app).map { LocalAPI.VisibleNotification(bundleIdentifier: app, $0) }
+                notifications += visible.map { PreviewPolicy.shown($0, among: visible, settings: settings, locked: lock.isLocked) }
                 badges[app] = try await engine.badge(app)
             }
             let prompts = try await engine.authorizationPrompts().map {
                 LocalAPI.AuthorizationPrompt(bundleIdentifier: $0.bundleIdentifier, options: $0.options.rawValue)
             }
-            return jsonResponse(State(notifications: notifications.sorted { $0.notification.date > $1.notification.date }, prompts: prompts, badges: badges))
+            return jsonResponse(State(
+                notifications: notifications.sorted { $0.value.notification.date > $1.value.notification.date },
+                prompts: prompts, badges: badges, device: Device(locked: lock.isLocked, hasPasscode: lock.hasPasscode),
+                provisionalApps: provisional
+            ))
+        }
+        // The lock: locking needs nothing; unlocking needs the passcode once the person set one.
+        router.post("/api/device/lock") { _, _ in
+            try await engine.setDeviceLocked(true)
+            return Response(status: .noContent)
+        }
+        router.post("/api/device/unlock") { request, context in
+            let body = try await decode(Unlock.self, request, context)
+            try await engine.unlockDevice(passcode: body.passcode)
+            return Response(status: .noContent)
+        }
+        router.put("/api/device/passcode") { request, context in
+            let body = try await decode(PasscodeChange.self, request, context)
+            try await engine.setPasscode(body.passcode, current: body.current)
+            return Response(status: .noContent)
         }
         // The person acts on a notification: the same actions, checked the same way, as any surface's.
         router.post("/api/apps/:app/notifications/:identifier/respond") { request, context in
@@ -52,6 +107,10 @@ enum WebRoutes {
                 throw DaemonError(.invalidRequest, "decision must be grant, deny, provisional or reset; got \"\(body.decision)\".")
             }
             return jsonResponse(try await engine.authorize(app, decision))
+        }
+        // "Keep…" on a provisional notification: deliver quietly from now on. ("Turn Off…" denies, above.)
+        router.post("/api/apps/:app/keep") { _, context in
+            jsonResponse(try await engine.keepProvisionalNotifications(try context.parameters.require("app")))
         }
         // The settings the person has for each app, as iOS's Settings › Notifications shows them.
         router.get("/api/apps") { _, _ in
@@ -74,9 +133,66 @@ enum WebRoutes {
             return .upgrade([:])
         } onUpgrade: { inbound, outbound, _ in
             // The page listens from the start: the events of `/v1/admin/events`, until either side goes.
-            try await AdminRoutes.servePresenter(engine: engine, remaining: inbound.messages(maxSize: 1 << 16).makeAsyncIterator(), outbound: outbound)
+            // A notification's preview is hidden in its event as on the page.
+            try await AdminRoutes.servePresenter(engine: engine, remaining: inbound.messages(maxSize: 1 << 16).makeAsyncIterator(), outbound: outbound) { event in
+                var described = AdminRoutes.watchEvent(event)
+                guard case .presented(let app, _) = event, let visible = described.notification,
+                      let settings = try? await engine.settings(app) else {
+                    return try? JSONEncoder().encode(described)
+                }
+                let shown = PreviewPolicy.shown(visible, among: [visible], settings: settings, locked: await engine.lockState.isLocked)
+                described.notification = shown.value
+                return try? JSONEncoder().encode(PreviewFlagged(value: described, previewHidden: shown.previewHidden))
+            }
         }
         return router
+    }
+}
+
+/// A notification as the page receives it: its content hidden when the person's settings hide its
+/// preview (`Show Previews`: never, or when unlocked while the device is locked), as iOS hides it.
+/// What is hidden never reaches the page.
+enum PreviewPolicy {
+    /// What iOS shows for the body when a category has no `hiddenPreviewsBodyPlaceholder`.
+    static let defaultPlaceholder = "Notification"
+
+    /// `visible` as the page may see it, among the notifications its app shows (for the `%u` of the
+    /// placeholder: how many share its thread), and whether its preview is hidden.
+    static func shown(
+        _ visible: LocalAPI.VisibleNotification, among all: [LocalAPI.VisibleNotification], settings: NotificationSettings, locked: Bool
+    ) -> PreviewFlagged<LocalAPI.VisibleNotification> {
+        let hidden = switch settings.showPreviewsSetting {
+        case .always: false
+        case .whenAuthenticated: locked
+        case .never: true
+        }
+        guard hidden else { return PreviewFlagged(value: visible, previewHidden: false) }
+        let content = visible.notification.request.content
+        let thread = content.threadIdentifier
+        let count = all.count(where: { $0.notification.request.content.threadIdentifier == thread })
+        var shown = NotificationContent()
+        shown.threadIdentifier = thread
+        shown.categoryIdentifier = content.categoryIdentifier
+        if visible.categoryOptions.contains(.hiddenPreviewsShowTitle) { shown.title = content.title }
+        if visible.categoryOptions.contains(.hiddenPreviewsShowSubtitle) { shown.subtitle = content.subtitle }
+        shown.body = (visible.hiddenPreviewsBodyPlaceholder ?? defaultPlaceholder).replacingOccurrences(of: "%u", with: String(count))
+        var redacted = visible
+        redacted.notification.request.content = shown
+        return PreviewFlagged(value: redacted, previewHidden: true)
+    }
+}
+
+/// A notification, or a `presented` event, with `previewHidden` beside its own fields.
+struct PreviewFlagged<Value: Encodable>: Encodable {
+    var value: Value
+    var previewHidden: Bool
+
+    enum CodingKeys: CodingKey { case previewHidden }
+
+    func encode(to encoder: any Encoder) throws {
+        try value.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(previewHidden, forKey: .previewHidden)
     }
 }
 

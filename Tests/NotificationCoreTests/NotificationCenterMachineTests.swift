@@ -432,6 +432,32 @@ struct NotificationCenterMachinePresentationTests {
         #expect(machine.openTickets == 0)
     }
 
+    @Test("on a locked device an app in the foreground is not asked: the settings decide, lock screen included")
+    func lockedDeviceHasNoForegroundApp() throws {
+        var machine = makeMachine(appState: .foreground)
+        machine.setDeviceLocked(true)
+        _ = try machine.add(makeRequest("a", badge: 2))
+        let effects = advanceAll(&machine, to: at(60))
+        #expect(effects.map(\.presentation) == [Presentation(banner: true, list: true, lockScreen: true, sound: true, badge: 2), nil])
+        #expect(machine.openTickets == 0)
+    }
+
+    @Test("a notification keeps its category's hidden-previews placeholder and summary format as they were when it came")
+    func visibleNotificationKeepsItsCategorysTexts() throws {
+        var machine = makeMachine()
+        try machine.setCategories([NotificationCategory(identifier: "message", actions: [], hiddenPreviewsBodyPlaceholder: "%u messages",
+                                                        categorySummaryFormat: "%u more from %@"), NotificationCategory(identifier: "plain", actions: [])])
+        _ = try machine.add(makeRequest("m", category: "message"))
+        _ = try machine.add(makeRequest("p", category: "plain"))
+        _ = advanceAll(&machine, to: at(60))
+        try machine.setCategories([])
+        let shown = Dictionary(uniqueKeysWithValues: machine.visibleNotifications.map { ($0.notification.request.identifier, $0) })
+        #expect(shown["m"]?.hiddenPreviewsBodyPlaceholder == "%u messages")
+        #expect(shown["m"]?.categorySummaryFormat == "%u more from %@")
+        #expect(shown["p"]?.hiddenPreviewsBodyPlaceholder == nil)
+        #expect(shown["p"]?.categorySummaryFormat == nil)
+    }
+
     @Test("in the background a person who turned sounds off hears nothing")
     func backgroundHonoursSoundSetting() throws {
         var machine = makeMachine(appState: .background)

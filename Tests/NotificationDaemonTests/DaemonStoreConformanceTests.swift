@@ -259,7 +259,8 @@ import Testing
     func theDevicesStateIsKept(_ kind: StoreKind) async throws {
         let store = try kind.make()
         #expect(try await store.deviceState() == nil)
-        let state = DeviceState(isLocked: true, location: Coordinate(latitude: 48.85, longitude: 2.35), timeZoneIdentifier: "Europe/Paris")
+        let passcode = DevicePasscode(salt: Data([1, 2, 3]), key: Data([4, 5, 6]), rounds: 210_000, failures: 6, retryAfter: Date(timeIntervalSince1970: 1_800_000_000))
+        let state = DeviceState(isLocked: true, location: Coordinate(latitude: 48.85, longitude: 2.35), timeZoneIdentifier: "Europe/Paris", passcode: passcode)
         try await store.saveDeviceState(state)
         #expect(try await store.deviceState() == state)
         try await store.saveDeviceState(DeviceState())

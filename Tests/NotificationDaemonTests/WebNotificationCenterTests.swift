@@ -2,6 +2,8 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NotificationCore
+import NotificationDaemonClient
 import Testing
 
 /// The web notification center in a real browser (Debian's Chromium, headless, through chromedriver),
@@ -28,6 +30,13 @@ import Testing
             throw error
         }
         #expect(await serve.stop() != nil, "unotify serve did not stop on SIGTERM")
+    }
+
+    /// A client of the served daemon's local API with the administrator's key, and its socket.
+    static func administrator(_ environment: [String: String]) throws -> (LocalAPIClient, String) {
+        let socket = try #require(environment["UNOTIFY_SOCKET"])
+        let key = try String(contentsOfFile: try #require(environment["UNOTIFY_DATA_DIR"]) + "/admin.key", encoding: .utf8)
+        return (LocalAPIClient(socketPath: socket, key: key.trimmingCharacters(in: .whitespacesAndNewlines)), socket)
     }
 
     /// Runs `body` with a browser that opened `url` and whose page is live.
@@ -172,6 +181,163 @@ import Testing
                 try await browser.waitUntil("the notification in the list", "return document.querySelectorAll('#list .notification').length === 1")
                 #expect(try await browser.count(".banners .notification") == 0)
                 await app.interrupt()
+            }
+        }
+    }
+
+    @Test func theLockScreenHidesPreviewsAndAsksForThePasscodeBeforeAProtectedAction() async throws {
+        try await Self.withServed(app: "com.example.todo") { environment, url in
+            let authorize = try ChildProcess(ChildProcess.built("unotify"), ["authorize", "--app", "com.example.todo", "grant"], environment: environment, name: "unotify authorize")
+            #expect(await authorize.waitUntilExit() == 0)
+            try await Self.withPage(url) { browser in
+                // The person sets a passcode in Settings; the app shows previews only when unlocked (iOS's default).
+                try await browser.click("#toggle-settings")
+                try await browser.type("2468", into: "#passcode-settings input[name='new']")
+                try await browser.click("#passcode-settings button[type=submit]")
+                try await browser.waitUntil("the passcode to be saved", "return document.querySelector('#passcode-settings .saved')?.textContent === 'Passcode saved'")
+                try await browser.click("#settings-apps button[data-app='com.example.todo']")
+                _ = try await browser.element("#app-settings select[name='showPreviewsSetting']")
+                let previews = try await browser.execute("return document.querySelector(\"#app-settings select[name='showPreviewsSetting']\").value") as? String
+                #expect(previews == "1")
+                try await browser.click("#toggle-settings")
+
+                // Locked: the lock screen, and no app in the foreground to ask.
+                try await browser.click("#lock")
+                try await browser.waitUntil("the lock screen", "return !document.getElementById('lock-screen').hidden")
+                let app = try ChildProcess(ChildProcess.built("todo-example"), ["--schedule", "1"],
+                                           environment: environment.merging(["UNOTIFY_APP_ID": "com.example.todo"]) { $1 }, name: "todo-example")
+                try await app.line(containing: "scheduled \"daily-report\"")
+                try await browser.waitUntil("the notification on the lock screen", "return document.querySelectorAll('#lock-list .notification').length === 1")
+                #expect(try await browser.count(".banners .notification") == 0)
+                // Its preview is hidden: the placeholder, and neither its title nor its body reached the page.
+                #expect(try await browser.text(of: "#lock-list .notification .body") == "Notification")
+                #expect(try await browser.count("#lock-list .notification .title") == 0)
+                let leaked = try await browser.execute("return document.documentElement.outerHTML.includes('Write the report')") as? Bool
+                #expect(leaked == false)
+                try await browser.screenshot(to: Self.screenshots.appendingPathComponent("web-lock-screen.png"))
+
+                // "Done" needs authentication: the passcode is asked first; a wrong one is refused on the page.
+                try await browser.click("#lock-list .notification .more")
+                try await browser.click("#lock-list .notification .actions button[data-action='MARK_DONE']")
+                #expect(try await browser.text(of: "#unlock-reason") == "Enter your passcode to choose “Done”.")
+                let focused = try await browser.execute("return document.activeElement === document.getElementById('passcode')") as? Bool
+                #expect(focused == true)
+                try await browser.type("1357", into: "#passcode")
+                try await browser.click("#unlock button[type=submit]")
+                try await browser.waitUntil("the refusal to be shown", "return !document.getElementById('error').hidden")
+                #expect(try await browser.text(of: "#error") == "Wrong passcode.")
+                #expect(try await browser.execute("return document.getElementById('lock-screen').hidden") as? Bool == false)
+                try await browser.screenshot(to: Self.screenshots.appendingPathComponent("web-wrong-passcode.png"))
+
+                // The right one unlocks, and the action that waited for it reaches the app.
+                try await browser.type("2468", into: "#passcode")
+                try await browser.click("#unlock button[type=submit]")
+                try await app.line(containing: "the person marked \"daily-report\" done")
+                try await browser.waitUntil("the lock screen to go", "return document.getElementById('lock-screen').hidden")
+                #expect(try await browser.execute("return document.getElementById('error').hidden") as? Bool == true)
+                await app.interrupt()
+            }
+        }
+    }
+
+    @Test func aThreadStacksUnderItsSummaryAndHiddenPreviewsShowTheCategorysPlaceholder() async throws {
+        try await Self.withServed(app: "com.example.todo") { environment, url in
+            // An app of messages, through the local API as any client: a category with its summary format
+            // and placeholder (titles still shown), and three messages of one thread from two people.
+            let (admin, socket) = try Self.administrator(environment)
+            let issued = try await admin.call(.POST, "/v1/admin/apps", body: LocalAPI.RegisterApp(bundleIdentifier: "com.example.messages"), as: LocalAPI.AppKey.self)
+            _ = try await admin.call(.POST, "/v1/admin/apps/com.example.messages/authorization", body: LocalAPI.AuthorizationDecision(decision: "grant"),
+                                     as: NotificationSettings.self)
+            let messages = LocalAPIClient(socketPath: socket, key: issued.key)
+            try await messages.call(.PUT, "/v1/categories", body: [NotificationCategory(
+                identifier: "message", actions: [], hiddenPreviewsBodyPlaceholder: "%u new messages",
+                categorySummaryFormat: "%u more messages from %@", options: [.hiddenPreviewsShowTitle])])
+
+            for (number, (sender, text)) in [("Ana", "Lunch at noon?"), ("Ben", "Yes, the usual place"), ("Ana", "See you there")].enumerated() {
+                var content = NotificationContent()
+                content.title = "Family"
+                content.body = text
+                content.threadIdentifier = "family"
+                content.summaryArgument = sender
+                content.categoryIdentifier = "message"
+                try await messages.call(.POST, "/v1/requests", body: NotificationRequest(identifier: "m\(number)", content: content, trigger: nil))
+            }
+            // The page opened afterwards: no banners, the list as it stands.
+            try await Self.withPage(url) { browser in
+                try await browser.waitUntil("the newest message in the list", "return document.querySelector('#list .notification .body')?.textContent === 'See you there'")
+                // One stack: the newest on top, the others summed up in the category's words.
+                #expect(try await browser.count("#list .notification") == 1)
+                #expect(try await browser.text(of: "#list .stack") == "2 more messages from Ben and Ana")
+                try await browser.screenshot(to: Self.screenshots.appendingPathComponent("web-stack.png"))
+                try await browser.click("#list .stack")
+                try await browser.waitUntil("the stack to open", "return document.querySelectorAll('#list .notification').length === 3")
+                #expect(try await browser.text(of: "#list .stack") == "Show Less")
+
+                // Previews never shown: the titles stay (the category asks for them), the bodies become the placeholder.
+                try await browser.click("#toggle-settings")
+                try await browser.click("#settings-apps button[data-app='com.example.messages']")
+                try await browser.click("#app-settings select[name='showPreviewsSetting'] option[value='2']")
+                try await browser.waitUntil("the previews setting to be saved", "return document.getElementById('app-settings').dataset.saved === '1'")
+                try await browser.click("#toggle-settings")
+                try await browser.waitUntil("the placeholders", """
+                    const bodies = [...document.querySelectorAll('#list .notification .body')].map((body) => body.textContent);
+                    return bodies.length === 3 && bodies.every((body) => body === '3 new messages')
+                    """)
+                #expect(try await browser.count("#list .notification.preview-hidden .title") == 3)
+                let leaked = try await browser.execute("return document.documentElement.outerHTML.includes('the usual place')") as? Bool
+                #expect(leaked == false)
+            }
+        }
+    }
+
+    @Test func provisionalNotificationsArriveQuietlyAndThePersonKeepsOrTurnsThemOff() async throws {
+        try await Self.withServed(app: "com.example.todo") { environment, url in
+            let (admin, socket) = try Self.administrator(environment)
+            var apps: [String: LocalAPIClient] = [:]
+            for app in ["com.example.news", "com.example.deals"] {
+                let issued = try await admin.call(.POST, "/v1/admin/apps", body: LocalAPI.RegisterApp(bundleIdentifier: app), as: LocalAPI.AppKey.self)
+                _ = try await admin.call(.POST, "/v1/admin/apps/\(app)/authorization", body: LocalAPI.AuthorizationDecision(decision: "provisional"),
+                                         as: NotificationSettings.self)
+                apps[app] = LocalAPIClient(socketPath: socket, key: issued.key)
+            }
+            let settings = { @Sendable (app: String) async throws -> [String: Any] in
+                let command = try ChildProcess(ChildProcess.built("unotify"), ["settings", "--app", app, "--json"], environment: environment, name: "unotify settings")
+                #expect(await command.waitUntilExit() == 0)
+                let output = await command.completeOutput().joined(separator: "\n")
+                return try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any], "\(output)")
+            }
+
+            try await Self.withPage(url) { browser in
+                for (app, title) in [("com.example.news", "Morning briefing"), ("com.example.deals", "Half price today")] {
+                    var content = NotificationContent()
+                    content.title = title
+                    content.sound = NotificationSound(kind: .default)
+                    try await apps[app]!.call(.POST, "/v1/requests", body: NotificationRequest(identifier: "first", content: content, trigger: nil))
+                }
+                // Quietly: in the list, with no banner, each asking to be kept or turned off.
+                try await browser.waitUntil("both in the list", "return document.querySelectorAll('#list .notification .provisional').length === 2")
+                #expect(try await browser.count(".banners .notification") == 0)
+                let news = "#list .group[data-app='com.example.news']"
+                try await browser.click("\(news) .provisional .keep")
+                try await browser.waitUntil("the choice", "return document.querySelector(a0) !== null", ["\(news) .provisional .keep-now"])
+                try await browser.screenshot(to: Self.screenshots.appendingPathComponent("web-provisional.png"))
+
+                // Keep › Deliver Immediately: authorized, arriving in Notification Center only.
+                try await browser.click("\(news) .provisional .keep-now")
+                try await browser.waitUntil("the question to go", "return document.querySelector(a0) === null", ["\(news) .provisional"])
+                let kept = try await settings("com.example.news")
+                #expect(kept["authorizationStatus"] as? Int == 2)
+                #expect(kept["notificationCenterSetting"] as? Int == 2)
+                for quiet in ["alertSetting", "soundSetting", "badgeSetting", "lockScreenSetting"] { #expect(kept[quiet] as? Int == 1, "\(quiet)") }
+
+                // Turn Off… asks first; confirmed, the app is denied.
+                let deals = "#list .group[data-app='com.example.deals']"
+                try await browser.click("\(deals) .provisional .off")
+                try await browser.click("\(deals) .provisional .cancel")
+                try await browser.click("\(deals) .provisional .off")
+                try await browser.click("\(deals) .provisional .turn-off")
+                try await browser.waitUntil("the question to go", "return document.querySelector(a0) === null", ["\(deals) .provisional"])
+                #expect(try await settings("com.example.deals")["authorizationStatus"] as? Int == 1)
             }
         }
     }

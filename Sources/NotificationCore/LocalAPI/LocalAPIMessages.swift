@@ -382,6 +382,8 @@ package enum LocalAPI {
         package var presentation: Presentation
         package var actions: [NotificationAction]
         package var categoryOptions: CategoryOptions
+        package var hiddenPreviewsBodyPlaceholder: String?
+        package var categorySummaryFormat: String?
 
         package init(bundleIdentifier: String, _ shown: NotificationCenterMachine.VisibleNotification) {
             self.bundleIdentifier = bundleIdentifier
@@ -389,6 +391,8 @@ package enum LocalAPI {
             self.presentation = shown.presentation
             self.actions = shown.actions
             self.categoryOptions = shown.categoryOptions
+            self.hiddenPreviewsBodyPlaceholder = shown.hiddenPreviewsBodyPlaceholder
+            self.categorySummaryFormat = shown.categorySummaryFormat
         }
     }
 
@@ -409,7 +413,7 @@ package enum LocalAPI {
         /// `presented`, `authorizationPrompt`, `settingsChanged`, `badgeChanged`, `appStateChanged`,
         /// `responseDelivered`, `responseNotCompleted`, `willPresentTimedOut`, `discardedOverLimit`,
         /// `remoteNotificationDelivered`, `remoteNotificationHeld`, `remoteNotificationNotCompleted`,
-        /// `contentPreparing` or `contentPrepared`; `subscribed` first, and `overflowed` when the presenter fell behind and must read the state again.
+        /// `contentPreparing`, `contentPrepared` or `deviceLockChanged`; `subscribed` first, and `overflowed` when the presenter fell behind and must read the state again.
         package var type: String
         package var bundleIdentifier: String
         package var notification: VisibleNotification?
@@ -425,6 +429,8 @@ package enum LocalAPI {
         /// or `interrupted`, and why it failed.
         package var outcome: String?
         package var reason: String?
+        /// Whether the device is now locked (`deviceLockChanged`).
+        package var locked: Bool?
 
         package init(type: String, bundleIdentifier: String) {
             self.type = type

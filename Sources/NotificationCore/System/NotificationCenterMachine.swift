@@ -84,6 +84,12 @@ package struct NotificationCenterMachine: Sendable, Codable {
         /// The actions of its category when it was presented: what the person can pick.
         package var actions: [NotificationAction]
         package var categoryOptions: CategoryOptions
+        /// Its category's `hiddenPreviewsBodyPlaceholder` when it was presented, if it has one: shown in
+        /// place of the body when previews are hidden (`%u` becomes the number in its thread).
+        package var hiddenPreviewsBodyPlaceholder: String?
+        /// Its category's `categorySummaryFormat` when it was presented, if it has one: the summary of a
+        /// thread's stack (`%u` the number of notifications, `%@` their summary arguments).
+        package var categorySummaryFormat: String?
     }
 
     /// Something the shell must do, in the order given.
@@ -750,7 +756,8 @@ package struct NotificationCenterMachine: Sendable, Codable {
             report(request, .notShown, "the app is not authorized (\(settings.authorizationStatus))")
             return []
         }
-        if appState == .foreground && isAppReachable {
+        // A locked device has no app in the foreground, as on iOS: the person's settings decide.
+        if appState == .foreground && isAppReachable && !isDeviceLocked {
             let ticket = takeSequence()
             awaitingPresentation[ticket] = notification
             wakeUps.schedule(.willPresentDeadline(ticket), at: date.addingTimeInterval(configuration.willPresentTimeout))
@@ -786,7 +793,9 @@ package struct NotificationCenterMachine: Sendable, Codable {
             notification: notification,
             presentation: presentation,
             actions: category?.actions ?? [],
-            categoryOptions: category?.options ?? []
+            categoryOptions: category?.options ?? [],
+            hiddenPreviewsBodyPlaceholder: category.flatMap { $0.hiddenPreviewsBodyPlaceholder.isEmpty ? nil : $0.hiddenPreviewsBodyPlaceholder },
+            categorySummaryFormat: category.flatMap { $0.categorySummaryFormat.isEmpty ? nil : $0.categorySummaryFormat }
         )
         if let replaced = removeVisible(identifier) {
             report(replaced.notification.request, .removed, "replaced by a newer notification with the same identifier")

@@ -1,5 +1,5 @@
-import Foundation
-package import Hummingbird
+package import Foundation
+import Hummingbird
 package import HummingbirdWebSocket
 package import NotificationCore
 
@@ -172,21 +172,23 @@ package struct AdminRoutes: Sendable {
     /// presenter that fell too far behind is told `overflowed` rather than given a gap, reads what is
     /// on screen again, and gets every event of a new watch. The presenter sends nothing more:
     /// reading `remaining` is how its closing is noticed.
+    ///
+    /// - Parameter describe: each event as the presenter receives it, as JSON; `nil` skips it.
     package static func servePresenter(
         engine: DaemonEngine,
         remaining: WebSocketInboundMessageStream.AsyncIterator,
-        outbound: WebSocketOutboundWriter
+        outbound: WebSocketOutboundWriter,
+        describe: @escaping @Sendable (DaemonEvent) async -> Data? = { try? JSONEncoder().encode(AdminRoutes.watchEvent($0)) }
     ) async throws {
         let firstWatch = await engine.watch()
         try await outbound.write(.text(#"{"type":"subscribed","bundleIdentifier":""}"#))
         let remaining = RemainingPresenterMessages(iterator: remaining)
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                let encoder = JSONEncoder()
                 var watch = firstWatch
                 while true {
                     for await event in watch.events {
-                        guard let data = try? encoder.encode(Self.watchEvent(event)) else { continue }
+                        guard let data = await describe(event) else { continue }
                         do {
                             try await outbound.write(.text(String(decoding: data, as: UTF8.self)))
                         } catch {
@@ -319,6 +321,10 @@ package struct AdminRoutes: Sendable {
             value.request = request
             value.outcome = outcome.name
             value.reason = outcome.reason
+            return value
+        case .deviceLockChanged(let locked):
+            var value = LocalAPI.WatchEvent(type: "deviceLockChanged", bundleIdentifier: "")
+            value.locked = locked
             return value
         }
     }

@@ -272,6 +272,8 @@ package struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
         case .gatewayUnavailable: status = 503
         case .gatewayNotConfigured: status = 409
         case .extensionNotExecutable: status = 422
+        case .wrongPasscode: status = 403
+        case .passcodeAttemptsExceeded: status = 429
         default: status = 500
         }
         return LocalAPI.Problem(status: status, code: error.code.description, title: error.code.description, detail: error.message)

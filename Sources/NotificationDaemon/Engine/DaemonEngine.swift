@@ -144,6 +144,8 @@ package actor DaemonEngine {
     /// or a move does not load every app. Saved in the store, so it survives a restart; a device never
     /// changed starts unlocked, its location unknown, in the configured time zone.
     private var device: DeviceConditions
+    /// The passcode that unlocks the device on the notification center's page, once the person set one.
+    private var passcode: DevicePasscode?
     private let workSignal = WorkSignal()
     /// The highest device-link sequence whose push is durable here (delivered or dropped): the link
     /// acknowledges up to it, and a push sent again after a crash is not delivered twice.
@@ -178,6 +180,7 @@ package actor DaemonEngine {
             device.isLocked = saved.isLocked
             device.location = saved.location
             if let zone = saved.timeZoneIdentifier.flatMap(TimeZone.init(identifier:)) { device.timeZone = zone }
+            passcode = saved.passcode
         }
         self.device = device
         linkSequence = (try? await store.linkSequence()) ?? 0
@@ -1280,6 +1283,21 @@ package actor DaemonEngine {
         }
     }
 
+    /// The person keeps an app's provisional notifications ("Keep…", then "Deliver Immediately"): the
+    /// app is authorized, and its notifications go on arriving quietly, in Notification Center only (no
+    /// banner, sound, badge or lock screen) until the person changes its settings, as on iOS.
+    ///
+    /// - Throws: `invalidRequest` when the app's notifications are not provisional.
+    package func keepProvisionalNotifications(_ bundleIdentifier: String) async throws -> NotificationSettings {
+        guard try await settings(bundleIdentifier).authorizationStatus == .provisional else {
+            throw DaemonError(.invalidRequest, "\(bundleIdentifier)'s notifications are not provisional: there is nothing to keep.")
+        }
+        return try await changeSettings(bundleIdentifier) { settings in
+            settings = .granting([], status: .authorized)
+            settings.lockScreenSetting = .disabled
+        }
+    }
+
     /// The most background pushes per hour an app's budget may name.
     package static let backgroundPushesPerHourRange = 1...1_000_000
 
@@ -1334,13 +1352,78 @@ package actor DaemonEngine {
     }
 
     /// The device was locked or unlocked; each app learns of it at its next step, before anything else.
+    /// The presenters are told. No passcode is asked: this is the administrator's call (`unotify device
+    /// --unlock`); the person unlocks with ``unlockDevice(passcode:)``.
     package func setDeviceLocked(_ locked: Bool) async throws {
+        let changed = device.isLocked != locked
         device.isLocked = locked
+        try await saveDeviceState()
+        if changed { publish(.deviceLockChanged(locked: locked)) }
+    }
+
+    /// Whether the device is locked, and whether it has a passcode.
+    package var lockState: (isLocked: Bool, hasPasscode: Bool) {
+        (device.isLocked, passcode != nil)
+    }
+
+    /// The person unlocks the device, with its passcode when it has one.
+    ///
+    /// - Throws: `wrongPasscode`, counted: after the fifth wrong one in a row the person waits, as on
+    ///   iOS (1, 5, 15, then 60 minutes), and meanwhile gets `passcodeAttemptsExceeded`.
+    package func unlockDevice(passcode candidate: String?) async throws {
+        try await checkPasscode(candidate)
+        try await setDeviceLocked(false)
+    }
+
+    /// The person sets, changes or removes (`new` nil) the device's passcode, giving the current one
+    /// when there is one (checked and counted as an unlock is).
+    package func setPasscode(_ new: String?, current: String?) async throws {
+        // A new passcode that breaks the rules is refused before the current one is checked or counted.
+        if let new, !DevicePasscode.lengths.contains(new.count) { _ = try DevicePasscode.make(new) }
+        try await checkPasscode(current)
+        passcode = if let new { try await Self.keep(new) } else { nil }
         try await saveDeviceState()
     }
 
-    private func saveDeviceState() async throws {
-        try await store.saveDeviceState(DeviceState(isLocked: device.isLocked, location: device.location, timeZoneIdentifier: device.timeZone.identifier))
+    /// Checks `candidate` against the passcode, if the device has one, off the engine (the key
+    /// derivation is slow on purpose), and counts a wrong one.
+    private func checkPasscode(_ candidate: String?) async throws(DaemonError) {
+        guard let stored = passcode else { return }
+        let now = clock.now
+        if let retryAfter = stored.retryAfter, now < retryAfter {
+            let minutes = Int((retryAfter.timeIntervalSince(now) / 60).rounded(.up))
+            throw DaemonError(.passcodeAttemptsExceeded, "Too many wrong passcodes: try again in \(minutes) minute\(minutes == 1 ? "" : "s").")
+        }
+        let matches = await Self.check(candidate ?? "", against: stored)
+        // The passcode may have changed while it was checked: count against the one kept now.
+        guard var kept = passcode, kept.salt == stored.salt else { throw DaemonError(.wrongPasscode, "The passcode changed meanwhile.") }
+        if matches {
+            kept.failures = 0
+            kept.retryAfter = nil
+        } else {
+            kept.failures += 1
+            let wait = DevicePasscode.wait(after: kept.failures)
+            kept.retryAfter = wait > 0 ? now.addingTimeInterval(wait) : nil
+        }
+        if kept != passcode {
+            passcode = kept
+            try await saveDeviceState()
+        }
+        guard matches else { throw DaemonError(.wrongPasscode, "Wrong passcode.") }
+    }
+
+    @concurrent private static func check(_ candidate: String, against stored: DevicePasscode) async -> Bool {
+        stored.matches(candidate)
+    }
+
+    @concurrent private static func keep(_ new: String) async throws(DaemonError) -> DevicePasscode {
+        try DevicePasscode.make(new)
+    }
+
+    private func saveDeviceState() async throws(DaemonError) {
+        try await store.saveDeviceState(DeviceState(
+            isLocked: device.isLocked, location: device.location, timeZoneIdentifier: device.timeZone.identifier, passcode: passcode
+        ))
     }
 
     /// Steps each of `apps` once, a few at a time, letting the engine's other callers in between: a

@@ -51,6 +51,8 @@ package enum DaemonEvent: Sendable, Hashable {
     case contentPreparing(bundleIdentifier: String, NotificationRequest)
     /// The service extension's work on a push ended (prepared, timed out, failed, interrupted).
     case contentPrepared(bundleIdentifier: String, NotificationRequest, PreparationOutcome)
+    /// The device was locked or unlocked.
+    case deviceLockChanged(locked: Bool)
 }
 
 extension DaemonEvent {

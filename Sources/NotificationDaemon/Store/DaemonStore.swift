@@ -23,17 +23,20 @@ package struct StoredApp: Sendable {
     }
 }
 
-/// The device's own state, kept once for every app: whether it is locked, where it is, and its time
-/// zone (which the person may have changed with `unotify device --time-zone`).
+/// The device's own state, kept once for every app: whether it is locked, where it is, its time
+/// zone (which the person may have changed with `unotify device --time-zone`), and its passcode.
 package struct DeviceState: Sendable, Hashable {
     package var isLocked: Bool
     package var location: Coordinate?
     package var timeZoneIdentifier: String?
+    /// The passcode that unlocks the device on the notification center's page, once the person set one.
+    package var passcode: DevicePasscode?
 
-    package init(isLocked: Bool = false, location: Coordinate? = nil, timeZoneIdentifier: String? = nil) {
+    package init(isLocked: Bool = false, location: Coordinate? = nil, timeZoneIdentifier: String? = nil, passcode: DevicePasscode? = nil) {
         self.isLocked = isLocked
         self.location = location
         self.timeZoneIdentifier = timeZoneIdentifier
+        self.passcode = passcode
     }
 }
 

@@ -166,6 +166,15 @@ package final class SQLiteDaemonStore: DaemonStore {
                 );
                 """)
         }
+        migrator.registerMigration("v8: the device's passcode") { db in
+            try db.execute(sql: """
+                ALTER TABLE device ADD COLUMN passcodeSalt BLOB;
+                ALTER TABLE device ADD COLUMN passcodeKey BLOB;
+                ALTER TABLE device ADD COLUMN passcodeRounds INTEGER;
+                ALTER TABLE device ADD COLUMN passcodeFailures INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE device ADD COLUMN passcodeRetryAfter DOUBLE;
+                """)
+        }
         return migrator
     }
 
@@ -468,10 +477,18 @@ package final class SQLiteDaemonStore: DaemonStore {
             try Row.fetchOne(db, sql: "SELECT * FROM device WHERE id = 1").map { row in
                 let latitude: Double? = row["latitude"]
                 let longitude: Double? = row["longitude"]
+                let salt: Data? = row["passcodeSalt"]
+                let key: Data? = row["passcodeKey"]
+                let rounds: Int? = row["passcodeRounds"]
+                let retryAfter: Double? = row["passcodeRetryAfter"]
                 return DeviceState(
                     isLocked: row["locked"],
                     location: latitude.flatMap { latitude in longitude.map { Coordinate(latitude: latitude, longitude: $0) } },
-                    timeZoneIdentifier: row["timeZone"]
+                    timeZoneIdentifier: row["timeZone"],
+                    passcode: salt.flatMap { salt in key.flatMap { key in rounds.map { rounds in
+                        DevicePasscode(salt: salt, key: key, rounds: rounds, failures: row["passcodeFailures"],
+                                       retryAfter: retryAfter.map(Date.init(timeIntervalSince1970:)))
+                    } } }
                 )
             }
         }
@@ -485,8 +502,16 @@ package final class SQLiteDaemonStore: DaemonStore {
     package func saveDeviceState(_ state: DeviceState) async throws(DaemonError) {
         try await write { db in
             try db.execute(
-                sql: "INSERT OR REPLACE INTO device (id, locked, latitude, longitude, timeZone) VALUES (1, ?, ?, ?, ?)",
-                arguments: [state.isLocked, state.location?.latitude, state.location?.longitude, state.timeZoneIdentifier]
+                sql: """
+                    INSERT OR REPLACE INTO device
+                    (id, locked, latitude, longitude, timeZone, passcodeSalt, passcodeKey, passcodeRounds, passcodeFailures, passcodeRetryAfter)
+                    VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    state.isLocked, state.location?.latitude, state.location?.longitude, state.timeZoneIdentifier,
+                    state.passcode?.salt, state.passcode?.key, state.passcode?.rounds, state.passcode?.failures ?? 0,
+                    state.passcode?.retryAfter?.timeIntervalSince1970,
+                ]
             )
         }
     }

@@ -6,7 +6,10 @@ const BANNER_SECONDS = 8;
 // iOS shows two actions where space is short (a banner) and up to four when a notification is expanded.
 const BANNER_ACTIONS = 2;
 const EXPANDED_ACTIONS = 4;
+// `UNNotificationActionOptions`: the actions that need the device unlocked first, and the destructive ones.
+const ACTION_AUTHENTICATION_REQUIRED = 1 << 0;
 const ACTION_DESTRUCTIVE = 1 << 1;
+const ACTION_FOREGROUND = 1 << 2;
 
 // `UNNotificationSetting`, `UNAlertStyle`, `UNShowPreviewsSetting` and `UNAuthorizationStatus` raw values.
 const SETTING_NOT_SUPPORTED = 0;
@@ -25,6 +28,16 @@ const SWITCHES = [
 
 const elements = {
   connection: document.getElementById("connection"),
+  lock: document.getElementById("lock"),
+  lockScreen: document.getElementById("lock-screen"),
+  lockTime: document.getElementById("lock-time"),
+  lockDate: document.getElementById("lock-date"),
+  lockList: document.getElementById("lock-list"),
+  unlock: document.getElementById("unlock"),
+  unlockReason: document.getElementById("unlock-reason"),
+  unlockCancel: document.getElementById("unlock-cancel"),
+  passcode: document.getElementById("passcode"),
+  passcodeSettings: document.getElementById("passcode-settings"),
   toggleSettings: document.getElementById("toggle-settings"),
   settings: document.getElementById("settings"),
   settingsApps: document.getElementById("settings-apps"),
@@ -36,10 +49,14 @@ const elements = {
   empty: document.getElementById("empty"),
 };
 
-let state = { notifications: [], prompts: [], badges: {} };
+let state = { notifications: [], prompts: [], badges: {}, device: { locked: false, hasPasscode: false }, provisionalApps: [] };
 // What the person has opened or typed in the list, by notification, so that the list drawn again
 // after an event keeps it: expanded actions, and a reply being written.
 const drafts = new Map();
+// The threads the person opened out of their stack, by app and thread.
+const openStacks = new Set();
+// What the person asked for on the lock screen that needs the device unlocked: done once it is.
+let afterUnlock = null;
 let refreshing = null;
 let refreshAgain = false;
 let reconnectDelay = 1;
@@ -118,7 +135,9 @@ function card(notification, { inBanner }) {
   if (content.subtitle) open.append(make("span", "subtitle", content.subtitle));
   if (content.body) open.append(make("span", "body", content.body));
   open.setAttribute("aria-label", `Open: ${[notification.bundleIdentifier, content.title, content.subtitle, content.body].filter(Boolean).join(", ")}`);
-  open.addEventListener("click", () => respond(notification, { kind: "open" }));
+  open.addEventListener("click", () => whenUnlocked(`Enter your passcode to open ${content.title || "the notification"}.`,
+    () => respond(notification, { kind: "open" })));
+  if (notification.previewHidden) article.classList.add("preview-hidden");
   article.append(open);
 
   const close = make("button", "close", "×");
@@ -150,7 +169,49 @@ function card(notification, { inBanner }) {
     const replying = draft && shown.find((action) => action.identifier === draft.replyAction && action.textInput);
     if (replying) showReply(notification, replying, article, false);
   }
+  if (!inBanner && state.provisionalApps.includes(notification.bundleIdentifier)) {
+    article.append(provisionalChoices(notification));
+  }
   return article;
+}
+
+/**
+ * A provisional notification asks the person to keep the app's notifications or turn them off, as
+ * iOS asks: "Keep…" offers "Deliver Immediately" (quietly, in Notification Center), "Turn Off…" asks
+ * to confirm.
+ */
+function provisionalChoices(notification) {
+  const app = notification.bundleIdentifier;
+  const path = `/api/apps/${encodeURIComponent(app)}`;
+  const panel = make("div", "provisional");
+  const draft = draftOf(notification);
+  const button = (title, className, onClick) => {
+    const element = make("button", className, title);
+    element.type = "button";
+    element.addEventListener("click", onClick);
+    return element;
+  };
+  const ask = (choice) => {
+    draft.provisional = choice;
+    render();
+    document.querySelector(`.notification[data-key="${CSS.escape(keyOf(notification))}"] .provisional button`)?.focus();
+  };
+  if (draft.provisional === "keep") {
+    panel.append(make("p", "", `Notifications from ${app} will appear in Notification Center, without sounds, banners or badges.`));
+    panel.append(button("Deliver Immediately", "keep-now", async () => {
+      if (await send("POST", `${path}/keep`, {})) draft.provisional = null;
+    }));
+    panel.append(button("Cancel", "cancel", () => ask(null)));
+  } else if (draft.provisional === "off") {
+    panel.append(make("p", "", `Turn off all notifications from ${app}? You can turn them on again in Settings.`));
+    panel.append(button("Turn Off All Notifications", "turn-off destructive", async () => {
+      if (await send("POST", `${path}/authorization`, { decision: "deny" })) draft.provisional = null;
+    }));
+    panel.append(button("Cancel", "cancel", () => ask(null)));
+  } else {
+    panel.append(button("Keep…", "keep", () => ask("keep")), button("Turn Off…", "off", () => ask("off")));
+  }
+  return panel;
 }
 
 function keyOf(notification) {
@@ -159,7 +220,7 @@ function keyOf(notification) {
 
 function draftOf(notification) {
   const key = keyOf(notification);
-  if (!drafts.has(key)) drafts.set(key, { expanded: false, replyAction: null, text: "" });
+  if (!drafts.has(key)) drafts.set(key, { expanded: false, replyAction: null, text: "", provisional: null });
   return drafts.get(key);
 }
 
@@ -167,16 +228,58 @@ function actionButton(notification, action, article, inBanner) {
   const button = make("button", (action.options & ACTION_DESTRUCTIVE) ? "destructive" : "", action.title);
   button.type = "button";
   button.dataset.action = action.identifier;
-  button.addEventListener("click", () => {
+  const choose = () => {
     if (action.textInput) {
       if (!inBanner) draftOf(notification).replyAction = action.identifier;
       showReply(notification, action, article, true);
     } else {
       respond(notification, { kind: "action", actionIdentifier: action.identifier });
     }
+  };
+  button.addEventListener("click", () => {
+    if (action.options & (ACTION_AUTHENTICATION_REQUIRED | ACTION_FOREGROUND)) {
+      whenUnlocked(`Enter your passcode to choose “${action.title}”.`, choose);
+    } else {
+      choose();
+    }
   });
   return button;
 }
+
+/**
+ * Does `perform` now, or, when the device is locked, once the person unlocks it: an action that
+ * needs authentication or opens the app asks for the passcode first, as iOS asks.
+ */
+function whenUnlocked(reason, perform) {
+  if (!state.device.locked) return perform();
+  afterUnlock = perform;
+  elements.unlockReason.textContent = state.device.hasPasscode ? reason : reason.replace("Enter your passcode", "Unlock");
+  elements.unlockCancel.hidden = false;
+  (state.device.hasPasscode ? elements.passcode : elements.unlock.querySelector("button[type=submit]")).focus();
+}
+
+function forgetAfterUnlock() {
+  afterUnlock = null;
+  elements.unlockReason.textContent = "";
+  elements.unlockCancel.hidden = true;
+}
+
+elements.unlock.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const body = state.device.hasPasscode ? { passcode: elements.passcode.value } : {};
+  elements.passcode.value = "";
+  if (!(await send("POST", "/api/device/unlock", body))) {
+    elements.passcode.focus();
+    return;
+  }
+  const perform = afterUnlock;
+  forgetAfterUnlock();
+  state.device.locked = false;
+  render();
+  if (perform) await perform();
+});
+elements.unlockCancel.addEventListener("click", forgetAfterUnlock);
+elements.lock.addEventListener("click", () => send("POST", "/api/device/lock", {}));
 
 /** A text-input action: the field with its placeholder and its button's title. */
 function showReply(notification, action, article, focus) {
@@ -263,21 +366,65 @@ function renderPrompts() {
   }
 }
 
-/** The list: by app (the app with the newest notification first), then by thread, newest first. */
-function renderList() {
-  elements.list.hidden = !elements.settings.hidden;
-  const shown = state.notifications.filter((notification) => notification.presentation.list);
+/** What is on screen: the lock screen while the device is locked, otherwise the list (or Settings). */
+function render() {
+  const locked = state.device.locked;
+  elements.lockScreen.hidden = !locked;
+  elements.lock.hidden = locked;
+  elements.toggleSettings.hidden = locked;
+  elements.prompts.hidden = locked;
+  elements.passcode.hidden = !state.device.hasPasscode;
+  if (locked) {
+    elements.settings.hidden = true;
+    elements.list.hidden = true;
+    elements.banners.replaceChildren();
+    showTime();
+  } else {
+    forgetAfterUnlock();
+    elements.list.hidden = !elements.settings.hidden;
+  }
+  renderPrompts();
+  // On the lock screen, what the settings let it show; in the list, what they keep in Notification Center.
+  renderList(locked ? elements.lockList : elements.list,
+    state.notifications.filter((notification) => locked ? notification.presentation.lockScreen : notification.presentation.list));
+}
+
+function showTime() {
+  const now = new Date();
+  elements.lockTime.textContent = now.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  elements.lockDate.textContent = now.toLocaleDateString([], { weekday: "long", month: "long", day: "numeric" });
+}
+setInterval(() => { if (state.device.locked) showTime(); }, 15000);
+
+/**
+ * A thread's stack, under its newest notification: `categorySummaryFormat` with `%u` the number of the
+ * others (each counted `summaryArgumentCount` times) and `%@` their summary arguments, as iOS 12 words it.
+ */
+function stackSummary(newest, others) {
+  const count = others.reduce((sum, notification) => sum + Math.max(1, notification.notification.request.content.summaryArgumentCount ?? 1), 0);
+  const names = [...new Set(others.map((notification) => notification.notification.request.content.summaryArgument).filter(Boolean))];
+  const joined = new Intl.ListFormat("en", { type: "conjunction" }).format(names);
+  let format = newest.categorySummaryFormat;
+  if (!format || (format.includes("%@") && names.length === 0)) {
+    format = `%u more notification${count === 1 ? "" : "s"}${names.length > 0 ? " from %@" : ""}`;
+  }
+  return format.replaceAll("%u", String(count)).replaceAll("%@", joined);
+}
+
+/** A list of notifications: by app (the app with the newest notification first), then by thread, newest first. */
+function renderList(container, shown) {
   // Drafts of notifications no longer shown go; the field being typed in keeps its focus and caret.
   const present = new Set(shown.map(keyOf));
   for (const key of drafts.keys()) if (!present.has(key)) drafts.delete(key);
   const active = document.activeElement;
-  const typing = active && active.name === "reply" && elements.list.contains(active)
+  const typing = active && active.name === "reply" && container.contains(active)
     ? { key: active.closest(".notification").dataset.key, start: active.selectionStart, end: active.selectionEnd }
     : null;
-  elements.list.replaceChildren();
-  elements.list.dataset.renders = String(Number(elements.list.dataset.renders || "0") + 1);
+  (container === elements.list ? elements.lockList : elements.list).replaceChildren();
+  container.replaceChildren();
+  container.dataset.renders = String(Number(container.dataset.renders || "0") + 1);
   if (shown.length === 0) {
-    elements.list.append(elements.empty);
+    if (container === elements.list) container.append(elements.empty);
     return;
   }
   const apps = new Map();
@@ -312,15 +459,31 @@ function renderList() {
     });
     header.append(clear);
     group.append(header);
-    for (const notifications of threads.values()) {
+    for (const [threadIdentifier, notifications] of threads) {
+      // A thread of several is a stack: its newest on top, and a summary of the others that opens it.
       const thread = make("div", "thread");
-      for (const notification of notifications) thread.append(card(notification, { inBanner: false }));
+      const stackKey = `${app}\n${threadIdentifier}`;
+      const open = notifications.length === 1 || openStacks.has(stackKey);
+      for (const notification of open ? notifications : notifications.slice(0, 1)) thread.append(card(notification, { inBanner: false }));
+      if (notifications.length > 1) {
+        const summary = make("button", "stack", open ? "Show Less" : stackSummary(notifications[0], notifications.slice(1)));
+        summary.type = "button";
+        summary.setAttribute("aria-expanded", String(open));
+        summary.addEventListener("click", () => {
+          if (open) openStacks.delete(stackKey);
+          else openStacks.add(stackKey);
+          render();
+          container.querySelector(`.stack[data-key="${CSS.escape(stackKey)}"]`)?.focus();
+        });
+        summary.dataset.key = stackKey;
+        thread.append(summary);
+      }
       group.append(thread);
     }
-    elements.list.append(group);
+    container.append(group);
   }
   if (typing) {
-    for (const article of elements.list.querySelectorAll(".notification")) {
+    for (const article of container.querySelectorAll(".notification")) {
       if (article.dataset.key !== typing.key) continue;
       const input = article.querySelector("form.reply input");
       if (input) {
@@ -352,8 +515,7 @@ async function refresh() {
         for (const banner of [...elements.banners.children]) {
           if (!present.has(`${banner.dataset.app}\n${banner.dataset.identifier}`)) banner.remove();
         }
-        renderPrompts();
-        renderList();
+        render();
       } catch (error) {
         showError(`The notification center cannot be reached: ${error.message}`);
       }
@@ -380,8 +542,9 @@ function connect() {
     } catch (_) {
       return;
     }
-    if (event.type === "presented" && event.notification && event.notification.presentation.banner) {
-      showBanner(event.notification);
+    // A locked device shows new notifications on the lock screen, not as banners.
+    if (event.type === "presented" && event.notification && event.notification.presentation.banner && !state.device.locked) {
+      showBanner({ ...event.notification, previewHidden: event.previewHidden });
     }
     // Whatever happened, what is on screen is read again: the daemon is the one truth.
     refresh();
@@ -407,7 +570,55 @@ function showSettings(shown) {
   elements.list.hidden = shown;
   elements.toggleSettings.textContent = shown ? "Done" : "Settings";
   elements.toggleSettings.setAttribute("aria-expanded", String(shown));
-  if (shown) showApps();
+  if (shown) {
+    showPasscodeSettings();
+    showApps();
+  }
+}
+
+/** The device's passcode: turned on, changed or turned off; each change needs the current one. */
+function showPasscodeSettings() {
+  const form = elements.passcodeSettings;
+  form.replaceChildren();
+  const has = state.device.hasPasscode;
+  const field = (name, autocomplete) => {
+    const input = make("input");
+    input.type = "password";
+    input.name = name;
+    input.autocomplete = autocomplete;
+    return input;
+  };
+  const group = make("fieldset");
+  group.append(make("legend", "", "Passcode"));
+  const current = field("current", "current-password");
+  const next = field("new", "new-password");
+  if (has) group.append(row("Current Passcode", current));
+  group.append(row(has ? "New Passcode" : "Passcode", next));
+  const buttons = make("div", "row");
+  const save = make("button", "app-link", has ? "Change Passcode" : "Turn Passcode On");
+  save.type = "submit";
+  buttons.append(save);
+  const change = async (passcode) => {
+    const done = await send("PUT", "/api/device/passcode", { passcode, ...(has ? { current: current.value } : {}) });
+    if (!done) return;
+    state.device.hasPasscode = passcode !== null;
+    showPasscodeSettings();
+    const saved = make("p", "saved", passcode === null ? "Passcode turned off" : "Passcode saved");
+    saved.setAttribute("role", "status");
+    elements.passcodeSettings.append(saved);
+  };
+  if (has) {
+    const off = make("button", "app-link destructive", "Turn Passcode Off");
+    off.type = "button";
+    off.addEventListener("click", () => change(null));
+    buttons.append(off);
+  }
+  group.append(buttons);
+  form.append(group);
+  form.onsubmit = (event) => {
+    event.preventDefault();
+    change(next.value);
+  };
 }
 
 /** Every registered app, as Settings › Notifications lists them. */
