@@ -262,7 +262,7 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
             case .person(.settingsChanged), .person(.presented), .person(.badgeChanged), .person(.appStateChanged),
                  .person(.responseDelivered), .person(.responseNotCompleted), .person(.willPresentTimedOut),
                  .person(.discardedOverLimit), .person(.remoteNotificationDelivered), .person(.remoteNotificationHeld),
-                 .person(.remoteNotificationNotCompleted), .person(.contentPreparing), .person(.contentPrepared):
+                 .person(.remoteNotificationNotCompleted), .person(.contentPreparing), .person(.contentPrepared), .person(.notificationsRemoved):
                 // The observer (a test's history, a presenter) shows these.
                 break
             case .launch:
@@ -415,12 +415,7 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
 
     package func removeDeliveredNotifications(_ identifiers: [String]?) {
         step { machine in
-            if let identifiers {
-                machine.removeDeliveredNotifications(identifiers)
-            } else {
-                machine.removeAllDeliveredNotifications()
-            }
-            return []
+            if let identifiers { machine.removeDeliveredNotifications(identifiers) } else { machine.removeAllDeliveredNotifications() }
         }
     }
 

@@ -223,6 +223,9 @@ extension NotificationEvent {
                 self = .remoteNotificationHeld(identifier: remote.identifier)
             case .remoteNotificationTimedOut(_, let remote):
                 self = .didReceiveRemoteNotificationNotCompleted(identifier: remote.identifier)
+            case .notificationsRemoved:
+                // What the app removed itself: the app's own call, not something that happened to it.
+                return nil
             case .prepareContent, .preparationTimeWillExpire, .preparationEnded:
                 // The in-process system runs no service extension.
                 return nil

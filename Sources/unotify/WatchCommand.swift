@@ -123,6 +123,8 @@ struct WatchCommand: AsyncParsableCommand {
             case "interrupted": Terminal.write("[\(event.bundleIdentifier)] \(identifier): its service extension was interrupted twice; shown as it came")
             default: Terminal.write("[\(event.bundleIdentifier)] \(identifier): its service extension failed (\(event.reason ?? "no reason")); shown as it came")
             }
+        case "notificationsRemoved":
+            Terminal.write("[\(event.bundleIdentifier)] removed \((event.identifiers ?? []).joined(separator: ", "))")
         case "deviceLockChanged":
             Terminal.write(event.locked == true ? "The device is locked." : "The device is unlocked.")
         default:

@@ -78,6 +78,21 @@ import Testing
         #expect(presented == ["once"])
     }
 
+    @Test func presentersHearWhichDeliveredNotificationsAnAppRemoved() async throws {
+        let engine = try await engine(at: try makeTestDirectory().appendingPathComponent("db.sqlite").path, clock: ManualDaemonClock())
+        _ = try await engine.registerApp("com.example.removes")
+        _ = try await engine.authorize("com.example.removes", .grant)
+        for identifier in ["a", "b", "c"] { try await engine.add("com.example.removes", request(identifier, nil)) }
+        var events = await engine.watch().events.makeAsyncIterator()
+        try await engine.removeDeliveredNotifications("com.example.removes", ["b", "not-shown"])
+        try await engine.removeDeliveredNotifications("com.example.removes", ["b"])
+        try await engine.removeDeliveredNotifications("com.example.removes", nil)
+        #expect(await events.next() == .notificationsRemoved(bundleIdentifier: "com.example.removes", ["b"]))
+        #expect(await events.next() == .notificationsRemoved(bundleIdentifier: "com.example.removes", ["a", "c"]),
+                "removing what is not shown tells no one; removing all names each, oldest first")
+        #expect(try await engine.deliveredNotifications("com.example.removes").isEmpty)
+    }
+
     @Test func theDevicesLockAndLocationReachAppsRegisteredAfterTheyChanged() async throws {
         let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
         let engine = try await engine(at: path, clock: ManualDaemonClock())

@@ -286,6 +286,11 @@ import Testing
                 #expect(try await browser.count("#list .notification.preview-hidden .title") == 3)
                 let leaked = try await browser.execute("return document.documentElement.outerHTML.includes('the usual place')") as? Bool
                 #expect(leaked == false)
+
+                // The app removes one of its delivered notifications: it leaves the page at once.
+                try await messages.call(.DELETE, "/v1/delivered?identifier=m1")
+                try await browser.waitUntil("the removed message to leave", "return document.querySelectorAll('#list .notification').length === 2")
+                #expect(try await browser.text(of: "#list .stack") == "Show Less")
             }
         }
     }
@@ -338,6 +343,10 @@ import Testing
                 try await browser.click("\(deals) .provisional .turn-off")
                 try await browser.waitUntil("the question to go", "return document.querySelector(a0) === null", ["\(deals) .provisional"])
                 #expect(try await settings("com.example.deals")["authorizationStatus"] as? Int == 1)
+
+                // Its category has no `.customDismissAction`, so the app hears nothing of a dismissal; the page still drops it.
+                try await browser.click("\(news) .notification .close")
+                try await browser.waitUntil("the dismissed notification to leave", "return document.querySelector(a0) === null", ["\(news) .notification"])
             }
         }
     }

@@ -413,7 +413,7 @@ package enum LocalAPI {
         /// `presented`, `authorizationPrompt`, `settingsChanged`, `badgeChanged`, `appStateChanged`,
         /// `responseDelivered`, `responseNotCompleted`, `willPresentTimedOut`, `discardedOverLimit`,
         /// `remoteNotificationDelivered`, `remoteNotificationHeld`, `remoteNotificationNotCompleted`,
-        /// `contentPreparing`, `contentPrepared` or `deviceLockChanged`; `subscribed` first, and `overflowed` when the presenter fell behind and must read the state again.
+        /// `contentPreparing`, `contentPrepared`, `notificationsRemoved` or `deviceLockChanged`; `subscribed` first, and `overflowed` when the presenter fell behind and must read the state again.
         package var type: String
         package var bundleIdentifier: String
         package var notification: VisibleNotification?
@@ -429,6 +429,8 @@ package enum LocalAPI {
         /// or `interrupted`, and why it failed.
         package var outcome: String?
         package var reason: String?
+        /// The notifications an app removed (`notificationsRemoved`).
+        package var identifiers: [String]?
         /// Whether the device is now locked (`deviceLockChanged`).
         package var locked: Bool?
 

@@ -58,6 +58,8 @@ package enum PersonEvent: Sendable, Hashable {
     case willPresentTimedOut(DeliveredNotification)
     /// A pending request was discarded over the limit.
     case discardedOverLimit(NotificationRequest)
+    /// The app removed these delivered notifications.
+    case notificationsRemoved([String])
     /// A background or VoIP push was handed to the app.
     case remoteNotificationDelivered(RemoteNotification)
     /// A background push waits for the app (not running, or over its budget); a newer one replaces it.
@@ -86,6 +88,7 @@ extension NotificationCenterMachine.Effect {
         case .willPresentTimedOut(_, let notification): [.person(.willPresentTimedOut(notification))]
         case .responseTimedOut(_, let response): [.person(.responseNotCompleted(response))]
         case .discardedOverLimit(let request): [.person(.discardedOverLimit(request))]
+        case .notificationsRemoved(let identifiers): [.person(.notificationsRemoved(identifiers))]
         case .launchApp(let state): [.launch(state)]
         case .deliverRemoteNotification(let ticket, let remote): [.app(.remoteNotification(ticket: ticket, remote)), .person(.remoteNotificationDelivered(remote))]
         case .remoteNotificationHeld(let remote): [.person(.remoteNotificationHeld(remote))]

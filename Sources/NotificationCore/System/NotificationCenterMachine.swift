@@ -118,6 +118,8 @@ package struct NotificationCenterMachine: Sendable, Codable {
         case responseTimedOut(ticket: UInt64, NotificationResponse)
         /// A pending request was dropped because more than the limit were pending.
         case discardedOverLimit(NotificationRequest)
+        /// The app removed these delivered notifications: they left the screen and the list.
+        case notificationsRemoved([String])
         /// The app must be started (in this state) to receive what the person did; it is kept until then.
         case launchApp(AppState)
         /// Hand a background or VoIP push to the app's `didReceiveRemoteNotification`; it confirms
@@ -419,19 +421,28 @@ package struct NotificationCenterMachine: Sendable, Codable {
         }
     }
 
-    package mutating func removeDeliveredNotifications(_ identifiers: [String]) {
+    @discardableResult
+    package mutating func removeDeliveredNotifications(_ identifiers: [String]) -> [Effect] {
+        var removed: [String] = []
         for identifier in identifiers {
-            if let shown = removeVisible(identifier) { report(shown.notification.request, .removed, "removed by the app") }
+            if let shown = removeVisible(identifier) {
+                report(shown.notification.request, .removed, "removed by the app")
+                removed.append(identifier)
+            }
         }
+        return removed.isEmpty ? [] : [.notificationsRemoved(removed)]
     }
 
-    package mutating func removeAllDeliveredNotifications() {
+    @discardableResult
+    package mutating func removeAllDeliveredNotifications() -> [Effect] {
+        let removed = visibleOrder.sorted { $0.value < $1.value }.map(\.key)
         for shown in visible.values {
             report(shown.notification.request, .removed, "removed by the app")
             release(shown.notification.request)
         }
         visible.removeAll()
         visibleOrder.removeAll()
+        return removed.isEmpty ? [] : [.notificationsRemoved(removed)]
     }
 
     /// Takes a notification off the screen and out of the list; returns it, if it was there.

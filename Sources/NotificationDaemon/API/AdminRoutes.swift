@@ -322,6 +322,10 @@ package struct AdminRoutes: Sendable {
             value.outcome = outcome.name
             value.reason = outcome.reason
             return value
+        case .notificationsRemoved(let app, let identifiers):
+            var value = LocalAPI.WatchEvent(type: "notificationsRemoved", bundleIdentifier: app)
+            value.identifiers = identifiers
+            return value
         case .deviceLockChanged(let locked):
             var value = LocalAPI.WatchEvent(type: "deviceLockChanged", bundleIdentifier: "")
             value.locked = locked

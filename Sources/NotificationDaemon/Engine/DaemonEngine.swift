@@ -833,7 +833,7 @@ package actor DaemonEngine {
                 "reason": .string(outcome.reason ?? ""),
             ])
         case .authorizationPrompt, .settingsChanged, .presented, .badgeChanged, .appStateChanged, .responseDelivered, .remoteNotificationDelivered,
-             .contentPreparing, .contentPrepared:
+             .contentPreparing, .contentPrepared, .notificationsRemoved:
             break
         }
     }
@@ -1074,7 +1074,6 @@ package actor DaemonEngine {
     package func removeDeliveredNotifications(_ bundleIdentifier: String, _ identifiers: [String]?) async throws {
         try await step(bundleIdentifier) { machine in
             if let identifiers { machine.removeDeliveredNotifications(identifiers) } else { machine.removeAllDeliveredNotifications() }
-            return []
         }
     }
 

@@ -51,6 +51,8 @@ package enum DaemonEvent: Sendable, Hashable {
     case contentPreparing(bundleIdentifier: String, NotificationRequest)
     /// The service extension's work on a push ended (prepared, timed out, failed, interrupted).
     case contentPrepared(bundleIdentifier: String, NotificationRequest, PreparationOutcome)
+    /// An app removed delivered notifications.
+    case notificationsRemoved(bundleIdentifier: String, [String])
     /// The device was locked or unlocked.
     case deviceLockChanged(locked: Bool)
 }
@@ -68,6 +70,7 @@ extension DaemonEvent {
         case .responseNotCompleted(let response): self = .responseNotCompleted(bundleIdentifier: bundleIdentifier, response)
         case .willPresentTimedOut(let notification): self = .willPresentTimedOut(bundleIdentifier: bundleIdentifier, notification)
         case .discardedOverLimit(let request): self = .discardedOverLimit(bundleIdentifier: bundleIdentifier, request)
+        case .notificationsRemoved(let identifiers): self = .notificationsRemoved(bundleIdentifier: bundleIdentifier, identifiers)
         case .remoteNotificationDelivered(let remote): self = .remoteNotificationDelivered(bundleIdentifier: bundleIdentifier, remote)
         case .remoteNotificationHeld(let remote): self = .remoteNotificationHeld(bundleIdentifier: bundleIdentifier, remote)
         case .remoteNotificationNotCompleted(let remote): self = .remoteNotificationNotCompleted(bundleIdentifier: bundleIdentifier, remote)

@@ -108,10 +108,16 @@ async function send(method, path, body) {
   }
 }
 
-function respond(notification, body) {
+/**
+ * Acts on a notification; what is on screen is read again afterwards, as a dismissal the app does not
+ * hear of (no `.customDismissAction`) sends no event.
+ */
+async function respond(notification, body) {
   const app = encodeURIComponent(notification.bundleIdentifier);
   const identifier = encodeURIComponent(notification.notification.request.identifier);
-  return send("POST", `/api/apps/${app}/notifications/${identifier}/respond`, body);
+  const done = await send("POST", `/api/apps/${app}/notifications/${identifier}/respond`, body);
+  if (done) refresh();
+  return done;
 }
 
 /** The notification as a card: tap to open, × to dismiss, its category's actions when expanded. */
