@@ -133,16 +133,19 @@ enum WebRoutes {
             return .upgrade([:])
         } onUpgrade: { inbound, outbound, _ in
             // The page listens from the start: the events of `/v1/admin/events`, until either side goes.
-            // A notification's preview is hidden in its event as on the page.
+            // Only what the page uses: a presented notification (its preview hidden as on the page), and
+            // for the rest the event's kind, on which the page reads what is on screen again. Other events
+            // carry notifications' contents (responses, requests) that a locked screen must not receive.
             try await AdminRoutes.servePresenter(engine: engine, remaining: inbound.messages(maxSize: 1 << 16).makeAsyncIterator(), outbound: outbound) { event in
-                var described = AdminRoutes.watchEvent(event)
+                let described = AdminRoutes.watchEvent(event)
+                var sent = LocalAPI.WatchEvent(type: described.type, bundleIdentifier: described.bundleIdentifier)
                 guard case .presented(let app, _) = event, let visible = described.notification,
                       let settings = try? await engine.settings(app) else {
-                    return try? JSONEncoder().encode(described)
+                    return try? JSONEncoder().encode(sent)
                 }
                 let shown = PreviewPolicy.shown(visible, among: [visible], settings: settings, locked: await engine.lockState.isLocked)
-                described.notification = shown.value
-                return try? JSONEncoder().encode(PreviewFlagged(value: described, previewHidden: shown.previewHidden))
+                sent.notification = shown.value
+                return try? JSONEncoder().encode(PreviewFlagged(value: sent, previewHidden: shown.previewHidden))
             }
         }
         return router

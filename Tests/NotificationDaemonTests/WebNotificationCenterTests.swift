@@ -204,6 +204,13 @@ import Testing
                 // Locked: the lock screen, and no app in the foreground to ask.
                 try await browser.click("#lock")
                 try await browser.waitUntil("the lock screen", "return !document.getElementById('lock-screen').hidden")
+                // A second listener on the page's live events, to see all that reaches the page.
+                _ = try await browser.execute("""
+                    window.heard = [];
+                    const socket = new WebSocket(`ws://${location.host}/api/events`);
+                    socket.onmessage = (message) => window.heard.push(message.data);
+                    return null
+                    """)
                 let app = try ChildProcess(ChildProcess.built("todo-example"), ["--schedule", "1"],
                                            environment: environment.merging(["UNOTIFY_APP_ID": "com.example.todo"]) { $1 }, name: "todo-example")
                 try await app.line(containing: "scheduled \"daily-report\"")
@@ -233,6 +240,10 @@ import Testing
                 try await browser.type("2468", into: "#passcode")
                 try await browser.click("#unlock button[type=submit]")
                 try await app.line(containing: "the person marked \"daily-report\" done")
+                // Nothing of the hidden preview came over the live events either, the response's included.
+                try await browser.waitUntil("the response's event", "return window.heard.some((event) => event.includes('responseDelivered'))")
+                let heard = try await browser.execute("return window.heard.join('\\n')") as? String ?? ""
+                #expect(heard.contains("presented") && !heard.contains("Write the report"), "\(heard)")
                 try await browser.waitUntil("the lock screen to go", "return document.getElementById('lock-screen').hidden")
                 #expect(try await browser.execute("return document.getElementById('error').hidden") as? Bool == true)
                 await app.interrupt()
