@@ -1378,7 +1378,7 @@ package actor DaemonEngine {
     /// when there is one (checked and counted as an unlock is).
     package func setPasscode(_ new: String?, current: String?) async throws {
         // A new passcode that breaks the rules is refused before the current one is checked or counted.
-        if let new, !DevicePasscode.lengths.contains(new.count) { _ = try DevicePasscode.make(new) }
+        if let new { try DevicePasscode.validate(new) }
         try await checkPasscode(current)
         passcode = if let new { try await Self.keep(new) } else { nil }
         try await saveDeviceState()

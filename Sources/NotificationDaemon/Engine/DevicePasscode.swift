@@ -26,11 +26,16 @@ package struct DevicePasscode: Sendable, Hashable {
         self.retryAfter = retryAfter
     }
 
-    /// Keeps `passcode`, with a new salt.
-    package static func make(_ passcode: String) throws(DaemonError) -> DevicePasscode {
+    /// Refuses a passcode of the wrong length.
+    package static func validate(_ passcode: String) throws(DaemonError) {
         guard lengths.contains(passcode.count) else {
             throw DaemonError(.invalidRequest, "A passcode has \(lengths.lowerBound) to \(lengths.upperBound) characters; this one has \(passcode.count).")
         }
+    }
+
+    /// Keeps `passcode`, with a new salt.
+    package static func make(_ passcode: String) throws(DaemonError) -> DevicePasscode {
+        try validate(passcode)
         var generator = SystemRandomNumberGenerator()
         let salt = Data((0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
         return DevicePasscode(salt: salt, key: derive(passcode, salt: salt, rounds: defaultRounds), rounds: defaultRounds)

@@ -477,18 +477,16 @@ package final class SQLiteDaemonStore: DaemonStore {
             try Row.fetchOne(db, sql: "SELECT * FROM device WHERE id = 1").map { row in
                 let latitude: Double? = row["latitude"]
                 let longitude: Double? = row["longitude"]
-                let salt: Data? = row["passcodeSalt"]
-                let key: Data? = row["passcodeKey"]
-                let rounds: Int? = row["passcodeRounds"]
-                let retryAfter: Double? = row["passcodeRetryAfter"]
+                var passcode: DevicePasscode?
+                if let salt = row["passcodeSalt"] as Data?, let key = row["passcodeKey"] as Data?, let rounds = row["passcodeRounds"] as Int? {
+                    let retryAfter = (row["passcodeRetryAfter"] as Double?).map(Date.init(timeIntervalSince1970:))
+                    passcode = DevicePasscode(salt: salt, key: key, rounds: rounds, failures: row["passcodeFailures"], retryAfter: retryAfter)
+                }
                 return DeviceState(
                     isLocked: row["locked"],
                     location: latitude.flatMap { latitude in longitude.map { Coordinate(latitude: latitude, longitude: $0) } },
                     timeZoneIdentifier: row["timeZone"],
-                    passcode: salt.flatMap { salt in key.flatMap { key in rounds.map { rounds in
-                        DevicePasscode(salt: salt, key: key, rounds: rounds, failures: row["passcodeFailures"],
-                                       retryAfter: retryAfter.map(Date.init(timeIntervalSince1970:)))
-                    } } }
+                    passcode: passcode
                 )
             }
         }

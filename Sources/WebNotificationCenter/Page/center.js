@@ -141,7 +141,7 @@ function card(notification, { inBanner }) {
   if (content.subtitle) open.append(make("span", "subtitle", content.subtitle));
   if (content.body) open.append(make("span", "body", content.body));
   open.setAttribute("aria-label", `Open: ${[notification.bundleIdentifier, content.title, content.subtitle, content.body].filter(Boolean).join(", ")}`);
-  open.addEventListener("click", () => whenUnlocked(`Enter your passcode to open ${content.title || "the notification"}.`,
+  open.addEventListener("click", () => whenUnlocked(`to open ${content.title || "the notification"}`,
     () => respond(notification, { kind: "open" })));
   if (notification.previewHidden) article.classList.add("preview-hidden");
   article.append(open);
@@ -244,7 +244,7 @@ function actionButton(notification, action, article, inBanner) {
   };
   button.addEventListener("click", () => {
     if (action.options & (ACTION_AUTHENTICATION_REQUIRED | ACTION_FOREGROUND)) {
-      whenUnlocked(`Enter your passcode to choose “${action.title}”.`, choose);
+      whenUnlocked(`to choose “${action.title}”`, choose);
     } else {
       choose();
     }
@@ -254,12 +254,13 @@ function actionButton(notification, action, article, inBanner) {
 
 /**
  * Does `perform` now, or, when the device is locked, once the person unlocks it: an action that
- * needs authentication or opens the app asks for the passcode first, as iOS asks.
+ * needs authentication or opens the app asks for the passcode first, as iOS asks. `purpose` says
+ * what for ("to choose “Done”").
  */
-function whenUnlocked(reason, perform) {
+function whenUnlocked(purpose, perform) {
   if (!state.device.locked) return perform();
   afterUnlock = perform;
-  elements.unlockReason.textContent = state.device.hasPasscode ? reason : reason.replace("Enter your passcode", "Unlock");
+  elements.unlockReason.textContent = `${state.device.hasPasscode ? "Enter your passcode" : "Unlock"} ${purpose}.`;
   elements.unlockCancel.hidden = false;
   (state.device.hasPasscode ? elements.passcode : elements.unlock.querySelector("button[type=submit]")).focus();
 }
@@ -380,6 +381,8 @@ function render() {
   elements.toggleSettings.hidden = locked;
   elements.prompts.hidden = locked;
   elements.passcode.hidden = !state.device.hasPasscode;
+  // Only one of the two lists is drawn; the other is emptied.
+  (locked ? elements.list : elements.lockList).replaceChildren();
   if (locked) {
     elements.settings.hidden = true;
     elements.list.hidden = true;
@@ -426,7 +429,6 @@ function renderList(container, shown) {
   const typing = active && active.name === "reply" && container.contains(active)
     ? { key: active.closest(".notification").dataset.key, start: active.selectionStart, end: active.selectionEnd }
     : null;
-  (container === elements.list ? elements.lockList : elements.list).replaceChildren();
   container.replaceChildren();
   container.dataset.renders = String(Number(container.dataset.renders || "0") + 1);
   if (shown.length === 0) {
