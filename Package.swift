@@ -271,6 +271,7 @@ let package = Package(
                 "OpenUserNotificationsTesting",
                 "OpenUserNotificationsUIKit",
                 "OpenUserNotificationsPushKit",
+                "WebNotificationCenter",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

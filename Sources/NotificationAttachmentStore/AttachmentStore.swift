@@ -73,6 +73,12 @@ package struct AttachmentStore: Sendable {
         Self.path(file, isInside: root)
     }
 
+    /// Whether `file` is one of this store's copies as it stands: inside its folder once links are
+    /// followed. (It may still have been removed since.)
+    package func holds(_ file: URL) -> Bool {
+        Self.path(file.resolvingSymlinksInPath(), isInside: root.resolvingSymlinksInPath())
+    }
+
     private static func path(_ file: URL, isInside folder: URL) -> Bool {
         file.standardizedFileURL.path.hasPrefix(folder.standardizedFileURL.path + "/")
     }

@@ -17,15 +17,10 @@ public let UNNotificationAttachmentOptionsThumbnailTimeKey: String = "UNNotifica
 /// system's own store when the request is added.
 open class UNNotificationAttachment: NSObject, NSCopying, NSSecureCoding, @unchecked Sendable {
     // Sendable: every stored property is an immutable value.
-    let value: NotificationAttachment
-    /// The options the app passed, kept so they can be read back.
-    let thumbnailClippingRect: [String: Double]?
-    let thumbnailTime: Double?
+    package let value: NotificationAttachment
 
-    package init(value: NotificationAttachment, thumbnailClippingRect: [String: Double]? = nil, thumbnailTime: Double? = nil) {
+    package init(value: NotificationAttachment) {
         self.value = value
-        self.thumbnailClippingRect = thumbnailClippingRect
-        self.thumbnailTime = thumbnailTime
         super.init()
     }
 
@@ -61,12 +56,38 @@ open class UNNotificationAttachment: NSObject, NSCopying, NSSecureCoding, @unche
                     identifier: identifier.isEmpty ? UUID().uuidString : identifier,
                     url: URL.standardizedFileURL,
                     type: type.identifier,
-                    thumbnailHidden: options[UNNotificationAttachmentOptionsThumbnailHiddenKey] as? Bool ?? false
-                ),
-                thumbnailClippingRect: options[UNNotificationAttachmentOptionsThumbnailClippingRectKey] as? [String: Double],
-                thumbnailTime: (options[UNNotificationAttachmentOptionsThumbnailTimeKey] as? NSNumber)?.doubleValue
-                    ?? options[UNNotificationAttachmentOptionsThumbnailTimeKey] as? Double
+                    thumbnailHidden: options[UNNotificationAttachmentOptionsThumbnailHiddenKey] as? Bool ?? false,
+                    thumbnailClippingRect: Self.clippingRect(options[UNNotificationAttachmentOptionsThumbnailClippingRectKey]),
+                    thumbnailTime: Self.number(options[UNNotificationAttachmentOptionsThumbnailTimeKey])
+                )
             )
+        }
+    }
+
+    /// The clipping option: a `CGRect`'s dictionary representation (`X`, `Y`, `Width`, `Height`, numbers
+    /// of any kind), or on Linux the `CGRect` itself. Anything else, or a rectangle with nothing inside
+    /// the image, leaves the whole image as the thumbnail.
+    private static func clippingRect(_ option: Any?) -> ThumbnailClippingRect? {
+        if let rect = option as? CGRect {
+            return ThumbnailClippingRect(x: Double(rect.origin.x), y: Double(rect.origin.y), width: Double(rect.width), height: Double(rect.height))
+        }
+        let entries: [String: Any]? = (option as? [String: Any]) ?? (option as? NSDictionary).map { dictionary in
+            Dictionary(uniqueKeysWithValues: dictionary.compactMap { key, value in (key as? String).map { ($0, value) } })
+        }
+        guard let entries else { return nil }
+        let numbers = entries.compactMapValues(number)
+        return ThumbnailClippingRect(dictionary: numbers)
+    }
+
+    /// A number option, whichever numeric type it came as.
+    private static func number(_ option: Any?) -> Double? {
+        switch option {
+        case let value as Double: value
+        case let value as CGFloat: Double(value)
+        case let value as Int: Double(value)
+        case let value as Float: Double(value)
+        case let value as NSNumber: value.doubleValue
+        default: nil
         }
     }
 

@@ -12,7 +12,7 @@ enum WebRoutes {
     /// What the page shows when it (re)connects: every notification the person can see (previews
     /// hidden as the settings say), the authorization prompts on screen, each app's badge, and the lock.
     struct State: Encodable {
-        var notifications: [PreviewFlagged<LocalAPI.VisibleNotification>]
+        var notifications: [AsShown<LocalAPI.VisibleNotification>]
         var prompts: [LocalAPI.AuthorizationPrompt]
         var badges: [String: Int]
         var device: Device
@@ -53,20 +53,21 @@ enum WebRoutes {
         router.middlewares.add(WebAccessMiddleware(access: access))
         router.middlewares.add(ProblemMiddleware())
         let page = WebPage.load()
+        let files = AttachmentFiles(engine: engine)
 
         router.get("/") { _, _ in page.response(for: "index.html") }
         router.get("/:file") { _, context in page.response(for: try context.parameters.require("file")) }
 
         router.get("/api/state") { _, _ in
             let lock = await engine.lockState
-            var notifications: [PreviewFlagged<LocalAPI.VisibleNotification>] = []
+            var notifications: [AsShown<LocalAPI.VisibleNotification>] = []
             var badges: [String: Int] = [:]
             var provisional: [String] = []
             for app in try await engine.appsShowingNotifications() {
                 let settings = try await engine.settings(app)
                 if settings.authorizationStatus == .provisional { provisional.append(app) }
                 let visible = try await engine.visibleNotifications(app).map { LocalAPI.VisibleNotification(bundleIdentifier: app, $0) }
-                notifications += visible.map { PreviewPolicy.shown($0, among: visible, settings: settings, locked: lock.isLocked) }
+                notifications += visible.map { PreviewPolicy.shown($0, among: visible, settings: settings, locked: lock.isLocked, files: files) }
                 badges[app] = try await engine.badge(app)
             }
             let prompts = try await engine.authorizationPrompts().map {
@@ -96,12 +97,12 @@ enum WebRoutes {
         // The person acts on a notification: the same actions, checked the same way, as any surface's.
         router.post("/api/apps/:app/notifications/:identifier/respond") { request, context in
             let body = try await decode(LocalAPI.Respond.self, request, context)
-            try await AdminRoutes.perform(body, on: try context.parameters.require("identifier"), of: try context.parameters.require("app"), engine: engine)
+            try await AdminRoutes.perform(body, on: try context.parameters.decoded("identifier"), of: try context.parameters.decoded("app"), engine: engine)
             return Response(status: .noContent)
         }
         // The person answers an app's authorization prompt.
         router.post("/api/apps/:app/authorization") { request, context in
-            let app = try context.parameters.require("app")
+            let app = try context.parameters.decoded("app")
             let body = try await decode(LocalAPI.AuthorizationDecision.self, request, context)
             guard let decision = DaemonEngine.AuthorizationDecision(rawValue: body.decision) else {
                 throw DaemonError(.invalidRequest, "decision must be grant, deny, provisional or reset; got \"\(body.decision)\".")
@@ -110,23 +111,31 @@ enum WebRoutes {
         }
         // "Keep…" on a provisional notification: deliver quietly from now on. ("Turn Off…" denies, above.)
         router.post("/api/apps/:app/keep") { _, context in
-            jsonResponse(try await engine.keepProvisionalNotifications(try context.parameters.require("app")))
+            jsonResponse(try await engine.keepProvisionalNotifications(try context.parameters.decoded("app")))
         }
         // The settings the person has for each app, as iOS's Settings › Notifications shows them.
         router.get("/api/apps") { _, _ in
             jsonResponse(try await engine.apps().map(\.bundleIdentifier))
         }
         router.get("/api/apps/:app/settings") { _, context in
-            jsonResponse(try await engine.settings(try context.parameters.require("app")))
+            jsonResponse(try await engine.settings(try context.parameters.decoded("app")))
         }
         router.patch("/api/apps/:app/settings") { request, context in
             let change = try await decode(LocalAPI.SettingsChange.self, request, context)
-            return jsonResponse(try await engine.changeSettings(try context.parameters.require("app")) { change.apply(to: &$0) })
+            return jsonResponse(try await engine.changeSettings(try context.parameters.decoded("app")) { change.apply(to: &$0) })
         }
         // The app's own notification settings (`openSettingsFor`), for an app that says it has them.
         router.post("/api/apps/:app/open-settings") { _, context in
-            try await engine.openAppSettings(try context.parameters.require("app"), from: nil)
+            try await engine.openAppSettings(try context.parameters.decoded("app"), from: nil)
             return Response(status: .noContent)
+        }
+        // An attachment's file, for the page's players and thumbnails: only the daemon's own copy of a
+        // file of a notification on screen, and only while its preview is shown.
+        router.get("/api/apps/:app/notifications/:identifier/attachments/:index") { request, context in
+            try await files.serve(
+                app: try context.parameters.decoded("app"), notification: try context.parameters.decoded("identifier"),
+                index: try context.parameters.require("index", as: Int.self), request: request, context: context
+            )
         }
         router.ws("/api/events") { request, _ in
             try requireWebSocketUpgrade(request)
@@ -143,9 +152,9 @@ enum WebRoutes {
                       let settings = try? await engine.settings(app) else {
                     return try? JSONEncoder().encode(sent)
                 }
-                let shown = PreviewPolicy.shown(visible, among: [visible], settings: settings, locked: await engine.lockState.isLocked)
+                let shown = PreviewPolicy.shown(visible, among: [visible], settings: settings, locked: await engine.lockState.isLocked, files: files)
                 sent.notification = shown.value
-                return try? JSONEncoder().encode(PreviewFlagged(value: sent, previewHidden: shown.previewHidden))
+                return try? JSONEncoder().encode(AsShown(value: sent, previewHidden: shown.previewHidden, attachments: shown.attachments))
             }
         }
         return router
@@ -154,22 +163,32 @@ enum WebRoutes {
 
 /// A notification as the page receives it: its content hidden when the person's settings hide its
 /// preview (`Show Previews`: never, or when unlocked while the device is locked), as iOS hides it.
-/// What is hidden never reaches the page.
+/// What is hidden never reaches the page. Attachments are given as the page's own links to them.
 enum PreviewPolicy {
     /// What iOS shows for the body when a category has no `hiddenPreviewsBodyPlaceholder`.
     static let defaultPlaceholder = "Notification"
 
-    /// `visible` as the page may see it, among the notifications its app shows (for the `%u` of the
-    /// placeholder: how many share its thread), and whether its preview is hidden.
-    static func shown(
-        _ visible: LocalAPI.VisibleNotification, among all: [LocalAPI.VisibleNotification], settings: NotificationSettings, locked: Bool
-    ) -> PreviewFlagged<LocalAPI.VisibleNotification> {
-        let hidden = switch settings.showPreviewsSetting {
+    /// Whether the person's settings hide previews now.
+    static func hidesPreviews(_ settings: NotificationSettings, locked: Bool) -> Bool {
+        switch settings.showPreviewsSetting {
         case .always: false
         case .whenAuthenticated: locked
         case .never: true
         }
-        guard hidden else { return PreviewFlagged(value: visible, previewHidden: false) }
+    }
+
+    /// `visible` as the page may see it, among the notifications its app shows (for the `%u` of the
+    /// placeholder: how many share its thread), and whether its preview is hidden.
+    static func shown(
+        _ visible: LocalAPI.VisibleNotification, among all: [LocalAPI.VisibleNotification], settings: NotificationSettings, locked: Bool,
+        files: AttachmentFiles
+    ) -> AsShown<LocalAPI.VisibleNotification> {
+        var redacted = visible
+        // The daemon's paths stay in the daemon; the page has links.
+        redacted.notification.request.content.attachments = []
+        guard hidesPreviews(settings, locked: locked) else {
+            return AsShown(value: redacted, previewHidden: false, attachments: files.links(of: visible))
+        }
         let content = visible.notification.request.content
         let thread = content.threadIdentifier
         let count = all.count(where: { $0.notification.request.content.threadIdentifier == thread })
@@ -179,23 +198,24 @@ enum PreviewPolicy {
         if visible.categoryOptions.contains(.hiddenPreviewsShowTitle) { shown.title = content.title }
         if visible.categoryOptions.contains(.hiddenPreviewsShowSubtitle) { shown.subtitle = content.subtitle }
         shown.body = (visible.hiddenPreviewsBodyPlaceholder ?? defaultPlaceholder).replacingOccurrences(of: "%u", with: String(count))
-        var redacted = visible
         redacted.notification.request.content = shown
-        return PreviewFlagged(value: redacted, previewHidden: true)
+        return AsShown(value: redacted, previewHidden: true, attachments: [])
     }
 }
 
-/// A notification, or a `presented` event, with `previewHidden` beside its own fields.
-struct PreviewFlagged<Value: Encodable>: Encodable {
+/// A notification, or a `presented` event, with `previewHidden` and the page's `attachments` beside its own fields.
+struct AsShown<Value: Encodable>: Encodable {
     var value: Value
     var previewHidden: Bool
+    var attachments: [AttachmentFiles.Link]
 
-    enum CodingKeys: CodingKey { case previewHidden }
+    enum CodingKeys: CodingKey { case previewHidden, attachments }
 
     func encode(to encoder: any Encoder) throws {
         try value.encode(to: encoder)
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(previewHidden, forKey: .previewHidden)
+        try container.encode(attachments, forKey: .attachments)
     }
 }
 

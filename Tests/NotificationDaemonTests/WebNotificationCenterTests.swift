@@ -362,6 +362,134 @@ import Testing
         }
     }
 
+    @Test func attachmentsShowAsThumbnailsPicturesAndPlayersAndAMissingOrBrokenFileSaysSo() async throws {
+        try await Self.withServed(app: "com.example.todo") { environment, url in
+            let (admin, socket) = try Self.administrator(environment)
+            let issued = try await admin.call(.POST, "/v1/admin/apps", body: LocalAPI.RegisterApp(bundleIdentifier: "com.example.photos"), as: LocalAPI.AppKey.self)
+            _ = try await admin.call(.POST, "/v1/admin/apps/com.example.photos/authorization", body: LocalAPI.AuthorizationDecision(decision: "grant"),
+                                     as: NotificationSettings.self)
+            let photos = LocalAPIClient(socketPath: socket, key: issued.key)
+            // Real files: a picture of a beach (sky, sun, sea, sand), a second of sound, a file that starts
+            // as an MP4 and holds no movie, and a picture whose stored copy will be lost.
+            let folder = try makeTestDirectory()
+            let beachPicture = MediaFiles.png(width: 80, height: 40) { x, y -> (UInt8, UInt8, UInt8) in
+                let (dx, dy) = (x - 60, y - 10)
+                if dx * dx + dy * dy < 36 { return (255, 204, 0) }
+                if y < 22 { return (UInt8(90 + y * 3), UInt8(160 + y * 2), 235) }
+                if y < 29 { return (20, 110, 170) }
+                return (230, 200, 140)
+            }
+            let files = [
+                "beach.png": beachPicture,
+                "waves.wav": MediaFiles.wav(seconds: 1), "clip.mp4": MediaFiles.brokenMP4(),
+                "gone.png": MediaFiles.png(width: 4, height: 4) { _, _ in (0, 0, 0) },
+            ]
+            for (name, data) in files { try data.write(to: folder.appendingPathComponent(name)) }
+            func post(_ identifier: String, _ title: String, _ attachments: [NotificationAttachment]) async throws {
+                var content = NotificationContent()
+                content.title = title
+                content.attachments = attachments
+                content.threadIdentifier = identifier  // each on its own, not stacked
+                try await photos.call(.POST, "/v1/requests", body: NotificationRequest(identifier: identifier, content: content, trigger: nil))
+            }
+            let file = { (name: String) in folder.appendingPathComponent(name) }
+            try await post("gone", "A deleted photo", [NotificationAttachment(identifier: "g", url: file("gone.png"), type: "public.png", thumbnailHidden: true)])
+            try await post("movie", "A clip", [NotificationAttachment(identifier: "m", url: file("clip.mp4"), type: "public.mpeg-4", thumbnailTime: 2.5)])
+            // An identifier with a space and a slash, as the page's links and actions must carry it.
+            try await post("beach day/1", "At the beach", [
+                NotificationAttachment(identifier: "p", url: file("beach.png"), type: "public.png",
+                                       thumbnailClippingRect: ThumbnailClippingRect(x: 0.5, y: 0, width: 0.5, height: 1)),
+                NotificationAttachment(identifier: "s", url: file("waves.wav"), type: "com.microsoft.waveform-audio"),
+            ])
+            // The daemon's copy of one file is lost (a disk cleaned by hand).
+            let delivered = try await photos.call(.GET, "/v1/delivered", as: [DeliveredNotification].self)
+            try FileManager.default.removeItem(at: try #require(delivered.first { $0.request.identifier == "gone" }?.request.content.attachments.first?.url))
+
+            try await Self.withPage(url) { browser in
+                let beach = "#list .notification[data-identifier='beach day/1']"
+                let movie = "#list .notification[data-identifier='movie']"
+                let gone = "#list .notification[data-identifier='gone']"
+                // The thumbnail: the picture, cut to the right half by its clipping rect.
+                try await browser.waitUntil("the thumbnail to load", "return document.querySelector(a0)?.naturalWidth === 80", ["\(beach) .thumbnail img"])
+                let clip = try await browser.execute("return getComputedStyle(document.querySelector(arguments[0])).objectViewBox", ["\(beach) .thumbnail img"]) as? String
+                #expect(clip == "inset(0% 0% 0% 50%)")
+                // The movie's thumbnail is its frame at 2.5 s; this file has none, which the thumbnail says.
+                let movieSource = try await browser.execute("return document.querySelector(arguments[0]).getAttribute('src')", ["\(movie) .thumbnail video"]) as? String
+                #expect(movieSource?.hasSuffix("#t=2.5") == true, "\(movieSource ?? "no source")")
+                try await browser.waitUntil("the broken movie's mark", "return document.querySelector(a0) !== null", ["\(movie) .thumbnail.invalid"])
+                // Hidden by the app: no thumbnail.
+                #expect(try await browser.count("\(gone) .thumbnail") == 0)
+
+                // Expanded: the picture at full size and the sound with its player, which reads the file's length.
+                try await browser.click("\(beach) .more")
+                try await browser.waitUntil("the full picture", "return document.querySelector(a0)?.naturalWidth === 80", ["\(beach) .attachments figure[data-kind='image'] img"])
+                try await browser.waitUntil("the sound's length", "const audio = document.querySelector(a0); return audio !== null && Math.abs(audio.duration - 1) < 0.01",
+                                            ["\(beach) .attachments audio[controls]"])
+                // What cannot be shown says so, in words.
+                try await browser.click("\(movie) .more")
+                try await browser.waitUntil("the movie's problem", "return document.querySelector(a0) !== null", ["\(movie) .attachments figure.invalid"])
+                #expect(try await browser.text(of: "\(movie) .attachment-problem").contains("clip.mp4"))
+                try await browser.click("\(gone) .more")
+                #expect(try await browser.text(of: "\(gone) .attachments figure.missing .attachment-problem")
+                    == "gone.png is missing: the file is no longer in the notification system's store.")
+                _ = try await browser.execute("window.scrollTo(0, 0)")
+                try await browser.screenshot(to: Self.screenshots.appendingPathComponent("web-attachments.png"))
+                try await browser.prefersDarkColorScheme(true)
+                #expect(try await browser.execute("return getComputedStyle(document.body).backgroundColor") as? String == "rgb(0, 0, 0)")
+                try await browser.screenshot(to: Self.screenshots.appendingPathComponent("web-dark.png"))
+                try await browser.prefersDarkColorScheme(false)
+
+                // Drawn again after an event, the list keeps the same player (nothing restarts).
+                _ = try await browser.execute("window.player = document.querySelector(arguments[0])", ["\(beach) .attachments audio"])
+                let renders = try await browser.execute("return Number(document.getElementById('list').dataset.renders)") as? Int ?? 0
+                try await post("later", "Later", [])
+                try await browser.waitUntil("the list to be drawn again", "return Number(document.getElementById('list').dataset.renders) > a0", [renders])
+                #expect(try await browser.execute("return document.querySelector(arguments[0]) === window.player", ["\(beach) .attachments audio"]) as? Bool == true)
+
+                // One banner at a time, as on iOS: the next takes its place, unless the person is using it.
+                let bannerTitles = "return [...document.querySelectorAll('.banners .notification .title')].map((title) => title.textContent).join(' | ') === a0"
+                try await browser.waitUntil("the banner", bannerTitles, ["Later"])
+                try await post("later again", "Later again", [])
+                try await browser.waitUntil("the next banner in its place", bannerTitles, ["Later again"])
+                _ = try await browser.execute("document.querySelector('.banners .notification .close').focus()")
+                try await post("last", "Last", [])
+                try await browser.waitUntil("the next banner above the one in use", bannerTitles, ["Last | Later again"])
+
+
+                // The file itself, whole and as a player's byte range; nothing for what is not on screen.
+                let fetched = try await browser.execute("""
+                    return (async () => {
+                      const url = document.querySelector(arguments[0]).getAttribute('src');
+                      const whole = await fetch(url);
+                      const part = await fetch(url, { headers: { Range: 'bytes=1-3' } });
+                      const bytes = new TextDecoder().decode(await part.arrayBuffer());
+                      const other = await fetch(url.replace(/\\/0$/, '/7'));
+                      return [whole.status, whole.headers.get('content-type'), part.status, part.headers.get('content-range'), bytes, other.status, url];
+                    })()
+                    """, ["\(beach) .thumbnail img"]) as? [Any]
+                let size = try #require(files["beach.png"]).count
+                #expect(fetched?[0] as? Int == 200)
+                #expect(fetched?[1] as? String == "image/png")
+                #expect(fetched?[2] as? Int == 206)
+                #expect(fetched?[3] as? String == "bytes 1-3/\(size)")
+                #expect(fetched?[4] as? String == "PNG")
+                #expect(fetched?[5] as? Int == 404)
+
+                // Previews turned off: the page has no attachment left, and the file is refused.
+                let previews = try ChildProcess(ChildProcess.built("unotify"), ["settings", "--app", "com.example.photos", "--previews", "never"],
+                                                environment: environment, name: "unotify settings")
+                #expect(await previews.waitUntilExit() == 0)
+                try await browser.waitUntil("the thumbnails to go", "return document.querySelectorAll('#list .thumbnail, #list .attachments').length === 0")
+                let refused = try await browser.execute("return (async () => (await fetch(arguments[0])).status)()", [fetched?[6] as? String ?? ""]) as? Int
+                #expect(refused == 403)
+
+                // Tapped, the notification with the slash in its identifier opens, and leaves the list.
+                try await browser.click("\(beach) .open")
+                try await browser.waitUntil("the opened notification to leave", "return document.querySelector(a0) === null", [beach])
+            }
+        }
+    }
+
     @Test func noOneWithoutTheSecretOrFromAnotherSiteGetsIn() async throws {
         try await Self.withServed(app: "com.example.todo") { _, url in
             let origin = try #require(url.firstMatch(of: /http:\/\/[^\/]+/).map { String($0.0) })

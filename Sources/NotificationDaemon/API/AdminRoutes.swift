@@ -31,17 +31,17 @@ package struct AdminRoutes: Sendable {
         }
         router.delete("/v1/admin/apps/:app") { request, context in
             try authenticate(request)
-            try await engine.removeApp(try context.parameters.require("app"))
+            try await engine.removeApp(try context.parameters.decoded("app"))
             return Response(status: .noContent)
         }
         router.post("/v1/admin/apps/:app/key") { request, context in
             try authenticate(request)
-            let bundle = try context.parameters.require("app")
+            let bundle = try context.parameters.decoded("app")
             return jsonResponse(LocalAPI.AppKey(bundleIdentifier: bundle, key: try await engine.renewKey(of: bundle)))
         }
         router.post("/v1/admin/apps/:app/remote-notifications") { request, context in
             try authenticate(request)
-            let bundle = try context.parameters.require("app")
+            let bundle = try context.parameters.decoded("app")
             let body = try await decode(LocalAPI.RemoteNotificationRegistration.self, request, context)
             // The app must be on this device (this throws appNotFound otherwise).
             _ = try await engine.appState(bundle)
@@ -53,7 +53,7 @@ package struct AdminRoutes: Sendable {
         // answers 410 Unregistered from now on, and the app's delegate hears the new one.
         router.post("/v1/admin/apps/:app/remote-notifications/renewal") { request, context in
             try authenticate(request)
-            let bundle = try context.parameters.require("app")
+            let bundle = try context.parameters.decoded("app")
             let body = try await decode(LocalAPI.RemoteNotificationRegistration.self, request, context)
             _ = try await engine.appState(bundle)
             guard let link else { throw LocalAPIRouter.noGateway }
@@ -64,32 +64,32 @@ package struct AdminRoutes: Sendable {
         }
         router.put("/v1/admin/apps/:app/strings") { request, context in
             try authenticate(request)
-            let bundle = try context.parameters.require("app")
+            let bundle = try context.parameters.decoded("app")
             try await engine.setStrings(bundle, try await decode([String: String].self, request, context))
             return Response(status: .noContent)
         }
         router.put("/v1/admin/apps/:app/service-extension") { request, context in
             try authenticate(request)
-            let bundle = try context.parameters.require("app")
+            let bundle = try context.parameters.decoded("app")
             let body = try await decode(LocalAPI.ServiceExtension.self, request, context)
             try await engine.setServiceExtension(bundle, ServiceExtensionRegistration(body))
             return Response(status: .noContent)
         }
         router.delete("/v1/admin/apps/:app/service-extension") { request, context in
             try authenticate(request)
-            try await engine.setServiceExtension(try context.parameters.require("app"), nil)
+            try await engine.setServiceExtension(try context.parameters.decoded("app"), nil)
             return Response(status: .noContent)
         }
         router.put("/v1/admin/apps/:app/background-pushes") { request, context in
             try authenticate(request)
-            let bundle = try context.parameters.require("app")
+            let bundle = try context.parameters.decoded("app")
             let body = try await decode(LocalAPI.BackgroundPushBudget.self, request, context)
             let perHour = try await engine.setBackgroundPushesPerHour(bundle, body.perHour)
             return jsonResponse(LocalAPI.BackgroundPushBudget(perHour: perHour))
         }
         router.post("/v1/admin/apps/:app/pushes") { request, context in
             try authenticate(request)
-            let bundle = try context.parameters.require("app")
+            let bundle = try context.parameters.decoded("app")
             let body = try await decode(LocalAPI.LocalPush.self, request, context)
             try await engine.deliverPush(bundle, payload: Array(body.payload.utf8), collapseID: body.collapseID)
             return Response(status: .noContent)
@@ -100,25 +100,25 @@ package struct AdminRoutes: Sendable {
             guard let decision = DaemonEngine.AuthorizationDecision(rawValue: body.decision) else {
                 throw DaemonError(.invalidRequest, "decision must be grant, deny, provisional or reset; got \"\(body.decision)\".")
             }
-            return jsonResponse(try await engine.authorize(try context.parameters.require("app"), decision))
+            return jsonResponse(try await engine.authorize(try context.parameters.decoded("app"), decision))
         }
         router.get("/v1/admin/apps/:app/settings") { request, context in
             try authenticate(request)
-            return jsonResponse(try await engine.settings(try context.parameters.require("app")))
+            return jsonResponse(try await engine.settings(try context.parameters.decoded("app")))
         }
         router.patch("/v1/admin/apps/:app/settings") { request, context in
             try authenticate(request)
             let change = try await decode(LocalAPI.SettingsChange.self, request, context)
-            return jsonResponse(try await engine.changeSettings(try context.parameters.require("app")) { change.apply(to: &$0) })
+            return jsonResponse(try await engine.changeSettings(try context.parameters.decoded("app")) { change.apply(to: &$0) })
         }
         router.get("/v1/admin/apps/:app/requests") { request, context in
             try authenticate(request)
-            let pending = try await engine.pendingRequests(try context.parameters.require("app"))
+            let pending = try await engine.pendingRequests(try context.parameters.decoded("app"))
             return jsonResponse(pending.map { LocalAPI.PendingRequest(request: $0.request, nextFireDate: $0.nextFireDate) })
         }
         router.get("/v1/admin/apps/:app/delivered") { request, context in
             try authenticate(request)
-            return jsonResponse(try await engine.deliveredNotifications(try context.parameters.require("app")))
+            return jsonResponse(try await engine.deliveredNotifications(try context.parameters.decoded("app")))
         }
         router.get("/v1/admin/notifications") { request, _ in
             try authenticate(request)
@@ -138,14 +138,14 @@ package struct AdminRoutes: Sendable {
         }
         router.post("/v1/admin/apps/:app/notifications/:identifier/respond") { request, context in
             try authenticate(request)
-            let bundle = try context.parameters.require("app")
-            let identifier = try context.parameters.require("identifier")
+            let bundle = try context.parameters.decoded("app")
+            let identifier = try context.parameters.decoded("identifier")
             try await Self.perform(try await decode(LocalAPI.Respond.self, request, context), on: identifier, of: bundle, engine: engine)
             return Response(status: .noContent)
         }
         router.post("/v1/admin/apps/:app/open-settings") { request, context in
             try authenticate(request)
-            try await engine.openAppSettings(try context.parameters.require("app"), from: nil)
+            try await engine.openAppSettings(try context.parameters.decoded("app"), from: nil)
             return Response(status: .noContent)
         }
         router.post("/v1/admin/device") { request, context in

@@ -1318,6 +1318,17 @@ package actor DaemonEngine {
         try await read(bundleIdentifier) { machine in machine.visibleNotifications }
     }
 
+    /// The file of one attachment of a notification the person sees, for a surface to show; `nil` when
+    /// the notification is not on screen, has no such attachment, or the file is not one of the
+    /// daemon's own copies (a surface is never given a file from anywhere else).
+    package func attachmentFile(_ bundleIdentifier: String, notification identifier: String, index: Int) async throws -> NotificationAttachment? {
+        guard let store = attachmentStore(of: bundleIdentifier) else { return nil }
+        let shown = try await visibleNotifications(bundleIdentifier).first { $0.notification.request.identifier == identifier }
+        guard let attachments = shown?.notification.request.content.attachments, attachments.indices.contains(index) else { return nil }
+        let attachment = attachments[index]
+        return store.holds(attachment.url) ? attachment : nil
+    }
+
     /// The person acts on one of an app's notifications.
     ///
     /// - Throws: a `DaemonError` with code `personAction` saying why the system refused.

@@ -55,6 +55,9 @@ let state = { notifications: [], prompts: [], badges: {}, device: { locked: fals
 const drafts = new Map();
 // The threads the person opened out of their stack, by app and thread.
 const openStacks = new Set();
+// Each attachment's element in the expanded list, by notification and attachment, so that drawing the
+// list again neither restarts a player nor reads the file again.
+const attachmentViews = new Map();
 // What the person asked for on the lock screen that needs the device unlocked: done once it is.
 let afterUnlock = null;
 let refreshing = null;
@@ -137,9 +140,16 @@ function card(notification, { inBanner }) {
   time.dateTime = dateOf(notification).toISOString();
   meta.append(time);
   open.append(meta);
-  if (content.title) open.append(make("span", "title", content.title));
-  if (content.subtitle) open.append(make("span", "subtitle", content.subtitle));
-  if (content.body) open.append(make("span", "body", content.body));
+  const row = make("span", "content-row");
+  const text = make("span", "text");
+  if (content.title) text.append(make("span", "title", content.title));
+  if (content.subtitle) text.append(make("span", "subtitle", content.subtitle));
+  if (content.body) text.append(make("span", "body", content.body));
+  row.append(text);
+  // The first attachment's thumbnail, unless the app hid it (`thumbnailHidden`), as iOS shows it.
+  const attachments = notification.attachments || [];
+  if (attachments.length > 0 && !attachments[0].thumbnailHidden) row.append(thumbnail(attachments[0]));
+  open.append(row);
   open.setAttribute("aria-label", `Open: ${[notification.bundleIdentifier, content.title, content.subtitle, content.body].filter(Boolean).join(", ")}`);
   open.addEventListener("click", () => whenUnlocked(`to open ${content.title || "the notification"}`,
     () => respond(notification, { kind: "open" })));
@@ -154,24 +164,38 @@ function card(notification, { inBanner }) {
 
   const actions = notification.actions || [];
   const draft = inBanner ? null : drafts.get(keyOf(notification));
+  // Expanded (in the list only): the attachments at full size, with players, and the actions.
+  const expanded = !inBanner && Boolean(draft && draft.expanded);
+  const media = !inBanner && attachments.length > 0 ? attachmentList(notification, attachments) : null;
+  if (media) media.hidden = !expanded;
+  let list = null;
+  let shown = [];
   if (actions.length > 0) {
-    const shown = actions.slice(0, inBanner ? BANNER_ACTIONS : EXPANDED_ACTIONS);
-    const list = make("div", "actions");
-    list.hidden = !inBanner && !(draft && draft.expanded);
+    shown = actions.slice(0, inBanner ? BANNER_ACTIONS : EXPANDED_ACTIONS);
+    list = make("div", "actions");
+    list.hidden = !inBanner && !expanded;
     for (const action of shown) list.append(actionButton(notification, action, article, inBanner));
+  }
+  if (list || media) {
     if (!inBanner) {
-      const more = make("button", "more", "Options");
+      const more = make("button", "more");
       more.type = "button";
-      more.setAttribute("aria-expanded", String(!list.hidden));
+      const label = (open) => {
+        more.textContent = open ? "Show Less" : list ? "Options" : "Show";
+        more.setAttribute("aria-expanded", String(open));
+      };
+      label(expanded);
       more.addEventListener("click", () => {
-        list.hidden = !list.hidden;
-        more.setAttribute("aria-expanded", String(!list.hidden));
-        draftOf(notification).expanded = !list.hidden;
-        if (!list.hidden) list.querySelector("button")?.focus();
+        const open = !draftOf(notification).expanded;
+        draftOf(notification).expanded = open;
+        for (const part of [media, list]) if (part) part.hidden = !open;
+        label(open);
+        if (open) list?.querySelector("button")?.focus();
       });
       article.append(more);
     }
-    article.append(list);
+    if (media) article.append(media);
+    if (list) article.append(list);
     const replying = draft && shown.find((action) => action.identifier === draft.replyAction && action.textInput);
     if (replying) showReply(notification, replying, article, false);
   }
@@ -179,6 +203,103 @@ function card(notification, { inBanner }) {
     article.append(provisionalChoices(notification));
   }
   return article;
+}
+
+/**
+ * The small picture beside a notification's text: the image, or the movie's frame at the attachment's
+ * `thumbnailTime`, cut to its `thumbnailClippingRect`; a note for a sound; a mark for a file that is
+ * missing or that the browser cannot show.
+ */
+function thumbnail(attachment) {
+  const frame = make("span", "thumbnail");
+  frame.dataset.identifier = attachment.identifier;
+  const broken = (why) => {
+    frame.classList.add(why);
+    frame.title = why === "missing" ? `${attachment.name} is missing` : `${attachment.name} cannot be shown`;
+    frame.setAttribute("aria-label", frame.title);
+    frame.append(make("span", "mark", "!"));
+  };
+  if (!attachment.url) {
+    broken("missing");
+    return frame;
+  }
+  let view;
+  if (attachment.kind === "image") {
+    view = make("img");
+    view.alt = "";
+    view.src = attachment.url;
+  } else if (attachment.kind === "movie") {
+    view = make("video");
+    view.muted = true;
+    view.preload = "metadata";
+    view.src = attachment.thumbnailTime ? `${attachment.url}#t=${attachment.thumbnailTime}` : attachment.url;
+  } else {
+    frame.classList.add("audio");
+    frame.setAttribute("aria-label", `Sound: ${attachment.name}`);
+    frame.append(make("span", "mark", "♪"));
+    return frame;
+  }
+  view.setAttribute("aria-hidden", "true");
+  const clip = attachment.thumbnailClippingRect;
+  if (clip) {
+    const percent = (value) => `${Number((value * 100).toFixed(3))}%`;
+    view.style.setProperty("object-view-box",
+      `inset(${percent(clip.Y)} ${percent(1 - clip.X - clip.Width)} ${percent(1 - clip.Y - clip.Height)} ${percent(clip.X)})`);
+  }
+  // The element stays (hidden), so what was asked of the file can still be read.
+  view.addEventListener("error", () => broken("invalid"), { once: true });
+  frame.append(view);
+  return frame;
+}
+
+/**
+ * A notification's attachments in full, as its expanded view shows them: images, and audio and video
+ * with the browser's players. A file that is missing, or that the browser cannot read or play, says so.
+ */
+function attachmentList(notification, attachments) {
+  const section = make("div", "attachments");
+  section.setAttribute("aria-label", "Attachments");
+  attachments.forEach((attachment, index) => {
+    const key = keyOf(notification);
+    if (!attachmentViews.has(key)) attachmentViews.set(key, new Map());
+    const views = attachmentViews.get(key);
+    const viewKey = `${index} ${attachment.url}`;
+    if (!views.has(viewKey)) views.set(viewKey, attachmentView(attachment));
+    section.append(views.get(viewKey));
+  });
+  return section;
+}
+
+function attachmentView(attachment) {
+  const figure = make("figure", "attachment");
+  figure.dataset.identifier = attachment.identifier;
+  figure.dataset.kind = attachment.kind;
+  const caption = make("figcaption", "", attachment.name);
+  const fail = (why, text) => {
+    figure.classList.add(why);
+    figure.replaceChildren(make("p", "attachment-problem", text), caption);
+  };
+  if (!attachment.url) {
+    fail("missing", `${attachment.name} is missing: the file is no longer in the notification system's store.`);
+    return figure;
+  }
+  let view;
+  if (attachment.kind === "image") {
+    view = make("img");
+    view.alt = attachment.name;
+  } else {
+    view = make(attachment.kind === "movie" ? "video" : "audio");
+    view.controls = true;
+    view.preload = "metadata";
+    if (view.canPlayType(attachment.mediaType) === "") {
+      fail("invalid", `${attachment.name} (${attachment.type}) cannot be played in this browser.`);
+      return figure;
+    }
+  }
+  view.addEventListener("error", () => fail("invalid", `${attachment.name} cannot be shown: it is not a readable ${attachment.type} file.`), { once: true });
+  view.src = attachment.url;
+  figure.append(view, caption);
+  return figure;
 }
 
 /**
@@ -315,14 +436,21 @@ function showReply(notification, action, article, focus) {
   if (focus) form.querySelector("input").focus();
 }
 
-/** A banner for a notification just presented; it leaves the screen by itself unless in use. */
+/**
+ * A banner for a notification just presented; it leaves the screen by itself unless in use. One at a
+ * time, as on iOS: it takes the place of the banner before it (which stays in the list), unless the
+ * person is using that one (pointing at it, or typing in it).
+ */
 function showBanner(notification) {
+  const inUse = (banner) => banner.matches(":hover") || banner.contains(document.activeElement);
+  for (const older of [...elements.banners.children]) if (!inUse(older)) older.remove();
   const banner = card(notification, { inBanner: true });
   banner.classList.add("banner");
   elements.banners.prepend(banner);
   let remaining = BANNER_SECONDS;
   const timer = setInterval(() => {
-    if (banner.matches(":hover") || banner.contains(document.activeElement)) return;
+    if (!banner.isConnected) return clearInterval(timer);
+    if (inUse(banner)) return;
     remaining -= 1;
     if (remaining <= 0) {
       clearInterval(timer);
@@ -425,6 +553,7 @@ function renderList(container, shown) {
   // Drafts of notifications no longer shown go; the field being typed in keeps its focus and caret.
   const present = new Set(shown.map(keyOf));
   for (const key of drafts.keys()) if (!present.has(key)) drafts.delete(key);
+  for (const key of attachmentViews.keys()) if (!present.has(key)) attachmentViews.delete(key);
   const active = document.activeElement;
   const typing = active && active.name === "reply" && container.contains(active)
     ? { key: active.closest(".notification").dataset.key, start: active.selectionStart, end: active.selectionEnd }
@@ -552,7 +681,7 @@ function connect() {
     }
     // A locked device shows new notifications on the lock screen, not as banners.
     if (event.type === "presented" && event.notification && event.notification.presentation.banner && !state.device.locked) {
-      showBanner({ ...event.notification, previewHidden: event.previewHidden });
+      showBanner({ ...event.notification, previewHidden: event.previewHidden, attachments: event.attachments });
     }
     // Whatever happened, what is on screen is read again: the daemon is the one truth.
     refresh();

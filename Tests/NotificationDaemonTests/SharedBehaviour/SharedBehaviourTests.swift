@@ -1,4 +1,5 @@
 import Foundation
+import NotificationCore
 import OpenUserNotifications
 import OpenUserNotificationsTesting
 import Testing
@@ -370,15 +371,60 @@ import Testing
 
     // MARK: Attachments
 
+    /// A new folder holding `photo.png`, a file the system takes for a PNG.
+    func imageInNewFolder() throws -> (folder: URL, image: URL) {
+        let folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("att-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let image = folder.appendingPathComponent("photo.png")
+        try Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 7]).write(to: image)
+        return (folder, image)
+    }
+
+    /// The thumbnail options reach the system and stay with the request (the notification center draws
+    /// the thumbnail from them), whichever form of number the app gave them in.
+    @Test(arguments: Backend.allCases)
+    func attachmentThumbnailOptionsAreKeptWithTheRequest(_ backend: Backend) async throws {
+        try await backend.run { system in
+            try await authorize(system)
+            let (folder, image) = try imageInNewFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let content = self.content("photo")
+            content.attachments = [
+                try UNNotificationAttachment(identifier: "clipped", url: image, options: [
+                    UNNotificationAttachmentOptionsThumbnailClippingRectKey: NSDictionary(dictionary: [
+                        "X": NSNumber(value: 0.25), "Y": NSNumber(value: 0), "Width": NSNumber(value: 0.5), "Height": NSNumber(value: 1),
+                    ]),
+                    UNNotificationAttachmentOptionsThumbnailTimeKey: NSNumber(value: 3),
+                ]),
+                // Reaching past the image: cut to it. Hidden thumbnails stay hidden.
+                try UNNotificationAttachment(identifier: "cut", url: image, options: [
+                    UNNotificationAttachmentOptionsThumbnailClippingRectKey: ["X": 0.5, "Y": -1.0, "Width": 2.0, "Height": 1.5],
+                    UNNotificationAttachmentOptionsThumbnailHiddenKey: true,
+                ]),
+                // A rectangle with nothing inside the image asks for the whole of it.
+                try UNNotificationAttachment(identifier: "outside", url: image, options: [
+                    UNNotificationAttachmentOptionsThumbnailClippingRectKey: ["X": 2.0, "Y": 0.0, "Width": 1.0, "Height": 1.0],
+                ]),
+            ]
+            try await system.center.add(UNNotificationRequest(identifier: "later", content: content,
+                                                              trigger: UNTimeIntervalNotificationTrigger(timeInterval: 60, repeats: false)))
+            let kept = try #require(await system.center.pendingNotificationRequests().first?.content.attachments.map(\.value))
+            #expect(kept.map(\.identifier) == ["clipped", "cut", "outside"])
+            #expect(kept[0].thumbnailClippingRect == ThumbnailClippingRect(x: 0.25, y: 0, width: 0.5, height: 1))
+            #expect(kept[0].thumbnailTime == 3)
+            #expect(kept[1].thumbnailClippingRect == ThumbnailClippingRect(x: 0.5, y: 0, width: 0.5, height: 0.5))
+            #expect(kept[1].thumbnailHidden)
+            #expect(kept[2].thumbnailClippingRect == nil)
+            #expect(kept[2].thumbnailTime == nil)
+        }
+    }
+
     @Test(arguments: Backend.allCases)
     func attachmentFilesAreCopiedInAndDeletedWhenNothingShowsThemAnyMore(_ backend: Backend) async throws {
         try await backend.run { system in
             try await authorize(system)
-            let folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("att-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let (folder, image) = try imageInNewFolder()
             defer { try? FileManager.default.removeItem(at: folder) }
-            let image = folder.appendingPathComponent("photo.png")
-            try Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 7]).write(to: image)
 
             func request(_ identifier: String, trigger: UNNotificationTrigger?) throws -> UNNotificationRequest {
                 let content = self.content("photo")

@@ -150,6 +150,14 @@ final class BrowserSession: Sendable {
         ], timeout: seconds, what: what)
     }
 
+    /// Makes the page see the person's system in dark mode (`prefers-color-scheme: dark`), or light again.
+    func prefersDarkColorScheme(_ dark: Bool) async throws {
+        _ = try await call(.POST, "/goog/cdp/execute", [
+            "cmd": "Emulation.setEmulatedMedia",
+            "params": ["features": [["name": "prefers-color-scheme", "value": dark ? "dark" : "light"]]],
+        ])
+    }
+
     /// Saves a screenshot of the window as a PNG.
     func screenshot(to url: URL) async throws {
         guard let base64 = try await call(.GET, "/screenshot", nil) as? String, let data = Data(base64Encoded: base64) else {

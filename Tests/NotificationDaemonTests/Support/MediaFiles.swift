@@ -1,0 +1,88 @@
+import Foundation
+
+/// Real media files made by the tests, so that a browser decodes and plays what the daemon serves.
+enum MediaFiles {
+    /// An RGB PNG of `width` × `height` whose pixel at (x, y) is `color(x, y)`, stored uncompressed
+    /// (zlib's stored blocks), as any decoder reads it.
+    static func png(width: Int, height: Int, color: (Int, Int) -> (UInt8, UInt8, UInt8)) -> Data {
+        var raw: [UInt8] = []
+        for y in 0..<height {
+            raw.append(0)  // no filter
+            for x in 0..<width {
+                let (red, green, blue) = color(x, y)
+                raw += [red, green, blue]
+            }
+        }
+        var header: [UInt8] = []
+        header += bigEndian(UInt32(width))
+        header += bigEndian(UInt32(height))
+        header += [8, 2, 0, 0, 0]  // 8 bits, RGB, deflate, no filter, no interlace
+        var file: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        file += chunk("IHDR", header)
+        file += chunk("IDAT", zlibStored(raw))
+        file += chunk("IEND", [])
+        return Data(file)
+    }
+
+    /// A mono 16-bit PCM WAV of `seconds` of a 440 Hz tone at 8 kHz.
+    static func wav(seconds: Double) -> Data {
+        let rate = 8_000
+        let samples = Int(Double(rate) * seconds)
+        var data: [UInt8] = []
+        for index in 0..<samples {
+            let value = Int16(sin(Double(index) * 2 * .pi * 440 / Double(rate)) * 8_000)
+            data += littleEndian(UInt16(bitPattern: value))
+        }
+        var file: [UInt8] = Array("RIFF".utf8) + littleEndian(UInt32(36 + data.count)) + Array("WAVE".utf8)
+        file += Array("fmt ".utf8) + littleEndian(UInt32(16)) + littleEndian(UInt16(1)) + littleEndian(UInt16(1))
+        file += littleEndian(UInt32(rate)) + littleEndian(UInt32(rate * 2)) + littleEndian(UInt16(2)) + littleEndian(UInt16(16))
+        file += Array("data".utf8) + littleEndian(UInt32(data.count)) + data
+        return Data(file)
+    }
+
+    /// A file that starts as an MP4 does (an `ftyp` box, so the system accepts it) and then holds no movie.
+    static func brokenMP4() -> Data {
+        Data([0, 0, 0, 0x18] + Array("ftypisom".utf8) + [0, 0, 2, 0] + Array("isomiso2".utf8) + Array(repeating: 0x5A, count: 256))
+    }
+
+    private static func chunk(_ type: String, _ body: [UInt8]) -> [UInt8] {
+        let typed = Array(type.utf8) + body
+        return bigEndian(UInt32(body.count)) + typed + bigEndian(crc32(typed))
+    }
+
+    private static func zlibStored(_ bytes: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = [0x78, 0x01]
+        var offset = 0
+        repeat {
+            let count = min(65_535, bytes.count - offset)
+            let last = offset + count == bytes.count
+            out.append(last ? 1 : 0)
+            out += littleEndian(UInt16(count)) + littleEndian(~UInt16(count))
+            out += bytes[offset..<(offset + count)]
+            offset += count
+        } while offset < bytes.count
+        var a: UInt32 = 1, b: UInt32 = 0
+        for byte in bytes {
+            a = (a + UInt32(byte)) % 65_521
+            b = (b + a) % 65_521
+        }
+        return out + bigEndian(b << 16 | a)
+    }
+
+    private static func crc32(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        }
+        return ~crc
+    }
+
+    private static func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
+        withUnsafeBytes(of: value.bigEndian, Array.init)
+    }
+
+    private static func littleEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
+        withUnsafeBytes(of: value.littleEndian, Array.init)
+    }
+}
