@@ -203,6 +203,25 @@ public final class SimulatedPerson: Sendable {
         }
     }
 
+    /// Turns on a Focus such as Do Not Disturb: the app's notifications arrive silenced (in the list
+    /// and on the lock screen, with no banner and no sound), but for critical ones, and time-sensitive
+    /// ones when `allowingTimeSensitive` and the app's Time Sensitive setting is on. With `allowingApp`,
+    /// the app's notifications all break through.
+    public func turnOnFocus(_ name: String = "Do Not Disturb", allowingTimeSensitive: Bool = true, allowingApp: Bool = false) {
+        system.update { machine in
+            machine.setFocus(allowingApp ? nil : Focus(name: name, allowsTimeSensitive: allowingTimeSensitive))
+            return []
+        }
+    }
+
+    /// Turns the Focus off: notifications interrupt again as the settings say.
+    public func turnOffFocus() {
+        system.update { machine in
+            machine.setFocus(nil)
+            return []
+        }
+    }
+
     /// Moves the device to `coordinate`: location triggers whose region it enters or leaves fire.
     public func moveDevice(to coordinate: CLLocationCoordinate2D) {
         system.update { machine in

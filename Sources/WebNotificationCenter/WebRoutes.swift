@@ -23,6 +23,8 @@ enum WebRoutes {
     struct Device: Encodable {
         var locked: Bool
         var hasPasscode: Bool
+        /// The Focus that is on, if any.
+        var focus: Focus?
     }
 
     /// `POST /api/device/unlock`.
@@ -75,7 +77,7 @@ enum WebRoutes {
             }
             return jsonResponse(State(
                 notifications: notifications.sorted { $0.value.notification.date > $1.value.notification.date },
-                prompts: prompts, badges: badges, device: Device(locked: lock.isLocked, hasPasscode: lock.hasPasscode),
+                prompts: prompts, badges: badges, device: Device(locked: lock.isLocked, hasPasscode: lock.hasPasscode, focus: await engine.focus),
                 provisionalApps: provisional
             ))
         }
@@ -93,6 +95,12 @@ enum WebRoutes {
             let body = try await decode(PasscodeChange.self, request, context)
             try await engine.setPasscode(body.passcode, current: body.current)
             return Response(status: .noContent)
+        }
+        // Focus: on (or changed) with a Focus, off with null.
+        router.put("/api/device/focus") { request, context in
+            let body = try await decode(LocalAPI.DeviceFocus.self, request, context)
+            try await engine.setFocus(body.focus)
+            return jsonResponse(LocalAPI.DeviceFocus(focus: await engine.focus))
         }
         // The person acts on a notification: the same actions, checked the same way, as any surface's.
         router.post("/api/apps/:app/notifications/:identifier/respond") { request, context in

@@ -147,3 +147,54 @@ struct DeviceCommand: AsyncParsableCommand {
         try await location.adminClient().call(.POST, "/v1/admin/device", body: change)
     }
 }
+
+struct FocusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "focus",
+        abstract: "Turn a Focus such as Do Not Disturb on or off, or show the one that is on.",
+        discussion: """
+            While a Focus is on, notifications arrive silenced: in the list and on the lock screen, with no
+            banner and no sound. Critical notifications always break through; time-sensitive ones unless
+            --no-time-sensitive (and the app's Time Sensitive setting is on); all of an app given with --allow.
+            """
+    )
+
+    @OptionGroup var location: LocationOptions
+    @Argument(help: "on, off, or nothing to show the Focus that is on.") var state: String?
+    @Option(name: .long, help: "The Focus's name.") var name = "Do Not Disturb"
+    @Flag(name: .long, inversion: .prefixedNo, help: "Whether time-sensitive notifications break through.") var timeSensitive = true
+    @Option(name: .customLong("allow"), help: "An app whose notifications break through (repeatable).") var allowedApps: [String] = []
+    @Flag(name: .long, help: "Print the Focus as JSON.") var json = false
+
+    func run() async throws {
+        let client = try location.adminClient()
+        let shown: LocalAPI.DeviceFocus
+        switch state {
+        case nil:
+            shown = try await client.call(.GET, "/v1/admin/focus", as: LocalAPI.DeviceFocus.self)
+        case "on":
+            let focus = Focus(name: name, allowsTimeSensitive: timeSensitive, allowedApps: allowedApps)
+            shown = try await client.call(.PUT, "/v1/admin/focus", body: LocalAPI.DeviceFocus(focus: focus), as: LocalAPI.DeviceFocus.self)
+        case "off":
+            shown = try await client.call(.PUT, "/v1/admin/focus", body: LocalAPI.DeviceFocus(focus: nil), as: LocalAPI.DeviceFocus.self)
+        case let other?:
+            throw ValidationError("Say on or off (or nothing, to show the Focus), not \"\(other)\".")
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(shown), as: UTF8.self))
+        } else {
+            print(Self.describe(shown.focus))
+        }
+    }
+
+    /// The Focus in a sentence: "Do Not Disturb is on; time-sensitive notifications break through."
+    static func describe(_ focus: Focus?) -> String {
+        guard let focus else { return "No Focus is on." }
+        var breaks = ["critical"]
+        if focus.allowsTimeSensitive { breaks.append("time-sensitive") }
+        let apps = focus.allowedApps.isEmpty ? "" : ", and every notification of \(focus.allowedApps.joined(separator: ", "))"
+        return "\(focus.name) is on; \(breaks.joined(separator: " and ")) notifications break through\(apps)."
+    }
+}

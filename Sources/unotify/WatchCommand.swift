@@ -127,6 +127,8 @@ struct WatchCommand: AsyncParsableCommand {
             Terminal.write("[\(event.bundleIdentifier)] removed \((event.identifiers ?? []).joined(separator: ", "))")
         case "deviceLockChanged":
             Terminal.write(event.locked == true ? "The device is locked." : "The device is unlocked.")
+        case "focusChanged":
+            Terminal.write(FocusCommand.describe(event.focus))
         default:
             break
         }

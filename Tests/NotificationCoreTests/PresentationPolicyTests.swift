@@ -192,4 +192,34 @@ struct PresentationPolicyTests {
         #expect(!Presentation(sound: true).isQuiet)
         #expect(!Presentation(banner: true).isQuiet)
     }
+
+    // MARK: Focus
+
+    @Test func aFocusSilencesWhatItDoesNotLetThrough() {
+        let loud = Presentation(banner: true, list: true, lockScreen: true, sound: true, badge: 3)
+        let silenced = Presentation(list: true, lockScreen: true, badge: 3)
+        let timeSensitiveOn = changing { $0.timeSensitiveSetting = .enabled }
+        let focus = Focus(allowsTimeSensitive: true)
+        let strict = Focus(allowsTimeSensitive: false)
+        // No Focus: unchanged.
+        #expect(PresentationPolicy.underFocus(loud, nil, content: makeContent(), settings: allowed) == loud)
+        // Passive and active: silenced, the badge kept.
+        #expect(PresentationPolicy.underFocus(loud, focus, content: makeContent(level: .active), settings: timeSensitiveOn) == silenced)
+        #expect(PresentationPolicy.underFocus(loud, focus, content: makeContent(level: .passive), settings: timeSensitiveOn) == silenced)
+        // Time-sensitive: through only when the Focus allows it and the app's setting is on.
+        #expect(PresentationPolicy.underFocus(loud, focus, content: makeContent(level: .timeSensitive), settings: timeSensitiveOn) == loud)
+        #expect(PresentationPolicy.underFocus(loud, focus, content: makeContent(level: .timeSensitive), settings: allowed) == silenced)
+        #expect(PresentationPolicy.underFocus(loud, strict, content: makeContent(level: .timeSensitive), settings: timeSensitiveOn) == silenced)
+        // Critical: always through.
+        #expect(PresentationPolicy.underFocus(loud, strict, content: makeContent(level: .critical), settings: allowed) == loud)
+    }
+
+    @Test func aFocusLetsEverythingOfAnAllowedAppThrough() {
+        let focus = Focus(name: "Work", allowsTimeSensitive: false, allowedApps: ["com.example.pager"])
+        #expect(focus.applying(to: "com.example.pager") == nil)
+        #expect(focus.applying(to: "com.example.games") == focus)
+        let device = DeviceConditions(timeZone: .gmt, focus: focus)
+        #expect(device.applying(to: "com.example.pager").focus == nil)
+        #expect(device.applying(to: "com.example.games").focus == focus)
+    }
 }

@@ -93,6 +93,35 @@ import Testing
         #expect(try await engine.deliveredNotifications("com.example.removes").isEmpty)
     }
 
+    @Test func aFocusIsKeptAcrossARestartAndAnAppItAllowsBreaksThrough() async throws {
+        let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
+        let clock = ManualDaemonClock()
+        do {
+            let engine = try await engine(at: path, clock: clock)
+            for app in ["com.example.pager", "com.example.games"] {
+                _ = try await engine.registerApp(app)
+                _ = try await engine.authorize(app, .grant)
+            }
+            var events = await engine.watch().events.makeAsyncIterator()
+            let work = Focus(name: "Work", allowsTimeSensitive: false, allowedApps: ["com.example.pager"])
+            try await engine.setFocus(work)
+            try await engine.setFocus(work)
+            #expect(await events.next() == .focusChanged(work), "setting the same Focus again tells no one")
+            await #expect(throws: DaemonError.self) { try await engine.setFocus(Focus(name: "")) }
+            #expect(await engine.focus == work)
+        }
+        // After a restart: still on, the allowed app's notification breaks through, the other's is silenced.
+        let engine = try await engine(at: path, clock: clock)
+        #expect(await engine.focus?.name == "Work")
+        for app in ["com.example.pager", "com.example.games"] { try await engine.add(app, request("n", nil)) }
+        #expect(try await engine.visibleNotifications("com.example.pager").first?.presentation.banner == true)
+        let silenced = try #require(try await engine.visibleNotifications("com.example.games").first?.presentation)
+        #expect(!silenced.banner && silenced.list)
+        try await engine.setFocus(nil)
+        try await engine.add("com.example.games", request("m", nil))
+        #expect(try await engine.visibleNotifications("com.example.games").first { $0.notification.request.identifier == "m" }?.presentation.banner == true)
+    }
+
     @Test func theDevicesLockAndLocationReachAppsRegisteredAfterTheyChanged() async throws {
         let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
         let engine = try await engine(at: path, clock: ManualDaemonClock())

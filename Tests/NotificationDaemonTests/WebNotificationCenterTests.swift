@@ -490,6 +490,76 @@ import Testing
         }
     }
 
+    @Test func aFocusHoldsBackBannersAndSoundsButLetsWhatItAllowsThrough() async throws {
+        try await Self.withServed(app: "com.example.todo") { environment, url in
+            let (admin, socket) = try Self.administrator(environment)
+            let issued = try await admin.call(.POST, "/v1/admin/apps", body: LocalAPI.RegisterApp(bundleIdentifier: "com.example.alarms"), as: LocalAPI.AppKey.self)
+            let alarms = LocalAPIClient(socketPath: socket, key: issued.key)
+            let focusNow = { @Sendable () async throws -> String in
+                let command = try ChildProcess(ChildProcess.built("unotify"), ["focus"], environment: environment, name: "unotify focus")
+                #expect(await command.waitUntilExit() == 0)
+                return await command.completeOutput().joined(separator: "\n")
+            }
+            try await Self.withPage(url) { browser in
+                // The app asks for alerts, sounds and time-sensitive notifications; the person allows them.
+                let asking = Task { try await alarms.call(.POST, "/v1/authorization", body: LocalAPI.AuthorizationRequest(options: 0b1_0000_0111), as: LocalAPI.AuthorizationResult.self) }
+                try await browser.click(".prompt[data-app='com.example.alarms'] .allow")
+                #expect(try await asking.value.granted)
+                func post(_ identifier: String, _ level: InterruptionLevel) async throws {
+                    var content = NotificationContent()
+                    content.title = identifier
+                    content.sound = NotificationSound(kind: .default)
+                    content.interruptionLevel = level
+                    content.threadIdentifier = identifier
+                    try await alarms.call(.POST, "/v1/requests", body: NotificationRequest(identifier: identifier, content: content, trigger: nil))
+                    try await browser.waitUntil("\(identifier) in the list", "return [...document.querySelectorAll('#list .notification .title')].some((title) => title.textContent === a0)", [identifier])
+                }
+                let banners = "return [...document.querySelectorAll('.banners .notification .title')].map((title) => title.textContent)"
+
+                // Do Not Disturb from the header: said under it, and kept by the daemon.
+                try await browser.click("#focus")
+                try await browser.waitUntil("the Focus to be on", "return document.getElementById('focus').getAttribute('aria-pressed') === 'true'")
+                #expect(try await browser.text(of: "#focus-status") == "Do Not Disturb is on: notifications arrive silenced, but for critical and time-sensitive ones.")
+                #expect(try await focusNow() == "Do Not Disturb is on; critical and time-sensitive notifications break through.")
+                // An ordinary notification goes to the list without a banner; a time-sensitive one breaks through.
+                try await post("Laundry is done", .active)
+                #expect(try await browser.execute(banners) as? [String] == [])
+                try await post("Leave now for your flight", .timeSensitive)
+                try await browser.waitUntil("its banner", "return document.querySelector('.banners .notification .title')?.textContent === a0", ["Leave now for your flight"])
+                try await browser.waitUntil("the banner to settle", "return document.getAnimations().length === 0")
+                try await browser.screenshot(to: Self.screenshots.appendingPathComponent("web-focus.png"))
+
+                // Another Focus from the terminal, stricter: the page follows at once, and time-sensitive ones wait too.
+                let sleep = try ChildProcess(ChildProcess.built("unotify"), ["focus", "on", "--name", "Sleep", "--no-time-sensitive"], environment: environment, name: "unotify focus on")
+                #expect(await sleep.waitUntilExit() == 0)
+                try await browser.waitUntil("the page to show the new Focus", "return document.getElementById('focus').textContent === '☾ Sleep'")
+                try await post("Gate changed", .timeSensitive)
+                #expect(try await browser.execute(banners) as? [String] != ["Gate changed"])
+                try await post("Smoke detected", .critical)
+                try await browser.waitUntil("the critical banner", "return document.querySelector('.banners .notification .title')?.textContent === a0", ["Smoke detected"])
+
+                // The app allowed in the Focus's settings: everything of it breaks through. (The banner is put
+                // away first, with its grabber: it covers the header, and the notification stays listed.)
+                try await browser.click(".banners .notification .hide")
+                #expect(try await browser.execute(banners) as? [String] == [])
+                #expect(try await browser.count("#list .notification") == 4)
+                try await browser.click("#toggle-settings")
+                try await browser.click("#focus-settings input[name='allowedApp'][value='com.example.alarms']")
+                try await browser.waitUntil("the app to be allowed", "return document.getElementById('focus-status').textContent.includes('everything from com.example.alarms')")
+                #expect(try await focusNow() == "Sleep is on; critical notifications break through, and every notification of com.example.alarms.")
+                try await browser.click("#toggle-settings")
+                try await post("Alarm in 5 minutes", .active)
+                try await browser.waitUntil("its banner", "return document.querySelector('.banners .notification .title')?.textContent === a0", ["Alarm in 5 minutes"])
+
+                // Off from the header: the Focus is gone.
+                try await browser.click(".banners .notification .hide")
+                try await browser.click("#focus")
+                try await browser.waitUntil("the Focus to be off", "return document.getElementById('focus-status').hidden")
+                #expect(try await focusNow() == "No Focus is on.")
+            }
+        }
+    }
+
     @Test func noOneWithoutTheSecretOrFromAnotherSiteGetsIn() async throws {
         try await Self.withServed(app: "com.example.todo") { _, url in
             let origin = try #require(url.firstMatch(of: /http:\/\/[^\/]+/).map { String($0.0) })

@@ -375,6 +375,33 @@ package enum LocalAPI {
         }
     }
 
+    /// The Focus that is on (`GET /v1/admin/focus`), or the one to turn on (`PUT`); `null` for none.
+    package struct DeviceFocus: Codable, Sendable, Hashable {
+        package var focus: Focus?
+
+        package init(focus: Focus?) {
+            self.focus = focus
+        }
+
+        private enum CodingKeys: CodingKey { case focus }
+
+        /// `focus` must be there, `null` or a Focus: a body without it does not turn the Focus off.
+        package init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            guard container.contains(.focus) else {
+                throw DecodingError.keyNotFound(CodingKeys.focus, DecodingError.Context(
+                    codingPath: container.codingPath, debugDescription: "The body needs \"focus\": the Focus to turn on, or null to turn it off."
+                ))
+            }
+            focus = try container.decodeIfPresent(Focus.self, forKey: .focus)
+        }
+
+        package func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            if let focus { try container.encode(focus, forKey: .focus) } else { try container.encodeNil(forKey: .focus) }
+        }
+    }
+
     /// A notification as the person sees it, with its app.
     package struct VisibleNotification: Codable, Sendable, Hashable {
         package var bundleIdentifier: String
@@ -433,6 +460,8 @@ package enum LocalAPI {
         package var identifiers: [String]?
         /// Whether the device is now locked (`deviceLockChanged`).
         package var locked: Bool?
+        /// The Focus now on (`focusChanged`); absent when the person turned it off.
+        package var focus: Focus?
 
         package init(type: String, bundleIdentifier: String) {
             self.type = type

@@ -52,6 +52,40 @@ package struct Presentation: Sendable, Hashable, Codable {
     }
 }
 
+/// A Focus the person turned on, as iOS's Do Not Disturb: a notification it does not let through arrives
+/// silenced, in Notification Center and on the lock screen but with no banner and no sound. Critical
+/// notifications always break through; time-sensitive ones when the Focus allows them and the app's
+/// Time Sensitive setting is on; every notification of an app the Focus allows.
+package struct Focus: Sendable, Hashable, Codable {
+    /// What the person calls it: "Do Not Disturb", "Sleep", "Work"…
+    package var name: String
+    /// Whether time-sensitive notifications break through (iOS's "Time Sensitive Notifications" of a Focus).
+    package var allowsTimeSensitive: Bool
+    /// The apps whose notifications break through, by bundle identifier.
+    package var allowedApps: [String]
+
+    package init(name: String = "Do Not Disturb", allowsTimeSensitive: Bool = true, allowedApps: [String] = []) {
+        self.name = name
+        self.allowsTimeSensitive = allowsTimeSensitive
+        self.allowedApps = allowedApps
+    }
+
+    private enum CodingKeys: String, CodingKey { case name, allowsTimeSensitive, allowedApps }
+
+    /// Every field but `name` may be left out, as the initializer's defaults say.
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decodeIfPresent(String.self, forKey: .name) ?? "Do Not Disturb"
+        allowsTimeSensitive = try container.decodeIfPresent(Bool.self, forKey: .allowsTimeSensitive) ?? true
+        allowedApps = try container.decodeIfPresent([String].self, forKey: .allowedApps) ?? []
+    }
+
+    /// The Focus as it applies to one app's notifications: none at all for an app it allows.
+    package func applying(to bundleIdentifier: String) -> Focus? {
+        allowedApps.contains(bundleIdentifier) ? nil : self
+    }
+}
+
 /// Decides how a notification is presented, from the app's state, the person's settings and, in the
 /// foreground, the app's own answer to `willPresent`.
 ///
@@ -93,6 +127,25 @@ package enum PresentationPolicy {
             sound: !passive && content.sound != nil && soundAllowed(content, settings),
             badge: settings.badgeSetting == .enabled ? content.badge : nil
         )
+    }
+
+    /// `presentation` under `focus`: unchanged for a notification the Focus lets through, otherwise
+    /// silenced (no banner, no sound; still in the list, on the lock screen and on the badge).
+    package static func underFocus(
+        _ presentation: Presentation, _ focus: Focus?, content: NotificationContent, settings: NotificationSettings
+    ) -> Presentation {
+        guard let focus else { return presentation }
+        switch content.interruptionLevel {
+        case .critical:
+            return presentation
+        case .timeSensitive where focus.allowsTimeSensitive && settings.timeSensitiveSetting == .enabled:
+            return presentation
+        default:
+            var silenced = presentation
+            silenced.banner = false
+            silenced.sound = false
+            return silenced
+        }
     }
 
     /// Whether notifications reach the person at all under these settings.

@@ -7,11 +7,22 @@ package struct DeviceConditions: Sendable, Equatable {
     package var timeZone: TimeZone
     /// Where the device is; `nil` while unknown.
     package var location: Coordinate?
+    /// The Focus the person turned on, if any, for every app (each step applies it to its app).
+    package var focus: Focus?
 
-    package init(isLocked: Bool = false, timeZone: TimeZone, location: Coordinate? = nil) {
+    package init(isLocked: Bool = false, timeZone: TimeZone, location: Coordinate? = nil, focus: Focus? = nil) {
         self.isLocked = isLocked
         self.timeZone = timeZone
         self.location = location
+        self.focus = focus
+    }
+
+    /// The conditions as one app's machine receives them: the Focus as it applies to that app.
+    package func applying(to bundleIdentifier: String) -> DeviceConditions {
+        guard let focus else { return self }
+        var conditions = self
+        conditions.focus = focus.applying(to: bundleIdentifier)
+        return conditions
     }
 }
 
@@ -57,6 +68,8 @@ extension NotificationCenterMachine {
                 changeTimeZone(device.timeZone)
                 changed = true
             }
+            // Not saved with the app: brought to every step, so no change to save.
+            focus = device.focus
             if let location = device.location, location != self.location {
                 effects += updateLocation(location)
                 changed = true

@@ -171,6 +171,9 @@ package struct NotificationCenterMachine: Sendable, Codable {
     package internal(set) var appState: AppState
     package internal(set) var location: Coordinate?
     package internal(set) var isDeviceLocked = false
+    /// The Focus on now, as it applies to this app (`nil` when none is on, or it allows the app). Not
+    /// part of the saved state: a system brings it to every step (``DeviceConditions``) or holds it itself.
+    package internal(set) var focus: Focus?
     /// Whether the app can be called right now. In-process the app always can; the daemon's apps only
     /// while they are connected. Responses for an unreachable app are kept, in order, until it is.
     package internal(set) var isAppReachable: Bool
@@ -797,7 +800,8 @@ package struct NotificationCenterMachine: Sendable, Codable {
 
     /// Shows the notification as `presentation` says; `unseenBecause` is why the person does not see
     /// it when nothing of it is visible, for the delivery log.
-    private mutating func present(_ notification: DeliveredNotification, _ presentation: Presentation, unseenBecause: String) -> [Effect] {
+    private mutating func present(_ notification: DeliveredNotification, _ decided: Presentation, unseenBecause: String) -> [Effect] {
+        let presentation = PresentationPolicy.underFocus(decided, focus, content: notification.request.content, settings: settings)
         let identifier = notification.request.identifier
         let category = categories[notification.request.content.categoryIdentifier]
         let shown = VisibleNotification(
@@ -845,6 +849,11 @@ package struct NotificationCenterMachine: Sendable, Codable {
     /// Locks or unlocks the device.
     package mutating func setDeviceLocked(_ locked: Bool) {
         isDeviceLocked = locked
+    }
+
+    /// Turns a Focus on (as it applies to this app), or off with `nil`; what is already shown stays.
+    package mutating func setFocus(_ focus: Focus?) {
+        self.focus = focus
     }
 
     // MARK: - Responses

@@ -154,6 +154,17 @@ package struct AdminRoutes: Sendable {
             try await Self.apply(change, to: engine)
             return Response(status: .noContent)
         }
+        // The person's Focus (Do Not Disturb and the like), for every app.
+        router.get("/v1/admin/focus") { request, _ in
+            try authenticate(request)
+            return jsonResponse(LocalAPI.DeviceFocus(focus: await engine.focus))
+        }
+        router.put("/v1/admin/focus") { request, context in
+            try authenticate(request)
+            let change = try await decode(LocalAPI.DeviceFocus.self, request, context)
+            try await engine.setFocus(change.focus)
+            return jsonResponse(LocalAPI.DeviceFocus(focus: await engine.focus))
+        }
         router.ws("/v1/admin/events") { request, _ in
             try authenticate(request)
             try requireWebSocketUpgrade(request)
@@ -329,6 +340,10 @@ package struct AdminRoutes: Sendable {
         case .deviceLockChanged(let locked):
             var value = LocalAPI.WatchEvent(type: "deviceLockChanged", bundleIdentifier: "")
             value.locked = locked
+            return value
+        case .focusChanged(let focus):
+            var value = LocalAPI.WatchEvent(type: "focusChanged", bundleIdentifier: "")
+            value.focus = focus
             return value
         }
     }

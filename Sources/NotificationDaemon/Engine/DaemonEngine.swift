@@ -181,6 +181,7 @@ package actor DaemonEngine {
             device.location = saved.location
             if let zone = saved.timeZoneIdentifier.flatMap(TimeZone.init(identifier:)) { device.timeZone = zone }
             passcode = saved.passcode
+            device.focus = saved.focus
         }
         self.device = device
         linkSequence = (try? await store.linkSequence()) ?? 0
@@ -506,7 +507,7 @@ package actor DaemonEngine {
         _ = try await loaded(bundleIdentifier)
         if !readAhead.isEmpty { readAhead.removeValue(forKey: bundleIdentifier) }
         let pending = resumeEffects.isEmpty ? [] : resumeEffects[bundleIdentifier] ?? []
-        let (now, device) = (clock.now, device)
+        let (now, device) = (clock.now, device.applying(to: bundleIdentifier))
         // Bounded: an app with more due than this at once is caught up by the scheduler over several
         // steps, taking turns with every other app that has something due.
         let step = withCachedMachine(of: bundleIdentifier) { machine in
@@ -1371,6 +1372,28 @@ package actor DaemonEngine {
         if changed { publish(.deviceLockChanged(locked: locked)) }
     }
 
+    /// The person turns a Focus on (or changes it), or off with `nil`. From the next notification on,
+    /// those it does not let through arrive silenced; what is on screen stays.
+    ///
+    /// - Throws: `invalidRequest` for a Focus with no name, or one allowing an app twice.
+    package func setFocus(_ focus: Focus?) async throws {
+        if let focus {
+            guard !focus.name.trimmingCharacters(in: .whitespaces).isEmpty, focus.name.count <= 64 else {
+                throw DaemonError(.invalidRequest, "A Focus needs a name of 1 to 64 characters, such as \"Do Not Disturb\".")
+            }
+            guard Set(focus.allowedApps).count == focus.allowedApps.count else {
+                throw DaemonError(.invalidRequest, "allowedApps names an app more than once.")
+            }
+        }
+        let changed = device.focus != focus
+        device.focus = focus
+        try await saveDeviceState()
+        if changed { publish(.focusChanged(focus)) }
+    }
+
+    /// The Focus that is on, if any.
+    package var focus: Focus? { device.focus }
+
     /// Whether the device is locked, and whether it has a passcode.
     package var lockState: (isLocked: Bool, hasPasscode: Bool) {
         (device.isLocked, passcode != nil)
@@ -1432,7 +1455,8 @@ package actor DaemonEngine {
 
     private func saveDeviceState() async throws(DaemonError) {
         try await store.saveDeviceState(DeviceState(
-            isLocked: device.isLocked, location: device.location, timeZoneIdentifier: device.timeZone.identifier, passcode: passcode
+            isLocked: device.isLocked, location: device.location, timeZoneIdentifier: device.timeZone.identifier, passcode: passcode,
+            focus: device.focus
         ))
     }
 

@@ -55,6 +55,8 @@ package enum DaemonEvent: Sendable, Hashable {
     case notificationsRemoved(bundleIdentifier: String, [String])
     /// The device was locked or unlocked.
     case deviceLockChanged(locked: Bool)
+    /// The person turned a Focus on, changed it, or turned it off (`nil`).
+    case focusChanged(Focus?)
 }
 
 extension DaemonEvent {

@@ -31,12 +31,17 @@ package struct DeviceState: Sendable, Hashable {
     package var timeZoneIdentifier: String?
     /// The passcode that unlocks the device on the notification center's page, once the person set one.
     package var passcode: DevicePasscode?
+    /// The Focus the person turned on, if any.
+    package var focus: Focus?
 
-    package init(isLocked: Bool = false, location: Coordinate? = nil, timeZoneIdentifier: String? = nil, passcode: DevicePasscode? = nil) {
+    package init(
+        isLocked: Bool = false, location: Coordinate? = nil, timeZoneIdentifier: String? = nil, passcode: DevicePasscode? = nil, focus: Focus? = nil
+    ) {
         self.isLocked = isLocked
         self.location = location
         self.timeZoneIdentifier = timeZoneIdentifier
         self.passcode = passcode
+        self.focus = focus
     }
 }
 

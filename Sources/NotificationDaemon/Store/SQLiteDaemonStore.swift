@@ -175,6 +175,11 @@ package final class SQLiteDaemonStore: DaemonStore {
                 ALTER TABLE device ADD COLUMN passcodeRetryAfter DOUBLE;
                 """)
         }
+        migrator.registerMigration("v9: the device's Focus") { db in
+            // The Focus as JSON (its name, whether time-sensitive notifications break through, the apps
+            // allowed); NULL when none is on.
+            try db.execute(sql: "ALTER TABLE device ADD COLUMN focus BLOB")
+        }
         return migrator
     }
 
@@ -486,7 +491,8 @@ package final class SQLiteDaemonStore: DaemonStore {
                     isLocked: row["locked"],
                     location: latitude.flatMap { latitude in longitude.map { Coordinate(latitude: latitude, longitude: $0) } },
                     timeZoneIdentifier: row["timeZone"],
-                    passcode: passcode
+                    passcode: passcode,
+                    focus: try (row["focus"] as Data?).map { try Self.decoder.decode(Focus.self, from: $0) }
                 )
             }
         }
@@ -502,13 +508,13 @@ package final class SQLiteDaemonStore: DaemonStore {
             try db.execute(
                 sql: """
                     INSERT OR REPLACE INTO device
-                    (id, locked, latitude, longitude, timeZone, passcodeSalt, passcodeKey, passcodeRounds, passcodeFailures, passcodeRetryAfter)
-                    VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    (id, locked, latitude, longitude, timeZone, passcodeSalt, passcodeKey, passcodeRounds, passcodeFailures, passcodeRetryAfter, focus)
+                    VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     state.isLocked, state.location?.latitude, state.location?.longitude, state.timeZoneIdentifier,
                     state.passcode?.salt, state.passcode?.key, state.passcode?.rounds, state.passcode?.failures ?? 0,
-                    state.passcode?.retryAfter?.timeIntervalSince1970,
+                    state.passcode?.retryAfter?.timeIntervalSince1970, try state.focus.map { try JSONEncoder().encode($0) },
                 ]
             )
         }

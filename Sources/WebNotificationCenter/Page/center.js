@@ -29,6 +29,9 @@ const SWITCHES = [
 const elements = {
   connection: document.getElementById("connection"),
   lock: document.getElementById("lock"),
+  focus: document.getElementById("focus"),
+  focusStatus: document.getElementById("focus-status"),
+  focusSettings: document.getElementById("focus-settings"),
   lockScreen: document.getElementById("lock-screen"),
   lockTime: document.getElementById("lock-time"),
   lockDate: document.getElementById("lock-date"),
@@ -49,7 +52,9 @@ const elements = {
   empty: document.getElementById("empty"),
 };
 
-let state = { notifications: [], prompts: [], badges: {}, device: { locked: false, hasPasscode: false }, provisionalApps: [] };
+let state = { notifications: [], prompts: [], badges: {}, device: { locked: false, hasPasscode: false, focus: null }, provisionalApps: [] };
+// The Focus the header's button turns on: the last one the person set up, or Do Not Disturb.
+let lastFocus = { name: "Do Not Disturb", allowsTimeSensitive: true, allowedApps: [] };
 // What the person has opened or typed in the list, by notification, so that the list drawn again
 // after an event keeps it: expanded actions, and a reply being written.
 const drafts = new Map();
@@ -161,6 +166,14 @@ function card(notification, { inBanner }) {
   close.setAttribute("aria-label", `Dismiss ${content.title || identifier}`);
   close.addEventListener("click", () => respond(notification, { kind: "dismiss" }));
   article.append(close);
+  if (inBanner) {
+    // The grabber: what swiping a banner up does on iOS. The banner goes; the notification stays listed.
+    const hide = make("button", "hide");
+    hide.type = "button";
+    hide.setAttribute("aria-label", "Hide the banner (the notification stays in the list)");
+    hide.addEventListener("click", () => article.remove());
+    article.append(hide);
+  }
 
   const actions = notification.actions || [];
   const draft = inBanner ? null : drafts.get(keyOf(notification));
@@ -439,11 +452,13 @@ function showReply(notification, action, article, focus) {
 /**
  * A banner for a notification just presented; it leaves the screen by itself unless in use. One at a
  * time, as on iOS: it takes the place of the banner before it (which stays in the list), unless the
- * person is using that one (pointing at it, or typing in it).
+ * person is working in that one (a reply being typed, a button focused). Pointing at a banner only
+ * keeps it from leaving by itself.
  */
 function showBanner(notification) {
-  const inUse = (banner) => banner.matches(":hover") || banner.contains(document.activeElement);
-  for (const older of [...elements.banners.children]) if (!inUse(older)) older.remove();
+  const focused = (banner) => banner.contains(document.activeElement);
+  const inUse = (banner) => banner.matches(":hover") || focused(banner);
+  for (const older of [...elements.banners.children]) if (!focused(older)) older.remove();
   const banner = card(notification, { inBanner: true });
   banner.classList.add("banner");
   elements.banners.prepend(banner);
@@ -509,6 +524,7 @@ function render() {
   elements.toggleSettings.hidden = locked;
   elements.prompts.hidden = locked;
   elements.passcode.hidden = !state.device.hasPasscode;
+  renderFocus();
   // Only one of the two lists is drawn; the other is emptied.
   (locked ? elements.list : elements.lockList).replaceChildren();
   if (locked) {
@@ -525,6 +541,33 @@ function render() {
   renderList(locked ? elements.lockList : elements.list,
     state.notifications.filter((notification) => locked ? notification.presentation.lockScreen : notification.presentation.list));
 }
+
+/** The header's Focus button and the line that says which Focus is on. */
+function renderFocus() {
+  const focus = state.device.focus;
+  if (focus) lastFocus = focus;
+  elements.focus.setAttribute("aria-pressed", String(Boolean(focus)));
+  elements.focus.textContent = focus ? `☾ ${focus.name}` : "Focus";
+  elements.focusStatus.hidden = !focus;
+  elements.focusStatus.textContent = focus ? focusSummary(focus) : "";
+}
+
+/** What a Focus lets through, in words. */
+function focusSummary(focus) {
+  const through = ["critical", ...(focus.allowsTimeSensitive ? ["time-sensitive"] : [])].join(" and ");
+  const apps = focus.allowedApps.length > 0 ? `, and everything from ${new Intl.ListFormat("en").format(focus.allowedApps)}` : "";
+  return `${focus.name} is on: notifications arrive silenced, but for ${through} ones${apps}.`;
+}
+
+async function setFocus(focus) {
+  const answer = await send("PUT", "/api/device/focus", { focus });
+  if (!answer) return null;
+  state.device.focus = answer.focus;
+  renderFocus();
+  return answer;
+}
+
+elements.focus.addEventListener("click", () => setFocus(state.device.focus ? null : lastFocus));
 
 function showTime() {
   const now = new Date();
@@ -709,6 +752,7 @@ function showSettings(shown) {
   elements.toggleSettings.setAttribute("aria-expanded", String(shown));
   if (shown) {
     showPasscodeSettings();
+    showFocusSettings();
     showApps();
   }
 }
@@ -756,6 +800,60 @@ function showPasscodeSettings() {
     event.preventDefault();
     change(next.value);
   };
+}
+
+/**
+ * The Focus: whether time-sensitive notifications break through, and which apps are allowed; each
+ * change is sent at once (turning the Focus on when it is off).
+ */
+async function showFocusSettings() {
+  const form = elements.focusSettings;
+  let apps = [];
+  try {
+    apps = await getJSON("/api/apps");
+  } catch (error) {
+    showError(`The apps cannot be read: ${error.message}`);
+  }
+  const draw = () => {
+    form.replaceChildren();
+    const focus = state.device.focus ?? lastFocus;
+    const group = make("fieldset");
+    group.append(make("legend", "", "Focus"));
+    const on = make("input");
+    on.type = "checkbox";
+    on.name = "focusOn";
+    on.setAttribute("role", "switch");
+    on.checked = Boolean(state.device.focus);
+    on.addEventListener("change", async () => { await setFocus(on.checked ? focus : null); draw(); });
+    group.append(row(focus.name, on));
+    const timeSensitive = make("input");
+    timeSensitive.type = "checkbox";
+    timeSensitive.name = "allowsTimeSensitive";
+    timeSensitive.setAttribute("role", "switch");
+    timeSensitive.checked = focus.allowsTimeSensitive;
+    timeSensitive.addEventListener("change", async () => {
+      await setFocus({ ...focus, allowsTimeSensitive: timeSensitive.checked });
+      draw();
+    });
+    group.append(row("Time Sensitive Notifications", timeSensitive));
+    if (apps.length > 0) group.append(make("p", "hint", "Allowed apps: everything from these breaks through."));
+    for (const app of apps) {
+      const allowed = make("input");
+      allowed.type = "checkbox";
+      allowed.name = "allowedApp";
+      allowed.value = app;
+      allowed.checked = focus.allowedApps.includes(app);
+      allowed.addEventListener("change", async () => {
+        const others = focus.allowedApps.filter((name) => name !== app);
+        await setFocus({ ...focus, allowedApps: allowed.checked ? [...others, app] : others });
+        draw();
+      });
+      group.append(row(app, allowed));
+    }
+    form.append(group);
+  };
+  form.onsubmit = (event) => event.preventDefault();
+  draw();
 }
 
 /** Every registered app, as Settings › Notifications lists them. */

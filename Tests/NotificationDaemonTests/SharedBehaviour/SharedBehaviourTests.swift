@@ -93,6 +93,36 @@ import Testing
 
     // MARK: Scheduling
 
+    /// A Focus (Do Not Disturb) silences what it does not let through: in the list and on the lock
+    /// screen, without a banner or a sound. Critical notifications always break through, time-sensitive
+    /// ones when the Focus allows them; turned off, notifications interrupt again.
+    @Test(arguments: Backend.allCases)
+    func aFocusSilencesNotificationsButLetsCriticalAndTimeSensitiveOnesThrough(_ backend: Backend) async throws {
+        try await backend.run { system in
+            try await system.willAnswerAuthorization(allow: true)
+            #expect(try await system.center.requestAuthorization(options: [.alert, .sound, .timeSensitive, .criticalAlert]))
+            func post(_ identifier: String, _ level: UNNotificationInterruptionLevel) async throws {
+                let content = self.content(identifier, sound: true)
+                content.interruptionLevel = level
+                try await system.center.add(UNNotificationRequest(identifier: identifier, content: content, trigger: nil))
+            }
+            try await system.setFocus(allowingTimeSensitive: true)
+            try await post("active", .active)
+            try await post("urgent", .timeSensitive)
+            try await post("critical", .critical)
+            try await system.setFocus(allowingTimeSensitive: false)
+            try await post("urgent too", .timeSensitive)
+            try await post("critical too", .critical)
+            try await system.setFocus(allowingTimeSensitive: nil)
+            try await post("after", .active)
+
+            let silenced = NotificationPresentation(list: true, lockScreen: true)
+            let loud = NotificationPresentation(banner: true, list: true, lockScreen: true, sound: true)
+            let expected = [("active", silenced), ("urgent", loud), ("critical", loud), ("urgent too", silenced), ("critical too", loud), ("after", loud)]
+            #expect(try await system.seen() == expected.map { SeenNotification(identifier: $0.0, presentation: $0.1) })
+        }
+    }
+
     @Test(arguments: Backend.allCases)
     func aTimeIntervalRequestWaitsThenFiresOnTime(_ backend: Backend) async throws {
         try await backend.run { system in

@@ -51,6 +51,8 @@ protocol SystemUnderTest: Sendable {
     func changeSettings(sound: UNNotificationSetting?, badge: UNNotificationSetting?, alert: UNNotificationSetting?) async throws
     /// The person locks or unlocks the device.
     func setDeviceLocked(_ locked: Bool) async throws
+    /// The person turns Do Not Disturb on (letting time-sensitive notifications through, or not), or off with `nil`.
+    func setFocus(allowingTimeSensitive: Bool?) async throws
     /// What the person sees of the app now, oldest first.
     func seen() async throws -> [SeenNotification]
     /// The app's badge.
@@ -131,6 +133,10 @@ struct InProcessSystem: SystemUnderTest {
 
     func setDeviceLocked(_ locked: Bool) {
         if locked { harness.person.lockDevice() } else { harness.person.unlockDevice() }
+    }
+
+    func setFocus(allowingTimeSensitive: Bool?) {
+        if let allowingTimeSensitive { harness.person.turnOnFocus(allowingTimeSensitive: allowingTimeSensitive) } else { harness.person.turnOffFocus() }
     }
 
     func seen() -> [SeenNotification] {
@@ -271,6 +277,12 @@ final class DaemonSystem: SystemUnderTest {
     func setDeviceLocked(_ locked: Bool) async throws {
         try await settle()
         try await daemon.admin.call(.POST, "/v1/admin/device", body: LocalAPI.DeviceChange(locked: locked))
+    }
+
+    func setFocus(allowingTimeSensitive: Bool?) async throws {
+        try await settle()
+        let focus = allowingTimeSensitive.map { Focus(allowsTimeSensitive: $0) }
+        _ = try await daemon.admin.call(.PUT, "/v1/admin/focus", body: LocalAPI.DeviceFocus(focus: focus), as: LocalAPI.DeviceFocus.self)
     }
 
     func seen() async throws -> [SeenNotification] {
