@@ -31,6 +31,11 @@ final class ReminderHandler: NSObject, UNUserNotificationCenterDelegate, Sendabl
         }
         completionHandler()
     }
+
+    /// The person chose the app's own notification settings, from the system's settings for the app.
+    func userNotificationCenter(_ center: UNUserNotificationCenter, openSettingsFor notification: UNNotification?) {
+        say("the person opened the app's notification settings")
+    }
 }
 
 /// Prints a line at once, also when the output is a pipe or a file (where `print` alone waits for a
@@ -65,7 +70,7 @@ struct TodoExample {
                                                                  intentIdentifiers: [], options: [.customDismissAction])])
 
         say("asking for permission (answer on the notification center's page, or in `unotify watch` with `allow com.example.todo`)…")
-        guard try await center.requestAuthorization(options: [.alert, .sound, .badge]) else {
+        guard try await center.requestAuthorization(options: [.alert, .sound, .badge, .providesAppNotificationSettings]) else {
             say("notifications are not allowed")
             exit(1)
         }

@@ -121,6 +121,18 @@ enum WebRoutes {
         router.post("/api/apps/:app/keep") { _, context in
             jsonResponse(try await engine.keepProvisionalNotifications(try context.parameters.decoded("app")))
         }
+        // The composer, for developers: a local notification added as the app adds it (the local API's
+        // `POST /v1/requests`, checked by the same rules), or a push delivered as the gateway delivers it.
+        router.post("/api/apps/:app/requests") { request, context in
+            let body = try await decode(NotificationRequest.self, request, context)
+            try await engine.add(try context.parameters.decoded("app"), body)
+            return Response(status: .created)
+        }
+        router.post("/api/apps/:app/pushes") { request, context in
+            let body = try await decode(LocalAPI.LocalPush.self, request, context)
+            try await engine.deliverPush(try context.parameters.decoded("app"), payload: Array(body.payload.utf8), collapseID: body.collapseID)
+            return Response(status: .noContent)
+        }
         // The settings the person has for each app, as iOS's Settings › Notifications shows them.
         router.get("/api/apps") { _, _ in
             jsonResponse(try await engine.apps().map(\.bundleIdentifier))

@@ -72,6 +72,9 @@ extension SettingValue: ExpressibleByArgument {
         default: return nil
         }
     }
+
+    /// What the help lists and the shell completes: the words the person types, not the raw values.
+    public static var allValueStrings: [String] { ["on", "off"] }
 }
 
 extension APNs.Environment: ExpressibleByArgument {}

@@ -127,7 +127,9 @@ struct RequestRulesTests {
         _ = machine.changeSettings(.granting([.alert, .sound, .badge], status: .authorized))
         let limit = try #require(machine.configuration.visibleLimit)
         #expect(limit == 100)
-        for index in 0...limit { _ = try machine.add(request("n\(index)")) }
+        for index in 0..<limit { #expect(!(try machine.add(request("n\(index)"))).contains(.notificationsRemoved(["n0"]))) }
+        // The one over the limit: the oldest leaves, and the surfaces are told, as when the app removes it.
+        #expect(try machine.add(request("n\(limit)")).contains(.notificationsRemoved(["n0"])))
         #expect(machine.visibleNotifications.count == limit)
         #expect(machine.visibleNotifications.first?.notification.request.identifier == "n1", "n0, the oldest, left")
         #expect(machine.visibleNotifications.last?.notification.request.identifier == "n\(limit)")

@@ -110,6 +110,24 @@ import Testing
         }
     }
 
+    @Test func theAppsOwnNotificationSettingsOpenInTheAppFromTheSettingsPage() async throws {
+        try await Self.withServed(app: "com.example.todo") { environment, url in
+            try await Self.withPage(url) { browser in
+                let app = try ChildProcess(ChildProcess.built("todo-example"), [],
+                                           environment: environment.merging(["UNOTIFY_APP_ID": "com.example.todo"]) { $1 }, name: "todo-example")
+                try await app.line(containing: "asking for permission")
+                try await browser.click(".prompt .allow")
+                try await browser.click("#toggle-settings")
+                try await browser.click("#settings-apps button[data-app='com.example.todo']")
+                // The app said it has its own settings (`providesAppNotificationSettings`): Settings links to them.
+                #expect(try await browser.text(of: "#app-settings .app-link") == "com.example.todo Notification Settings")
+                try await browser.click("#app-settings .app-link")
+                try await app.line(containing: "the person opened the app's notification settings")
+                await app.interrupt()
+            }
+        }
+    }
+
     /// A page left open must not keep the center from stopping (its live events end with the server).
     @Test func theSystemStopsWhileAPageIsOpen() async throws {
         let directory = try makeTestDirectory()
@@ -556,6 +574,59 @@ import Testing
                 try await browser.click("#focus")
                 try await browser.waitUntil("the Focus to be off", "return document.getElementById('focus-status').hidden")
                 #expect(try await focusNow() == "No Focus is on.")
+            }
+        }
+    }
+
+    @Test func theComposerSendsAPushOrALocalNotificationAndShowsWhatIsWrongWithIt() async throws {
+        try await Self.withServed(app: "com.example.todo") { environment, url in
+            let run = { @Sendable (arguments: [String]) async throws -> String in
+                let command = try ChildProcess(ChildProcess.built("unotify"), arguments, environment: environment, name: "unotify \(arguments[0])")
+                #expect(await command.waitUntilExit() == 0, "\(command.lines)")
+                return await command.completeOutput().joined(separator: "\n")
+            }
+            _ = try await run(["authorize", "--app", "com.example.todo", "grant"])
+            try await Self.withPage(url) { browser in
+                try await browser.click("#toggle-composer")
+                try await browser.waitUntil("the app to be offered", "return document.getElementById('compose-app').value === 'com.example.todo'")
+                // A push as a provider sends it, from the template with a key the composer offers added.
+                try await browser.click("#compose-keys button[data-path='aps.thread-id']")
+                let written = try await browser.execute("return JSON.parse(document.getElementById('compose-json').value)") as? [String: Any]
+                #expect((written?["aps"] as? [String: Any])?["thread-id"] as? String == "thread")
+                try await browser.click("#compose button[type=submit]")
+                try await browser.waitUntil("the push to be sent", "return document.getElementById('compose-sent').textContent === 'Sent to com.example.todo'")
+
+                // What is not JSON is shown where it breaks, and nothing is sent.
+                _ = try await browser.execute("const editor = document.getElementById('compose-json'); editor.value = ''; editor.focus()")
+                try await browser.type("{\"aps\": {\"alert\": \"Hi\",}}", into: "#compose-json")
+                #expect(try await browser.text(of: "#compose-problem").hasPrefix("Not valid JSON"))
+                #expect(try await browser.text(of: "#compose-problem").contains("line 1"))
+                #expect(try await browser.execute("return document.getElementById('compose-json').getAttribute('aria-invalid')") as? String == "true")
+                try await browser.screenshot(to: Self.screenshots.appendingPathComponent("web-composer.png"))
+                // Valid JSON the daemon refuses: its words, as APNs would answer.
+                _ = try await browser.execute("document.getElementById('compose-json').value = JSON.stringify({ aps: { alert: 'x'.repeat(5000) } })")
+                try await browser.click("#compose button[type=submit]")
+                try await browser.waitUntil("the daemon's refusal", "return document.getElementById('compose-problem').textContent.includes('4,096')")
+
+                // A local notification, as the app adds it, due in 5 s: pending for the app.
+                try await browser.click("#compose-kind option[value='local']")
+                try await browser.waitUntil("the request template", "return JSON.parse(document.getElementById('compose-json').value).identifier === 'composed'")
+                #expect(try await browser.execute("return document.getElementById('compose-problem').hidden") as? Bool == true)
+                try await browser.click("#compose-keys button[data-path='trigger']")
+                try await browser.click("#compose button[type=submit]")
+                try await browser.waitUntil("the request to be added", "return document.getElementById('compose-sent').textContent === 'Sent to com.example.todo'")
+                #expect(try await run(["pending", "--app", "com.example.todo"]).contains("composed"))
+                // One the rules refuse: Apple's reason, shown under the editor.
+                _ = try await browser.execute("""
+                    document.getElementById('compose-json').value = JSON.stringify({ identifier: 'bad', content: { title: 'x' }, trigger: { type: 'timeInterval', interval: 30, repeats: true } })
+                    """)
+                try await browser.click("#compose button[type=submit]")
+                try await browser.waitUntil("the rule's words", "return document.getElementById('compose-problem').textContent.includes('60')")
+
+                // Back to the list (the banners put away first, as they cover the header): the push is there.
+                _ = try await browser.execute("document.querySelectorAll('.banners .notification .hide').forEach((grabber) => grabber.click())")
+                try await browser.click("#toggle-composer")
+                try await browser.waitUntil("the pushed notification in the list", "return document.querySelector('#list .notification .title')?.textContent === 'Hello'")
             }
         }
     }

@@ -815,19 +815,22 @@ package struct NotificationCenterMachine: Sendable, Codable {
         if let replaced = removeVisible(identifier) {
             report(replaced.notification.request, .removed, "replaced by a newer notification with the same identifier")
         }
+        var effects: [Effect] = [.presented(shown)]
         if presentation.isVisible {
             visible[identifier] = shown
             visibleOrder[identifier] = takeSequence()
             report(notification.request, .presented, presentation.logDescription)
             if let limit = configuration.visibleLimit, visible.count > limit,
-               let oldest = visibleOrder.min(by: { $0.value < $1.value })?.key {
-                if let dropped = removeVisible(oldest) { report(dropped.notification.request, .removed, "the list was full (\(limit) notifications)") }
+               let oldest = visibleOrder.min(by: { $0.value < $1.value })?.key,
+               let dropped = removeVisible(oldest) {
+                report(dropped.notification.request, .removed, "the list was full (\(limit) notifications)")
+                // The presenters drop it too.
+                effects.append(.notificationsRemoved([oldest]))
             }
         } else {
             report(notification.request, .notShown, unseenBecause)
             release(notification.request)
         }
-        var effects: [Effect] = [.presented(shown)]
         if let newBadge = presentation.badge, newBadge != badge {
             badge = newBadge
             effects.append(.badgeChanged(newBadge))

@@ -42,6 +42,16 @@ const elements = {
   passcode: document.getElementById("passcode"),
   passcodeSettings: document.getElementById("passcode-settings"),
   toggleSettings: document.getElementById("toggle-settings"),
+  toggleComposer: document.getElementById("toggle-composer"),
+  composer: document.getElementById("composer"),
+  compose: document.getElementById("compose"),
+  composeApp: document.getElementById("compose-app"),
+  composeKind: document.getElementById("compose-kind"),
+  composeCollapse: document.getElementById("compose-collapse"),
+  composeKeys: document.getElementById("compose-keys"),
+  composeJSON: document.getElementById("compose-json"),
+  composeProblem: document.getElementById("compose-problem"),
+  composeSent: document.getElementById("compose-sent"),
   settings: document.getElementById("settings"),
   settingsApps: document.getElementById("settings-apps"),
   appSettings: document.getElementById("app-settings"),
@@ -522,6 +532,7 @@ function render() {
   elements.lockScreen.hidden = !locked;
   elements.lock.hidden = locked;
   elements.toggleSettings.hidden = locked;
+  elements.toggleComposer.hidden = locked;
   elements.prompts.hidden = locked;
   elements.passcode.hidden = !state.device.hasPasscode;
   renderFocus();
@@ -529,12 +540,13 @@ function render() {
   (locked ? elements.list : elements.lockList).replaceChildren();
   if (locked) {
     elements.settings.hidden = true;
+    elements.composer.hidden = true;
     elements.list.hidden = true;
     elements.banners.replaceChildren();
     showTime();
   } else {
     forgetAfterUnlock();
-    elements.list.hidden = !elements.settings.hidden;
+    elements.list.hidden = !elements.settings.hidden || !elements.composer.hidden;
   }
   renderPrompts();
   // On the lock screen, what the settings let it show; in the list, what they keep in Notification Center.
@@ -746,6 +758,7 @@ async function getJSON(path) {
 }
 
 function showSettings(shown) {
+  if (shown) showComposer(false);
   elements.settings.hidden = !shown;
   elements.list.hidden = shown;
   elements.toggleSettings.textContent = shown ? "Done" : "Settings";
@@ -989,6 +1002,160 @@ async function showAppSettings(app) {
 }
 
 elements.toggleSettings.addEventListener("click", () => showSettings(elements.settings.hidden));
+
+// MARK: Composer
+
+// What the composer starts from, by kind: a push as a provider sends it, a request as an app adds it.
+const COMPOSE_TEMPLATES = {
+  push: { aps: { alert: { title: "Hello", body: "Sent from the composer" }, sound: "default" } },
+  local: { identifier: "composed", content: { title: "Hello", body: "Sent from the composer", sound: { type: "default" } }, trigger: null },
+};
+// The keys the composer offers, by kind: a path in the JSON and the value it starts with.
+const COMPOSE_KEYS = {
+  push: [
+    ["aps.alert.title", "Title"], ["aps.alert.subtitle", "Subtitle"], ["aps.alert.body", "Body"], ["aps.badge", 1],
+    ["aps.sound", "default"], ["aps.thread-id", "thread"], ["aps.category", "CATEGORY"], ["aps.mutable-content", 1],
+    ["aps.content-available", 1], ["aps.interruption-level", "time-sensitive"], ["aps.relevance-score", 0.5],
+    ["aps.target-content-id", "target"], ["aps.alert.title-loc-key", "KEY"], ["aps.alert.loc-args", []],
+  ],
+  local: [
+    ["content.title", "Title"], ["content.subtitle", "Subtitle"], ["content.body", "Body"], ["content.badge", 1],
+    ["content.sound", { type: "default" }], ["content.threadIdentifier", "thread"], ["content.categoryIdentifier", "CATEGORY"],
+    ["content.interruptionLevel", 2], ["content.relevanceScore", 0.5], ["content.userInfo", {}],
+    ["trigger", { type: "timeInterval", interval: 5, repeats: false }],
+  ],
+};
+
+async function showComposer(shown) {
+  elements.composer.hidden = !shown;
+  elements.toggleComposer.setAttribute("aria-expanded", String(shown));
+  elements.toggleComposer.textContent = shown ? "Done" : "Compose";
+  if (!shown) {
+    elements.list.hidden = !elements.settings.hidden;
+    return;
+  }
+  showSettings(false);
+  elements.list.hidden = true;
+  let apps = [];
+  try {
+    apps = await getJSON("/api/apps");
+  } catch (error) {
+    showError(`The apps cannot be read: ${error.message}`);
+  }
+  const chosen = elements.composeApp.value;
+  elements.composeApp.replaceChildren(...apps.map((app) => {
+    const option = make("option", "", app);
+    option.value = app;
+    option.selected = app === chosen;
+    return option;
+  }));
+  if (!elements.composeJSON.value.trim()) useTemplate();
+  showKeys();
+  elements.composeApp.focus();
+}
+
+function useTemplate() {
+  elements.composeJSON.value = JSON.stringify(COMPOSE_TEMPLATES[elements.composeKind.value], null, 2);
+  checkComposed();
+}
+
+function showKeys() {
+  const kind = elements.composeKind.value;
+  elements.compose.querySelector(".push-only").hidden = kind !== "push";
+  elements.composeKeys.replaceChildren(...COMPOSE_KEYS[kind].map(([path, value]) => {
+    const button = make("button", "key", path);
+    button.type = "button";
+    button.dataset.path = path;
+    button.title = `Insert ${path}`;
+    button.addEventListener("click", () => insertKey(path, value));
+    return button;
+  }));
+}
+
+/** Sets `path` in the JSON being written (keeping what is there), if the JSON can be read. */
+function insertKey(path, value) {
+  const parsed = checkComposed();
+  if (parsed === undefined) return;
+  const root = parsed && typeof parsed === "object" && !Array.isArray(parsed) ? parsed : {};
+  const names = path.split(".");
+  let node = root;
+  for (const name of names.slice(0, -1)) {
+    if (!node[name] || typeof node[name] !== "object" || Array.isArray(node[name])) node[name] = {};
+    node = node[name];
+  }
+  // What is there already is kept; a null (the template's "no trigger") is replaced.
+  if (node[names.at(-1)] === undefined || node[names.at(-1)] === null) node[names.at(-1)] = value;
+  elements.composeJSON.value = JSON.stringify(root, null, 2);
+  checkComposed();
+  elements.composeJSON.focus();
+}
+
+/**
+ * Reads the JSON as it is typed: the parsed value, or `undefined` with the problem shown under the
+ * editor (where it is: the line and column).
+ */
+function checkComposed() {
+  const text = elements.composeJSON.value;
+  try {
+    const value = JSON.parse(text);
+    if (elements.compose.dataset.problem === "syntax") composeProblem(null);
+    return value;
+  } catch (error) {
+    const at = /position (\d+)/.exec(error.message);
+    let where = "";
+    if (at && !error.message.includes("(line")) {
+      const before = text.slice(0, Number(at[1]));
+      const line = before.split("\n").length;
+      const column = before.length - before.lastIndexOf("\n");
+      where = ` (line ${line}, column ${column})`;
+    }
+    composeProblem(`Not valid JSON${where}: ${error.message}`, "syntax");
+    return undefined;
+  }
+}
+
+function composeProblem(text, kind) {
+  elements.composeProblem.hidden = !text;
+  elements.composeProblem.textContent = text || "";
+  elements.composeJSON.setAttribute("aria-invalid", String(Boolean(text)));
+  if (text) elements.compose.dataset.problem = kind;
+  else delete elements.compose.dataset.problem;
+}
+
+elements.toggleComposer.addEventListener("click", () => showComposer(elements.composer.hidden));
+elements.composeKind.addEventListener("change", () => {
+  composeProblem(null);
+  useTemplate();
+  showKeys();
+});
+elements.composeJSON.addEventListener("input", checkComposed);
+elements.compose.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  elements.composeSent.textContent = "";
+  const app = elements.composeApp.value;
+  if (!app) return composeProblem("Register an app first: `unotify apps add <bundle identifier>`.", "daemon");
+  const value = checkComposed();
+  if (value === undefined) return elements.composeJSON.focus();
+  const kind = elements.composeKind.value;
+  const path = `/api/apps/${encodeURIComponent(app)}/${kind === "push" ? "pushes" : "requests"}`;
+  const body = kind === "push"
+    ? { payload: elements.composeJSON.value, ...(elements.composeCollapse.value ? { collapseID: elements.composeCollapse.value } : {}) }
+    : value;
+  // The daemon's refusal is shown under the editor, in its words (Apple's rule and where it broke).
+  try {
+    const answer = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body), credentials: "same-origin" });
+    if (!answer.ok) {
+      const problem = await answer.json().catch(() => null);
+      composeProblem((problem && problem.detail) || `${answer.status} ${answer.statusText}`, "daemon");
+      elements.composeJSON.focus();
+      return;
+    }
+    composeProblem(null);
+    elements.composeSent.textContent = `Sent to ${app}`;
+  } catch (error) {
+    composeProblem(`The notification center cannot be reached: ${error.message}`, "daemon");
+  }
+});
 
 document.documentElement.dataset.ready = "true";
 connect();
