@@ -120,11 +120,6 @@ package struct ThumbnailClippingRect: Sendable, Hashable, Codable {
         self.init(x: x, y: y, width: width, height: height)
     }
 
-    /// The same keys as the dictionary of a `CGRect`.
-    package var dictionary: [String: Double] {
-        ["X": x, "Y": y, "Width": width, "Height": height]
-    }
-
     private enum CodingKeys: String, CodingKey {
         case x = "X", y = "Y", width = "Width", height = "Height"
     }
