@@ -170,11 +170,11 @@ enum WebRoutes {
                 var sent = LocalAPI.WatchEvent(type: described.type, bundleIdentifier: described.bundleIdentifier)
                 guard case .presented(let app, _) = event, let visible = described.notification,
                       let settings = try? await engine.settings(app) else {
-                    return try? JSONEncoder().encode(sent)
+                    return try? AdminRoutes.eventEncoder.encode(sent)
                 }
                 let shown = PreviewPolicy.shown(visible, among: [visible], settings: settings, locked: await engine.lockState.isLocked, files: files)
                 sent.notification = shown.value
-                return try? JSONEncoder().encode(AsShown(value: sent, previewHidden: shown.previewHidden, attachments: shown.attachments))
+                return try? AdminRoutes.eventEncoder.encode(AsShown(value: sent, previewHidden: shown.previewHidden, attachments: shown.attachments))
             }
         }
         return router

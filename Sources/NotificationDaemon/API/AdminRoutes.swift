@@ -189,7 +189,7 @@ package struct AdminRoutes: Sendable {
         engine: DaemonEngine,
         remaining: WebSocketInboundMessageStream.AsyncIterator,
         outbound: WebSocketOutboundWriter,
-        describe: @escaping @Sendable (DaemonEvent) async -> Data? = { try? JSONEncoder().encode(AdminRoutes.watchEvent($0)) }
+        describe: @escaping @Sendable (DaemonEvent) async -> Data? = { try? AdminRoutes.eventEncoder.encode(AdminRoutes.watchEvent($0)) }
     ) async throws {
         let firstWatch = await engine.watch()
         try await outbound.write(.text(#"{"type":"subscribed","bundleIdentifier":""}"#))
@@ -223,6 +223,9 @@ package struct AdminRoutes: Sendable {
             group.cancelAll()
         }
     }
+
+    /// Encodes the events sent to presenters: one for every event of every presenter, not one each.
+    package static let eventEncoder = JSONEncoder()
 
     /// Carries out the person's action on a notification, as every surface sends it.
     package static func perform(_ body: LocalAPI.Respond, on identifier: String, of app: String, engine: DaemonEngine) async throws {

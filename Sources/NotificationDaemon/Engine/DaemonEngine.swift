@@ -1401,7 +1401,7 @@ package actor DaemonEngine {
 
     /// The person unlocks the device, with its passcode when it has one.
     ///
-    /// - Throws: `wrongPasscode`, counted: after the fifth wrong one in a row the person waits, as on
+    /// - Throws: `wrongPasscode`, counted: after the sixth wrong one in a row the person waits, as on
     ///   iOS (1, 5, 15, then 60 minutes), and meanwhile gets `passcodeAttemptsExceeded`.
     package func unlockDevice(passcode candidate: String?) async throws {
         try await checkPasscode(candidate)

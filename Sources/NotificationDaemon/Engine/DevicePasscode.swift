@@ -43,9 +43,7 @@ package struct DevicePasscode: Sendable, Hashable {
 
     /// Whether `candidate` is the passcode, compared in constant time.
     package func matches(_ candidate: String) -> Bool {
-        let derived = Self.derive(candidate, salt: salt, rounds: rounds)
-        guard derived.count == key.count else { return false }
-        return zip(derived, key).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+        constantTimeEqual(Self.derive(candidate, salt: salt, rounds: rounds), key)
     }
 
     /// How long the person waits after `failures` wrong attempts in a row, as iOS makes them wait:

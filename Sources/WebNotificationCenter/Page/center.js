@@ -102,10 +102,11 @@ function clearError() {
 }
 
 /**
- * Sends what the person did; a refusal is shown as the daemon worded it. Returns the answer's JSON
- * (an empty object when it has none), or null when it was refused or could not be sent.
+ * Sends what the person did; a refusal is shown as the daemon worded it, under the header unless
+ * `report` says where (its `problem` shows the words, its `fine` clears them). Returns the answer's
+ * JSON (an empty object when it has none), or null when it was refused or could not be sent.
  */
-async function send(method, path, body) {
+async function send(method, path, body, report = { problem: showError, fine: clearError }) {
   try {
     const answer = await fetch(path, {
       method,
@@ -115,13 +116,13 @@ async function send(method, path, body) {
     });
     const value = await answer.json().catch(() => null);
     if (!answer.ok) {
-      showError((value && value.detail) || `${answer.status} ${answer.statusText}`);
+      report.problem((value && value.detail) || `${answer.status} ${answer.statusText}`);
       return null;
     }
-    clearError();
+    report.fine();
     return value ?? {};
   } catch (error) {
-    showError(`The notification center cannot be reached: ${error.message}`);
+    report.problem(`The notification center cannot be reached: ${error.message}`);
     return null;
   }
 }
@@ -757,6 +758,16 @@ async function getJSON(path) {
   return answer.json();
 }
 
+/** Every registered app's bundle identifier; null, with the error shown, when they cannot be read. */
+async function registeredApps() {
+  try {
+    return await getJSON("/api/apps");
+  } catch (error) {
+    showError(`The apps cannot be read: ${error.message}`);
+    return null;
+  }
+}
+
 function showSettings(shown) {
   if (shown) showComposer(false);
   elements.settings.hidden = !shown;
@@ -764,9 +775,11 @@ function showSettings(shown) {
   elements.toggleSettings.textContent = shown ? "Done" : "Settings";
   elements.toggleSettings.setAttribute("aria-expanded", String(shown));
   if (shown) {
+    // Read once for both lists.
+    const apps = registeredApps();
     showPasscodeSettings();
-    showFocusSettings();
-    showApps();
+    showFocusSettings(apps);
+    showApps(apps);
   }
 }
 
@@ -819,14 +832,9 @@ function showPasscodeSettings() {
  * The Focus: whether time-sensitive notifications break through, and which apps are allowed; each
  * change is sent at once (turning the Focus on when it is off).
  */
-async function showFocusSettings() {
+async function showFocusSettings(reading) {
   const form = elements.focusSettings;
-  let apps = [];
-  try {
-    apps = await getJSON("/api/apps");
-  } catch (error) {
-    showError(`The apps cannot be read: ${error.message}`);
-  }
+  const apps = (await reading) ?? [];
   const draw = () => {
     form.replaceChildren();
     const focus = state.device.focus ?? lastFocus;
@@ -869,18 +877,13 @@ async function showFocusSettings() {
   draw();
 }
 
-/** Every registered app, as Settings › Notifications lists them. */
-async function showApps() {
+/** Every registered app, as Settings › Notifications lists them (`reading`: the apps being read). */
+async function showApps(reading = registeredApps()) {
   elements.appSettings.hidden = true;
   elements.settingsApps.hidden = false;
   elements.settingsApps.replaceChildren();
-  let apps;
-  try {
-    apps = await getJSON("/api/apps");
-  } catch (error) {
-    showError(`The apps cannot be read: ${error.message}`);
-    return;
-  }
+  const apps = await reading;
+  if (apps === null) return;
   if (apps.length === 0) elements.settingsApps.append(make("li", "summary", "No apps are registered."));
   for (const app of apps) {
     const item = make("li");
@@ -921,7 +924,7 @@ async function showAppSettings(app) {
     form.replaceChildren();
     const back = make("button", "back", "‹ Notifications");
     back.type = "button";
-    back.addEventListener("click", showApps);
+    back.addEventListener("click", () => showApps());
     form.append(back, make("h3", "", app));
 
     const allowed = ALLOWED_STATUSES.includes(current.authorizationStatus);
@@ -1036,12 +1039,7 @@ async function showComposer(shown) {
   }
   showSettings(false);
   elements.list.hidden = true;
-  let apps = [];
-  try {
-    apps = await getJSON("/api/apps");
-  } catch (error) {
-    showError(`The apps cannot be read: ${error.message}`);
-  }
+  const apps = (await registeredApps()) ?? [];
   const chosen = elements.composeApp.value;
   elements.composeApp.replaceChildren(...apps.map((app) => {
     const option = make("option", "", app);
@@ -1142,19 +1140,14 @@ elements.compose.addEventListener("submit", async (event) => {
     ? { payload: elements.composeJSON.value, ...(elements.composeCollapse.value ? { collapseID: elements.composeCollapse.value } : {}) }
     : value;
   // The daemon's refusal is shown under the editor, in its words (Apple's rule and where it broke).
-  try {
-    const answer = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body), credentials: "same-origin" });
-    if (!answer.ok) {
-      const problem = await answer.json().catch(() => null);
-      composeProblem((problem && problem.detail) || `${answer.status} ${answer.statusText}`, "daemon");
+  const underEditor = {
+    problem: (text) => {
+      composeProblem(text, "daemon");
       elements.composeJSON.focus();
-      return;
-    }
-    composeProblem(null);
-    elements.composeSent.textContent = `Sent to ${app}`;
-  } catch (error) {
-    composeProblem(`The notification center cannot be reached: ${error.message}`, "daemon");
-  }
+    },
+    fine: () => composeProblem(null),
+  };
+  if (await send("POST", path, body, underEditor)) elements.composeSent.textContent = `Sent to ${app}`;
 });
 
 document.documentElement.dataset.ready = "true";
