@@ -262,7 +262,8 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
             case .person(.settingsChanged), .person(.presented), .person(.badgeChanged), .person(.appStateChanged),
                  .person(.responseDelivered), .person(.responseNotCompleted), .person(.willPresentTimedOut),
                  .person(.discardedOverLimit), .person(.remoteNotificationDelivered), .person(.remoteNotificationHeld),
-                 .person(.remoteNotificationNotCompleted), .person(.contentPreparing), .person(.contentPrepared), .person(.notificationsRemoved):
+                 .person(.remoteNotificationNotCompleted), .person(.contentPreparing), .person(.contentPrepared), .person(.notificationsRemoved),
+                 .person(.summaryDelivered):
                 // The observer (a test's history, a presenter) shows these.
                 break
             case .launch:

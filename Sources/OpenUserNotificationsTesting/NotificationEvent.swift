@@ -87,6 +87,8 @@ public enum NotificationEvent: Sendable, CustomStringConvertible {
     case didReceiveRemoteNotificationNotCompleted(identifier: String)
     /// A background push waits for the app: over its background budget, or the app is not running.
     case remoteNotificationHeld(identifier: String)
+    /// The Scheduled Summary came: these notifications, held for it, are now shown, in the order they arrived.
+    case summaryDelivered([UNNotification])
 
     public var description: String {
         switch self {
@@ -108,6 +110,7 @@ public enum NotificationEvent: Sendable, CustomStringConvertible {
         case .didReceiveRemoteNotificationCompleted(let identifier, let result): "didReceiveRemoteNotificationCompleted(\(identifier), \(result))"
         case .didReceiveRemoteNotificationNotCompleted(let identifier): "didReceiveRemoteNotificationNotCompleted(\(identifier))"
         case .remoteNotificationHeld(let identifier): "remoteNotificationHeld(\(identifier))"
+        case .summaryDelivered(let notifications): "summaryDelivered(\(notifications.map(\.request.identifier).joined(separator: ", ")))"
         }
     }
 }

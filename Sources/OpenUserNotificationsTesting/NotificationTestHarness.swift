@@ -164,11 +164,17 @@ public struct VisibleNotification: Sendable {
     public var presentation: NotificationPresentation
     /// The action buttons it shows: its category's actions when it was presented.
     public var actions: [UNNotificationAction]
+    /// Whether it waits for the Scheduled Summary: delivered, quietly, but not yet shown to the person.
+    public var isHeldForSummary: Bool
+    /// The Scheduled Summary it waits for or came in; `nil` when it was shown at once.
+    public var summaryDate: Date?
 
     init(_ value: NotificationCenterMachine.VisibleNotification) {
         notification = UNNotification(value.notification)
         presentation = NotificationPresentation(value.presentation)
         actions = value.actions.map(UNNotificationAction.make)
+        isHeldForSummary = value.summary?.held ?? false
+        summaryDate = value.summary?.date
     }
 }
 
@@ -223,6 +229,8 @@ extension NotificationEvent {
                 self = .remoteNotificationHeld(identifier: remote.identifier)
             case .remoteNotificationTimedOut(_, let remote):
                 self = .didReceiveRemoteNotificationNotCompleted(identifier: remote.identifier)
+            case .summaryDelivered(let shown):
+                self = .summaryDelivered(shown.map { UNNotification($0.notification) })
             case .notificationsRemoved:
                 // What the app removed itself: the app's own call, not something that happened to it.
                 return nil

@@ -222,6 +222,24 @@ public final class SimulatedPerson: Sendable {
         }
     }
 
+    /// Turns on the Scheduled Summary, delivered each day at `times` (hour and minute on the device's
+    /// clock; 8 AM and 6 PM unless given). The notifications of an app whose
+    /// ``NotificationSettingsEditor/scheduledDeliverySetting`` is on then arrive quietly and wait for the
+    /// next summary, but for critical ones and time-sensitive ones the app may deliver at once.
+    public func turnOnScheduledSummary(at times: [DateComponents] = [DateComponents(hour: 8, minute: 0), DateComponents(hour: 18, minute: 0)]) {
+        let summary = ScheduledSummary(times: times.map { ScheduledSummary.Time(hour: $0.hour ?? 0, minute: $0.minute ?? 0) })
+        system.update { machine in
+            machine.setScheduledSummary(summary)
+        }
+    }
+
+    /// Turns the Scheduled Summary off: what waits for it is shown now.
+    public func turnOffScheduledSummary() {
+        system.update { machine in
+            machine.setScheduledSummary(nil)
+        }
+    }
+
     /// Moves the device to `coordinate`: location triggers whose region it enters or leaves fire.
     public func moveDevice(to coordinate: CLLocationCoordinate2D) {
         system.update { machine in
@@ -233,7 +251,6 @@ public final class SimulatedPerson: Sendable {
     public func changeTimeZone(to timeZone: TimeZone) {
         system.update { machine in
             machine.changeTimeZone(timeZone)
-            return []
         }
     }
 }

@@ -25,6 +25,8 @@ enum WebRoutes {
         var hasPasscode: Bool
         /// The Focus that is on, if any.
         var focus: Focus?
+        /// The Scheduled Summary, if it is on.
+        var summary: ScheduledSummary?
     }
 
     /// `POST /api/device/unlock`.
@@ -42,10 +44,7 @@ enum WebRoutes {
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             // `passcode` must be there, `null` or a string: a body without it does not turn the passcode off.
-            guard container.contains(.passcode) else {
-                throw DaemonError(.invalidRequest, "The body needs \"passcode\": the new passcode, or null to turn it off.")
-            }
-            passcode = try container.decodeNil(forKey: .passcode) ? nil : container.decode(String.self, forKey: .passcode)
+            passcode = try container.decodeNullable(String.self, requiredFor: .passcode)
             current = try container.decodeIfPresent(String.self, forKey: .current)
         }
     }
@@ -77,7 +76,8 @@ enum WebRoutes {
             }
             return jsonResponse(State(
                 notifications: notifications.sorted { $0.value.notification.date > $1.value.notification.date },
-                prompts: prompts, badges: badges, device: Device(locked: lock.isLocked, hasPasscode: lock.hasPasscode, focus: await engine.focus),
+                prompts: prompts, badges: badges, device: Device(locked: lock.isLocked, hasPasscode: lock.hasPasscode, focus: await engine.focus,
+                              summary: await engine.scheduledSummary),
                 provisionalApps: provisional
             ))
         }
@@ -117,9 +117,17 @@ enum WebRoutes {
             }
             return jsonResponse(try await engine.authorize(app, decision))
         }
-        // "Keep…" on a provisional notification: deliver quietly from now on. ("Turn Off…" denies, above.)
-        router.post("/api/apps/:app/keep") { _, context in
-            jsonResponse(try await engine.keepProvisionalNotifications(try context.parameters.decoded("app")))
+        // "Keep…" on a provisional notification: deliver quietly from now on, at once or in the Scheduled
+        // Summary. ("Turn Off…" denies, above.)
+        router.post("/api/apps/:app/keep") { request, context in
+            let body = try await decode(LocalAPI.KeepProvisional.self, request, context)
+            return jsonResponse(try await engine.keepProvisionalNotifications(try context.parameters.decoded("app"), inSummary: body.inSummary))
+        }
+        // The Scheduled Summary: on (or changed) with its times, off with null.
+        router.put("/api/device/summary") { request, context in
+            let body = try await decode(LocalAPI.DeviceSummary.self, request, context)
+            try await engine.setScheduledSummary(body.summary)
+            return jsonResponse(LocalAPI.DeviceSummary(summary: await engine.scheduledSummary))
         }
         // The composer, for developers: a local notification added as the app adds it (the local API's
         // `POST /v1/requests`, checked by the same rules), or a push delivered as the gateway delivers it.

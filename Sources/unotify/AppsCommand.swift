@@ -279,7 +279,7 @@ struct SettingsCommand: AsyncParsableCommand {
             alerts: \(settings.alertSetting) (style \(settings.alertStyle)), sounds: \(settings.soundSetting), badges: \(settings.badgeSetting)
             lock screen: \(settings.lockScreenSetting), notification center: \(settings.notificationCenterSetting), CarPlay: \(settings.carPlaySetting)
             critical alerts: \(settings.criticalAlertSetting), time sensitive: \(settings.timeSensitiveSetting), previews: \(settings.showPreviewsSetting)
-            in-app settings button: \(settings.providesAppNotificationSettings)
+            scheduled summary: \(settings.scheduledDeliverySetting), in-app settings button: \(settings.providesAppNotificationSettings)
             """)
     }
 }

@@ -50,7 +50,12 @@ func describe(_ shown: LocalAPI.VisibleNotification) -> String {
     let content = shown.notification.request.content
     var text = "[\(shown.bundleIdentifier)] \(shown.notification.request.identifier)"
     let how = shown.presentation.parts
-    text += " (\(how.isEmpty ? "not shown" : how.joined(separator: ", ")); \(shown.presentation.isQuiet ? "quiet" : "alerting"))"
+    if let summary = shown.summary, summary.held {
+        text += " (waits for the Scheduled Summary at \(summary.date.formatted(date: .omitted, time: .shortened)); quiet)"
+    } else {
+        text += " (\(how.isEmpty ? "not shown" : how.joined(separator: ", ")); \(shown.presentation.isQuiet ? "quiet" : "alerting")"
+        text += shown.summary == nil ? ")" : "; in the Scheduled Summary)"
+    }
     let words = [content.title, content.subtitle, content.body].filter { !$0.isEmpty }
     if !words.isEmpty { text += "\n    " + words.joined(separator: " — ") }
     if !content.attachments.isEmpty {

@@ -181,9 +181,7 @@ struct FocusCommand: AsyncParsableCommand {
             throw ValidationError("Say on or off (or nothing, to show the Focus), not \"\(other)\".")
         }
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(shown), as: UTF8.self))
+            try printJSON(shown)
         } else {
             print(Self.describe(shown.focus))
         }
@@ -196,5 +194,58 @@ struct FocusCommand: AsyncParsableCommand {
         if focus.allowsTimeSensitive { breaks.append("time-sensitive") }
         let apps = focus.allowedApps.isEmpty ? "" : ", and every notification of \(focus.allowedApps.joined(separator: ", "))"
         return "\(focus.name) is on; \(breaks.joined(separator: " and ")) notifications break through\(apps)."
+    }
+}
+
+struct SummaryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "summary",
+        abstract: "Turn the Scheduled Summary on or off, pick its times, or show it.",
+        discussion: """
+            While the summary is on, the apps put in it (`unotify settings --app <app> --scheduled-summary on`)
+            deliver quietly: their notifications wait, unseen, and come together at the summary's times.
+            Critical notifications, and time-sensitive ones of an app whose Time Sensitive setting is on, come
+            at once. Turning the summary off shows what waits for it.
+            """
+    )
+
+    @OptionGroup var location: LocationOptions
+    @Argument(help: "on, off, or nothing to show the summary.") var state: String?
+    @Option(name: .customLong("at"), help: "A time the summary comes, HH:MM on a 24-hour clock (repeatable; 08:00 and 18:00 unless given).")
+    var times: [String] = []
+    @Flag(name: .long, help: "Show what waits for the next summary in the list before it comes.") var showNext = false
+    @Flag(name: .long, help: "Print the summary as JSON.") var json = false
+
+    func run() async throws {
+        let client = try location.adminClient()
+        let shown: LocalAPI.DeviceSummary
+        switch state {
+        case nil:
+            shown = try await client.call(.GET, "/v1/admin/summary", as: LocalAPI.DeviceSummary.self)
+        case "on":
+            let times = try self.times.map { text in
+                guard let time = ScheduledSummary.Time(text) else { throw ValidationError("\"\(text)\" is not a time such as 08:00 or 18:30.") }
+                return time
+            }
+            let summary = ScheduledSummary(times: times.isEmpty ? ScheduledSummary.defaultTimes : times, showsNextSummary: showNext)
+            shown = try await client.call(.PUT, "/v1/admin/summary", body: LocalAPI.DeviceSummary(summary: summary), as: LocalAPI.DeviceSummary.self)
+        case "off":
+            shown = try await client.call(.PUT, "/v1/admin/summary", body: LocalAPI.DeviceSummary(summary: nil), as: LocalAPI.DeviceSummary.self)
+        case let other?:
+            throw ValidationError("Say on or off (or nothing, to show the summary), not \"\(other)\".")
+        }
+        if json {
+            try printJSON(shown)
+        } else {
+            print(Self.describe(shown.summary))
+        }
+    }
+
+    /// The summary in a sentence: "The Scheduled Summary comes at 08:00 and 18:00."
+    static func describe(_ summary: ScheduledSummary?) -> String {
+        guard let summary else { return "The Scheduled Summary is off." }
+        let times = summary.times.map(\.description)
+        let list = times.count == 1 ? times[0] : times.dropLast().joined(separator: ", ") + " and " + times.last!
+        return "The Scheduled Summary comes at \(list)" + (summary.showsNextSummary ? "; what waits for the next one is shown in the list." : ".")
     }
 }

@@ -129,6 +129,12 @@ struct WatchCommand: AsyncParsableCommand {
             Terminal.write(event.locked == true ? "The device is locked." : "The device is unlocked.")
         case "focusChanged":
             Terminal.write(FocusCommand.describe(event.focus))
+        case "summaryChanged":
+            Terminal.write(SummaryCommand.describe(event.summary))
+        case "summaryDelivered":
+            let notifications = event.notifications ?? []
+            Terminal.write("[\(event.bundleIdentifier)] the Scheduled Summary came with \(notifications.count) notification\(notifications.count == 1 ? "" : "s"):")
+            for notification in notifications { Terminal.write("#\(shown.add(notification)) \(describe(notification))") }
         default:
             break
         }

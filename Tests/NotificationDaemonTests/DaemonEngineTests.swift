@@ -122,6 +122,62 @@ import Testing
         #expect(try await engine.visibleNotifications("com.example.games").first { $0.notification.request.identifier == "m" }?.presentation.banner == true)
     }
 
+    @Test func theScheduledSummaryAndWhatWaitsForItSurviveARestartAndComeOnTime() async throws {
+        let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
+        let clock = ManualDaemonClock()
+        let evening = ScheduledSummary(times: [.init(hour: 18, minute: 0)])
+        do {
+            let engine = try await engine(at: path, clock: clock)
+            for app in ["com.example.news", "com.example.chat", "com.example.shop"] {
+                _ = try await engine.registerApp(app)
+                _ = try await engine.authorize(app, .grant)
+            }
+            for app in ["com.example.news", "com.example.shop"] {
+                _ = try await engine.changeSettings(app) { $0.scheduledDeliverySetting = .enabled }
+            }
+            var events = await engine.watch().events.makeAsyncIterator()
+            await #expect(throws: DaemonError.self) { try await engine.setScheduledSummary(ScheduledSummary(times: [])) }
+            try await engine.setScheduledSummary(evening)
+            try await engine.setScheduledSummary(evening)
+            #expect(await events.next() == .summaryChanged(evening), "setting the same summary again tells no one")
+            for app in ["com.example.news", "com.example.chat", "com.example.shop"] { try await engine.add(app, request("n", nil)) }
+            #expect(try await engine.visibleNotifications("com.example.news").first?.summary?.held == true)
+            #expect(try await engine.visibleNotifications("com.example.chat").first?.summary == nil, "an app not in the summary")
+        }
+        // Down from noon until after six; restarted, the summary comes for both apps at once.
+        clock.advance(by: 19 * 3600)
+        let engine = try await engine(at: path, clock: clock)
+        #expect(await engine.scheduledSummary == evening)
+        let events = await engine.watch().events
+        _ = await engine.processDue()
+        var delivered: [String: [String]] = [:]
+        for await event in events {
+            if case .summaryDelivered(let app, let shown) = event { delivered[app] = shown.map(\.notification.request.identifier) }
+            if delivered.count == 2 { break }
+        }
+        #expect(delivered == ["com.example.news": ["n"], "com.example.shop": ["n"]])
+        let shown = try #require(try await engine.visibleNotifications("com.example.news").first)
+        #expect(shown.summary == SummaryPlacement(date: Date(timeIntervalSince1970: 1_767_225_600 + 18 * 3600), held: false))
+
+        // Off: the next arrives at once.
+        try await engine.setScheduledSummary(nil)
+        try await engine.add("com.example.news", request("m", nil))
+        #expect(try await engine.visibleNotifications("com.example.news").first { $0.notification.request.identifier == "m" }?.presentation.banner == true)
+    }
+
+    @Test func provisionalNotificationsAreKeptForTheSummaryOnlyWhileItIsOn() async throws {
+        let engine = try await engine(at: try makeTestDirectory().appendingPathComponent("db.sqlite").path, clock: ManualDaemonClock())
+        _ = try await engine.registerApp("com.example.quiet")
+        _ = try await engine.authorize("com.example.quiet", .provisional)
+        await #expect(throws: DaemonError.self) { try await engine.keepProvisionalNotifications("com.example.quiet", inSummary: true) }
+        #expect(try await engine.settings("com.example.quiet").authorizationStatus == .provisional, "nothing changed")
+        try await engine.setScheduledSummary(ScheduledSummary())
+        let kept = try await engine.keepProvisionalNotifications("com.example.quiet", inSummary: true)
+        #expect(kept.authorizationStatus == .authorized && kept.scheduledDeliverySetting == .enabled)
+        try await engine.add("com.example.quiet", request("n", nil))
+        #expect(try await engine.visibleNotifications("com.example.quiet").first?.summary?.held == true)
+    }
+
     @Test func theDevicesLockAndLocationReachAppsRegisteredAfterTheyChanged() async throws {
         let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
         let engine = try await engine(at: path, clock: ManualDaemonClock())

@@ -261,7 +261,8 @@ import Testing
         #expect(try await store.deviceState() == nil)
         let passcode = DevicePasscode(salt: Data([1, 2, 3]), key: Data([4, 5, 6]), rounds: 210_000, failures: 6, retryAfter: Date(timeIntervalSince1970: 1_800_000_000))
         let state = DeviceState(isLocked: true, location: Coordinate(latitude: 48.85, longitude: 2.35), timeZoneIdentifier: "Europe/Paris", passcode: passcode,
-                                focus: Focus(name: "Sleep", allowsTimeSensitive: false, allowedApps: ["com.example.alarm"]))
+                                focus: Focus(name: "Sleep", allowsTimeSensitive: false, allowedApps: ["com.example.alarm"]),
+                                summary: ScheduledSummary(times: [.init(hour: 7, minute: 30), .init(hour: 19, minute: 0)], showsNextSummary: true))
         try await store.saveDeviceState(state)
         #expect(try await store.deviceState() == state)
         try await store.saveDeviceState(DeviceState())

@@ -1,10 +1,13 @@
 import AsyncHTTPClient
 import Foundation
+import Logging
 import NIOCore
 import NIOHTTP1
 import NotificationCore
 import NotificationDaemonClient
+import ServiceLifecycle
 import Testing
+import WebNotificationCenter
 
 /// The web notification center in a real browser (Debian's Chromium, headless, through chromedriver),
 /// served by the real `unotify serve`, with the real example app: what a person sees and does there
@@ -51,6 +54,37 @@ import Testing
     static func settings(of app: String, _ environment: [String: String]) async throws -> [String: Any] {
         let output = try await unotify(["settings", "--app", app, "--json"], environment)
         return try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any], "\(output)")
+    }
+
+    /// Runs `body` with a daemon in this process, on a clock the test moves, and the center over it,
+    /// with the center's URL (holding its secret).
+    static func withCenterOnAManualClock(_ body: @Sendable @escaping (RunningDaemon, String) async throws -> Void) async throws {
+        try await withDaemon { daemon in
+            var logger = Logger(label: "test.web")
+            logger.logLevel = .critical
+            var configuration = WebNotificationCenter.Configuration()
+            configuration.port = 0
+            let (urls, listening) = AsyncStream<String>.makeStream()
+            let center = WebNotificationCenter(engine: daemon.engine, configuration: configuration, logger: logger) { listening.yield($0) }
+            let group = ServiceGroup(services: [center.service], gracefulShutdownSignals: [], cancellationSignals: [], logger: logger)
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask {
+                    defer { listening.finish() }
+                    try await group.run()
+                }
+                do {
+                    var iterator = urls.makeAsyncIterator()
+                    let url = try #require(await iterator.next(), "the center did not listen")
+                    try await body(daemon, url)
+                } catch {
+                    await group.triggerGracefulShutdown()
+                    try? await tasks.waitForAll()
+                    throw error
+                }
+                await group.triggerGracefulShutdown()
+                try await tasks.waitForAll()
+            }
+        }
     }
 
     /// Runs `body` with a browser that opened `url` and whose page is live.
@@ -565,6 +599,93 @@ import Testing
                 try await browser.click("#focus")
                 try await browser.waitUntil("the Focus to be off", "return document.getElementById('focus-status').hidden")
                 #expect(try await focusNow() == "No Focus is on.")
+            }
+        }
+    }
+
+    @Test func aScheduledSummaryHoldsItsAppsNotificationsAndBringsThemTogetherAtItsTime() async throws {
+        try await Self.withCenterOnAManualClock { daemon, url in
+            let environment = QuickStartTests.environment(daemon.directory)
+            let news = try await daemon.authorizedApp("com.example.news")
+            let chat = try await daemon.authorizedApp("com.example.chat")
+            func post(_ app: LocalAPIClient, _ title: String, relevance: Double = 0) async throws {
+                var content = NotificationContent()
+                content.title = title
+                content.sound = NotificationSound(kind: .default)
+                content.threadIdentifier = title
+                content.relevanceScore = relevance
+                try await app.call(.POST, "/v1/requests", body: NotificationRequest(identifier: title, content: content, trigger: nil))
+            }
+            let titles = { @Sendable (selector: String) in "return [...document.querySelectorAll('\(selector) .notification .title')].map((title) => title.textContent)" }
+
+            try await Self.withPage(url) { browser in
+                // Settings › Scheduled Summary: on (8 AM and 6 PM), a third time added and taken away, news put in it.
+                try await browser.click("#toggle-settings")
+                try await browser.click("#summary-settings input[name='summaryOn']")
+                try await browser.waitUntil("its times", "return document.querySelectorAll('#summary-settings input[name=summaryTime]').length === 2")
+                try await browser.click("#summary-settings .add-time")
+                try await browser.waitUntil("a third time", "return document.querySelectorAll('#summary-settings input[name=summaryTime]').length === 3")
+                #expect(try await Self.unotify(["summary"], environment) == "The Scheduled Summary comes at 08:00, 12:00 and 18:00.")
+                try await browser.click("#summary-settings .remove-time[aria-label='Remove the 2nd Summary']")
+                try await browser.waitUntil("two times again", "return document.querySelectorAll('#summary-settings input[name=summaryTime]').length === 2")
+                #expect(await daemon.engine.scheduledSummary?.times.map(\.description) == ["08:00", "18:00"])
+                try await browser.click("#summary-settings input[name='summaryApp'][value='com.example.news']")
+                try await browser.waitUntil("news to be in the summary", "return document.querySelector(a0).checked", ["#summary-settings input[name='summaryApp'][value='com.example.news']"])
+                #expect(try await daemon.engine.settings("com.example.news").scheduledDeliverySetting == .enabled)
+                #expect(try await daemon.engine.settings("com.example.chat").scheduledDeliverySetting == .disabled)
+                try await browser.screenshot(to: Self.screenshots.appendingPathComponent("web-summary-settings.png"))
+                try await browser.click("#toggle-settings")
+
+                // At midnight: news delivers quietly and unseen; chat, not in the summary, as ever.
+                try await post(news, "Markets open higher", relevance: 0.2)
+                try await post(news, "Election results are in", relevance: 0.9)
+                try await post(news, "Rain expected tonight", relevance: 0.5)
+                try await post(chat, "Lunch at noon?")
+                try await browser.waitUntil("chat's banner", "return document.querySelector('.banners .notification .title')?.textContent === a0", ["Lunch at noon?"])
+                #expect(try await browser.execute(titles("#list")) as? [String] == ["Lunch at noon?"])
+                #expect(try await news.delivered().count == 3, "the app sees them delivered")
+
+                // Show Next Summary, from the terminal: what waits is seen early, most relevant first.
+                try await Self.unotify(["summary", "on", "--at", "08:00", "--at", "18:00", "--show-next"], environment)
+                try await browser.waitUntil("the next summary", "return document.querySelectorAll('#list .digest.upcoming .notification').length === 2")
+                #expect(try await browser.execute(titles("#list .digest.upcoming")) as? [String] == ["Election results are in", "Rain expected tonight"])
+                #expect(try await browser.text(of: "#list .digest.upcoming .stack") == "1 more in this summary")
+                try await Self.unotify(["summary", "on", "--at", "08:00", "--at", "18:00"], environment)
+                try await browser.waitUntil("the next summary to be hidden", "return document.querySelector('#list .digest') === null")
+
+                // Eight o'clock: the summary comes, announced by a banner, and stays at the top of the list.
+                try await browser.click(".banners .notification .hide")
+                daemon.clock.advance(by: 8 * 3600)
+                try await browser.waitUntil("the summary's banner", "return document.querySelector('.banners .summary-banner') !== null")
+                #expect(try await browser.text(of: ".banners .summary-banner .subtitle") == "3 notifications from com.example.news")
+                #expect(try await browser.execute(titles("#list .digest")) as? [String] == ["Election results are in", "Rain expected tonight"])
+                try await browser.waitUntil("the banner to settle", "return document.getAnimations().length === 0")
+                try await browser.screenshot(to: Self.screenshots.appendingPathComponent("web-summary.png"))
+                try await browser.click(".banners .summary-banner .open")
+                try await browser.waitUntil("the summary to open", "return document.querySelectorAll('#list .digest .group .notification').length === 3")
+                #expect(try await browser.text(of: "#list .digest .stack[aria-expanded='true']") == "Show Less")
+
+                // A provisional app kept "in Scheduled Summary" waits for it too.
+                let quietKey = try await daemon.admin.call(.POST, "/v1/admin/apps", body: LocalAPI.RegisterApp(bundleIdentifier: "com.example.quiet"), as: LocalAPI.AppKey.self)
+                _ = try await daemon.admin.call(.POST, "/v1/admin/apps/com.example.quiet/authorization", body: LocalAPI.AuthorizationDecision(decision: "provisional"),
+                                                as: NotificationSettings.self)
+                let quiet = LocalAPIClient(socketPath: daemon.socketPath, key: quietKey.key)
+                try await post(quiet, "Try our new recipes")
+                let provisional = "#list .group[data-app='com.example.quiet'] .provisional"
+                try await browser.click("\(provisional) .keep")
+                try await browser.click("\(provisional) .keep-summary")
+                try await browser.waitUntil("the question to go", "return document.querySelector(a0) === null", [provisional])
+                let kept = try await daemon.engine.settings("com.example.quiet")
+                #expect(kept.authorizationStatus == .authorized && kept.scheduledDeliverySetting == .enabled)
+                try await post(quiet, "Dinner ideas")
+                try await post(chat, "See you there")
+                try await browser.waitUntil("chat's next", "return [...document.querySelectorAll('#list .notification .title')].some((title) => title.textContent === a0)", ["See you there"])
+                #expect((try await browser.execute(titles("#list")) as? [String])?.contains("Dinner ideas") == false)
+
+                // Clear: the summary's notifications are dismissed, and it leaves the list.
+                try await browser.click("#list .digest .group-header .clear")
+                try await browser.waitUntil("the summary to leave", "return document.querySelector('#list .digest') === null")
+                #expect(try await news.delivered().isEmpty)
             }
         }
     }

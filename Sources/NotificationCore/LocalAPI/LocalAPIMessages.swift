@@ -282,11 +282,7 @@ package enum LocalAPI {
         private enum CodingKeys: String, CodingKey { case perHour }
 
         package init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            guard container.contains(.perHour) else {
-                throw DecodingError.keyNotFound(CodingKeys.perHour, .init(codingPath: [], debugDescription: "perHour is required: a number, or null for no limit."))
-            }
-            perHour = try container.decodeIfPresent(Int.self, forKey: .perHour)
+            perHour = try decoder.container(keyedBy: CodingKeys.self).decodeNullable(Int.self, requiredFor: .perHour)
         }
 
         package func encode(to encoder: any Encoder) throws {
@@ -387,18 +383,49 @@ package enum LocalAPI {
 
         /// `focus` must be there, `null` or a Focus: a body without it does not turn the Focus off.
         package init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            guard container.contains(.focus) else {
-                throw DecodingError.keyNotFound(CodingKeys.focus, DecodingError.Context(
-                    codingPath: container.codingPath, debugDescription: "The body needs \"focus\": the Focus to turn on, or null to turn it off."
-                ))
-            }
-            focus = try container.decodeIfPresent(Focus.self, forKey: .focus)
+            focus = try decoder.container(keyedBy: CodingKeys.self).decodeNullable(Focus.self, requiredFor: .focus)
         }
 
         package func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
-            if let focus { try container.encode(focus, forKey: .focus) } else { try container.encodeNil(forKey: .focus) }
+            try container.encode(focus, forKey: .focus)
+        }
+    }
+
+    /// The Scheduled Summary (`GET /v1/admin/summary`), or the one to turn on (`PUT`); `null` while off.
+    package struct DeviceSummary: Codable, Sendable, Hashable {
+        package var summary: ScheduledSummary?
+
+        package init(summary: ScheduledSummary?) {
+            self.summary = summary
+        }
+
+        private enum CodingKeys: CodingKey { case summary }
+
+        /// `summary` must be there, `null` or a summary: a body without it does not turn the summary off.
+        package init(from decoder: any Decoder) throws {
+            summary = try decoder.container(keyedBy: CodingKeys.self).decodeNullable(ScheduledSummary.self, requiredFor: .summary)
+        }
+
+        package func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(summary, forKey: .summary)
+        }
+    }
+
+    /// `POST /api/apps/{app}/keep` on the notification center's page: "Deliver Immediately", or "Deliver
+    /// in Scheduled Summary" with `inSummary`.
+    package struct KeepProvisional: Codable, Sendable, Hashable {
+        package var inSummary: Bool
+
+        package init(inSummary: Bool = false) {
+            self.inSummary = inSummary
+        }
+
+        private enum CodingKeys: CodingKey { case inSummary }
+
+        package init(from decoder: any Decoder) throws {
+            inSummary = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(Bool.self, forKey: .inSummary) ?? false
         }
     }
 
@@ -411,6 +438,8 @@ package enum LocalAPI {
         package var categoryOptions: CategoryOptions
         package var hiddenPreviewsBodyPlaceholder: String?
         package var categorySummaryFormat: String?
+        /// The Scheduled Summary it waits for (`held`) or came in; absent when it was shown at once.
+        package var summary: SummaryPlacement?
 
         package init(bundleIdentifier: String, _ shown: NotificationCenterMachine.VisibleNotification) {
             self.bundleIdentifier = bundleIdentifier
@@ -420,6 +449,7 @@ package enum LocalAPI {
             self.categoryOptions = shown.categoryOptions
             self.hiddenPreviewsBodyPlaceholder = shown.hiddenPreviewsBodyPlaceholder
             self.categorySummaryFormat = shown.categorySummaryFormat
+            self.summary = shown.summary
         }
     }
 
@@ -440,7 +470,9 @@ package enum LocalAPI {
         /// `presented`, `authorizationPrompt`, `settingsChanged`, `badgeChanged`, `appStateChanged`,
         /// `responseDelivered`, `responseNotCompleted`, `willPresentTimedOut`, `discardedOverLimit`,
         /// `remoteNotificationDelivered`, `remoteNotificationHeld`, `remoteNotificationNotCompleted`,
-        /// `contentPreparing`, `contentPrepared`, `notificationsRemoved` or `deviceLockChanged`; `subscribed` first, and `overflowed` when the presenter fell behind and must read the state again.
+        /// `contentPreparing`, `contentPrepared`, `notificationsRemoved`, `deviceLockChanged`, `focusChanged`,
+        /// `summaryChanged` or `summaryDelivered`; `subscribed` first, and `overflowed` when the presenter fell
+        /// behind and must read the state again.
         package var type: String
         package var bundleIdentifier: String
         package var notification: VisibleNotification?
@@ -462,10 +494,27 @@ package enum LocalAPI {
         package var locked: Bool?
         /// The Focus now on (`focusChanged`); absent when the person turned it off.
         package var focus: Focus?
+        /// The Scheduled Summary now on (`summaryChanged`); absent when the person turned it off.
+        package var summary: ScheduledSummary?
+        /// The app's notifications that came with the Scheduled Summary (`summaryDelivered`), in the order they arrived.
+        package var notifications: [VisibleNotification]?
 
         package init(type: String, bundleIdentifier: String) {
             self.type = type
             self.bundleIdentifier = bundleIdentifier
         }
+    }
+}
+
+extension KeyedDecodingContainer {
+    /// The value of `key`, which must be there: `null` (read as `nil`) or a `T`. A body that leaves it
+    /// out is refused rather than read as `null`, which would turn something off.
+    package func decodeNullable<T: Decodable>(_ type: T.Type, requiredFor key: Key) throws -> T? {
+        guard contains(key) else {
+            throw DecodingError.keyNotFound(key, DecodingError.Context(
+                codingPath: codingPath, debugDescription: "\"\(key.stringValue)\" is required: a value, or null."
+            ))
+        }
+        return try decodeIfPresent(T.self, forKey: key)
     }
 }

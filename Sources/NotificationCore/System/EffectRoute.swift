@@ -70,6 +70,8 @@ package enum PersonEvent: Sendable, Hashable {
     case contentPreparing(NotificationRequest)
     /// The service extension's work on a push ended; what is shown follows.
     case contentPrepared(NotificationRequest, PreparationOutcome)
+    /// The Scheduled Summary came with these notifications, held for it until now.
+    case summaryDelivered([NotificationCenterMachine.VisibleNotification])
 }
 
 extension NotificationCenterMachine.Effect {
@@ -89,6 +91,7 @@ extension NotificationCenterMachine.Effect {
         case .responseTimedOut(_, let response): [.person(.responseNotCompleted(response))]
         case .discardedOverLimit(let request): [.person(.discardedOverLimit(request))]
         case .notificationsRemoved(let identifiers): [.person(.notificationsRemoved(identifiers))]
+        case .summaryDelivered(let shown): [.person(.summaryDelivered(shown))]
         case .launchApp(let state): [.launch(state)]
         case .deliverRemoteNotification(let ticket, let remote): [.app(.remoteNotification(ticket: ticket, remote)), .person(.remoteNotificationDelivered(remote))]
         case .remoteNotificationHeld(let remote): [.person(.remoteNotificationHeld(remote))]

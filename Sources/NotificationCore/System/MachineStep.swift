@@ -9,12 +9,15 @@ package struct DeviceConditions: Sendable, Equatable {
     package var location: Coordinate?
     /// The Focus the person turned on, if any, for every app (each step applies it to its app).
     package var focus: Focus?
+    /// The person's Scheduled Summary, if it is on (it holds the notifications of the apps put in it).
+    package var summary: ScheduledSummary?
 
-    package init(isLocked: Bool = false, timeZone: TimeZone, location: Coordinate? = nil, focus: Focus? = nil) {
+    package init(isLocked: Bool = false, timeZone: TimeZone, location: Coordinate? = nil, focus: Focus? = nil, summary: ScheduledSummary? = nil) {
         self.isLocked = isLocked
         self.timeZone = timeZone
         self.location = location
         self.focus = focus
+        self.summary = summary
     }
 
     /// The conditions as one app's machine receives them: the Focus as it applies to that app.
@@ -64,8 +67,12 @@ extension NotificationCenterMachine {
                 setDeviceLocked(device.isLocked)
                 changed = true
             }
+            // Not saved with the app: brought to every step. Held notifications move with it, and are saved.
+            let placed = setScheduledSummary(device.summary)
+            effects += placed
+            changed = changed || !placed.isEmpty
             if timeZone != device.timeZone {
-                changeTimeZone(device.timeZone)
+                effects += changeTimeZone(device.timeZone)
                 changed = true
             }
             // Not saved with the app: brought to every step, so no change to save.

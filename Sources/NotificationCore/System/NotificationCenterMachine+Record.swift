@@ -239,6 +239,7 @@ extension NotificationCenterMachine {
         for ticket in preparing.keys { scheduleWakeUps(ofPreparation: ticket) }
         // A held background push is looked at again at once: the app may be started for it.
         if heldRemoteNotification != nil { wakeUps.schedule(.heldRemoteNotification, at: now) }
+        scheduleSummaryDelivery()
     }
 
     private var core: Core {

@@ -90,6 +90,8 @@ package struct NotificationCenterMachine: Sendable, Codable {
         /// Its category's `categorySummaryFormat` when it was presented, if it has one: the summary of a
         /// thread's stack (`%u` the number of notifications, `%@` their summary arguments).
         package var categorySummaryFormat: String?
+        /// The Scheduled Summary it waits for or came in; `nil` when it was delivered at once.
+        package var summary: SummaryPlacement? = nil
     }
 
     /// Something the shell must do, in the order given.
@@ -120,6 +122,8 @@ package struct NotificationCenterMachine: Sendable, Codable {
         case discardedOverLimit(NotificationRequest)
         /// The app removed these delivered notifications: they left the screen and the list.
         case notificationsRemoved([String])
+        /// The Scheduled Summary came: these notifications, held for it, are now shown (in the order they arrived).
+        case summaryDelivered([VisibleNotification])
         /// The app must be started (in this state) to receive what the person did; it is kept until then.
         case launchApp(AppState)
         /// Hand a background or VoIP push to the app's `didReceiveRemoteNotification`; it confirms
@@ -155,6 +159,8 @@ package struct NotificationCenterMachine: Sendable, Codable {
         /// A service extension's time is nearly up, and up.
         case preparationWarning(UInt64)
         case preparationDeadline(UInt64)
+        /// The Scheduled Summary that the earliest held notification waits for comes.
+        case summaryDelivery
     }
 
     package internal(set) var configuration: Configuration
@@ -174,6 +180,9 @@ package struct NotificationCenterMachine: Sendable, Codable {
     /// The Focus on now, as it applies to this app (`nil` when none is on, or it allows the app). Not
     /// part of the saved state: a system brings it to every step (``DeviceConditions``) or holds it itself.
     package internal(set) var focus: Focus?
+    /// The person's Scheduled Summary, if it is on; it holds this app's notifications only when the app's
+    /// `scheduledDeliverySetting` is on. Not saved either: a system brings it to every step or holds it.
+    package internal(set) var scheduledSummary: ScheduledSummary?
     /// Whether the app can be called right now. In-process the app always can; the daemon's apps only
     /// while they are connected. Responses for an unreachable app are kept, in order, until it is.
     package internal(set) var isAppReachable: Bool
@@ -299,7 +308,8 @@ package struct NotificationCenterMachine: Sendable, Codable {
     package mutating func changeSettings(_ newSettings: NotificationSettings) -> [Effect] {
         guard newSettings != settings else { return [] }
         settings = newSettings
-        return [.settingsChanged(settings)]
+        // An app taken out of the summary (or no longer authorized) shows what it held for it at once.
+        return [.settingsChanged(settings)] + placeHeldNotifications()
     }
 
     // MARK: - Categories
@@ -510,6 +520,8 @@ package struct NotificationCenterMachine: Sendable, Codable {
         case .preparationDeadline(let ticket):
             guard let preparation = preparing[ticket] else { return [] }
             return endPreparation(ticket, .timedOut, showing: preparation.request)
+        case .summaryDelivery:
+            return deliverSummary(dueAt: dueDate)
         }
     }
 
@@ -529,8 +541,9 @@ package struct NotificationCenterMachine: Sendable, Codable {
         return (effects, wakeUps)
     }
 
-    /// Changes the device's time zone: calendar triggers that do not name a zone follow the device.
-    package mutating func changeTimeZone(_ newTimeZone: TimeZone) {
+    /// Changes the device's time zone: calendar triggers that do not name a zone follow the device, and
+    /// so do the Scheduled Summary's times.
+    package mutating func changeTimeZone(_ newTimeZone: TimeZone) -> [Effect] {
         timeZone = newTimeZone
         for (identifier, entry) in pending.dictionary {
             guard case .calendar(let components, _)? = entry.request.trigger, components.timeZone == nil else { continue }
@@ -538,6 +551,8 @@ package struct NotificationCenterMachine: Sendable, Codable {
             pending[identifier]?.nextFireDate = next
             if let next { wakeUps.schedule(.request(identifier), at: next) } else { wakeUps.remove(.request(identifier)) }
         }
+        // The summary's times are on the device's clock: what waits for one waits for it in the new zone.
+        return placeHeldNotifications()
     }
 
     private mutating func fireScheduled(_ identifier: String, dueAt dueDate: Date) -> [Effect] {
@@ -801,7 +816,12 @@ package struct NotificationCenterMachine: Sendable, Codable {
     /// Shows the notification as `presentation` says; `unseenBecause` is why the person does not see
     /// it when nothing of it is visible, for the delivery log.
     private mutating func present(_ notification: DeliveredNotification, _ decided: Presentation, unseenBecause: String) -> [Effect] {
-        let presentation = PresentationPolicy.underFocus(decided, focus, content: notification.request.content, settings: settings)
+        var presentation = PresentationPolicy.underFocus(decided, focus, content: notification.request.content, settings: settings)
+        var summary: SummaryPlacement? = nil
+        if presentation.isVisible, let date = summaryDate(holding: notification) {
+            presentation = PresentationPolicy.heldForSummary(presentation)
+            summary = SummaryPlacement(date: date, held: true)
+        }
         let identifier = notification.request.identifier
         let category = categories[notification.request.content.categoryIdentifier]
         let shown = VisibleNotification(
@@ -810,7 +830,8 @@ package struct NotificationCenterMachine: Sendable, Codable {
             actions: category?.actions ?? [],
             categoryOptions: category?.options ?? [],
             hiddenPreviewsBodyPlaceholder: category.flatMap { $0.hiddenPreviewsBodyPlaceholder.isEmpty ? nil : $0.hiddenPreviewsBodyPlaceholder },
-            categorySummaryFormat: category.flatMap { $0.categorySummaryFormat.isEmpty ? nil : $0.categorySummaryFormat }
+            categorySummaryFormat: category.flatMap { $0.categorySummaryFormat.isEmpty ? nil : $0.categorySummaryFormat },
+            summary: summary
         )
         if let replaced = removeVisible(identifier) {
             report(replaced.notification.request, .removed, "replaced by a newer notification with the same identifier")
@@ -819,7 +840,12 @@ package struct NotificationCenterMachine: Sendable, Codable {
         if presentation.isVisible {
             visible[identifier] = shown
             visibleOrder[identifier] = takeSequence()
-            report(notification.request, .presented, presentation.logDescription)
+            if let summary {
+                report(notification.request, .presented, "held for the Scheduled Summary of \(summary.date.formatted(.iso8601))")
+                scheduleSummaryDelivery()
+            } else {
+                report(notification.request, .presented, presentation.logDescription)
+            }
             if let limit = configuration.visibleLimit, visible.count > limit,
                let oldest = visibleOrder.min(by: { $0.value < $1.value })?.key,
                let dropped = removeVisible(oldest) {
@@ -857,6 +883,72 @@ package struct NotificationCenterMachine: Sendable, Codable {
     /// Turns a Focus on (as it applies to this app), or off with `nil`; what is already shown stays.
     package mutating func setFocus(_ focus: Focus?) {
         self.focus = focus
+    }
+
+    // MARK: - Scheduled Summary
+
+    /// Turns the Scheduled Summary on, changes its times, or turns it off with `nil`. What is held waits
+    /// for the first summary after it arrived at the new times (a summary that is past comes at once);
+    /// with the summary off, it is shown now.
+    package mutating func setScheduledSummary(_ summary: ScheduledSummary?) -> [Effect] {
+        guard summary != scheduledSummary else { return [] }
+        scheduledSummary = summary
+        return placeHeldNotifications()
+    }
+
+    /// The summary a notification arriving now waits for, if the summary holds it.
+    private func summaryDate(holding notification: DeliveredNotification) -> Date? {
+        guard let scheduledSummary, ScheduledSummary.holds(notification.request.content, settings: settings) else { return nil }
+        return scheduledSummary.nextDelivery(after: now, calendar: calendar, timeZone: timeZone)
+    }
+
+    /// Moves each held notification to the summary it waits for under the summary's times, the device's
+    /// time zone and the app's settings (the first summary after it arrived); shows at once those the
+    /// summary no longer holds.
+    private mutating func placeHeldNotifications() -> [Effect] {
+        var released: [String] = []
+        for (identifier, shown) in visible.dictionary where shown.summary?.held == true {
+            let date = scheduledSummary.flatMap { summary in
+                ScheduledSummary.holds(shown.notification.request.content, settings: settings)
+                    ? summary.nextDelivery(after: shown.notification.date, calendar: calendar, timeZone: timeZone) : nil
+            }
+            if let date {
+                if date != shown.summary?.date { visible[identifier]?.summary?.date = date }
+            } else {
+                released.append(identifier)
+            }
+        }
+        let effects = showHeld(released, at: now)
+        scheduleSummaryDelivery()
+        return effects
+    }
+
+    /// The summary due at `date` comes: what was held for it (or for an earlier one) is shown.
+    private mutating func deliverSummary(dueAt date: Date) -> [Effect] {
+        let due = visible.dictionary.filter { $0.value.summary.map { $0.held && $0.date <= date } ?? false }.keys
+        let effects = showHeld(Array(due), at: date)
+        scheduleSummaryDelivery()
+        return effects
+    }
+
+    /// Shows held notifications as delivered in the summary of `date`, in the order they arrived.
+    private mutating func showHeld(_ identifiers: [String], at date: Date) -> [Effect] {
+        guard !identifiers.isEmpty else { return [] }
+        var delivered: [VisibleNotification] = []
+        for identifier in identifiers.sorted(by: { visibleOrder[$0, default: 0] < visibleOrder[$1, default: 0] }) {
+            guard var shown = visible[identifier] else { continue }
+            shown.summary = SummaryPlacement(date: date, held: false)
+            shown.presentation = PresentationPolicy.deliveredInSummary(shown.presentation, settings: settings)
+            visible[identifier] = shown
+            delivered.append(shown)
+        }
+        return [.summaryDelivered(delivered)]
+    }
+
+    /// Wakes the machine when the earliest held notification's summary comes.
+    mutating func scheduleSummaryDelivery() {
+        let next = visible.dictionary.values.compactMap { $0.summary?.held == true ? $0.summary?.date : nil }.min()
+        if let next { wakeUps.schedule(.summaryDelivery, at: next) } else { wakeUps.remove(.summaryDelivery) }
     }
 
     // MARK: - Responses

@@ -165,6 +165,17 @@ package struct AdminRoutes: Sendable {
             try await engine.setFocus(change.focus)
             return jsonResponse(LocalAPI.DeviceFocus(focus: await engine.focus))
         }
+        // The Scheduled Summary, for every app put in it.
+        router.get("/v1/admin/summary") { request, _ in
+            try authenticate(request)
+            return jsonResponse(LocalAPI.DeviceSummary(summary: await engine.scheduledSummary))
+        }
+        router.put("/v1/admin/summary") { request, context in
+            try authenticate(request)
+            let change = try await decode(LocalAPI.DeviceSummary.self, request, context)
+            try await engine.setScheduledSummary(change.summary)
+            return jsonResponse(LocalAPI.DeviceSummary(summary: await engine.scheduledSummary))
+        }
         router.ws("/v1/admin/events") { request, _ in
             try authenticate(request)
             try requireWebSocketUpgrade(request)
@@ -347,6 +358,14 @@ package struct AdminRoutes: Sendable {
         case .focusChanged(let focus):
             var value = LocalAPI.WatchEvent(type: "focusChanged", bundleIdentifier: "")
             value.focus = focus
+            return value
+        case .summaryChanged(let summary):
+            var value = LocalAPI.WatchEvent(type: "summaryChanged", bundleIdentifier: "")
+            value.summary = summary
+            return value
+        case .summaryDelivered(let app, let shown):
+            var value = LocalAPI.WatchEvent(type: "summaryDelivered", bundleIdentifier: app)
+            value.notifications = shown.map { LocalAPI.VisibleNotification(bundleIdentifier: app, $0) }
             return value
         }
     }

@@ -182,6 +182,7 @@ package actor DaemonEngine {
             if let zone = saved.timeZoneIdentifier.flatMap(TimeZone.init(identifier:)) { device.timeZone = zone }
             passcode = saved.passcode
             device.focus = saved.focus
+            device.summary = saved.summary
         }
         self.device = device
         linkSequence = (try? await store.linkSequence()) ?? 0
@@ -833,6 +834,8 @@ package actor DaemonEngine {
                 "app": .string(app), "notification": .string(request.identifier), "outcome": .string(outcome.name),
                 "reason": .string(outcome.reason ?? ""),
             ])
+        case .summaryDelivered(let shown):
+            logger.info("the Scheduled Summary came", metadata: ["app": .string(app), "notifications": .stringConvertible(shown.count)])
         case .authorizationPrompt, .settingsChanged, .presented, .badgeChanged, .appStateChanged, .responseDelivered, .remoteNotificationDelivered,
              .contentPreparing, .contentPrepared, .notificationsRemoved:
             break
@@ -1285,16 +1288,22 @@ package actor DaemonEngine {
 
     /// The person keeps an app's provisional notifications ("Keep…", then "Deliver Immediately"): the
     /// app is authorized, and its notifications go on arriving quietly, in Notification Center only (no
-    /// banner, sound, badge or lock screen) until the person changes its settings, as on iOS.
+    /// banner, sound, badge or lock screen) until the person changes its settings, as on iOS. With
+    /// `inSummary` ("Deliver in Scheduled Summary"), they also wait for the Scheduled Summary.
     ///
-    /// - Throws: `invalidRequest` when the app's notifications are not provisional.
-    package func keepProvisionalNotifications(_ bundleIdentifier: String) async throws -> NotificationSettings {
+    /// - Throws: `invalidRequest` when the app's notifications are not provisional, or `inSummary` while
+    ///   the Scheduled Summary is off.
+    package func keepProvisionalNotifications(_ bundleIdentifier: String, inSummary: Bool = false) async throws -> NotificationSettings {
         guard try await settings(bundleIdentifier).authorizationStatus == .provisional else {
             throw DaemonError(.invalidRequest, "\(bundleIdentifier)'s notifications are not provisional: there is nothing to keep.")
+        }
+        guard !inSummary || device.summary != nil else {
+            throw DaemonError(.invalidRequest, "The Scheduled Summary is off: turn it on before delivering \(bundleIdentifier)'s notifications in it.")
         }
         return try await changeSettings(bundleIdentifier) { settings in
             settings = .granting([], status: .authorized)
             settings.lockScreenSetting = .disabled
+            if inSummary { settings.scheduledDeliverySetting = .enabled }
         }
     }
 
@@ -1394,6 +1403,24 @@ package actor DaemonEngine {
     /// The Focus that is on, if any.
     package var focus: Focus? { device.focus }
 
+    /// The person turns the Scheduled Summary on, changes its times, or turns it off with `nil`. Every
+    /// app showing something is stepped at once: what it holds moves to the summary it now waits for (a
+    /// time already past delivers it now), or, with the summary off, is shown now.
+    ///
+    /// - Throws: `invalidRequest` for a summary with no time, more than 12, or a time given twice.
+    package func setScheduledSummary(_ summary: ScheduledSummary?) async throws {
+        if let problem = summary?.problem { throw DaemonError(.invalidRequest, problem) }
+        let changed = device.summary != summary
+        device.summary = summary
+        try await saveDeviceState()
+        guard changed else { return }
+        publish(.summaryChanged(summary))
+        try await stepInTurns(try await store.appsShowingNotifications())
+    }
+
+    /// The Scheduled Summary, if it is on.
+    package var scheduledSummary: ScheduledSummary? { device.summary }
+
     /// Whether the device is locked, and whether it has a passcode.
     package var lockState: (isLocked: Bool, hasPasscode: Bool) {
         (device.isLocked, passcode != nil)
@@ -1456,7 +1483,7 @@ package actor DaemonEngine {
     private func saveDeviceState() async throws(DaemonError) {
         try await store.saveDeviceState(DeviceState(
             isLocked: device.isLocked, location: device.location, timeZoneIdentifier: device.timeZone.identifier, passcode: passcode,
-            focus: device.focus
+            focus: device.focus, summary: device.summary
         ))
     }
 

@@ -57,6 +57,10 @@ package enum DaemonEvent: Sendable, Hashable {
     case deviceLockChanged(locked: Bool)
     /// The person turned a Focus on, changed it, or turned it off (`nil`).
     case focusChanged(Focus?)
+    /// The person turned the Scheduled Summary on, changed its times, or turned it off (`nil`).
+    case summaryChanged(ScheduledSummary?)
+    /// The Scheduled Summary came with these notifications of the app, held for it until now.
+    case summaryDelivered(bundleIdentifier: String, [NotificationCenterMachine.VisibleNotification])
 }
 
 extension DaemonEvent {
@@ -78,6 +82,7 @@ extension DaemonEvent {
         case .remoteNotificationNotCompleted(let remote): self = .remoteNotificationNotCompleted(bundleIdentifier: bundleIdentifier, remote)
         case .contentPreparing(let request): self = .contentPreparing(bundleIdentifier: bundleIdentifier, request)
         case .contentPrepared(let request, let outcome): self = .contentPrepared(bundleIdentifier: bundleIdentifier, request, outcome)
+        case .summaryDelivered(let shown): self = .summaryDelivered(bundleIdentifier: bundleIdentifier, shown)
         }
     }
 }

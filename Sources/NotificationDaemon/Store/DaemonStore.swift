@@ -33,15 +33,19 @@ package struct DeviceState: Sendable, Hashable {
     package var passcode: DevicePasscode?
     /// The Focus the person turned on, if any.
     package var focus: Focus?
+    /// The Scheduled Summary, if the person turned it on.
+    package var summary: ScheduledSummary?
 
     package init(
-        isLocked: Bool = false, location: Coordinate? = nil, timeZoneIdentifier: String? = nil, passcode: DevicePasscode? = nil, focus: Focus? = nil
+        isLocked: Bool = false, location: Coordinate? = nil, timeZoneIdentifier: String? = nil, passcode: DevicePasscode? = nil, focus: Focus? = nil,
+        summary: ScheduledSummary? = nil
     ) {
         self.isLocked = isLocked
         self.location = location
         self.timeZoneIdentifier = timeZoneIdentifier
         self.passcode = passcode
         self.focus = focus
+        self.summary = summary
     }
 }
 

@@ -180,6 +180,10 @@ package final class SQLiteDaemonStore: DaemonStore {
             // allowed); NULL when none is on.
             try db.execute(sql: "ALTER TABLE device ADD COLUMN focus BLOB")
         }
+        migrator.registerMigration("v10: the Scheduled Summary") { db in
+            // The summary as JSON (its times, whether the next one shows early); NULL while it is off.
+            try db.execute(sql: "ALTER TABLE device ADD COLUMN summary BLOB")
+        }
         return migrator
     }
 
@@ -492,7 +496,8 @@ package final class SQLiteDaemonStore: DaemonStore {
                     location: latitude.flatMap { latitude in longitude.map { Coordinate(latitude: latitude, longitude: $0) } },
                     timeZoneIdentifier: row["timeZone"],
                     passcode: passcode,
-                    focus: try (row["focus"] as Data?).map { try Self.decoder.decode(Focus.self, from: $0) }
+                    focus: try (row["focus"] as Data?).map { try Self.decoder.decode(Focus.self, from: $0) },
+                    summary: try (row["summary"] as Data?).map { try Self.decoder.decode(ScheduledSummary.self, from: $0) }
                 )
             }
         }
@@ -508,13 +513,14 @@ package final class SQLiteDaemonStore: DaemonStore {
             try db.execute(
                 sql: """
                     INSERT OR REPLACE INTO device
-                    (id, locked, latitude, longitude, timeZone, passcodeSalt, passcodeKey, passcodeRounds, passcodeFailures, passcodeRetryAfter, focus)
-                    VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    (id, locked, latitude, longitude, timeZone, passcodeSalt, passcodeKey, passcodeRounds, passcodeFailures, passcodeRetryAfter, focus, summary)
+                    VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     state.isLocked, state.location?.latitude, state.location?.longitude, state.timeZoneIdentifier,
                     state.passcode?.salt, state.passcode?.key, state.passcode?.rounds, state.passcode?.failures ?? 0,
                     state.passcode?.retryAfter?.timeIntervalSince1970, try state.focus.map { try JSONEncoder().encode($0) },
+                    try state.summary.map { try JSONEncoder().encode($0) },
                 ]
             )
         }

@@ -32,6 +32,7 @@ const elements = {
   focus: document.getElementById("focus"),
   focusStatus: document.getElementById("focus-status"),
   focusSettings: document.getElementById("focus-settings"),
+  summarySettings: document.getElementById("summary-settings"),
   lockScreen: document.getElementById("lock-screen"),
   lockTime: document.getElementById("lock-time"),
   lockDate: document.getElementById("lock-date"),
@@ -62,7 +63,7 @@ const elements = {
   empty: document.getElementById("empty"),
 };
 
-let state = { notifications: [], prompts: [], badges: {}, device: { locked: false, hasPasscode: false, focus: null }, provisionalApps: [] };
+let state = { notifications: [], prompts: [], badges: {}, device: { locked: false, hasPasscode: false, focus: null, summary: null }, provisionalApps: [] };
 // The Focus the header's button turns on: the last one the person set up, or Do Not Disturb.
 let lastFocus = { name: "Do Not Disturb", allowsTimeSensitive: true, allowedApps: [] };
 // What the person has opened or typed in the list, by notification, so that the list drawn again
@@ -88,7 +89,16 @@ function make(tag, className, text) {
 }
 
 function dateOf(notification) {
-  return new Date((notification.notification.date + SECONDS_FROM_1970_TO_2001) * 1000);
+  return dateFromReference(notification.notification.date);
+}
+
+/** A date the daemon sent: seconds since 2001-01-01, Foundation's reference date. */
+function dateFromReference(seconds) {
+  return new Date((seconds + SECONDS_FROM_1970_TO_2001) * 1000);
+}
+
+function timeOfDay(date) {
+  return date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
 }
 
 function showError(message) {
@@ -328,8 +338,8 @@ function attachmentView(attachment) {
 
 /**
  * A provisional notification asks the person to keep the app's notifications or turn them off, as
- * iOS asks: "Keep…" offers "Deliver Immediately" (quietly, in Notification Center), "Turn Off…" asks
- * to confirm.
+ * iOS asks: "Keep…" offers "Deliver Immediately" (quietly, in Notification Center), and "Deliver in
+ * Scheduled Summary" while the summary is on; "Turn Off…" asks to confirm.
  */
 function provisionalChoices(notification) {
   const app = notification.bundleIdentifier;
@@ -348,10 +358,19 @@ function provisionalChoices(notification) {
     document.querySelector(`.notification[data-key="${CSS.escape(keyOf(notification))}"] .provisional button`)?.focus();
   };
   if (draft.provisional === "keep") {
-    panel.append(make("p", "", `Notifications from ${app} will appear in Notification Center, without sounds, banners or badges.`));
+    // With the Scheduled Summary on, iOS offers to deliver the app's notifications in it.
+    const summary = Boolean(state.device.summary);
+    panel.append(make("p", "", summary
+      ? `Deliver notifications from ${app} immediately in Notification Center, or in your Scheduled Summary, without sounds, banners or badges.`
+      : `Notifications from ${app} will appear in Notification Center, without sounds, banners or badges.`));
     panel.append(button("Deliver Immediately", "keep-now", async () => {
       if (await send("POST", `${path}/keep`, {})) draft.provisional = null;
     }));
+    if (summary) {
+      panel.append(button("Deliver in Scheduled Summary", "keep-summary", async () => {
+        if (await send("POST", `${path}/keep`, { inSummary: true })) draft.provisional = null;
+      }));
+    }
     panel.append(button("Cancel", "cancel", () => ask(null)));
   } else if (draft.provisional === "off") {
     panel.append(make("p", "", `Turn off all notifications from ${app}? You can turn them on again in Settings.`));
@@ -460,18 +479,62 @@ function showReply(notification, action, article, focus) {
   if (focus) form.querySelector("input").focus();
 }
 
-/**
- * A banner for a notification just presented; it leaves the screen by itself unless in use. One at a
- * time, as on iOS: it takes the place of the banner before it (which stays in the list), unless the
- * person is working in that one (a reply being typed, a button focused). Pointing at a banner only
- * keeps it from leaving by itself.
- */
+/** A banner for a notification just presented, with its sound where the settings and the browser allow one. */
 function showBanner(notification) {
-  const focused = (banner) => banner.contains(document.activeElement);
-  const inUse = (banner) => banner.matches(":hover") || focused(banner);
-  for (const older of [...elements.banners.children]) if (!focused(older)) older.remove();
   const banner = card(notification, { inBanner: true });
   banner.classList.add("banner");
+  putUp(banner);
+  if (notification.presentation.sound) playSound();
+}
+
+/**
+ * A banner for the Scheduled Summary that just came: how many notifications from which apps, and the
+ * most relevant ones' titles; opening it opens the summary in the list.
+ */
+function showSummaryBanner() {
+  const came = state.notifications.filter((notification) => notification.summary && !notification.summary.held);
+  if (came.length === 0) return;
+  const date = Math.max(...came.map((notification) => notification.summary.date));
+  const notifications = byRelevance(came.filter((notification) => notification.summary.date === date));
+  const banner = make("article", "notification banner summary-banner");
+  banner.dataset.date = String(date);
+  const open = make("button", "open");
+  open.type = "button";
+  const meta = make("span", "meta");
+  meta.append(make("span", "app-name", "Scheduled Summary"), make("time", "time", timeOfDay(dateFromReference(date))));
+  const text = make("span", "text");
+  text.append(make("span", "title", "Your Scheduled Summary"), make("span", "subtitle", countFromApps(notifications)));
+  const titles = notifications.slice(0, 2).map((notification) => notification.notification.request.content.title).filter(Boolean);
+  if (titles.length > 0 && !notifications.some((notification) => notification.previewHidden)) text.append(make("span", "body", titles.join(" · ")));
+  const row = make("span", "content-row");
+  row.append(text);
+  open.append(meta, row);
+  open.setAttribute("aria-label", `Open the Scheduled Summary: ${countFromApps(notifications)}`);
+  open.addEventListener("click", () => {
+    banner.remove();
+    openStacks.add(`summary\n${date}`);
+    render();
+    const digest = elements.list.querySelector(`.digest[data-date="${CSS.escape(String(date))}"]`);
+    digest?.scrollIntoView({ block: "start" });
+    digest?.querySelector(".stack")?.focus();
+  });
+  const hide = make("button", "hide");
+  hide.type = "button";
+  hide.setAttribute("aria-label", "Hide the banner (the summary stays in the list)");
+  hide.addEventListener("click", () => banner.remove());
+  banner.append(open, hide);
+  putUp(banner);
+}
+
+/**
+ * Puts a banner up; it leaves the screen by itself unless in use. One at a time, as on iOS: it takes
+ * the place of the banner before it (which stays in the list), unless the person is working in that
+ * one (a reply being typed, a button focused). Pointing at a banner only keeps it from leaving by itself.
+ */
+function putUp(banner) {
+  const focused = (element) => element.contains(document.activeElement);
+  const inUse = (element) => element.matches(":hover") || focused(element);
+  for (const older of [...elements.banners.children]) if (!focused(older)) older.remove();
   elements.banners.prepend(banner);
   let remaining = BANNER_SECONDS;
   const timer = setInterval(() => {
@@ -483,7 +546,6 @@ function showBanner(notification) {
       banner.remove();
     }
   }, 1000);
-  if (notification.presentation.sound) playSound();
 }
 
 /** A short tone, where the browser lets the page play one. */
@@ -551,8 +613,10 @@ function render() {
   }
   renderPrompts();
   // On the lock screen, what the settings let it show; in the list, what they keep in Notification Center.
-  renderList(locked ? elements.lockList : elements.list,
-    state.notifications.filter((notification) => locked ? notification.presentation.lockScreen : notification.presentation.list));
+  // What waits for the Scheduled Summary is not seen before it comes, unless the person asked to see the next one.
+  const early = !locked && Boolean(state.device.summary?.showsNextSummary);
+  renderList(locked ? elements.lockList : elements.list, state.notifications.filter((notification) =>
+    notification.summary?.held ? early : locked ? notification.presentation.lockScreen : notification.presentation.list));
 }
 
 /** The header's Focus button and the line that says which Focus is on. */
@@ -604,7 +668,11 @@ function stackSummary(newest, others) {
   return format.replaceAll("%u", String(count)).replaceAll("%@", joined);
 }
 
-/** A list of notifications: by app (the app with the newest notification first), then by thread, newest first. */
+/**
+ * A list of notifications: the Scheduled Summaries that came (newest first), what waits for the next one
+ * (when the person shows it early), then the rest by app (the app with the newest notification first),
+ * then by thread, newest first.
+ */
 function renderList(container, shown) {
   // Drafts of notifications no longer shown go; the field being typed in keeps its focus and caret.
   const present = new Set(shown.map(keyOf));
@@ -620,61 +688,23 @@ function renderList(container, shown) {
     if (container === elements.list) container.append(elements.empty);
     return;
   }
-  const apps = new Map();
+  const summaries = new Map();
+  const upcoming = [];
+  const rest = [];
   for (const notification of shown) {
-    const app = notification.bundleIdentifier;
-    if (!apps.has(app)) apps.set(app, new Map());
-    const thread = notification.notification.request.content.threadIdentifier || "";
-    const threads = apps.get(app);
-    if (!threads.has(thread)) threads.set(thread, []);
-    threads.get(thread).push(notification);
-  }
-  for (const [app, threads] of apps) {
-    const group = make("section", "group");
-    group.dataset.app = app;
-    const header = make("div", "group-header");
-    const title = make("h2", "", app);
-    title.id = `group-${app}`;
-    group.setAttribute("aria-labelledby", title.id);
-    header.append(title);
-    const badge = state.badges[app] || 0;
-    if (badge > 0) {
-      const count = make("span", "badge", String(badge));
-      count.setAttribute("aria-label", `${badge} on the app's icon`);
-      header.append(count);
+    const summary = notification.summary;
+    if (!summary) rest.push(notification);
+    else if (summary.held) upcoming.push(notification);
+    else {
+      if (!summaries.has(summary.date)) summaries.set(summary.date, []);
+      summaries.get(summary.date).push(notification);
     }
-    const clear = make("button", "clear", "Clear");
-    clear.type = "button";
-    clear.setAttribute("aria-label", `Clear every notification of ${app}`);
-    const everyOne = [...threads.values()].flat();
-    clear.addEventListener("click", async () => {
-      for (const notification of everyOne) await respond(notification, { kind: "dismiss" });
-    });
-    header.append(clear);
-    group.append(header);
-    for (const [threadIdentifier, notifications] of threads) {
-      // A thread of several is a stack: its newest on top, and a summary of the others that opens it.
-      const thread = make("div", "thread");
-      const stackKey = `${app}\n${threadIdentifier}`;
-      const open = notifications.length === 1 || openStacks.has(stackKey);
-      for (const notification of open ? notifications : notifications.slice(0, 1)) thread.append(card(notification, { inBanner: false }));
-      if (notifications.length > 1) {
-        const summary = make("button", "stack", open ? "Show Less" : stackSummary(notifications[0], notifications.slice(1)));
-        summary.type = "button";
-        summary.setAttribute("aria-expanded", String(open));
-        summary.addEventListener("click", () => {
-          if (open) openStacks.delete(stackKey);
-          else openStacks.add(stackKey);
-          render();
-          container.querySelector(`.stack[data-key="${CSS.escape(stackKey)}"]`)?.focus();
-        });
-        summary.dataset.key = stackKey;
-        thread.append(summary);
-      }
-      group.append(thread);
-    }
-    container.append(group);
   }
+  for (const [date, notifications] of [...summaries].sort((a, b) => b[0] - a[0])) {
+    container.append(digest(container, notifications, { date, upcoming: false }));
+  }
+  if (upcoming.length > 0) container.append(digest(container, upcoming, { date: upcoming[0].summary.date, upcoming: true }));
+  for (const [app, threads] of byApp(rest)) container.append(appGroup(container, app, threads));
   if (typing) {
     for (const article of container.querySelectorAll(".notification")) {
       if (article.dataset.key !== typing.key) continue;
@@ -685,6 +715,126 @@ function renderList(container, shown) {
       }
     }
   }
+}
+
+/** Notifications by app, then by thread, in the order given. */
+function byApp(notifications) {
+  const apps = new Map();
+  for (const notification of notifications) {
+    const app = notification.bundleIdentifier;
+    if (!apps.has(app)) apps.set(app, new Map());
+    const thread = notification.notification.request.content.threadIdentifier || "";
+    const threads = apps.get(app);
+    if (!threads.has(thread)) threads.set(thread, []);
+    threads.get(thread).push(notification);
+  }
+  return apps;
+}
+
+/** The most relevant first (`relevanceScore`), then the newest: what a summary puts on top. */
+function byRelevance(notifications) {
+  return [...notifications].sort((a, b) =>
+    (b.notification.request.content.relevanceScore ?? 0) - (a.notification.request.content.relevanceScore ?? 0) || dateOf(b) - dateOf(a));
+}
+
+/** How many notifications, from which apps: "3 notifications from news and shop". */
+function countFromApps(notifications) {
+  const apps = [...new Set(notifications.map((notification) => notification.bundleIdentifier))];
+  return `${notifications.length} notification${notifications.length === 1 ? "" : "s"} from ${new Intl.ListFormat("en").format(apps)}`;
+}
+
+/**
+ * A Scheduled Summary as iOS shows it: its most relevant notifications on top, and the others, by app,
+ * behind a button that opens it; "Clear" dismisses them all. `upcoming` is the next summary, shown early.
+ */
+function digest(container, notifications, { date, upcoming }) {
+  const section = make("section", upcoming ? "digest upcoming" : "digest");
+  section.dataset.date = String(date);
+  const when = timeOfDay(dateFromReference(date));
+  const title = make("h2", "", upcoming ? `Next Summary · ${when}` : `Scheduled Summary · ${when}`);
+  title.id = `digest-${upcoming ? "next" : date}`;
+  section.setAttribute("aria-labelledby", title.id);
+  const header = make("div", "group-header");
+  header.append(title);
+  const clear = make("button", "clear", "Clear");
+  clear.type = "button";
+  clear.setAttribute("aria-label", `Clear every notification of the ${upcoming ? "next summary" : "summary"}`);
+  clear.addEventListener("click", async () => {
+    for (const notification of notifications) await respond(notification, { kind: "dismiss" });
+  });
+  header.append(clear);
+  section.append(header, make("p", "digest-count", countFromApps(notifications)));
+  const key = `summary\n${upcoming ? "next" : date}`;
+  const open = openStacks.has(key);
+  const ranked = byRelevance(notifications);
+  const featured = open ? [] : ranked.slice(0, 2);
+  for (const notification of featured) section.append(card(notification, { inBanner: false }));
+  if (open) {
+    for (const [app, threads] of byApp(notifications)) section.append(appGroup(container, app, threads));
+  }
+  if (open || ranked.length > featured.length) {
+    const others = ranked.length - featured.length;
+    const toggle = make("button", "stack", open ? "Show Less" : `${others} more in this summary`);
+    toggle.type = "button";
+    toggle.dataset.key = key;
+    toggle.setAttribute("aria-expanded", String(open));
+    toggle.addEventListener("click", () => {
+      if (open) openStacks.delete(key);
+      else openStacks.add(key);
+      render();
+      container.querySelector(`.stack[data-key="${CSS.escape(key)}"]`)?.focus();
+    });
+    section.append(toggle);
+  }
+  return section;
+}
+
+/** One app's notifications: its name, its badge, "Clear", and its threads, each a stack when it has several. */
+function appGroup(container, app, threads) {
+  const group = make("section", "group");
+  group.dataset.app = app;
+  const header = make("div", "group-header");
+  const title = make("h2", "", app);
+  title.id = `group-${container.id}-${app}`;
+  group.setAttribute("aria-labelledby", title.id);
+  header.append(title);
+  const badge = state.badges[app] || 0;
+  if (badge > 0) {
+    const count = make("span", "badge", String(badge));
+    count.setAttribute("aria-label", `${badge} on the app's icon`);
+    header.append(count);
+  }
+  const clear = make("button", "clear", "Clear");
+  clear.type = "button";
+  clear.setAttribute("aria-label", `Clear every notification of ${app}`);
+  const everyOne = [...threads.values()].flat();
+  clear.addEventListener("click", async () => {
+    for (const notification of everyOne) await respond(notification, { kind: "dismiss" });
+  });
+  header.append(clear);
+  group.append(header);
+  for (const [threadIdentifier, notifications] of threads) {
+    // A thread of several is a stack: its newest on top, and a summary of the others that opens it.
+    const thread = make("div", "thread");
+    const stackKey = `${app}\n${threadIdentifier}`;
+    const open = notifications.length === 1 || openStacks.has(stackKey);
+    for (const notification of open ? notifications : notifications.slice(0, 1)) thread.append(card(notification, { inBanner: false }));
+    if (notifications.length > 1) {
+      const summary = make("button", "stack", open ? "Show Less" : stackSummary(notifications[0], notifications.slice(1)));
+      summary.type = "button";
+      summary.setAttribute("aria-expanded", String(open));
+      summary.addEventListener("click", () => {
+        if (open) openStacks.delete(stackKey);
+        else openStacks.add(stackKey);
+        render();
+        container.querySelector(`.stack[data-key="${CSS.escape(stackKey)}"]`)?.focus();
+      });
+      summary.dataset.key = stackKey;
+      thread.append(summary);
+    }
+    group.append(thread);
+  }
+  return group;
 }
 
 /** Reads what is on screen; calls that come meanwhile read it once more afterwards. */
@@ -703,10 +853,10 @@ async function refresh() {
           return;
         }
         state = await answer.json();
-        // A banner leaves when its notification does.
+        // A banner leaves when its notification does (a summary's banner stays for its time).
         const present = new Set(state.notifications.map((n) => `${n.bundleIdentifier}\n${n.notification.request.identifier}`));
         for (const banner of [...elements.banners.children]) {
-          if (!present.has(`${banner.dataset.app}\n${banner.dataset.identifier}`)) banner.remove();
+          if (banner.dataset.identifier !== undefined && !present.has(`${banner.dataset.app}\n${banner.dataset.identifier}`)) banner.remove();
         }
         render();
       } catch (error) {
@@ -739,8 +889,10 @@ function connect() {
     if (event.type === "presented" && event.notification && event.notification.presentation.banner && !state.device.locked) {
       showBanner({ ...event.notification, previewHidden: event.previewHidden, attachments: event.attachments });
     }
-    // Whatever happened, what is on screen is read again: the daemon is the one truth.
-    refresh();
+    // Whatever happened, what is on screen is read again: the daemon is the one truth. A summary that
+    // came (one event per app in it) is announced once what it brought has been read.
+    const read = refresh();
+    if (event.type === "summaryDelivered") read.then(() => { if (!state.device.locked) showSummaryBanner(); });
   });
   socket.addEventListener("close", () => {
     elements.connection.textContent = `Offline; trying again in ${reconnectDelay} s`;
@@ -779,6 +931,7 @@ function showSettings(shown) {
     const apps = registeredApps();
     showPasscodeSettings();
     showFocusSettings(apps);
+    showSummarySettings(apps);
     showApps(apps);
   }
 }
@@ -870,6 +1023,121 @@ async function showFocusSettings(reading) {
         draw();
       });
       group.append(row(app, allowed));
+    }
+    form.append(group);
+  };
+  form.onsubmit = (event) => event.preventDefault();
+  draw();
+}
+
+async function setSummary(summary) {
+  const answer = await send("PUT", "/api/device/summary", { summary });
+  if (!answer) return null;
+  state.device.summary = answer.summary;
+  render();
+  return answer;
+}
+
+/** The ordinal of a summary, as iOS names them: "1st Summary", "2nd Summary"… */
+function summaryName(index) {
+  const n = index + 1;
+  const suffix = n % 10 === 1 && n !== 11 ? "st" : n % 10 === 2 && n !== 12 ? "nd" : n % 10 === 3 && n !== 13 ? "rd" : "th";
+  return `${n}${suffix} Summary`;
+}
+
+/**
+ * Settings › Notifications › Scheduled Summary: on or off, its times (one to twelve), Show Next Summary,
+ * and the apps in it (each app's Scheduled Summary setting). Each change is sent at once.
+ */
+async function showSummarySettings(reading) {
+  const form = elements.summarySettings;
+  const apps = (await reading) ?? [];
+  // Only apps the person allowed can be put in the summary; each one's setting is read once.
+  const settings = new Map();
+  for (const app of apps) {
+    try {
+      const current = await getJSON(`/api/apps/${encodeURIComponent(app)}/settings`);
+      if (current.scheduledDeliverySetting !== SETTING_NOT_SUPPORTED) settings.set(app, current);
+    } catch (error) {
+      showError(`The settings of ${app} cannot be read: ${error.message}`);
+    }
+  }
+  const draw = () => {
+    form.replaceChildren();
+    const summary = state.device.summary;
+    const group = make("fieldset");
+    group.append(make("legend", "", "Scheduled Summary"));
+    const on = make("input");
+    on.type = "checkbox";
+    on.name = "summaryOn";
+    on.setAttribute("role", "switch");
+    on.checked = Boolean(summary);
+    on.addEventListener("change", async () => { await setSummary(on.checked ? { times: ["08:00", "18:00"], showsNextSummary: false } : null); draw(); });
+    group.append(row("Scheduled Summary", on));
+    if (!summary) {
+      group.append(make("p", "hint", "Get the notifications of the apps you choose together, at the times you pick."));
+      form.append(group);
+      return;
+    }
+    summary.times.forEach((time, index) => {
+      const input = make("input");
+      input.type = "time";
+      input.name = "summaryTime";
+      input.value = time;
+      input.required = true;
+      input.addEventListener("change", async () => {
+        if (!input.value) return;
+        const times = summary.times.map((other, at) => at === index ? input.value : other);
+        await setSummary({ ...summary, times });
+        draw();
+      });
+      const line = row(summaryName(index), input);
+      if (summary.times.length > 1) {
+        const remove = make("button", "remove-time", "Remove");
+        remove.type = "button";
+        remove.setAttribute("aria-label", `Remove the ${summaryName(index)}`);
+        remove.addEventListener("click", async () => {
+          await setSummary({ ...summary, times: summary.times.filter((_, at) => at !== index) });
+          draw();
+        });
+        line.append(remove);
+      }
+      group.append(line);
+    });
+    if (summary.times.length < 12) {
+      const add = make("button", "add-time", "Add Summary");
+      add.type = "button";
+      add.addEventListener("click", async () => {
+        // The next whole hour not yet taken, from noon.
+        const taken = new Set(summary.times);
+        const hour = [...Array(24).keys()].map((offset) => (12 + offset) % 24).find((candidate) => !taken.has(`${String(candidate).padStart(2, "0")}:00`));
+        await setSummary({ ...summary, times: [...summary.times, `${String(hour).padStart(2, "0")}:00`] });
+        draw();
+        form.querySelector(".add-time")?.focus();
+      });
+      group.append(add);
+    }
+    const early = make("input");
+    early.type = "checkbox";
+    early.name = "showsNextSummary";
+    early.setAttribute("role", "switch");
+    early.checked = summary.showsNextSummary;
+    early.addEventListener("change", async () => { await setSummary({ ...summary, showsNextSummary: early.checked }); draw(); });
+    group.append(row("Show Next Summary", early));
+    if (settings.size > 0) group.append(make("p", "hint", "Apps in Summary: their notifications wait for the next summary."));
+    for (const [app, current] of settings) {
+      const member = make("input");
+      member.type = "checkbox";
+      member.name = "summaryApp";
+      member.value = app;
+      member.checked = current.scheduledDeliverySetting === SETTING_ENABLED;
+      member.addEventListener("change", async () => {
+        const next = await send("PATCH", `/api/apps/${encodeURIComponent(app)}/settings`,
+          { scheduledDeliverySetting: member.checked ? SETTING_ENABLED : SETTING_DISABLED });
+        if (next) settings.set(app, next);
+        draw();
+      });
+      group.append(row(app, member));
     }
     form.append(group);
   };

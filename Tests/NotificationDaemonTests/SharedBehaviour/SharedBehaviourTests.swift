@@ -123,6 +123,29 @@ import Testing
         }
     }
 
+    /// An app in the Scheduled Summary delivers quietly: what it posts waits, unseen, and comes with the
+    /// summary at its time; turned off, the summary holds nothing.
+    @Test(arguments: Backend.allCases)
+    func anAppInTheScheduledSummaryDeliversQuietlyUntilTheSummaryComes(_ backend: Backend) async throws {
+        try await backend.run { system in
+            try await authorize(system)
+            try await system.setScheduledSummary([DateComponents(hour: 8, minute: 0)])
+            try await add(system, "news", title: "Morning news", badge: 2, sound: true)
+            #expect(try await system.seen() == [SeenNotification(identifier: "news", presentation: NotificationPresentation(list: true, badge: 2), heldForSummary: true)])
+            #expect(await system.center.deliveredNotifications().map(\.request.identifier) == ["news"], "delivered, though not yet shown")
+            #expect(try await system.badge() == 2)
+
+            try await system.advance(by: 8 * 3600 - 1)
+            #expect(try await system.seen().map(\.heldForSummary) == [true])
+            try await system.advance(by: 1)
+            #expect(try await system.seen() == [SeenNotification(identifier: "news", presentation: NotificationPresentation(list: true, lockScreen: true, badge: 2))])
+
+            try await system.setScheduledSummary(nil)
+            try await add(system, "later", sound: true)
+            #expect(try await system.seen().last == SeenNotification(identifier: "later", presentation: NotificationPresentation(banner: true, list: true, lockScreen: true, sound: true)))
+        }
+    }
+
     @Test(arguments: Backend.allCases)
     func aTimeIntervalRequestWaitsThenFiresOnTime(_ backend: Backend) async throws {
         try await backend.run { system in

@@ -53,6 +53,9 @@ protocol SystemUnderTest: Sendable {
     func setDeviceLocked(_ locked: Bool) async throws
     /// The person turns Do Not Disturb on (letting time-sensitive notifications through, or not), or off with `nil`.
     func setFocus(allowingTimeSensitive: Bool?) async throws
+    /// Puts the app in the Scheduled Summary and turns the summary on at `times` (hours and minutes,
+    /// UTC); with `nil`, turns the summary off.
+    func setScheduledSummary(_ times: [DateComponents]?) async throws
     /// What the person sees of the app now, oldest first.
     func seen() async throws -> [SeenNotification]
     /// The app's badge.
@@ -84,6 +87,8 @@ struct PersonRefusal: Error, Equatable {
 struct SeenNotification: Sendable, Equatable {
     var identifier: String
     var presentation: NotificationPresentation
+    /// Whether it waits, unseen, for the Scheduled Summary.
+    var heldForSummary = false
 }
 
 // MARK: - In-process
@@ -139,8 +144,16 @@ struct InProcessSystem: SystemUnderTest {
         if let allowingTimeSensitive { harness.person.turnOnFocus(allowingTimeSensitive: allowingTimeSensitive) } else { harness.person.turnOffFocus() }
     }
 
+    func setScheduledSummary(_ times: [DateComponents]?) {
+        guard let times else { return harness.person.turnOffScheduledSummary() }
+        harness.person.changeSettings { $0.scheduledDeliverySetting = .enabled }
+        harness.person.turnOnScheduledSummary(at: times)
+    }
+
     func seen() -> [SeenNotification] {
-        harness.visibleNotifications.map { SeenNotification(identifier: $0.notification.request.identifier, presentation: $0.presentation) }
+        harness.visibleNotifications.map {
+            SeenNotification(identifier: $0.notification.request.identifier, presentation: $0.presentation, heldForSummary: $0.isHeldForSummary)
+        }
     }
 
     func badge() -> Int { harness.badge }
@@ -285,6 +298,17 @@ final class DaemonSystem: SystemUnderTest {
         _ = try await daemon.admin.call(.PUT, "/v1/admin/focus", body: LocalAPI.DeviceFocus(focus: focus), as: LocalAPI.DeviceFocus.self)
     }
 
+    func setScheduledSummary(_ times: [DateComponents]?) async throws {
+        try await settle()
+        let summary = times.map { ScheduledSummary(times: $0.map { ScheduledSummary.Time(hour: $0.hour!, minute: $0.minute!) }) }
+        if summary != nil {
+            var change = LocalAPI.SettingsChange()
+            change.scheduledDeliverySetting = .enabled
+            _ = try await daemon.admin.call(.PATCH, "/v1/admin/apps/\(Self.app)/settings", body: change, as: NotificationSettings.self)
+        }
+        _ = try await daemon.admin.call(.PUT, "/v1/admin/summary", body: LocalAPI.DeviceSummary(summary: summary), as: LocalAPI.DeviceSummary.self)
+    }
+
     func seen() async throws -> [SeenNotification] {
         try await settle()
         let visible = try await daemon.admin.call(.GET, "/v1/admin/notifications?app=\(Self.app)", as: [LocalAPI.VisibleNotification].self)
@@ -293,7 +317,8 @@ final class DaemonSystem: SystemUnderTest {
             return SeenNotification(
                 identifier: shown.notification.request.identifier,
                 presentation: NotificationPresentation(banner: value.banner, list: value.list, lockScreen: value.lockScreen,
-                                                       sound: value.sound, badge: value.badge)
+                                                       sound: value.sound, badge: value.badge),
+                heldForSummary: shown.summary?.held ?? false
             )
         }
     }
