@@ -65,6 +65,29 @@ import Testing
         #expect(try await SQLiteDaemonStore(path: path).writerSynchronousLevel() == 2)
     }
 
+    /// A burst of writes grows the write-ahead log; once a checkpoint has copied it into the database,
+    /// the file is cut back to the limit instead of keeping the burst's size on the disk for good.
+    @Test func theWriteAheadLogIsCutBackAfterACheckpoint() async throws {
+        let path = try makeTestDirectory().appendingPathComponent("unotify.sqlite").path
+        let store = try SQLiteDaemonStore(path: path, walSizeLimit: 256 << 10)
+        let machine = NotificationCenterMachine(now: Date(timeIntervalSince1970: 1_767_225_600), calendar: Calendar(identifier: .gregorian),
+                                                timeZone: TimeZone(identifier: "UTC")!, appState: .notRunning, appReachable: false)
+        // About 8 MiB in 80 commits: SQLite checkpoints each time the log passes 1,000 pages (4 MiB),
+        // and the commit after a checkpoint starts the log again from its beginning.
+        let large = String(repeating: "x", count: 100_000)
+        var sizes: [Int] = []
+        for index in 0..<80 {
+            try await store.insert(StoredApp(bundleIdentifier: "com.example.\(index)", keyHash: "hash-\(index)", launchCommand: large,
+                                             machine: machine, bootID: "boot"))
+            sizes.append((try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0)
+        }
+        let largest = try #require(sizes.max())
+        #expect(largest > 3 << 20, "the burst grew the log to a checkpoint")
+        // Without the limit, the file never gets smaller: it is written again from its start.
+        let shrunk = zip(sizes, sizes.dropFirst()).first { $1 < $0 }
+        #expect(shrunk.map { $0.1 <= (256 << 10) + 200_000 } == true, "the log was cut back to the limit: \(sizes)")
+    }
+
     @Test func aDatabaseOfTheEarlierFormatIsMigratedWithEveryAppsState() async throws {
         let path = try makeTestDirectory().appendingPathComponent("store.sqlite").path
         var machine = try Self.fullMachine()

@@ -24,11 +24,16 @@ package final class SQLiteDaemonStore: DaemonStore {
     /// Where the database file is.
     package let path: String
 
+    /// The size the write-ahead log is cut back to once a checkpoint has copied it into the database:
+    /// without a limit, the file keeps the size of its largest burst of writes for good.
+    package static let defaultWALSizeLimit = 64 << 20
+
     /// Opens (creating if needed) the database at `path`.
     ///
+    /// - Parameter walSizeLimit: the bytes the write-ahead log keeps after a checkpoint.
     /// - Throws: `databaseUnreadable` when the file exists but is not a readable daemon database; the
     ///   message says which file and what to do. Nothing in it is changed.
-    package init(path: String) throws(DaemonError) {
+    package init(path: String, walSizeLimit: Int = SQLiteDaemonStore.defaultWALSizeLimit) throws(DaemonError) {
         self.path = path
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
@@ -37,7 +42,11 @@ package final class SQLiteDaemonStore: DaemonStore {
             // Every commit synced before a call is answered: NORMAL is durable across a process
             // crash in WAL mode, FULL also across a power loss. Set on the writer after the pool
             // opens, because opening a pool in WAL mode sets NORMAL (after `prepareDatabase` runs).
-            try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+            // The writer also runs the checkpoints, so it is the one that cuts the log back.
+            try database.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+                try db.execute(sql: "PRAGMA journal_size_limit = \(max(0, walSizeLimit))")
+            }
             try Self.migrator.migrate(database)
         } catch {
             throw DaemonError(

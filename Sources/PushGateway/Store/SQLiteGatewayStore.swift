@@ -20,7 +20,12 @@ package final class SQLiteGatewayStore: GatewayStore {
         configuration.foreignKeysEnabled = true
         do {
             database = try DatabasePool(path: path, configuration: configuration)
-            try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+            // Each commit synced (FULL: durable across a power loss too), and the write-ahead log cut
+            // back to 64 MiB after a checkpoint instead of keeping its largest size for good.
+            try database.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+                try db.execute(sql: "PRAGMA journal_size_limit = \(64 << 20)")
+            }
             try Self.migrator.migrate(database)
         } catch {
             throw GatewayError(.databaseUnreadable, "The gateway's database at \(path) cannot be read (\(error)). Nothing was changed.")
