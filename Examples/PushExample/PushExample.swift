@@ -1,10 +1,12 @@
 // An app written as an iOS app is: an `@main` app delegate that asks for permission, registers for
-// remote notifications, and answers background pushes. Run it as an app registered with the daemon:
+// remote notifications, answers background pushes, and takes VoIP pushes through PushKit. Run it as an
+// app registered with the daemon:
 //
 //     unotify apps add com.example.push
 //     UNOTIFY_APP_ID=com.example.push swift run push-example
 //
-// It prints its device token; send it pushes with `curl` or `unotify push` (see the README).
+// It prints its device token (and the same token again for VoIP); send it pushes with `curl` or
+// `unotify push` (see the README), VoIP ones with `--push-type voip`.
 import Foundation
 import OpenUserNotificationsShim
 
@@ -12,6 +14,9 @@ import OpenUserNotificationsShim
 final class AppDelegate: UIResponder, UIApplicationDelegate {
     /// Shows alert pushes in the foreground and prints what the person did with them.
     let notificationHandler = NotificationHandler()
+    /// Takes VoIP pushes: calls, as a calling app announces them.
+    let callHandler = CallHandler()
+    let voipRegistry = PKPushRegistry(queue: nil)
 
     func application(_ application: UIApplication, didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?) -> Bool {
         // Started by the system for a push (a background push, or the person answering a notification).
@@ -29,6 +34,9 @@ final class AppDelegate: UIResponder, UIApplicationDelegate {
             say("authorization \(granted ? "granted" : "denied")")
             Task { @MainActor in application.registerForRemoteNotifications() }
         }
+        // VoIP pushes need no permission: they never show anything by themselves.
+        voipRegistry.delegate = callHandler
+        voipRegistry.desiredPushTypes = [.voIP]
         return true
     }
 
@@ -62,6 +70,19 @@ final class NotificationHandler: NSObject, UNUserNotificationCenterDelegate, Sen
             say("response \(response.actionIdentifier) to \(response.notification.request.content.title)")
         }
         completionHandler()
+    }
+}
+
+final class CallHandler: NSObject, PKPushRegistryDelegate, Sendable {
+    func pushRegistry(_ registry: PKPushRegistry, didUpdate pushCredentials: PKPushCredentials, for type: PKPushType) {
+        say("voip token \(pushCredentials.token.map { String(format: "%02x", $0) }.joined())")
+    }
+
+    func pushRegistry(_ registry: PKPushRegistry, didReceiveIncomingPushWith payload: PKPushPayload, for type: PKPushType,
+                      completion: @escaping () -> Void) {
+        // On iOS, an app reports the call to CallKit here; there is no CallKit on Linux.
+        say("incoming call \(customKeys(payload.dictionaryPayload))")
+        completion()
     }
 }
 

@@ -198,6 +198,16 @@ import Testing
         try await curl(["apns-push-type: background", "apns-priority: 5"], #"{"aps":{"content-available":1},"acme1":"bar","acme2":42}"#)
         try await app.line(containing: "background push acme1=bar acme2=42")
 
+        // A VoIP push, sent with `unotify push --push-type voip` to the token PushKit gave: the call reaches
+        // the PushKit delegate, and the app delegate hears nothing of it.
+        let voip = try await app.line(containing: "voip token ")
+        #expect(voip.hasSuffix(token), "PushKit's token is the device's token on the gateway")
+        let sent = try await system.run(["push", "--token", token, "--key", directory.appendingPathComponent("AuthKey_\(system.keyID).p8").path,
+                                         "--key-id", system.keyID, "--team", "ABCDE12345", "--gateway", "https://localhost:\(port)",
+                                         "--push-type", "voip", "com.example.push", "--payload", #"{"aps":{},"caller":"Ada"}"#], nil)
+        #expect(sent.contains("200 apns-id"))
+        try await app.line(containing: "incoming call caller=Ada")
+
         try await curl(["apns-push-type: alert", "apns-collapse-id: chat-1"], #"{"aps":{"alert":{"title":"Alice","body":"Lunch?"},"category":"MESSAGE"}}"#)
         try await app.line(containing: "willPresent Alice")
         let respond = try ChildProcess(unotify, ["respond", "chat-1", "--action", "REPLY", "--text", "Yes, at noon"], environment: environment, name: "unotify respond")
@@ -212,6 +222,7 @@ import Testing
         try await curl(["apns-push-type: background", "apns-priority: 5"], #"{"aps":{"content-available":1},"wake":"yes"}"#)
         try await serve.line(containing: "launched for a push wake=yes")
         try await serve.line(containing: "background push wake=yes")
+        #expect(!app.lines.contains { $0.hasPrefix("background push caller=") }, "a VoIP push never reaches the app delegate")
         await watch.stop()
         await serve.stop()
     }
