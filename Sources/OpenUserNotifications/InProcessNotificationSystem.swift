@@ -7,7 +7,8 @@ internal import Synchronization
 package protocol NotificationTimeSource: Sendable {
     var now: Date { get }
     /// Arranges for `wake` to be called once `date` has come, replacing any earlier arrangement;
-    /// `nil` cancels it. A manual clock ignores this: whoever moves it drives the system.
+    /// `nil` cancels it. A manual clock ignores this: whoever moves it drives the system. Called under
+    /// the system's lock, so it must never call `wake` before it returns.
     func scheduleWakeUp(at date: Date?, wake: @escaping @Sendable () -> Void)
 }
 
@@ -160,8 +161,12 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     }
 
     private func rearmWakeUp() {
-        let next = shell.withLock { $0.machine.nextWakeUpDate() }
-        time.scheduleWakeUp(at: next) { [weak self] in self?.catchUp() }
+        // Under the lock: a step on another thread that read an earlier wake-up (the answer to the
+        // authorization prompt, from the answerer's queue) must not arm it after this one, or it would
+        // cancel the timer of a trigger added meanwhile. Time sources never call `wake` from here.
+        shell.withLock { shell in
+            time.scheduleWakeUp(at: shell.machine.nextWakeUpDate()) { [weak self] in self?.catchUp() }
+        }
     }
 
     /// The earliest date the system has something to do.

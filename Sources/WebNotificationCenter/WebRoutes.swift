@@ -120,7 +120,8 @@ enum WebRoutes {
         // "Keep…" on a provisional notification: deliver quietly from now on, at once or in the Scheduled
         // Summary. ("Turn Off…" denies, above.)
         router.post("/api/apps/:app/keep") { request, context in
-            let body = try await decode(LocalAPI.KeepProvisional.self, request, context)
+            // No body at all is "Deliver Immediately", as before the summary existed.
+            let body = try await decode(LocalAPI.KeepProvisional.self, request, context, ifEmpty: LocalAPI.KeepProvisional())
             return jsonResponse(try await engine.keepProvisionalNotifications(try context.parameters.decoded("app"), inSummary: body.inSummary))
         }
         // The Scheduled Summary: on (or changed) with its times, off with null.
@@ -171,11 +172,13 @@ enum WebRoutes {
         } onUpgrade: { inbound, outbound, _ in
             // The page listens from the start: the events of `/v1/admin/events`, until either side goes.
             // Only what the page uses: a presented notification (its preview hidden as on the page), and
-            // for the rest the event's kind, on which the page reads what is on screen again. Other events
+            // for the rest the event's kind (and a summary's time), on which the page reads what is on screen again. Other events
             // carry notifications' contents (responses, requests) that a locked screen must not receive.
             try await AdminRoutes.servePresenter(engine: engine, remaining: inbound.messages(maxSize: 1 << 16).makeAsyncIterator(), outbound: outbound) { event in
                 let described = AdminRoutes.watchEvent(event)
                 var sent = LocalAPI.WatchEvent(type: described.type, bundleIdentifier: described.bundleIdentifier)
+                // When a summary came, the page is told which (its time, none of its notifications' contents).
+                sent.date = described.date
                 guard case .presented(let app, _) = event, let visible = described.notification,
                       let settings = try? await engine.settings(app) else {
                     return try? AdminRoutes.eventEncoder.encode(sent)

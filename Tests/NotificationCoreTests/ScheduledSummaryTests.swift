@@ -58,7 +58,7 @@ import Testing
         #expect(machine.deliveredNotifications.map(\.request.identifier).sorted() == ["first", "second"])
         let held = try #require(machine.visibleNotifications.first { $0.notification.request.identifier == "first" })
         #expect(held.presentation == Presentation(list: true, badge: 3))
-        #expect(held.summary == SummaryPlacement(date: Self.at(hours: 8), held: true))
+        #expect(held.summary?.date == Self.at(hours: 8) && held.summary?.held == true)
         #expect(machine.badge == 3)
         #expect(machine.nextWakeUpDate() == Self.at(hours: 8))
 
@@ -66,13 +66,13 @@ import Testing
         let effects = Self.advance(&machine, to: Self.at(hours: 8))
         #expect(Self.delivered(effects) == ["first", "second"], "in the order they arrived")
         let shown = try #require(machine.visibleNotifications.first { $0.notification.request.identifier == "second" })
-        #expect(shown.summary == SummaryPlacement(date: Self.at(hours: 8), held: false))
-        #expect(shown.presentation == Presentation(list: true, lockScreen: true), "quietly, and on the lock screen as the settings allow")
+        #expect(shown.summary?.date == Self.at(hours: 8) && shown.summary?.held == false)
+        #expect(shown.presentation == Presentation(list: true, lockScreen: true), "quietly, in the list and on the lock screen as decided")
         #expect(machine.nextWakeUpDate() == nil)
 
         // After the morning summary, the next waits for the evening one.
         _ = try Self.post(&machine, "third")
-        #expect(Self.placement(machine, "third") == SummaryPlacement(date: Self.at(hours: 18), held: true))
+        #expect(Self.placement(machine, "third")?.date == Self.at(hours: 18))
     }
 
     @Test func criticalAndAllowedTimeSensitiveNotificationsGoThroughAtOnce() throws {
@@ -110,7 +110,7 @@ import Testing
         #expect(Self.placement(machine, "n")?.date == Self.at(hours: 18))
 
         #expect(machine.setScheduledSummary(ScheduledSummary(times: [.init(hour: 12, minute: 30)])).isEmpty)
-        #expect(Self.placement(machine, "n") == SummaryPlacement(date: Self.at(hours: 12.5), held: true))
+        #expect(Self.placement(machine, "n")?.date == Self.at(hours: 12.5))
         #expect(machine.nextWakeUpDate() == Self.at(hours: 12.5))
 
         // A time already past today: the summary the notification waited for has come.
@@ -118,10 +118,31 @@ import Testing
         #expect(machine.setScheduledSummary(ScheduledSummary(times: [.init(hour: 9, minute: 30)])).isEmpty)
         #expect(Self.delivered(Self.advance(&machine, to: Self.at(hours: 10))) == ["n"])
 
+        // Off: what waits is shown at once, as an ordinary notification, not as a summary.
         _ = try Self.post(&machine, "m")
-        #expect(Self.delivered(machine.setScheduledSummary(nil)) == ["m"])
-        #expect(Self.placement(machine, "m") == SummaryPlacement(date: Self.at(hours: 10), held: false))
+        let released = machine.setScheduledSummary(nil)
+        #expect(Self.delivered(released) == nil)
+        #expect(released.compactMap { if case .presented(let shown) = $0 { shown.notification.request.identifier } else { nil } } == ["m"])
+        #expect(Self.placement(machine, "m") == nil)
+        #expect(machine.visibleNotifications.first { $0.notification.request.identifier == "m" }?.presentation == Presentation(list: true, lockScreen: true))
         #expect(machine.nextWakeUpDate() == nil)
+    }
+
+    @Test func theSummaryShowsANotificationAsTheSettingsDecidedAndHidesItFromThePersonUntilThen() throws {
+        var machine = Self.machine()
+        var settings = machine.settings
+        settings.notificationCenterSetting = .disabled
+        _ = machine.changeSettings(settings)
+        _ = try Self.post(&machine, "n")
+        #expect(throws: PersonActionRejection.self, "not seen yet, so not acted on") { try machine.respond(to: "n", with: .open) }
+        _ = machine.setScheduledSummary(ScheduledSummary(showsNextSummary: true))
+        #expect(throws: Never.self, "unless the next summary is shown early") { _ = try machine.respond(to: "n", with: .dismiss) }
+
+        _ = try Self.post(&machine, "m")
+        _ = Self.advance(&machine, to: Self.at(hours: 8))
+        #expect(Self.placement(machine, "m")?.held == false)
+        let shown = machine.visibleNotifications.first { $0.notification.request.identifier == "m" }?.presentation
+        #expect(shown == Presentation(lockScreen: true), "Notification Center is off for the app: on the lock screen only")
     }
 
     @Test func anAppTakenOutOfTheSummaryShowsWhatItHeld() throws {
@@ -129,7 +150,10 @@ import Testing
         _ = try Self.post(&machine, "n")
         var settings = machine.settings
         settings.scheduledDeliverySetting = .disabled
-        #expect(Self.delivered(machine.changeSettings(settings)) == ["n"])
+        let effects = machine.changeSettings(settings)
+        #expect(Self.delivered(effects) == nil)
+        #expect(effects.contains { if case .presented(let shown) = $0 { shown.notification.request.identifier == "n" } else { false } })
+        #expect(Self.placement(machine, "n") == nil)
         #expect(machine.nextWakeUpDate() == nil)
     }
 
@@ -159,6 +183,7 @@ import Testing
         ("08:00", ScheduledSummary.Time(hour: 8, minute: 0)), ("23:59", ScheduledSummary.Time(hour: 23, minute: 59)),
         ("00:00", ScheduledSummary.Time(hour: 0, minute: 0)),
         ("24:00", nil), ("8:00", nil), ("08:60", nil), ("08-00", nil), ("08:00:00", nil), ("", nil), ("٠٨:٠٠", nil),
+        ("+8:00", nil), ("-0:-0", nil), ("08:+5", nil),
     ])
     func aTimeIsHoursAndMinutesOnATwentyFourHourClock(_ text: String, _ expected: ScheduledSummary.Time?) {
         #expect(ScheduledSummary.Time(text) == expected)

@@ -498,6 +498,8 @@ package enum LocalAPI {
         package var summary: ScheduledSummary?
         /// The app's notifications that came with the Scheduled Summary (`summaryDelivered`), in the order they arrived.
         package var notifications: [VisibleNotification]?
+        /// The time of the Scheduled Summary that came (`summaryDelivered`).
+        package var date: Date?
 
         package init(type: String, bundleIdentifier: String) {
             self.type = type

@@ -18,7 +18,7 @@ package struct ScheduledSummary: Sendable, Hashable, Codable {
         /// "HH:MM", 00:00 to 23:59; `nil` for anything else.
         package init?(_ text: String) {
             let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count == 2, parts.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isASCII) }),
+            guard parts.count == 2, parts.allSatisfy({ $0.count == 2 && $0.allSatisfy { ("0"..."9").contains($0) } }),
                   let hour = Int(parts[0]), let minute = Int(parts[1]), (0...23).contains(hour), (0...59).contains(minute)
             else { return nil }
             self.init(hour: hour, minute: minute)
@@ -110,10 +110,14 @@ package struct SummaryPlacement: Sendable, Hashable, Codable {
     package var date: Date
     /// Whether it still waits: it is delivered, quietly, but the person sees it only when the summary comes.
     package var held: Bool
+    /// How it is shown once the summary comes: as the settings (and, in the foreground, the app) decided
+    /// when it arrived, quietly.
+    package var whenShown: Presentation
 
-    package init(date: Date, held: Bool) {
+    package init(date: Date, held: Bool, whenShown: Presentation) {
         self.date = date
         self.held = held
+        self.whenShown = whenShown
     }
 }
 
@@ -124,12 +128,10 @@ extension PresentationPolicy {
         Presentation(list: true, badge: presentation.badge)
     }
 
-    /// How a notification is shown once its summary comes: in the list, and on the lock screen when the
-    /// app's settings allow it; quietly.
-    package static func deliveredInSummary(_ presentation: Presentation, settings: NotificationSettings) -> Presentation {
-        var delivered = presentation
-        delivered.list = true
-        delivered.lockScreen = settings.lockScreenSetting == .enabled
-        return delivered
+    /// How a notification whose presentation was decided as `decided` is shown once its summary comes:
+    /// quietly, in the list and on the lock screen as decided (in the list when neither was, since
+    /// the summary is where the person sees it); the badge it set when it arrived.
+    package static func shownAfterSummary(_ decided: Presentation) -> Presentation {
+        Presentation(list: decided.list || !decided.lockScreen, lockScreen: decided.lockScreen, badge: decided.badge)
     }
 }

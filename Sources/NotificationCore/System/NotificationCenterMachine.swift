@@ -819,8 +819,8 @@ package struct NotificationCenterMachine: Sendable, Codable {
         var presentation = PresentationPolicy.underFocus(decided, focus, content: notification.request.content, settings: settings)
         var summary: SummaryPlacement? = nil
         if presentation.isVisible, let date = summaryDate(holding: notification) {
+            summary = SummaryPlacement(date: date, held: true, whenShown: PresentationPolicy.shownAfterSummary(presentation))
             presentation = PresentationPolicy.heldForSummary(presentation)
-            summary = SummaryPlacement(date: date, held: true)
         }
         let identifier = notification.request.identifier
         let category = categories[notification.request.content.categoryIdentifier]
@@ -889,7 +889,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
 
     /// Turns the Scheduled Summary on, changes its times, or turns it off with `nil`. What is held waits
     /// for the first summary after it arrived at the new times (a summary that is past comes at once);
-    /// with the summary off, it is shown now.
+    /// with the summary off, it is shown now, as an ordinary notification.
     package mutating func setScheduledSummary(_ summary: ScheduledSummary?) -> [Effect] {
         guard summary != scheduledSummary else { return [] }
         scheduledSummary = summary
@@ -903,8 +903,8 @@ package struct NotificationCenterMachine: Sendable, Codable {
     }
 
     /// Moves each held notification to the summary it waits for under the summary's times, the device's
-    /// time zone and the app's settings (the first summary after it arrived); shows at once those the
-    /// summary no longer holds.
+    /// time zone and the app's settings (the first summary after it arrived); shows those the summary no
+    /// longer holds at once, as ordinary notifications (quietly, as decided when they arrived).
     private mutating func placeHeldNotifications() -> [Effect] {
         var released: [String] = []
         for (identifier, shown) in visible.dictionary where shown.summary?.held == true {
@@ -918,7 +918,14 @@ package struct NotificationCenterMachine: Sendable, Codable {
                 released.append(identifier)
             }
         }
-        let effects = showHeld(released, at: now)
+        var effects: [Effect] = []
+        for identifier in released.sorted(by: { visibleOrder[$0, default: 0] < visibleOrder[$1, default: 0] }) {
+            guard var shown = visible[identifier], let placement = shown.summary else { continue }
+            shown.summary = nil
+            shown.presentation = placement.whenShown
+            visible[identifier] = shown
+            effects.append(.presented(shown))
+        }
         scheduleSummaryDelivery()
         return effects
     }
@@ -936,9 +943,11 @@ package struct NotificationCenterMachine: Sendable, Codable {
         guard !identifiers.isEmpty else { return [] }
         var delivered: [VisibleNotification] = []
         for identifier in identifiers.sorted(by: { visibleOrder[$0, default: 0] < visibleOrder[$1, default: 0] }) {
-            guard var shown = visible[identifier] else { continue }
-            shown.summary = SummaryPlacement(date: date, held: false)
-            shown.presentation = PresentationPolicy.deliveredInSummary(shown.presentation, settings: settings)
+            guard var shown = visible[identifier], var placement = shown.summary else { continue }
+            placement.date = date
+            placement.held = false
+            shown.summary = placement
+            shown.presentation = placement.whenShown
             visible[identifier] = shown
             delivered.append(shown)
         }
@@ -959,7 +968,10 @@ package struct NotificationCenterMachine: Sendable, Codable {
     /// other response launches a stopped app in the background. A dismissal reaches the app only if the
     /// notification's category has `.customDismissAction`. The notification leaves the screen and the list.
     package mutating func respond(to identifier: String, with action: PersonAction) throws(PersonActionRejection) -> [Effect] {
-        guard let shown = visible[identifier] else { throw .notificationNotFound(identifier) }
+        // What waits for the summary is not seen yet, unless the person shows the next summary early.
+        guard let shown = visible[identifier], shown.summary?.held != true || scheduledSummary?.showsNextSummary == true else {
+            throw .notificationNotFound(identifier)
+        }
         let response: NotificationResponse?
         var targetState: AppState = appState == .notRunning ? .background : appState
         switch action {

@@ -366,6 +366,7 @@ package struct AdminRoutes: Sendable {
         case .summaryDelivered(let app, let shown):
             var value = LocalAPI.WatchEvent(type: "summaryDelivered", bundleIdentifier: app)
             value.notifications = shown.map { LocalAPI.VisibleNotification(bundleIdentifier: app, $0) }
+            value.date = shown.first?.summary?.date
             return value
         }
     }

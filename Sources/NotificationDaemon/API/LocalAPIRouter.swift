@@ -160,14 +160,16 @@ func bearerKey(_ request: Request) -> String? {
     return key.isEmpty ? nil : key
 }
 
-/// Decodes a JSON body, turning any decoding failure into an `invalidRequest` problem.
-package func decode<T: Decodable>(_ type: T.Type, _ request: Request, _ context: some RequestContext) async throws -> T {
+/// Decodes a JSON body, turning any decoding failure into an `invalidRequest` problem; a request with
+/// no body at all gets `ifEmpty` when given.
+package func decode<T: Decodable>(_ type: T.Type, _ request: Request, _ context: some RequestContext, ifEmpty: T? = nil) async throws -> T {
     let body: ByteBuffer
     do {
         body = try await request.body.collect(upTo: context.maxUploadSize)
     } catch let error as HTTPError {
         throw DaemonError(.invalidRequest, error.body ?? "The body could not be read.")
     }
+    if body.readableBytes == 0, let ifEmpty { return ifEmpty }
     do {
         return try JSONDecoder().decode(T.self, from: Data(body.readableBytesView))
     } catch let error as DecodingError {

@@ -488,14 +488,13 @@ function showBanner(notification) {
 }
 
 /**
- * A banner for the Scheduled Summary that just came: how many notifications from which apps, and the
- * most relevant ones' titles; opening it opens the summary in the list.
+ * A banner for the Scheduled Summary of `date` that just came: how many notifications from which apps,
+ * and the most relevant ones' titles; opening it opens the summary in the list.
  */
-function showSummaryBanner() {
-  const came = state.notifications.filter((notification) => notification.summary && !notification.summary.held);
-  if (came.length === 0) return;
-  const date = Math.max(...came.map((notification) => notification.summary.date));
-  const notifications = byRelevance(came.filter((notification) => notification.summary.date === date));
+function showSummaryBanner(date) {
+  const notifications = byRelevance(state.notifications.filter((notification) =>
+    notification.summary && !notification.summary.held && notification.summary.date === date));
+  if (notifications.length === 0) return;
   const banner = make("article", "notification banner summary-banner");
   banner.dataset.date = String(date);
   const open = make("button", "open");
@@ -535,6 +534,7 @@ function putUp(banner) {
   const focused = (element) => element.contains(document.activeElement);
   const inUse = (element) => element.matches(":hover") || focused(element);
   for (const older of [...elements.banners.children]) if (!focused(older)) older.remove();
+  banner.dataset.shownAt = String(performance.now());
   elements.banners.prepend(banner);
   let remaining = BANNER_SECONDS;
   const timer = setInterval(() => {
@@ -704,7 +704,7 @@ function renderList(container, shown) {
     container.append(digest(container, notifications, { date, upcoming: false }));
   }
   if (upcoming.length > 0) container.append(digest(container, upcoming, { date: upcoming[0].summary.date, upcoming: true }));
-  for (const [app, threads] of byApp(rest)) container.append(appGroup(container, app, threads));
+  for (const [app, threads] of byApp(rest)) container.append(appGroup(container, app, threads, ""));
   if (typing) {
     for (const article of container.querySelectorAll(".notification")) {
       if (article.dataset.key !== typing.key) continue;
@@ -770,7 +770,7 @@ function digest(container, notifications, { date, upcoming }) {
   const featured = open ? [] : ranked.slice(0, 2);
   for (const notification of featured) section.append(card(notification, { inBanner: false }));
   if (open) {
-    for (const [app, threads] of byApp(notifications)) section.append(appGroup(container, app, threads));
+    for (const [app, threads] of byApp(notifications)) section.append(appGroup(container, app, threads, `${key}\n`));
   }
   if (open || ranked.length > featured.length) {
     const others = ranked.length - featured.length;
@@ -789,13 +789,16 @@ function digest(container, notifications, { date, upcoming }) {
   return section;
 }
 
-/** One app's notifications: its name, its badge, "Clear", and its threads, each a stack when it has several. */
-function appGroup(container, app, threads) {
+/**
+ * One app's notifications: its name, its badge, "Clear", and its threads, each a stack when it has
+ * several. `scope` keeps apart the same app's group in a summary and in the list.
+ */
+function appGroup(container, app, threads, scope) {
   const group = make("section", "group");
   group.dataset.app = app;
   const header = make("div", "group-header");
   const title = make("h2", "", app);
-  title.id = `group-${container.id}-${app}`;
+  title.id = `group-${container.id}-${scope}${app}`.replaceAll("\n", "-");
   group.setAttribute("aria-labelledby", title.id);
   header.append(title);
   const badge = state.badges[app] || 0;
@@ -816,7 +819,7 @@ function appGroup(container, app, threads) {
   for (const [threadIdentifier, notifications] of threads) {
     // A thread of several is a stack: its newest on top, and a summary of the others that opens it.
     const thread = make("div", "thread");
-    const stackKey = `${app}\n${threadIdentifier}`;
+    const stackKey = `${scope}${app}\n${threadIdentifier}`;
     const open = notifications.length === 1 || openStacks.has(stackKey);
     for (const notification of open ? notifications : notifications.slice(0, 1)) thread.append(card(notification, { inBanner: false }));
     if (notifications.length > 1) {
@@ -846,6 +849,7 @@ async function refresh() {
   refreshing = (async () => {
     do {
       refreshAgain = false;
+      const asked = performance.now();
       try {
         const answer = await fetch("/api/state", { credentials: "same-origin" });
         if (!answer.ok) {
@@ -853,10 +857,12 @@ async function refresh() {
           return;
         }
         state = await answer.json();
-        // A banner leaves when its notification does (a summary's banner stays for its time).
+        // A banner leaves when its notification does (a summary's banner stays for its time); one put up
+        // after this state was asked for is newer than it, and stays.
         const present = new Set(state.notifications.map((n) => `${n.bundleIdentifier}\n${n.notification.request.identifier}`));
         for (const banner of [...elements.banners.children]) {
-          if (banner.dataset.identifier !== undefined && !present.has(`${banner.dataset.app}\n${banner.dataset.identifier}`)) banner.remove();
+          if (banner.dataset.identifier === undefined || Number(banner.dataset.shownAt) > asked) continue;
+          if (!present.has(`${banner.dataset.app}\n${banner.dataset.identifier}`)) banner.remove();
         }
         render();
       } catch (error) {
@@ -892,7 +898,9 @@ function connect() {
     // Whatever happened, what is on screen is read again: the daemon is the one truth. A summary that
     // came (one event per app in it) is announced once what it brought has been read.
     const read = refresh();
-    if (event.type === "summaryDelivered") read.then(() => { if (!state.device.locked) showSummaryBanner(); });
+    if (event.type === "summaryDelivered" && typeof event.date === "number") {
+      read.then(() => { if (!state.device.locked) showSummaryBanner(event.date); });
+    }
   });
   socket.addEventListener("close", () => {
     elements.connection.textContent = `Offline; trying again in ${reconnectDelay} s`;
