@@ -918,14 +918,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
                 released.append(identifier)
             }
         }
-        var effects: [Effect] = []
-        for identifier in released.sorted(by: { visibleOrder[$0, default: 0] < visibleOrder[$1, default: 0] }) {
-            guard var shown = visible[identifier], let placement = shown.summary else { continue }
-            shown.summary = nil
-            shown.presentation = placement.whenShown
-            visible[identifier] = shown
-            effects.append(.presented(shown))
-        }
+        let effects = showHeld(released, inSummaryOf: nil).map(Effect.presented)
         scheduleSummaryDelivery()
         return effects
     }
@@ -933,25 +926,25 @@ package struct NotificationCenterMachine: Sendable, Codable {
     /// The summary due at `date` comes: what was held for it (or for an earlier one) is shown.
     private mutating func deliverSummary(dueAt date: Date) -> [Effect] {
         let due = visible.dictionary.filter { $0.value.summary.map { $0.held && $0.date <= date } ?? false }.keys
-        let effects = showHeld(Array(due), at: date)
+        let delivered = showHeld(Array(due), inSummaryOf: date)
         scheduleSummaryDelivery()
-        return effects
+        return delivered.isEmpty ? [] : [.summaryDelivered(delivered)]
     }
 
-    /// Shows held notifications as delivered in the summary of `date`, in the order they arrived.
-    private mutating func showHeld(_ identifiers: [String], at date: Date) -> [Effect] {
-        guard !identifiers.isEmpty else { return [] }
-        var delivered: [VisibleNotification] = []
+    /// Shows held notifications as their summary decided, in the order they arrived: as delivered in the
+    /// summary of `date`, or, with `nil`, as ordinary notifications no summary holds any more.
+    private mutating func showHeld(_ identifiers: [String], inSummaryOf date: Date?) -> [VisibleNotification] {
+        var shownNow: [VisibleNotification] = []
         for identifier in identifiers.sorted(by: { visibleOrder[$0, default: 0] < visibleOrder[$1, default: 0] }) {
             guard var shown = visible[identifier], var placement = shown.summary else { continue }
-            placement.date = date
+            placement.date = date ?? placement.date
             placement.held = false
-            shown.summary = placement
+            shown.summary = date == nil ? nil : placement
             shown.presentation = placement.whenShown
             visible[identifier] = shown
-            delivered.append(shown)
+            shownNow.append(shown)
         }
-        return [.summaryDelivered(delivered)]
+        return shownNow
     }
 
     /// Wakes the machine when the earliest held notification's summary comes.
