@@ -24,12 +24,14 @@ let package = Package(
         .library(name: "OpenUserNotificationsShim", targets: ["OpenUserNotificationsShim"]),
         .library(name: "OpenUserNotificationsUIKit", targets: ["OpenUserNotificationsUIKit"]),
         .library(name: "OpenUserNotificationsPushKit", targets: ["OpenUserNotificationsPushKit"]),
+        .library(name: "OpenUserNotificationsUI", targets: ["OpenUserNotificationsUI"]),
         .library(name: "OpenUserNotificationsTesting", targets: ["OpenUserNotificationsTesting"]),
         .library(name: "OpenUserNotificationsLink", targets: ["OpenUserNotificationsLink"]),
         .executable(name: "unotify", targets: ["unotify"]),
         .executable(name: "todo-example", targets: ["TodoExample"]),
         .executable(name: "push-example", targets: ["PushExample"]),
         .executable(name: "push-example-service", targets: ["PushExampleService"]),
+        .executable(name: "push-example-content", targets: ["PushExampleContent"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
@@ -77,6 +79,17 @@ let package = Package(
                 .target(name: "OpenUserNotifications", condition: .when(platforms: nonApplePlatforms)),
                 .target(name: "OpenUserNotificationsUIKit", condition: .when(platforms: nonApplePlatforms)),
                 .target(name: "OpenUserNotificationsPushKit", condition: .when(platforms: nonApplePlatforms)),
+                .target(name: "OpenUserNotificationsUI", condition: .when(platforms: nonApplePlatforms)),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "OpenUserNotificationsUI",
+            dependencies: [
+                .target(name: "OpenUserNotifications", condition: .when(platforms: nonApplePlatforms)),
+                .target(name: "OpenUserNotificationsUIKit", condition: .when(platforms: nonApplePlatforms)),
+                .target(name: "OpenUserNotificationsLink", condition: .when(platforms: nonApplePlatforms)),
+                .target(name: "NotificationCore", condition: .when(platforms: nonApplePlatforms)),
             ],
             swiftSettings: strictSettings
         ),
@@ -241,6 +254,13 @@ let package = Package(
             path: "Examples/PushExampleService",
             // The tutorial's code is Swift 5 (its URLSession handler is not `@Sendable`), as iOS
             // projects of its day were.
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .executableTarget(
+            name: "PushExampleContent",
+            dependencies: ["OpenUserNotificationsShim", "OpenUserNotificationsUI"],
+            path: "Examples/PushExampleContent",
+            exclude: ["Info.plist"],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         // Service extensions that misbehave on purpose, for the daemon's tests.

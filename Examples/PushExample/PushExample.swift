@@ -29,6 +29,12 @@ final class AppDelegate: UIResponder, UIApplicationDelegate {
             UNNotificationCategory(identifier: "MESSAGE", actions: [
                 UNTextInputNotificationAction(identifier: "REPLY", title: "Reply", options: [], textInputButtonTitle: "Send", textInputPlaceholder: "Message"),
             ], intentIdentifiers: [], options: []),
+            // Drawn by the app's content extension (push-example-content): "switch" changes its picture.
+            UNNotificationCategory(identifier: "customUI", actions: [
+                UNNotificationAction(identifier: "switch", title: "Switch", options: []),
+                UNNotificationAction(identifier: "open", title: "Open", options: [.foreground]),
+                UNNotificationAction(identifier: "dismiss", title: "Dismiss", options: [.destructive]),
+            ], intentIdentifiers: [], options: []),
         ])
         center.requestAuthorization(options: [.alert, .sound, .badge]) { granted, _ in
             say("authorization \(granted ? "granted" : "denied")")

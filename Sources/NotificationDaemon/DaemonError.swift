@@ -7,7 +7,7 @@ package struct DaemonError: Error, Sendable, CustomStringConvertible {
         private enum Value: String, Hashable, Sendable {
             case appNotFound, appAlreadyRegistered, unauthorized, invalidRequest, notification
             case personAction, upgradeRequired, databaseUnreadable, storageFailed, gatewayUnavailable, gatewayNotConfigured
-            case extensionNotExecutable, wrongPasscode, passcodeAttemptsExceeded
+            case extensionNotExecutable, wrongPasscode, passcodeAttemptsExceeded, noContentExtension, extensionFailed
         }
 
         private let value: Value
@@ -36,6 +36,10 @@ package struct DaemonError: Error, Sendable, CustomStringConvertible {
         package static let gatewayNotConfigured = Code(value: .gatewayNotConfigured)
         /// A service extension's executable is not a file the daemon can run.
         package static let extensionNotExecutable = Code(value: .extensionNotExecutable)
+        /// The notification's category has no content extension, or its interface is closed.
+        package static let noContentExtension = Code(value: .noContentExtension)
+        /// The app's content extension did not start, crashed, or did not answer in time.
+        package static let extensionFailed = Code(value: .extensionFailed)
         /// The passcode given to unlock the device, or to change its passcode, is not the device's.
         package static let wrongPasscode = Code(value: .wrongPasscode)
         /// Too many wrong passcodes in a row: no attempt is checked until the wait is over.

@@ -52,8 +52,11 @@ package protocol NotificationBackend: AnyObject, Sendable {
     var appState: AppState { get }
     /// The app's badge as last known: at once after the app sets it, and whenever the system changes it.
     var badgeCount: Int { get }
+    /// Whether something on the device shows content extensions.
+    var supportsContentExtensions: Bool { get }
 }
 
 extension NotificationBackend {
     package func delegateDidChange() {}
+    package var supportsContentExtensions: Bool { false }
 }

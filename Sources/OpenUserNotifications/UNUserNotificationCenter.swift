@@ -68,8 +68,9 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         }
     }
 
-    /// Whether the device shows content extensions. There is no content extension host here yet.
-    open var supportsContentExtensions: Bool { false }
+    /// Whether the device shows content extensions: `true` when the app is linked to a notification
+    /// daemon whose web notification center runs (`unotify serve`), which shows them.
+    open var supportsContentExtensions: Bool { backend.supportsContentExtensions }
 
     // MARK: Authorization
 

@@ -26,6 +26,8 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
     private var currentState: AppState
     /// The app's badge as the daemon last told it, or as the app last set it.
     private var knownBadge = 0
+    /// Whether the daemon said, when the app last connected, that it shows content extensions.
+    private var daemonHostsContentExtensions = false
     /// Responses and settings requests that arrived before the app set its delegate, in order; used only
     /// on `delegateQueue`. An app that starts for a response connects first and sets its delegate just
     /// after: what the daemon handed over meanwhile waits for it.
@@ -36,7 +38,7 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
     private var replacedWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// - Parameter eventHandled: called on the delegate queue after each event from the daemon has been
-    ///   handed to the delegate, or held for it; for tests.
+    ///   handed to the delegate, or held for it, and after each `connected`; for tests.
     package init(
         client: LocalAPIClient,
         initialState: AppState,
@@ -242,6 +244,8 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
 
     package var badgeCount: Int { lock.withLock { knownBadge } }
 
+    package var supportsContentExtensions: Bool { lock.withLock { daemonHostsContentExtensions } }
+
     /// Whether another process of the app connected to the daemon and took over from this one.
     package var wasReplaced: Bool { lock.withLock { replaced } }
 
@@ -280,6 +284,12 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
         let currentState: @Sendable () -> AppState? = { [weak self] in self?.appState }
         let noteBadge: @Sendable (Int) -> Void = { [weak self] count in self?.lock.withLock { self?.knownBadge = count } }
         let isReplaced: @Sendable () -> Bool = { [weak self] in self?.wasReplaced ?? true }
+        let noteContentExtensions: @Sendable (Bool) -> Void = { [weak self] hosted in
+            self?.lock.withLock { self?.daemonHostsContentExtensions = hosted }
+            // Tests hear of the connection too, in order with the delegate's events.
+            guard let self, let eventHandled = self.eventHandled else { return }
+            self.delegateQueue.async { eventHandled(.connected(contentExtensions: hosted)) }
+        }
         return Task {
             var backoff = ReconnectBackoff()
             while !Task.isCancelled && !isReplaced() {
@@ -307,9 +317,10 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
                                     for try await text in connection.messages {
                                         guard let event = try? JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data(text.utf8)) else { continue }
                                         switch event {
-                                        case .connected:
+                                        case .connected(let contentExtensions):
                                             // A badge follows unless it is 0.
                                             noteBadge(0)
+                                            noteContentExtensions(contentExtensions)
                                             sawConnected.set()
                                         case .replaced: noteReplaced()
                                         case .badge(let count): noteBadge(count)

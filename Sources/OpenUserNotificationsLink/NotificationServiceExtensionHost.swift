@@ -28,7 +28,7 @@ import Glibc
 public enum NotificationServiceExtensionHost {
     /// Runs `makeExtension()` for the push the daemon hands over; never returns.
     public static func run(_ makeExtension: @autoclosure () -> UNNotificationServiceExtension) -> Never {
-        let conversation = Conversation.takeStandardOutput()
+        let conversation = ExtensionConversation.takeStandardOutput()
         guard let first = readLine(strippingNewline: true),
               let message = try? JSONDecoder().decode(ServiceExtensionMessage.self, from: Data(first.utf8)),
               message.type == .request, let request = message.request else {
@@ -70,9 +70,9 @@ public enum NotificationServiceExtensionHost {
         private let lock = NSLock()
         private var first: UNNotificationContent?
         private var calls = 0
-        private let conversation: Conversation
+        private let conversation: ExtensionConversation
 
-        init(conversation: Conversation) {
+        init(conversation: ExtensionConversation) {
             self.conversation = conversation
         }
 
@@ -94,33 +94,8 @@ public enum NotificationServiceExtensionHost {
                 } else {
                     message = .failure("the content's userInfo holds values that are not property-list types")
                 }
-                conversation.send(message)
+                if let line = try? message.line() { conversation.send(line) }
                 exit(0)
-            }
-        }
-    }
-
-    /// The daemon's end of the conversation: the process's original standard output. Standard output
-    /// itself then goes to standard error, so that the extension's own `print`s do not mix with it.
-    private struct Conversation: Sendable {
-        let descriptor: Int32
-
-        static func takeStandardOutput() -> Conversation {
-            fflush(nil)
-            let descriptor = dup(STDOUT_FILENO)
-            dup2(STDERR_FILENO, STDOUT_FILENO)
-            return Conversation(descriptor: descriptor)
-        }
-
-        func send(_ message: ServiceExtensionMessage) {
-            guard let line = try? message.line() else { return }
-            line.withUnsafeBytes { bytes in
-                var offset = 0
-                while offset < bytes.count {
-                    let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                    if written < 0 { if errno == EINTR { continue } else { return } }
-                    offset += written
-                }
             }
         }
     }

@@ -1,6 +1,7 @@
 // Code that imports this module uses Apple's User Notifications framework (and UIKit, for the app
-// object's remote-notification registration, and PushKit, for VoIP pushes) where they exist, and
-// OpenUserNotifications with its UIKit and PushKit parts everywhere else, under the same names.
+// object's remote-notification registration, PushKit, for VoIP pushes, and UserNotificationsUI, for
+// content extensions) where they exist, and OpenUserNotifications with its UIKit, PushKit and UI parts
+// everywhere else, under the same names.
 #if canImport(UserNotifications)
 @_exported public import UserNotifications
 #else
@@ -15,4 +16,9 @@
 @_exported public import PushKit
 #elseif !canImport(UserNotifications)
 @_exported public import OpenUserNotificationsPushKit
+#endif
+#if canImport(UserNotificationsUI)
+@_exported public import UserNotificationsUI
+#elseif !canImport(UserNotifications)
+@_exported public import OpenUserNotificationsUI
 #endif

@@ -49,18 +49,22 @@ final class WebAccess: Sendable {
 struct WebAccessMiddleware<Context: RequestContext>: RouterMiddleware {
     let access: WebAccess
 
-    /// Scripts, styles and media from the center itself only; no frames, forms, plugins or base URLs.
+    /// Scripts, styles and media from the center itself only; frames only the center's own (content
+    /// extensions' interfaces); no forms, plugins or base URLs.
     static var contentSecurityPolicy: String {
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self'; "
-            + "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+            + "frame-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response = try await checked(request, context: context, next: next)
-        response.headers[.contentSecurityPolicy] = Self.contentSecurityPolicy
+        // A content extension's frame has its own policy, stricter still, and may be framed by the page.
+        if response.headers[.contentSecurityPolicy] == nil {
+            response.headers[.contentSecurityPolicy] = Self.contentSecurityPolicy
+            response.headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
+        }
         response.headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
         response.headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
-        response.headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
         response.headers[.cacheControl] = "no-store"
         return response
     }
@@ -86,6 +90,11 @@ struct WebAccessMiddleware<Context: RequestContext>: RouterMiddleware {
             var response = Response(status: .seeOther, headers: [.location: "/"])
             response.setCookie(Cookie(name: access.cookieName, value: access.secret, path: "/", httpOnly: true, sameSite: .strict))
             return response
+        }
+        // A content extension's frame has no origin of its own, so no cookie: its unguessable session,
+        // given only to the page, is its credential (checked by its routes). It only reads.
+        if request.uri.path.hasPrefix("/frames/"), request.method == .get {
+            return try await next(request, context)
         }
         guard access.isSecret(request.cookies[access.cookieName]?.value) else {
             return refusal(.unauthorized, "noSecret", "Open the URL `unotify serve` printed: it holds this start's secret.", for: request)

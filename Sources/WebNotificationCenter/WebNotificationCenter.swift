@@ -45,7 +45,7 @@ package struct WebNotificationCenter: Sendable {
         onListening: @escaping @Sendable (_ url: String) -> Void = { _ in }
     ) {
         let access = WebAccess(secret: configuration.secret, boundHost: configuration.host)
-        let router = WebRoutes.make(engine: engine, access: access)
+        let router = WebRoutes.make(engine: engine, access: access, logger: logger)
         service = Application(
             router: router,
             server: .http1WebSocketUpgrade(webSocketRouter: router),

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdWebSocket
+import Logging
 import NotificationCore
 import NotificationDaemon
 
@@ -18,6 +19,8 @@ enum WebRoutes {
         var device: Device
         /// The apps whose notifications are provisional: the person keeps them or turns them off.
         var provisionalApps: [String]
+        /// The categories each app's content extension draws: their notifications expand to its interface.
+        var contentExtensions: [String: [String]]
     }
 
     struct Device: Encodable {
@@ -49,12 +52,15 @@ enum WebRoutes {
         }
     }
 
-    static func make(engine: DaemonEngine, access: WebAccess) -> Router<Context> {
+    static func make(engine: DaemonEngine, access: WebAccess, logger: Logger) -> Router<Context> {
         let router = Router(context: Context.self)
         router.middlewares.add(WebAccessMiddleware(access: access))
         router.middlewares.add(ProblemMiddleware())
         let page = WebPage.load()
         let files = AttachmentFiles(engine: engine)
+        let relay = ContentExtensionRoutes.EventRelay()
+        let sessions = ContentExtensionSessions(logger: logger) { relay.relay($0) }
+        ContentExtensionRoutes.add(to: router, engine: engine, sessions: sessions, relay: relay, files: files, logger: logger)
 
         router.get("/") { _, _ in page.response(for: "index.html") }
         router.get("/:file") { _, context in page.response(for: try context.parameters.require("file")) }
@@ -64,8 +70,10 @@ enum WebRoutes {
             var notifications: [AsShown<LocalAPI.VisibleNotification>] = []
             var badges: [String: Int] = [:]
             var provisional: [String] = []
+            var contentExtensions: [String: [String]] = [:]
             for app in try await engine.appsShowingNotifications() {
                 let settings = try await engine.settings(app)
+                if let registration = await engine.contentExtension(of: app) { contentExtensions[app] = registration.attributes.categories }
                 if settings.authorizationStatus == .provisional { provisional.append(app) }
                 let visible = try await engine.visibleNotifications(app).map { LocalAPI.VisibleNotification(bundleIdentifier: app, $0) }
                 notifications += visible.map { PreviewPolicy.shown($0, among: visible, settings: settings, locked: lock.isLocked, files: files) }
@@ -78,7 +86,7 @@ enum WebRoutes {
                 notifications: notifications.sorted { $0.value.notification.date > $1.value.notification.date },
                 prompts: prompts, badges: badges, device: Device(locked: lock.isLocked, hasPasscode: lock.hasPasscode, focus: await engine.focus,
                               summary: await engine.scheduledSummary),
-                provisionalApps: provisional
+                provisionalApps: provisional, contentExtensions: contentExtensions
             ))
         }
         // The lock: locking needs nothing; unlocking needs the passcode once the person set one.

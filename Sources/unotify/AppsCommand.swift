@@ -10,7 +10,7 @@ struct AppsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apps",
         abstract: "Register, list and remove apps.",
-        subcommands: [Add.self, List.self, Remove.self, Key.self, Token.self, Strings.self, Extension.self, BackgroundPushes.self]
+        subcommands: [Add.self, List.self, Remove.self, Key.self, Token.self, Strings.self, Extension.self, ContentExtension.self, BackgroundPushes.self]
     )
 
     struct Add: AsyncParsableCommand {
@@ -154,6 +154,43 @@ extension AppsCommand {
             let absolute = URL(fileURLWithPath: executable).standardizedFileURL.path
             try await location.adminClient().call(.PUT, path, body: LocalAPI.ServiceExtension(executable: absolute, timeLimit: timeLimit))
             print("\(bundleIdentifier)'s pushes marked mutable-content now go through \(absolute) (\(timeLimit.formatted()) s each).")
+        }
+    }
+}
+
+extension AppsCommand {
+    struct ContentExtension: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "content-extension",
+            abstract: "Give an app its notification content extension: the custom interface of its categories' expanded notifications.",
+            discussion: "The extension's Info.plist names the categories it draws and how (UNNotificationExtensionCategory, …InitialContentSizeRatio, …DefaultContentHidden, …OverridesDefaultTitle, …UserInteractionEnabled). The web notification center starts the executable when the person expands such a notification. Build it from a UNNotificationContentExtension; see Docs/content-extensions.md."
+        )
+        @OptionGroup var location: LocationOptions
+        @Argument var bundleIdentifier: String
+        @Argument(help: "The extension's executable; omit it with --remove.") var executable: String?
+        @Option(help: "The extension's Info.plist, with its NSExtensionAttributes.") var infoPlist: String?
+        @Flag(name: .long, help: "Remove the app's content extension.") var remove = false
+
+        func run() async throws {
+            let path = "/v1/admin/apps/\(segment(bundleIdentifier))/content-extension"
+            if remove {
+                try await location.adminClient().call(.DELETE, path)
+                print("\(bundleIdentifier) has no content extension now.")
+                return
+            }
+            guard let executable else { throw ValidationError("Give the extension's executable (or --remove).") }
+            guard let infoPlist else { throw ValidationError("Give the extension's Info.plist with --info-plist: it names the categories the extension draws.") }
+            guard let data = FileManager.default.contents(atPath: infoPlist) else { throw ValidationError("Cannot read \(infoPlist).") }
+            let attributes: ContentExtensionAttributes
+            do {
+                attributes = try ContentExtensionAttributes(infoPlist: data)
+            } catch {
+                throw ValidationError("\(infoPlist): \(error)")
+            }
+            let absolute = URL(fileURLWithPath: executable).standardizedFileURL.path
+            try await location.adminClient().call(.PUT, path, body: LocalAPI.ContentExtension(executable: absolute, attributes: attributes))
+            let categories = attributes.categories.map { "\"\($0)\"" }.joined(separator: ", ")
+            print("\(bundleIdentifier)'s notifications of \(categories) now expand to \(absolute).")
         }
     }
 }

@@ -75,6 +75,8 @@ struct DaemonOptions: ParsableArguments {
         umask(0o077)
         var configuration = configuration
         if let registry { configuration.engine.metrics = registry }
+        // The web notification center shows content extensions: apps learn that they are supported.
+        configuration.engine.hostsContentExtensions = webPort != nil
         let logger = self.logger
         let daemon: NotificationDaemonServices
         do {

@@ -238,7 +238,7 @@ final class DaemonProcess: Sendable {
             var responses: [String] = []
             for try await text in stream.messages {
                 let event = try JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data(text.utf8))
-                if event == .connected {
+                if case .connected = event {
                     try await thirdAdmin.call(.POST, "/v1/admin/apps/com.example.todo/notifications/sentinel/respond", body: LocalAPI.Respond(kind: "open"))
                 }
                 guard case .response(_, let response) = event else { continue }

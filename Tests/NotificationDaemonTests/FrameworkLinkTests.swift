@@ -55,6 +55,23 @@ final class ListOnlyDelegate: NSObject, UNUserNotificationCenterDelegate, Sendab
         ))
     }
 
+    /// `supportsContentExtensions` is what the daemon says when the app connects: true where the web
+    /// notification center shows content extensions (`unotify serve`), false for a bare daemon.
+    @Test(arguments: [false, true]) func supportsContentExtensionsIsWhetherTheDaemonShowsThem(_ hosted: Bool) async throws {
+        try await withDaemon(configure: { $0.engine.hostsContentExtensions = hosted }) { daemon in
+            let registered = try await daemon.registerApp("com.example.todo")
+            let (connections, connected) = AsyncStream<Bool>.makeStream()
+            let center = UNUserNotificationCenter(backend: DaemonBackend(
+                client: LocalAPIClient(socketPath: daemon.socketPath, key: registered.key), initialState: .foreground,
+                eventHandled: { event in if case .connected(let contentExtensions) = event { connected.yield(contentExtensions) } }
+            ))
+            #expect(!center.supportsContentExtensions, "nothing is known before the app connects")
+            var iterator = connections.makeAsyncIterator()
+            #expect(await iterator.next() == hosted)
+            #expect(center.supportsContentExtensions == hosted)
+        }
+    }
+
     @Test func theAppsCodeSchedulesThroughTheDaemonAndItsDelegateHearsThePerson() async throws {
         try await withDaemon { daemon in
             let registered = try await daemon.registerApp("com.example.todo")

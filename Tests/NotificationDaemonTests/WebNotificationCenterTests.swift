@@ -690,6 +690,107 @@ import WebNotificationCenter
         }
     }
 
+    /// The tutorials' content extension (`push-example-content`), registered with its Info.plist as a
+    /// person does: expanding the notification shows its interface (the notification's text, the first
+    /// item with its picture, the extension's title over the app's name); "Switch" changes the picture
+    /// without closing it and without the app hearing of it; "Dismiss" closes it and takes the
+    /// notification away, the app hearing nothing; "Open" goes on to the app, which receives exactly that.
+    @Test func aContentExtensionDrawsTheExpandedNotificationAndAnActionUpdatesIt() async throws {
+        try await Self.withServed(app: "com.example.todo") { environment, url in
+            let (admin, socket) = try Self.administrator(environment)
+            let issued = try await admin.call(.POST, "/v1/admin/apps", body: LocalAPI.RegisterApp(bundleIdentifier: "com.example.push"), as: LocalAPI.AppKey.self)
+            _ = try await admin.call(.POST, "/v1/admin/apps/com.example.push/authorization", body: LocalAPI.AuthorizationDecision(decision: "grant"),
+                                     as: NotificationSettings.self)
+            let app = LocalAPIClient(socketPath: socket, key: issued.key)
+            try await app.call(.PUT, "/v1/categories", body: [NotificationCategory(identifier: "customUI", actions: [
+                NotificationAction(identifier: "switch", title: "Switch"),
+                NotificationAction(identifier: "open", title: "Open", options: [.foreground]),
+                NotificationAction(identifier: "dismiss", title: "Dismiss", options: [.destructive]),
+            ])])
+            let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            let said = try await Self.unotify(["apps", "content-extension", "com.example.push", ChildProcess.built("push-example-content").path,
+                                               "--info-plist", repository.appendingPathComponent("Examples/PushExampleContent/Info.plist").path], environment)
+            #expect(said.contains("\"customUI\""), "\(said)")
+
+            let folder = try makeTestDirectory()
+            try MediaFiles.png(width: 80, height: 40) { _, y in y < 25 ? (90, 170, 235) : (230, 200, 140) }.write(to: folder.appendingPathComponent("beach.png"))
+            try MediaFiles.png(width: 60, height: 40) { _, _ in (10, 20, 60) }.write(to: folder.appendingPathComponent("night.png"))
+            func post(_ identifier: String, _ title: String) async throws {
+                var content = NotificationContent()
+                content.title = title
+                content.subtitle = "Two places"
+                content.body = "Switch between them"
+                content.categoryIdentifier = "customUI"
+                content.threadIdentifier = identifier
+                let items: [[String: String]] = [["title": "Beach", "text": "Sunny all day"], ["title": "Night", "text": "Clear skies"]]
+                content.userInfo = ["items": try #require(PropertyListValue(any: items))]
+                content.attachments = [
+                    NotificationAttachment(identifier: "beach", url: folder.appendingPathComponent("beach.png"), type: "public.png"),
+                    NotificationAttachment(identifier: "night", url: folder.appendingPathComponent("night.png"), type: "public.png"),
+                ]
+                try await app.call(.POST, "/v1/requests", body: NotificationRequest(identifier: identifier, content: content, trigger: nil))
+            }
+            try await post("holiday", "Holiday")
+            try await post("trip", "Trip")
+
+            try await Self.withPage(url) { browser in
+                let holiday = "#list .notification[data-identifier='holiday']"
+                try await browser.click("\(holiday) .more")
+                try await browser.waitUntil("the extension's interface", "return document.querySelector(a0) !== null", ["\(holiday) .extension iframe"])
+                // Sandboxed: no scripts, no origin of its own (so neither the page nor its cookie).
+                #expect(try await browser.execute("return document.querySelector(arguments[0]).getAttribute('sandbox')", ["\(holiday) .extension iframe"]) as? String == "")
+                // UNNotificationExtensionOverridesDefaultTitle: the controller's title, set in didReceive.
+                try await browser.waitUntil("the extension's title", "return document.querySelector(a0)?.textContent === a1",
+                                            ["\(holiday) .app-name", "A custom notification interface!"])
+                // Its height is its Info.plist's ratio of its width.
+                let ratio = try await browser.execute("const r = document.querySelector(arguments[0]).getBoundingClientRect(); return r.height / r.width",
+                                                      ["\(holiday) .extension iframe"]) as? Double ?? 0
+                #expect(abs(ratio - 0.6) < 0.02, "\(ratio)")
+                func interfaceShows(_ label: String, pictureWidth: Int) async throws {
+                    try await browser.inFrame("\(holiday) .extension iframe") {
+                        try await browser.waitUntil("the interface to show \(label)", """
+                            return document.getElementById('title')?.textContent === 'Holiday' && document.getElementById('label')?.textContent === a0
+                                && document.getElementById('image')?.naturalWidth === a1
+                            """, [label, pictureWidth])
+                    }
+                }
+                try await interfaceShows("Beach", pictureWidth: 80)
+                try await browser.screenshot(to: Self.screenshots.appendingPathComponent("content-extension.png"))
+
+                // "Switch": the extension updates its interface and keeps it; the notification stays.
+                try await browser.click("\(holiday) .actions button[data-action='switch']")
+                try await interfaceShows("Night", pictureWidth: 60)
+                #expect(try await browser.count(holiday) == 1)
+                try await browser.click("\(holiday) .actions button[data-action='switch']")
+                try await interfaceShows("Beach", pictureWidth: 80)
+                // "Dismiss": handled by the extension; the notification goes, and the app hears nothing.
+                try await browser.click("\(holiday) .actions button[data-action='dismiss']")
+                try await browser.waitUntil("the notification to go", "return document.querySelector(a0) === null", [holiday])
+
+                // "Open": the extension forwards it; the app receives it as without an extension.
+                let trip = "#list .notification[data-identifier='trip']"
+                try await browser.click("\(trip) .more")
+                try await browser.waitUntil("the second interface", "return document.querySelector(a0) !== null", ["\(trip) .extension iframe"])
+                try await browser.click("\(trip) .actions button[data-action='open']")
+                try await browser.waitUntil("the notification to go", "return document.querySelector(a0) === null", [trip])
+            }
+            // The app, connecting now, finds exactly one response waiting: "open" on the trip.
+            let responses = try await LocalAPIWebSocket.withConnection(socketPath: socket, path: "/v1/events", key: issued.key) { stream in
+                try await stream.send(#"{"type":"state","state":"background"}"#)
+                var seen: [String] = []
+                for try await text in stream.messages {
+                    guard case .response(_, let response) = try JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data(text.utf8)) else { continue }
+                    seen.append("\(response.actionIdentifier) \(response.notification.request.identifier)")
+                    break
+                }
+                return seen
+            }
+            #expect(responses == ["open trip"])
+            // The notifications the extension dismissed and forwarded are gone from the app's list.
+            #expect(try await app.call(.GET, "/v1/delivered", as: [DeliveredNotification].self).isEmpty)
+        }
+    }
+
     @Test func theComposerSendsAPushOrALocalNotificationAndShowsWhatIsWrongWithIt() async throws {
         try await Self.withServed(app: "com.example.todo") { environment, url in
             try await Self.unotify(["authorize", "--app", "com.example.todo", "grant"], environment)

@@ -79,13 +79,14 @@ package enum LocalAPI {
         /// The app's badge: sent when the app connects and whenever it changes (a push's `badge`, a
         /// notification's content, the app's own call), for `UIApplication.applicationIconBadgeNumber`.
         case badge(count: Int)
-        /// The first message: the app is connected and reachable from now on.
-        case connected
+        /// The first message: the app is connected and reachable from now on. `contentExtensions`:
+        /// whether something on the device shows content extensions (`supportsContentExtensions`).
+        case connected(contentExtensions: Bool)
         /// Another process of the app connected and took over: answer with `released` once what was
         /// finished is confirmed, and do not reconnect.
         case replaced
 
-        private enum CodingKeys: String, CodingKey { case type, ticket, notification, response, remoteNotification, token, environment, count }
+        private enum CodingKeys: String, CodingKey { case type, ticket, notification, response, remoteNotification, token, environment, count, contentExtensions }
 
         package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -107,7 +108,7 @@ package enum LocalAPI {
             case "badge":
                 self = .badge(count: try container.decode(Int.self, forKey: .count))
             case "connected":
-                self = .connected
+                self = .connected(contentExtensions: try container.decodeIfPresent(Bool.self, forKey: .contentExtensions) ?? false)
             case "replaced":
                 self = .replaced
             case let type:
@@ -140,8 +141,9 @@ package enum LocalAPI {
             case .badge(let count):
                 try container.encode("badge", forKey: .type)
                 try container.encode(count, forKey: .count)
-            case .connected:
+            case .connected(let contentExtensions):
                 try container.encode("connected", forKey: .type)
+                try container.encode(contentExtensions, forKey: .contentExtensions)
             case .replaced:
                 try container.encode("replaced", forKey: .type)
             }
@@ -267,6 +269,18 @@ package enum LocalAPI {
         package init(executable: String, timeLimit: Double? = nil) {
             self.executable = executable
             self.timeLimit = timeLimit
+        }
+    }
+
+    /// An app's content extension: the executable the daemon starts when the person expands one of the
+    /// categories it draws, and its `Info.plist` attributes.
+    package struct ContentExtension: Codable, Sendable, Hashable {
+        package var executable: String
+        package var attributes: ContentExtensionAttributes
+
+        package init(executable: String, attributes: ContentExtensionAttributes) {
+            self.executable = executable
+            self.attributes = attributes
         }
     }
 

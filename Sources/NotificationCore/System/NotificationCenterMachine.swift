@@ -960,7 +960,41 @@ package struct NotificationCenterMachine: Sendable, Codable {
     /// Opening the notification or picking a `.foreground` action brings the app to the foreground; any
     /// other response launches a stopped app in the background. A dismissal reaches the app only if the
     /// notification's category has `.customDismissAction`. The notification leaves the screen and the list.
-    package mutating func respond(to identifier: String, with action: PersonAction) throws(PersonActionRejection) -> [Effect] {
+    ///
+    /// - Parameters:
+    ///   - offeredActions: the actions the person chose among, when a content extension replaced the
+    ///     category's (`notificationActions`).
+    ///   - forwardingToApp: `false` when a content extension handled the action and answered `.dismiss`:
+    ///     the notification goes, and the app hears nothing.
+    package mutating func respond(to identifier: String, with action: PersonAction, offeredActions: [NotificationAction]? = nil,
+                                  forwardingToApp: Bool = true) throws(PersonActionRejection) -> [Effect] {
+        let (shown, decided, targetState) = try decide(action, on: identifier, offeredActions: offeredActions)
+        let response = forwardingToApp ? decided : nil
+        removeVisible(identifier)
+        switch action {
+        case .open: report(shown.notification.request, .opened)
+        case .action(let actionIdentifier): report(shown.notification.request, .action, actionIdentifier)
+        case .reply(let actionIdentifier, _): report(shown.notification.request, .replied, actionIdentifier)
+        case .dismiss: report(shown.notification.request, .dismissed)
+        }
+        guard let response else { return [] }
+        let ticket = takeSequence()
+        guard isAppReachable else {
+            queuedForApp.append(.response(ticket: ticket, response))
+            return [.launchApp(targetState)]
+        }
+        return setAppState(targetState) + deliver(response, ticket: ticket)
+    }
+
+    /// The response the person's action would give, checked as ``respond(to:with:offeredActions:forwardingToApp:)``
+    /// checks it, without doing it: what a content extension is handed before the app is.
+    package func response(to identifier: String, with action: PersonAction,
+                          offeredActions: [NotificationAction]? = nil) throws(PersonActionRejection) -> NotificationResponse? {
+        try decide(action, on: identifier, offeredActions: offeredActions).response
+    }
+
+    private func decide(_ action: PersonAction, on identifier: String, offeredActions: [NotificationAction]?)
+        throws(PersonActionRejection) -> (shown: VisibleNotification, response: NotificationResponse?, targetState: AppState) {
         // What waits for the summary is not seen yet, unless the person shows the next summary early.
         guard let shown = visible[identifier], shown.summary?.held != true || scheduledSummary?.showsNextSummary == true else {
             throw .notificationNotFound(identifier)
@@ -973,7 +1007,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
             response = NotificationResponse(notification: shown.notification, actionIdentifier: SystemActionIdentifier.default)
             targetState = .foreground
         case .action(let actionIdentifier), .reply(let actionIdentifier, _):
-            guard let chosen = shown.actions.first(where: { $0.identifier == actionIdentifier }) else {
+            guard let chosen = (offeredActions ?? shown.actions).first(where: { $0.identifier == actionIdentifier }) else {
                 throw .unknownAction(actionIdentifier)
             }
             var userText: String? = nil
@@ -992,20 +1026,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
                 ? NotificationResponse(notification: shown.notification, actionIdentifier: SystemActionIdentifier.dismiss)
                 : nil
         }
-        removeVisible(identifier)
-        switch action {
-        case .open: report(shown.notification.request, .opened)
-        case .action(let actionIdentifier): report(shown.notification.request, .action, actionIdentifier)
-        case .reply(let actionIdentifier, _): report(shown.notification.request, .replied, actionIdentifier)
-        case .dismiss: report(shown.notification.request, .dismissed)
-        }
-        guard let response else { return [] }
-        let ticket = takeSequence()
-        guard isAppReachable else {
-            queuedForApp.append(.response(ticket: ticket, response))
-            return [.launchApp(targetState)]
-        }
-        return setAppState(targetState) + deliver(response, ticket: ticket)
+        return (shown, response, targetState)
     }
 
     private mutating func deliver(_ response: NotificationResponse, ticket: UInt64) -> [Effect] {

@@ -80,6 +80,18 @@ package struct AdminRoutes: Sendable {
             try await engine.setServiceExtension(try context.parameters.decoded("app"), nil)
             return Response(status: .noContent)
         }
+        router.put("/v1/admin/apps/:app/content-extension") { request, context in
+            try authenticate(request)
+            let bundle = try context.parameters.decoded("app")
+            let body = try await decode(LocalAPI.ContentExtension.self, request, context)
+            try await engine.setContentExtension(bundle, ContentExtensionRegistration(body))
+            return Response(status: .noContent)
+        }
+        router.delete("/v1/admin/apps/:app/content-extension") { request, context in
+            try authenticate(request)
+            try await engine.setContentExtension(try context.parameters.decoded("app"), nil)
+            return Response(status: .noContent)
+        }
         router.put("/v1/admin/apps/:app/background-pushes") { request, context in
             try authenticate(request)
             let bundle = try context.parameters.decoded("app")
@@ -247,7 +259,7 @@ package struct AdminRoutes: Sendable {
         }
     }
 
-    static func action(_ body: LocalAPI.Respond) throws -> PersonAction {
+    package static func action(_ body: LocalAPI.Respond) throws -> PersonAction {
         switch body.kind {
         case "open": return .open
         case "dismiss": return .dismiss

@@ -32,7 +32,8 @@ enum AppEventStream {
         let encoder = JSONEncoder()
         // Tells the app it is connected: from here on it is reachable.
         do {
-            try await outbound.write(.text(#"{"type":"connected"}"#))
+            let hello = try encoder.encode(LocalAPI.AppEvent.connected(contentExtensions: engine.hostsContentExtensions))
+            try await outbound.write(.text(String(decoding: hello, as: UTF8.self)))
         } catch {
             try? await engine.disconnect(bundle, connection: connection)
             throw error

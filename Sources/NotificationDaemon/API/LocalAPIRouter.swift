@@ -95,6 +95,17 @@ package enum LocalAPIRouter {
             try await engine.setServiceExtension(bundle, nil)
             return Response(status: .noContent)
         }
+        router.put("/v1/content-extension") { request, context in
+            let bundle = try await app.authenticate(request)
+            let body = try await decode(LocalAPI.ContentExtension.self, request, context)
+            try await engine.setContentExtension(bundle, ContentExtensionRegistration(body))
+            return Response(status: .noContent)
+        }
+        router.delete("/v1/content-extension") { request, _ in
+            let bundle = try await app.authenticate(request)
+            try await engine.setContentExtension(bundle, nil)
+            return Response(status: .noContent)
+        }
         router.put("/v1/badge") { request, context in
             let bundle = try await app.authenticate(request)
             let body = try await decode(LocalAPI.BadgeRequest.self, request, context)
@@ -277,6 +288,8 @@ package struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
         case .gatewayUnavailable: status = 503
         case .gatewayNotConfigured: status = 409
         case .extensionNotExecutable: status = 422
+        case .noContentExtension: status = 404
+        case .extensionFailed: status = 502
         case .wrongPasscode: status = 403
         case .passcodeAttemptsExceeded: status = 429
         default: status = 500

@@ -65,6 +65,9 @@ package actor DaemonEngine {
         package var serviceExtensionsAtOnce = 4
         /// The memory each service extension may use (`RLIMIT_DATA`), in bytes.
         package var serviceExtensionMemoryBytes: UInt64 = 512 * 1024 * 1024
+        /// Whether something shows apps' content extensions (the web notification center): apps then
+        /// read `supportsContentExtensions` as `true`.
+        package var hostsContentExtensions = false
         /// Where the daemon's metrics go (``DaemonMetrics``); by default nowhere.
         package var metrics: any MetricsFactory = NOOPMetricsHandler.instance
 
@@ -114,6 +117,9 @@ package actor DaemonEngine {
     /// Apps' service extensions, as read so far (`nil` inside: the app has none); see
     /// ``setServiceExtension(_:_:)``.
     private var serviceExtensions: [String: ServiceExtensionRegistration?] = [:]
+    /// Apps' content extensions, as read from their files (`nil`: the app has none): see
+    /// ``setContentExtension(_:_:)``.
+    private var contentExtensions: [String: ContentExtensionRegistration?] = [:]
     /// Runs the apps' service extensions.
     private let extensionRunner: ServiceExtensionRunner
     private var nextSaveTicket: UInt64 = 1
@@ -227,7 +233,9 @@ package actor DaemonEngine {
         strings.removeValue(forKey: bundleIdentifier)
         if let file = stringsFile(of: bundleIdentifier) { try? FileManager.default.removeItem(at: file) }
         serviceExtensions.removeValue(forKey: bundleIdentifier)
-        if let file = serviceExtensionFile(of: bundleIdentifier) { try? FileManager.default.removeItem(at: file) }
+        if let file = registrationFile(of: bundleIdentifier, suffix: ".json") { try? FileManager.default.removeItem(at: file) }
+        contentExtensions.removeValue(forKey: bundleIdentifier)
+        if let file = registrationFile(of: bundleIdentifier, suffix: ".content-extension.json") { try? FileManager.default.removeItem(at: file) }
         if let folder = extensionFolder(of: bundleIdentifier) { try? FileManager.default.removeItem(at: folder) }
         keys.forgetAll()
         forget(bundleIdentifier)
@@ -291,52 +299,108 @@ package actor DaemonEngine {
     package func setServiceExtension(_ bundleIdentifier: String, _ registration: ServiceExtensionRegistration?) async throws {
         _ = try await appState(bundleIdentifier)
         if let registration {
-            guard registration.executable.hasPrefix("/") else {
-                throw DaemonError(.invalidRequest, "The service extension's executable must be an absolute path; got \"\(registration.executable)\".")
-            }
-            var isFolder: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: registration.executable, isDirectory: &isFolder), !isFolder.boolValue,
-                  FileManager.default.isExecutableFile(atPath: registration.executable) else {
-                throw DaemonError(.extensionNotExecutable, "\(registration.executable) is not an executable file.")
-            }
+            try Self.checkExecutable(registration.executable, of: "service extension")
             let limits = ServiceExtension.shortestTimeLimit...ServiceExtension.longestTimeLimit
             guard limits.contains(registration.timeLimit) else {
                 throw DaemonError(.invalidRequest, "A service extension's time limit is \(Int(limits.lowerBound)) to \(Int(limits.upperBound)) seconds; got \(registration.timeLimit).")
             }
         }
-        if let file = serviceExtensionFile(of: bundleIdentifier) {
-            do {
-                if let registration {
-                    try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-                    guard PrivateFiles.createFile(atPath: file.path + ".new", contents: try JSONEncoder().encode(registration)),
-                          rename(file.path + ".new", file.path) == 0 else {
-                        throw DaemonError(.storageFailed, "Could not write \(file.path).")
-                    }
-                } else {
-                    try? FileManager.default.removeItem(at: file)
-                }
-            } catch let error as DaemonError {
-                throw error
-            } catch {
-                throw DaemonError(.storageFailed, "Could not keep the service extension of \(bundleIdentifier): \(error).")
-            }
-        }
+        try keep(registration, in: registrationFile(of: bundleIdentifier, suffix: ".json"), what: "the service extension of \(bundleIdentifier)")
         serviceExtensions[bundleIdentifier] = .some(registration)
+    }
+
+    /// Registers the app's content extension (`nil` removes it): from now on its categories' notifications
+    /// show its interface when the person expands them, where a surface hosts content extensions. Kept
+    /// in the daemon's folder (`extensions/<app>.content-extension.json`).
+    ///
+    /// - Throws: `invalidRequest` for an executable that is not an absolute path or attributes that
+    ///   break a rule; `extensionNotExecutable` for a path that is not an executable file; `appNotFound`.
+    package func setContentExtension(_ bundleIdentifier: String, _ registration: ContentExtensionRegistration?) async throws {
+        _ = try await appState(bundleIdentifier)
+        if let registration {
+            try Self.checkExecutable(registration.executable, of: "content extension")
+            if let violation = registration.attributes.violation { throw DaemonError(.invalidRequest, violation) }
+        }
+        try keep(registration, in: registrationFile(of: bundleIdentifier, suffix: ".content-extension.json"),
+                 what: "the content extension of \(bundleIdentifier)")
+        contentExtensions[bundleIdentifier] = .some(registration)
+    }
+
+    /// Whether something shows apps' content extensions: see ``Configuration/hostsContentExtensions``.
+    package nonisolated var hostsContentExtensions: Bool { configuration.hostsContentExtensions }
+
+    /// The app's content extension, if it has one, read from its file the first time.
+    package func contentExtension(of bundleIdentifier: String) -> ContentExtensionRegistration? {
+        if let known = contentExtensions[bundleIdentifier] { return known }
+        let registration = registrationFile(of: bundleIdentifier, suffix: ".content-extension.json")
+            .flatMap { try? Data(contentsOf: $0) }
+            .flatMap { try? JSONDecoder().decode(ContentExtensionRegistration.self, from: $0) }
+        contentExtensions[bundleIdentifier] = .some(registration)
+        return registration
+    }
+
+    /// A new folder for one open interface of the app's content extension, and its kept `Caches`.
+    package func contentExtensionFolders(of bundleIdentifier: String) throws -> (run: URL, caches: URL) {
+        guard let folder = extensionFolder(of: bundleIdentifier) else {
+            throw DaemonError(.invalidRequest, "\(bundleIdentifier) is not a bundle identifier.")
+        }
+        let run = folder.appendingPathComponent("tmp", isDirectory: true).appendingPathComponent("content-\(UUID().uuidString)", isDirectory: true)
+        let caches = folder.appendingPathComponent("Caches", isDirectory: true)
+        do {
+            try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(at: caches, withIntermediateDirectories: true)
+        } catch {
+            throw DaemonError(.extensionFailed, "The content extension's folder could not be made: \(error).")
+        }
+        return (run, caches)
+    }
+
+    private static func checkExecutable(_ executable: String, of kind: String) throws {
+        guard executable.hasPrefix("/") else {
+            throw DaemonError(.invalidRequest, "The \(kind)'s executable must be an absolute path; got \"\(executable)\".")
+        }
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: executable, isDirectory: &isFolder), !isFolder.boolValue,
+              FileManager.default.isExecutableFile(atPath: executable) else {
+            throw DaemonError(.extensionNotExecutable, "\(executable) is not an executable file.")
+        }
+    }
+
+    /// Writes a registration to its file (atomically), or removes the file for `nil`.
+    private func keep(_ registration: (some Encodable)?, in file: URL?, what: String) throws {
+        guard let file else { return }
+        do {
+            if let registration {
+                try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+                guard PrivateFiles.createFile(atPath: file.path + ".new", contents: try JSONEncoder().encode(registration)),
+                      rename(file.path + ".new", file.path) == 0 else {
+                    throw DaemonError(.storageFailed, "Could not write \(file.path).")
+                }
+            } else {
+                try? FileManager.default.removeItem(at: file)
+            }
+        } catch let error as DaemonError {
+            throw error
+        } catch {
+            throw DaemonError(.storageFailed, "Could not keep \(what): \(error).")
+        }
     }
 
     /// The app's service extension, if it has one, read from its file the first time.
     package func serviceExtension(of bundleIdentifier: String) -> ServiceExtensionRegistration? {
         if let known = serviceExtensions[bundleIdentifier] { return known }
-        let registration = serviceExtensionFile(of: bundleIdentifier)
+        let registration = registrationFile(of: bundleIdentifier, suffix: ".json")
             .flatMap { try? Data(contentsOf: $0) }
             .flatMap { try? JSONDecoder().decode(ServiceExtensionRegistration.self, from: $0) }
         serviceExtensions[bundleIdentifier] = .some(registration)
         return registration
     }
 
-    private func serviceExtensionFile(of bundleIdentifier: String) -> URL? {
+    /// The file an app's extension registration is kept in: `.json` for its service extension,
+    /// `.content-extension.json` for its content extension.
+    private func registrationFile(of bundleIdentifier: String, suffix: String) -> URL? {
         guard RequestRules.violation(inBundleIdentifier: bundleIdentifier) == nil else { return nil }
-        return configuration.privateFolder?.appendingPathComponent("extensions", isDirectory: true).appendingPathComponent(bundleIdentifier + ".json")
+        return configuration.privateFolder?.appendingPathComponent("extensions", isDirectory: true).appendingPathComponent(bundleIdentifier + suffix)
     }
 
     /// The extension's own folder: `Caches` (kept) and `tmp` (a folder per run, removed after it).
@@ -1342,13 +1406,32 @@ package actor DaemonEngine {
     /// The person acts on one of an app's notifications.
     ///
     /// - Throws: a `DaemonError` with code `personAction` saying why the system refused.
-    package func respond(_ bundleIdentifier: String, to identifier: String, with action: PersonAction) async throws {
+    ///
+    /// - Parameters:
+    ///   - offeredActions: the actions shown, when a content extension replaced the category's.
+    ///   - forwardingToApp: `false` when a content extension handled the action (`.dismiss`).
+    package func respond(_ bundleIdentifier: String, to identifier: String, with action: PersonAction,
+                         offeredActions: [NotificationAction]? = nil, forwardingToApp: Bool = true) async throws {
         do {
             try await step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(PersonActionRejection) in
-                ((), try machine.respond(to: identifier, with: action))
+                ((), try machine.respond(to: identifier, with: action, offeredActions: offeredActions, forwardingToApp: forwardingToApp))
             }
         } catch let rejection as PersonActionRejection {
             throw DaemonError(rejection)
+        }
+    }
+
+    /// The response a person's action would give the app, checked as ``respond(_:to:with:offeredActions:forwardingToApp:)``
+    /// checks it, and nothing done: what the app's content extension is handed first.
+    package func response(_ bundleIdentifier: String, to identifier: String, with action: PersonAction,
+                          offeredActions: [NotificationAction]? = nil) async throws -> NotificationResponse? {
+        let checked = try await read(bundleIdentifier) { machine in
+            Result { () throws(PersonActionRejection) in try machine.response(to: identifier, with: action, offeredActions: offeredActions) }
+        }
+        do {
+            return try checked.get()
+        } catch {
+            throw DaemonError(error)
         }
     }
 

@@ -172,28 +172,16 @@ final class ServiceExtensionRunner: Sendable {
     // MARK: - One run
 
     private func launch(_ run: Run) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: run.registration.executable)
-        process.arguments = []
-        process.currentDirectoryURL = run.folder
-        process.environment = Self.environment(for: run)
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        // What the extension prints goes to the daemon's standard error, as an app's own output does.
-        process.standardError = FileHandle.standardError
+        let started: ExtensionProcess.Started
         do {
-            try process.run()
+            started = try ExtensionProcess.start(run.registration.executable, folder: run.folder, caches: run.caches, app: run.key.app)
         } catch {
-            try? input.fileHandleForWriting.close()
             finish(run, nil, .failure("it could not be started (\(error))"))
             return
         }
-        try? output.fileHandleForWriting.close()
-        try? input.fileHandleForReading.close()
+        let process = started.process
         applyLimits(to: process.processIdentifier, timeLimit: run.registration.timeLimit)
-        let running = Running(process: process, input: input.fileHandleForWriting)
+        let running = Running(process: process, input: started.input)
         // The request goes first: until the run is registered below, a warning waits (`warnedEarly`).
         do {
             try running.input.write(contentsOf: ServiceExtensionMessage.request(run.request, timeLimit: run.registration.timeLimit).line())
@@ -209,11 +197,11 @@ final class ServiceExtensionRunner: Sendable {
         logger.debug("service extension started", metadata: ["app": .string(run.key.app), "pid": .stringConvertible(process.processIdentifier)])
         if warnNow { warn(running) }
         let reader = Thread { [self] in
-            let result = Self.readAnswer(from: output.fileHandleForReading, of: process)
+            let result = Self.readAnswer(from: started.output, of: process)
             // Answered (or failed to): it has nothing more to do, as on iOS.
             Self.kill(process)
             process.waitUntilExit()
-            try? output.fileHandleForReading.close()
+            try? started.output.close()
             try? running.input.close()
             finish(run, running, result)
         }
@@ -290,42 +278,11 @@ final class ServiceExtensionRunner: Sendable {
     }
 
     private static func kill(_ process: Process) {
-        guard process.isRunning else { return }
-        _ = Glibc.kill(process.processIdentifier, SIGKILL)
+        ExtensionProcess.kill(process)
     }
 
-    /// The extension's environment: what a program needs to run and reach the network, and its folders.
-    private static func environment(for run: Run) -> [String: String] {
-        let inherited = ProcessInfo.processInfo.environment
-        var environment: [String: String] = [:]
-        for name in ["PATH", "HOME", "LANG", "LC_ALL", "TZ", "http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"] {
-            if let value = inherited[name] { environment[name] = value }
-        }
-        environment["TMPDIR"] = run.folder.path
-        environment["XDG_CACHE_HOME"] = run.caches.path
-        environment["UNOTIFY_EXTENSION_FOR"] = run.key.app
-        return environment
-    }
-
-    /// Bounds the extension's memory and CPU time. Applied just after it starts (Foundation's
-    /// `Process` runs nothing between `fork` and `exec`), before it has read its request.
+    /// Bounds the extension's memory and CPU time: its time limit and a second.
     private func applyLimits(to pid: Int32, timeLimit: TimeInterval) {
-        var memory = rlimit(rlim_cur: rlim_t(limits.memoryBytes), rlim_max: rlim_t(limits.memoryBytes))
-        let seconds = rlim_t(timeLimit.rounded(.up)) + 1
-        var cpu = rlimit(rlim_cur: seconds, rlim_max: seconds + 1)
-        guard let prlimit = Self.prlimit,
-              prlimit(pid, Int32(RLIMIT_DATA.rawValue), &memory, nil) == 0,
-              prlimit(pid, Int32(RLIMIT_CPU.rawValue), &cpu, nil) == 0 else {
-            logger.notice("could not limit a service extension's memory and CPU time", metadata: ["errno": .stringConvertible(errno)])
-            return
-        }
+        ExtensionProcess.limit(pid, memoryBytes: limits.memoryBytes, cpuSeconds: UInt64(timeLimit.rounded(.up)) + 1, logger: logger)
     }
-
-    /// glibc's `prlimit(2)`, which sets another process's limits; Swift's Glibc module leaves it out
-    /// (it is a GNU extension), so it is looked up by name.
-    private typealias PrlimitFunction = @convention(c) (pid_t, Int32, UnsafePointer<rlimit>?, UnsafeMutablePointer<rlimit>?) -> Int32
-    private static let prlimit: PrlimitFunction? = {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "prlimit") else { return nil }
-        return unsafeBitCast(symbol, to: PrlimitFunction.self)
-    }()
 }

@@ -74,6 +74,8 @@ const openStacks = new Set();
 // Each attachment's element in the expanded list, by notification and attachment, so that drawing the
 // list again neither restarts a player nor reads the file again.
 const attachmentViews = new Map();
+/** Each open content extension interface, by notification: `{ opened, socket }`. */
+const extensionViews = new Map();
 // What the person asked for on the lock screen that needs the device unlocked: done once it is.
 let afterUnlock = null;
 let refreshing = null;
@@ -142,6 +144,9 @@ async function send(method, path, body, report = { problem: showError, fine: cle
  * hear of (no `.customDismissAction`) sends no event.
  */
 async function respond(notification, body) {
+  // An action chosen in an expanded notification drawn by a content extension goes to the extension first.
+  const view = extensionViews.get(keyOf(notification));
+  if (view && (body.kind === "action" || body.kind === "reply")) return respondThroughInterface(notification, view, body);
   const app = encodeURIComponent(notification.bundleIdentifier);
   const identifier = encodeURIComponent(notification.notification.request.identifier);
   const done = await send("POST", `/api/apps/${app}/notifications/${identifier}/respond`, body);
@@ -196,12 +201,20 @@ function card(notification, { inBanner }) {
     article.append(hide);
   }
 
-  const actions = notification.actions || [];
   const draft = inBanner ? null : drafts.get(keyOf(notification));
-  // Expanded (in the list only): the attachments at full size, with players, and the actions.
+  // Expanded (in the list only): the attachments at full size, with players, and the actions; or, for a
+  // category the app's content extension draws, the extension's interface instead of the attachments.
   const expanded = !inBanner && Boolean(draft && draft.expanded);
-  const media = !inBanner && attachments.length > 0 ? attachmentList(notification, attachments) : null;
+  const drawn = !inBanner && !notification.previewHidden && hasContentExtension(notification);
+  const view = drawn ? extensionViews.get(keyOf(notification)) : null;
+  const actions = (view && view.opened.actions) || notification.actions || [];
+  const media = !inBanner && !drawn && attachments.length > 0 ? attachmentList(notification, attachments) : null;
   if (media) media.hidden = !expanded;
+  const frame = drawn ? make("div", "extension") : null;
+  if (frame) {
+    frame.hidden = !expanded;
+    if (expanded && view) showInterface(notification, view, frame, article);
+  }
   let list = null;
   let shown = [];
   if (actions.length > 0) {
@@ -210,7 +223,7 @@ function card(notification, { inBanner }) {
     list.hidden = !inBanner && !expanded;
     for (const action of shown) list.append(actionButton(notification, action, article, inBanner));
   }
-  if (list || media) {
+  if (list || media || frame) {
     if (!inBanner) {
       const more = make("button", "more");
       more.type = "button";
@@ -219,15 +232,25 @@ function card(notification, { inBanner }) {
         more.setAttribute("aria-expanded", String(open));
       };
       label(expanded);
-      more.addEventListener("click", () => {
+      more.addEventListener("click", async () => {
         const open = !draftOf(notification).expanded;
         draftOf(notification).expanded = open;
-        for (const part of [media, list]) if (part) part.hidden = !open;
+        for (const part of [media, list, frame]) if (part) part.hidden = !open;
         label(open);
+        if (frame) {
+          // The extension runs while its interface is shown, as on iOS.
+          if (open) {
+            if (await openInterface(notification)) render();
+          } else {
+            closeInterface(keyOf(notification));
+            render();
+          }
+        }
         if (open) list?.querySelector("button")?.focus();
       });
       article.append(more);
     }
+    if (frame) article.append(frame);
     if (media) article.append(media);
     if (list) article.append(list);
     const replying = draft && shown.find((action) => action.identifier === draft.replyAction && action.textInput);
@@ -237,6 +260,145 @@ function card(notification, { inBanner }) {
     article.append(provisionalChoices(notification));
   }
   return article;
+}
+
+// MARK: Content extensions
+
+/** Whether the notification's app has a content extension that draws its category. */
+function hasContentExtension(notification) {
+  const categories = (state.contentExtensions || {})[notification.bundleIdentifier] || [];
+  return categories.includes(notification.notification.request.content.categoryIdentifier);
+}
+
+/**
+ * Starts the app's content extension for the notification, and keeps it running while its interface
+ * is shown: the interface closes (and the extension stops) when its socket does. Returns the view, or
+ * null when the extension could not draw the notification (the reason is shown).
+ */
+async function openInterface(notification) {
+  const key = keyOf(notification);
+  if (extensionViews.has(key)) return extensionViews.get(key);
+  const app = encodeURIComponent(notification.bundleIdentifier);
+  const identifier = encodeURIComponent(notification.notification.request.identifier);
+  const opened = await send("POST", `/api/apps/${app}/notifications/${identifier}/content-extension`, {});
+  if (!opened) return null;
+  const view = { opened, socket: new WebSocket(`ws://${location.host}/api/content-extensions/${encodeURIComponent(opened.session)}/events`) };
+  view.socket.addEventListener("message", async (message) => {
+    let event;
+    try {
+      event = JSON.parse(message.data);
+    } catch (_) {
+      return;
+    }
+    if (extensionViews.get(key) !== view) return;
+    if (event.type === "changed") {
+      const now = await getJSON(`/api/content-extensions/${encodeURIComponent(view.opened.session)}`).catch(() => null);
+      if (now && extensionViews.get(key) === view) view.opened = now;
+      render();
+    } else {
+      // Closed by the extension (it opened the app, or dismissed its interface) or ended.
+      forgetInterface(key);
+      if (drafts.get(key)) drafts.get(key).expanded = false;
+      if (event.type === "ended") showError(`The content extension of ${notification.bundleIdentifier} stopped.`);
+      refresh();
+    }
+  });
+  extensionViews.set(key, view);
+  return view;
+}
+
+/** Closes a notification's interface: its extension stops. */
+function closeInterface(key) {
+  const view = extensionViews.get(key);
+  if (!view) return;
+  forgetInterface(key);
+  send("DELETE", `/api/content-extensions/${encodeURIComponent(view.opened.session)}`, {}, { problem: () => {}, fine: () => {} });
+}
+
+function forgetInterface(key) {
+  const view = extensionViews.get(key);
+  if (!view) return;
+  extensionViews.delete(key);
+  view.socket.close();
+}
+
+/**
+ * The extension's interface in the expanded notification: its document in a frame that runs no
+ * scripts and has no origin (it reaches neither the page nor its cookie), sized by the extension's
+ * ratio, with its media button, its title in place of the app's name when it overrides it, and the
+ * notification's own text hidden when the extension says so.
+ */
+function showInterface(notification, view, frame, article) {
+  const { opened } = view;
+  const ratio = opened.preferredContentSize
+    ? opened.preferredContentSize.height / opened.preferredContentSize.width
+    : opened.attributes.initialContentSizeRatio;
+  const holder = make("div", "interface");
+  const iframe = make("iframe");
+  iframe.setAttribute("sandbox", "");
+  iframe.src = opened.frame;
+  iframe.title = `${notification.bundleIdentifier}: ${opened.title || notification.notification.request.content.title || "notification"}`;
+  iframe.style.aspectRatio = `1 / ${ratio}`;
+  holder.append(iframe);
+  if (!opened.attributes.userInteractionEnabled) {
+    // The interface is a picture of the notification: tapping it opens the app, as tapping the notification does.
+    iframe.tabIndex = -1;
+    holder.classList.add("passive");
+    const tap = make("button", "tap");
+    tap.type = "button";
+    tap.setAttribute("aria-label", `Open ${notification.bundleIdentifier}`);
+    tap.addEventListener("click", () => whenUnlocked("to open the app", () => respond(notification, { kind: "open" })));
+    holder.append(tap);
+  }
+  if (opened.mediaButton) holder.append(mediaButton(notification, view, opened.mediaButton));
+  frame.append(holder);
+  if (opened.attributes.overridesDefaultTitle && opened.title) article.querySelector(".app-name").textContent = opened.title;
+  if (opened.attributes.defaultContentHidden) article.querySelector(".content-row")?.classList.add("hidden-by-extension");
+}
+
+/** The play/pause button the system draws over the extension's media, where it asked. */
+function mediaButton(notification, view, button) {
+  const control = make("button", button.type === 2 ? "media-button overlay" : "media-button", button.playing ? "❚❚" : "▶");
+  control.type = "button";
+  control.setAttribute("aria-label", button.playing ? "Pause" : "Play");
+  control.setAttribute("aria-pressed", String(button.playing));
+  control.style.left = `${button.frame.x}px`;
+  control.style.top = `${button.frame.y}px`;
+  if (button.frame.width > 0) control.style.width = `${button.frame.width}px`;
+  if (button.frame.height > 0) control.style.height = `${button.frame.height}px`;
+  if (button.tintColor) control.style.color = button.tintColor;
+  control.addEventListener("click", async () => {
+    const now = await send("POST", `/api/content-extensions/${encodeURIComponent(view.opened.session)}/media`, { play: !button.playing });
+    if (now && extensionViews.get(keyOf(notification)) === view) {
+      view.opened = now;
+      render();
+    }
+  });
+  return control;
+}
+
+/**
+ * The person's action, handed to the content extension first: it keeps its interface (updated), or
+ * closes it, and says whether the app hears of the action.
+ */
+async function respondThroughInterface(notification, view, body) {
+  const key = keyOf(notification);
+  const handled = await send("POST", `/api/content-extensions/${encodeURIComponent(view.opened.session)}/respond`, body);
+  if (!handled) return false;
+  if (handled.option === "doNotDismiss" && handled.interface) {
+    view.opened = handled.interface;
+    const draft = drafts.get(key);
+    if (draft) {
+      draft.replyAction = null;
+      draft.text = "";
+    }
+    render();
+  } else {
+    forgetInterface(key);
+    drafts.delete(key);
+    refresh();
+  }
+  return true;
 }
 
 /**
@@ -857,6 +1019,9 @@ async function refresh() {
           return;
         }
         state = await answer.json();
+        // An interface whose notification left closes with it.
+        const listed = new Set(state.notifications.map(keyOf));
+        for (const key of [...extensionViews.keys()]) if (!listed.has(key)) closeInterface(key);
         // A banner leaves when its notification does (a summary's banner stays for its time); one put up
         // after this state was asked for is newer than it, and stays.
         const present = new Set(state.notifications.map((n) => `${n.bundleIdentifier}\n${n.notification.request.identifier}`));

@@ -131,6 +131,26 @@ final class BrowserSession: Sendable {
         }
     }
 
+    /// Runs `body` inside the frame a selector finds (commands then reach the frame's document), then
+    /// returns to the page; when the page drew the frame again meanwhile, in the new one.
+    func inFrame<T>(_ selector: String, _ body: () async throws -> T) async throws -> T {
+        var attempts = 0
+        while true {
+            do {
+                let frame = try await element(selector)
+                _ = try await call(.POST, "/frame", ["id": [Self.elementKey: frame]])
+                let value = try await body()
+                _ = try await call(.POST, "/frame/parent", [String: Any]())
+                return value
+            } catch let error as WebDriverError {
+                _ = try? await call(.POST, "/frame/parent", [String: Any]())
+                let redrawn = ["stale element", "no such frame", "detached", "no such window"].contains(where: error.description.contains)
+                guard redrawn, attempts < 5 else { throw error }
+                attempts += 1
+            }
+        }
+    }
+
     /// Runs a script in the page and returns its result.
     func execute(_ script: String, _ arguments: [Any] = []) async throws -> Any? {
         try await call(.POST, "/execute/sync", ["script": script, "args": arguments])

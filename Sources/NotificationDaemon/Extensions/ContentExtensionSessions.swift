@@ -1,0 +1,313 @@
+package import Foundation
+package import Logging
+package import NotificationCore
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An app's content extension as registered with the daemon (`unotify apps content-extension`, or the
+/// app's own `PUT /v1/content-extension`): its executable and its `Info.plist` attributes.
+package struct ContentExtensionRegistration: Sendable, Hashable, Codable {
+    /// The extension's executable, an absolute path; started with no arguments.
+    package var executable: String
+    package var attributes: ContentExtensionAttributes
+
+    package init(executable: String, attributes: ContentExtensionAttributes) {
+        self.executable = executable
+        self.attributes = attributes
+    }
+
+    package init(_ body: LocalAPI.ContentExtension) {
+        self.init(executable: body.executable, attributes: body.attributes)
+    }
+
+    /// Whether it draws notifications of `category`.
+    package func draws(_ category: String) -> Bool {
+        !category.isEmpty && attributes.categories.contains(category)
+    }
+}
+
+/// The content extensions whose interface is open: one process for each notification the person
+/// expanded, as iOS runs one while the expanded notification is on screen.
+///
+/// The conversation is ``ContentExtensionMessage``s, one per line. Each thing the daemon asks (draw
+/// this notification, handle this response, play, pause) has a sequence number, and the extension's
+/// `interface` naming it answers it; the extension may also speak on its own (a new interface, the
+/// default action, closing the interface), which ``Event``s report.
+///
+/// What keeps the device safe, as for service extensions: at most ``Limits/sessions`` run at once
+/// (opening one more closes the least recently used), each with bounded memory and CPU time, each
+/// answer read up to ``ContentExtensionMessage/maximumLineBytes``, and an extension that does not
+/// answer within ``Limits/answerTimeout`` is stopped. Its environment holds only what it needs.
+package final class ContentExtensionSessions: Sendable {
+    package struct Limits: Sendable {
+        /// Interfaces open at once.
+        package var sessions = 4
+        /// Bytes of memory for each (`RLIMIT_DATA`).
+        package var memoryBytes: UInt64 = 512 * 1024 * 1024
+        /// CPU seconds for each, over its whole life.
+        package var cpuSeconds: UInt64 = 60
+        /// How long the extension has to answer what it is asked.
+        package var answerTimeout: Duration = .seconds(10)
+
+        package init() {}
+    }
+
+    /// An open interface.
+    package struct Session: Sendable {
+        package let id: String
+        package let app: String
+        package let notification: DeliveredNotification
+        package let attributes: ContentExtensionAttributes
+        /// What the extension shows now.
+        package fileprivate(set) var interface: ContentExtensionInterface
+        /// Counts the interfaces the extension sent: a frame names the one it shows.
+        package fileprivate(set) var version: Int
+    }
+
+    /// What an extension did on its own.
+    package enum Event: Sendable, Hashable {
+        /// It sent a new interface.
+        case changed(String)
+        /// It called `performNotificationDefaultAction()`.
+        case defaultAction(String)
+        /// It called `dismissNotificationContentExtension()`.
+        case dismiss(String)
+        /// Its process ended, or it was closed.
+        case ended(String)
+    }
+
+    private final class Live: Sendable {
+        let process: Process
+        let input: FileHandle
+        let sequence = Atomic<UInt64>(0)
+        /// What waits for an answer, and whether the process ended (nothing more will be answered).
+        let waiting = Mutex<(ended: Bool, answers: [UInt64: CheckedContinuation<ContentExtensionMessage, any Error>])>((false, [:]))
+        init(process: Process, input: FileHandle) {
+            self.process = process
+            self.input = input
+        }
+    }
+
+    private struct State {
+        var sessions: [String: (session: Session, live: Live)] = [:]
+        /// Least recently used first.
+        var order: [String] = []
+    }
+
+    private let state = Mutex(State())
+    private let limits: Limits
+    private let logger: Logger
+    private let onEvent: @Sendable (Event) -> Void
+
+    package init(limits: Limits = Limits(), logger: Logger, onEvent: @escaping @Sendable (Event) -> Void) {
+        self.limits = limits
+        self.logger = logger
+        self.onEvent = onEvent
+        // A write to an extension that has exited must fail, not stop the daemon.
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    /// Starts the extension for a notification the person expanded, and returns once it drew it.
+    ///
+    /// - Parameters:
+    ///   - folder: its folder for this interface, its `TMPDIR` and working directory, removed at the end.
+    ///   - caches: its `XDG_CACHE_HOME`, kept from run to run.
+    /// - Throws: `extensionFailed` when it cannot start, or does not draw the notification in time.
+    package func open(app: String, notification: DeliveredNotification, registration: ContentExtensionRegistration,
+                      folder: URL, caches: URL) async throws -> Session {
+        let started: ExtensionProcess.Started
+        do {
+            started = try ExtensionProcess.start(registration.executable, folder: folder, caches: caches, app: app)
+        } catch {
+            try? FileManager.default.removeItem(at: folder)
+            throw DaemonError(.extensionFailed, "The content extension of \(app) could not be started: \(error).")
+        }
+        let process = started.process
+        ExtensionProcess.limit(process.processIdentifier, memoryBytes: limits.memoryBytes, cpuSeconds: limits.cpuSeconds, logger: logger)
+
+        let live = Live(process: process, input: started.input)
+        let id = DaemonEngine.makeKey()
+        let session = Session(id: id, app: app, notification: notification, attributes: registration.attributes,
+                              interface: ContentExtensionInterface(html: ""), version: 0)
+        let evicted = state.withLock { state -> [Live] in
+            var evicted: [Live] = []
+            while state.order.count >= max(1, limits.sessions), let oldest = state.order.first {
+                state.order.removeFirst()
+                if let entry = state.sessions.removeValue(forKey: oldest) { evicted.append(entry.live) }
+            }
+            state.sessions[id] = (session, live)
+            state.order.append(id)
+            return evicted
+        }
+        for other in evicted { ExtensionProcess.kill(other.process) }
+        let reader = Thread { [self] in
+            read(started.output, of: id, live)
+            process.waitUntilExit()
+            try? started.output.close()
+            try? live.input.close()
+            try? FileManager.default.removeItem(at: folder)
+        }
+        reader.name = "content extension \(app)"
+        reader.start()
+        logger.debug("content extension started", metadata: ["app": .string(app), "pid": .stringConvertible(process.processIdentifier)])
+
+        do {
+            _ = try await ask(id, ContentExtensionMessage(type: .notification, notification: notification))
+        } catch {
+            // Not drawn: the interface never opened.
+            close(id)
+            throw error
+        }
+        guard let opened = self.session(id) else {
+            throw DaemonError(.extensionFailed, "The content extension of \(app) ended before it drew the notification.")
+        }
+        return opened
+    }
+
+    /// The open interface `id`, if it is still open.
+    package func session(_ id: String) -> Session? {
+        state.withLock { $0.sessions[id]?.session }
+    }
+
+    /// Hands the person's response to the extension (`didReceive(_:completionHandler:)`) and returns
+    /// what its completion handler answered; the session then shows its interface after it.
+    package func respond(_ id: String, with response: NotificationResponse) async throws -> ContentExtensionResponseOption {
+        let answer = try await ask(id, ContentExtensionMessage(type: .response, response: response))
+        return answer.option ?? .dismissAndForwardAction
+    }
+
+    /// The person pressed the media button: `mediaPlay()` or `mediaPause()`.
+    package func media(_ id: String, play: Bool) async throws {
+        _ = try await ask(id, ContentExtensionMessage(type: play ? .mediaPlay : .mediaPause))
+    }
+
+    /// Closes an interface: its process is stopped.
+    package func close(_ id: String) {
+        let live = state.withLock { state -> Live? in
+            state.order.removeAll { $0 == id }
+            return state.sessions.removeValue(forKey: id)?.live
+        }
+        if let live { ExtensionProcess.kill(live.process) }
+    }
+
+    /// Closes every interface (the daemon is stopping).
+    package func closeAll() {
+        let all = state.withLock { state -> [Live] in
+            defer { state = State() }
+            return state.sessions.values.map(\.live)
+        }
+        for live in all { ExtensionProcess.kill(live.process) }
+    }
+
+    /// The interfaces open now.
+    package var count: Int { state.withLock { $0.sessions.count } }
+
+    // MARK: - The conversation
+
+    /// Sends a message and waits for the interface that answers it; an extension that does not answer
+    /// in time is stopped.
+    private func ask(_ id: String, _ message: ContentExtensionMessage) async throws -> ContentExtensionMessage {
+        guard let live = state.withLock({ state -> Live? in
+            guard state.sessions[id] != nil else { return nil }
+            state.order.removeAll { $0 == id }
+            state.order.append(id)
+            return state.sessions[id]?.live
+        }) else {
+            throw DaemonError(.noContentExtension, "This content extension's interface is closed.")
+        }
+        let sequence = live.sequence.add(1, ordering: .relaxed).newValue
+        var message = message
+        message.sequence = sequence
+        let line = try message.line()
+        let timeout = Task { [limits] in
+            try await Task.sleep(for: limits.answerTimeout)
+            let late = live.waiting.withLock { $0.answers.removeValue(forKey: sequence) }
+            guard let late else { return }
+            late.resume(throwing: DaemonError(.extensionFailed, "The content extension did not answer within \(limits.answerTimeout)."))
+            ExtensionProcess.kill(live.process)
+        }
+        defer { timeout.cancel() }
+        return try await withCheckedThrowingContinuation { continuation in
+            let ended = live.waiting.withLock { waiting in
+                if !waiting.ended { waiting.answers[sequence] = continuation }
+                return waiting.ended
+            }
+            guard !ended else {
+                continuation.resume(throwing: DaemonError(.extensionFailed, "The content extension ended without answering."))
+                return
+            }
+            do {
+                try live.input.write(contentsOf: line)
+            } catch {
+                // It exited: the reader fails what waits once it sees the end.
+            }
+        }
+    }
+
+    /// Reads the extension's messages until it exits, then fails what still waits for an answer.
+    private func read(_ output: FileHandle, of id: String, _ live: Live) {
+        var buffer = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        let descriptor = output.fileDescriptor
+        reading: while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            buffer.append(contentsOf: chunk[0..<count])
+            while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = Data(buffer[..<newline])
+                buffer.removeSubrange(...newline)
+                guard let message = try? JSONDecoder().decode(ContentExtensionMessage.self, from: line) else {
+                    logger.notice("a content extension said something that is not a message; it is stopped", metadata: ["app": .string(appOf(id))])
+                    break reading
+                }
+                receive(message, in: id, live)
+            }
+            if buffer.count > ContentExtensionMessage.maximumLineBytes {
+                logger.notice("a content extension's message is too long; it is stopped", metadata: ["app": .string(appOf(id))])
+                break
+            }
+        }
+        ExtensionProcess.kill(live.process)
+        let stranded = live.waiting.withLock { waiting in
+            defer { waiting = (true, [:]) }
+            return Array(waiting.answers.values)
+        }
+        for continuation in stranded {
+            continuation.resume(throwing: DaemonError(.extensionFailed, "The content extension ended without answering."))
+        }
+        state.withLock { state in
+            guard state.sessions[id]?.live === live else { return }
+            state.sessions.removeValue(forKey: id)
+            state.order.removeAll { $0 == id }
+        }
+        onEvent(.ended(id))
+    }
+
+    private func appOf(_ id: String) -> String {
+        state.withLock { $0.sessions[id]?.session.app } ?? "?"
+    }
+
+    private func receive(_ message: ContentExtensionMessage, in id: String, _ live: Live) {
+        if let interface = message.interface {
+            state.withLock { state in
+                guard state.sessions[id]?.live === live else { return }
+                state.sessions[id]!.session.interface = interface
+                state.sessions[id]!.session.version += 1
+            }
+        }
+        if let replyTo = message.replyTo {
+            let waiter = live.waiting.withLock { $0.answers.removeValue(forKey: replyTo) }
+            waiter?.resume(returning: message)
+            return
+        }
+        switch message.type {
+        case .interface: onEvent(.changed(id))
+        case .defaultAction: onEvent(.defaultAction(id))
+        case .dismiss: onEvent(.dismiss(id))
+        case .notification, .response, .mediaPlay, .mediaPause: break
+        }
+    }
+}
