@@ -246,7 +246,7 @@ enum ContentExtensionRoutes {
     /// attachments' file URLs turned into the frame's links to them.
     static func document(_ open: ContentExtensionSessions.Session, origin: String) -> String {
         var html = open.interface.html
-        for (index, attachment) in open.notification.request.content.attachments.enumerated().reversed() {
+        for (index, attachment) in open.notification.request.content.attachments.enumerated() {
             let link = "\(origin)/frames/\(open.id)/attachments/\(index)"
             html = html.replacingOccurrences(of: attachment.url.absoluteString, with: link)
         }

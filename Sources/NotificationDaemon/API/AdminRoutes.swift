@@ -84,7 +84,7 @@ package struct AdminRoutes: Sendable {
             try authenticate(request)
             let bundle = try context.parameters.decoded("app")
             let body = try await decode(LocalAPI.ContentExtension.self, request, context)
-            try await engine.setContentExtension(bundle, ContentExtensionRegistration(body))
+            try await engine.setContentExtension(bundle, body)
             return Response(status: .noContent)
         }
         router.delete("/v1/admin/apps/:app/content-extension") { request, context in

@@ -98,7 +98,7 @@ package enum LocalAPIRouter {
         router.put("/v1/content-extension") { request, context in
             let bundle = try await app.authenticate(request)
             let body = try await decode(LocalAPI.ContentExtension.self, request, context)
-            try await engine.setContentExtension(bundle, ContentExtensionRegistration(body))
+            try await engine.setContentExtension(bundle, body)
             return Response(status: .noContent)
         }
         router.delete("/v1/content-extension") { request, _ in

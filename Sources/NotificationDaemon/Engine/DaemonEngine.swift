@@ -341,17 +341,23 @@ package actor DaemonEngine {
 
     /// A new folder for one open interface of the app's content extension, and its kept `Caches`.
     package func contentExtensionFolders(of bundleIdentifier: String) throws -> (run: URL, caches: URL) {
-        guard let folder = extensionFolder(of: bundleIdentifier) else {
-            throw DaemonError(.invalidRequest, "\(bundleIdentifier) is not a bundle identifier.")
-        }
-        let run = folder.appendingPathComponent("tmp", isDirectory: true).appendingPathComponent("content-\(UUID().uuidString)", isDirectory: true)
-        let caches = folder.appendingPathComponent("Caches", isDirectory: true)
         do {
-            try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            try FileManager.default.createDirectory(at: caches, withIntermediateDirectories: true)
+            return try extensionFolders(of: bundleIdentifier, run: "content-\(UUID().uuidString)")
         } catch {
             throw DaemonError(.extensionFailed, "The content extension's folder could not be made: \(error).")
         }
+    }
+
+    /// Makes a folder for one run of an app's extension (its `TMPDIR`, removed after it), and the
+    /// extension's `Caches` (kept from run to run).
+    private func extensionFolders(of bundleIdentifier: String, run name: String) throws -> (run: URL, caches: URL) {
+        guard let folder = extensionFolder(of: bundleIdentifier) else {
+            throw DaemonError(.invalidRequest, "\(bundleIdentifier) is not a bundle identifier.")
+        }
+        let run = folder.appendingPathComponent("tmp", isDirectory: true).appendingPathComponent(name, isDirectory: true)
+        let caches = folder.appendingPathComponent("Caches", isDirectory: true)
+        try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(at: caches, withIntermediateDirectories: true)
         return (run, caches)
     }
 
@@ -414,15 +420,13 @@ package actor DaemonEngine {
     /// app's machine by ``preparationFinished(_:ticket:result:run:)``.
     private func startServiceExtension(_ app: String, ticket: UInt64, request: NotificationRequest) {
         let key = ServiceExtensionRunner.Key(app: app, ticket: ticket)
-        guard let registration = serviceExtension(of: app), let folder = extensionFolder(of: app) else {
+        guard let registration = serviceExtension(of: app), extensionFolder(of: app) != nil else {
             Task { await preparationFinished(app, ticket: ticket, result: .failure("the app has no service extension now"), run: nil) }
             return
         }
-        let run = folder.appendingPathComponent("tmp", isDirectory: true).appendingPathComponent("\(ticket)-\(UUID().uuidString)", isDirectory: true)
-        let caches = folder.appendingPathComponent("Caches", isDirectory: true)
+        let run: URL, caches: URL
         do {
-            try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            try FileManager.default.createDirectory(at: caches, withIntermediateDirectories: true)
+            (run, caches) = try extensionFolders(of: app, run: "\(ticket)-\(UUID().uuidString)")
         } catch {
             Task { await preparationFinished(app, ticket: ticket, result: .failure("its folder could not be made (\(error))"), run: nil) }
             return

@@ -7,21 +7,11 @@ import Glibc
 #endif
 
 /// An app's content extension as registered with the daemon (`unotify apps content-extension`, or the
-/// app's own `PUT /v1/content-extension`): its executable and its `Info.plist` attributes.
-package struct ContentExtensionRegistration: Sendable, Hashable, Codable {
-    /// The extension's executable, an absolute path; started with no arguments.
-    package var executable: String
-    package var attributes: ContentExtensionAttributes
+/// app's own `PUT /v1/content-extension`): exactly what the local API's call gives, its executable and
+/// its `Info.plist` attributes.
+package typealias ContentExtensionRegistration = LocalAPI.ContentExtension
 
-    package init(executable: String, attributes: ContentExtensionAttributes) {
-        self.executable = executable
-        self.attributes = attributes
-    }
-
-    package init(_ body: LocalAPI.ContentExtension) {
-        self.init(executable: body.executable, attributes: body.attributes)
-    }
-
+extension ContentExtensionRegistration {
     /// Whether it draws notifications of `category`.
     package func draws(_ category: String) -> Bool {
         !category.isEmpty && attributes.categories.contains(category)

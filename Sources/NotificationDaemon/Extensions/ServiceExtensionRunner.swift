@@ -155,7 +155,7 @@ final class ServiceExtensionRunner: Sendable {
             state.stopped.insert(key)
             return state.running[key]
         }
-        if let running { Self.kill(running.process) }
+        if let running { ExtensionProcess.kill(running.process) }
     }
 
     /// Stops every run (the daemon is stopping); they start again, once, when it next runs.
@@ -166,7 +166,7 @@ final class ServiceExtensionRunner: Sendable {
             state.stopped.formUnion(state.launching)
             return Array(state.running.values)
         }
-        for run in running { Self.kill(run.process) }
+        for run in running { ExtensionProcess.kill(run.process) }
     }
 
     // MARK: - One run
@@ -193,13 +193,13 @@ final class ServiceExtensionRunner: Sendable {
             state.running[run.key] = running
             return (state.warnedEarly.remove(run.key) != nil, state.stopped.contains(run.key))
         }
-        if stopped { Self.kill(process) }
+        if stopped { ExtensionProcess.kill(process) }
         logger.debug("service extension started", metadata: ["app": .string(run.key.app), "pid": .stringConvertible(process.processIdentifier)])
         if warnNow { warn(running) }
         let reader = Thread { [self] in
             let result = Self.readAnswer(from: started.output, of: process)
             // Answered (or failed to): it has nothing more to do, as on iOS.
-            Self.kill(process)
+            ExtensionProcess.kill(process)
             process.waitUntilExit()
             try? started.output.close()
             try? running.input.close()
@@ -275,10 +275,6 @@ final class ServiceExtensionRunner: Sendable {
         case .request, .timeWillExpire:
             return .failure("its answer is not a message the daemon reads")
         }
-    }
-
-    private static func kill(_ process: Process) {
-        ExtensionProcess.kill(process)
     }
 
     /// Bounds the extension's memory and CPU time: its time limit and a second.
