@@ -270,6 +270,13 @@ let package = Package(
             path: "Tests/Fixtures/ServiceExtensionFixture",
             swiftSettings: testSettings
         ),
+        // A content extension that calls every part of its extension context, for the daemon's tests.
+        .executableTarget(
+            name: "ContentExtensionFixture",
+            dependencies: ["OpenUserNotifications", "OpenUserNotificationsUI", "OpenUserNotificationsUIKit"],
+            path: "Tests/Fixtures/ContentExtensionFixture",
+            swiftSettings: testSettings
+        ),
         // What several test targets share (they all run in one test process).
         .target(
             name: "TestSupport",

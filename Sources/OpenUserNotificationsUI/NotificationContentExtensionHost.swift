@@ -44,7 +44,8 @@ public enum NotificationContentExtensionHost {
             FileHandle.standardError.write(Data("This is a notification content extension: the notification daemon starts it when a person expands a notification.\n".utf8))
             exit(2)
         }
-        let host = Host(controller: makeExtension(), conversation: conversation)
+        let host = Host(controller: makeExtension(), conversation: conversation,
+                        categoryActions: (message.actions ?? []).map(UNNotificationAction.make))
         host.controller.hostedContext = NSExtensionContext(host: host)
         host.controller.viewDidLoad()
         // Queued before anything the daemon says next: the notification is drawn first.
@@ -72,11 +73,14 @@ public enum NotificationContentExtensionHost {
         let controller: Controller
         private let conversation: ExtensionConversation
         private var playing = false
+        /// The category's actions, shown until the extension replaces them.
+        private let categoryActions: [UNNotificationAction]
         private var replacedActions: [UNNotificationAction]?
 
-        init(controller: Controller, conversation: ExtensionConversation) {
+        init(controller: Controller, conversation: ExtensionConversation, categoryActions: [UNNotificationAction]) {
             self.controller = controller
             self.conversation = conversation
+            self.categoryActions = categoryActions
         }
 
         func handle(_ message: ContentExtensionMessage) {
@@ -129,7 +133,7 @@ public enum NotificationContentExtensionHost {
         }
 
         var notificationActions: [UNNotificationAction] {
-            get { replacedActions ?? [] }
+            get { replacedActions ?? categoryActions }
             set {
                 replacedActions = newValue
                 send(.interface)

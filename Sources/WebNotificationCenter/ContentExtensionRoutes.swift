@@ -99,7 +99,8 @@ enum ContentExtensionRoutes {
                 throw DaemonError(.noContentExtension, "The person's settings hide this notification's preview; unlock the device to expand it.")
             }
             let folders = try await engine.contentExtensionFolders(of: app)
-            let session = try await sessions.open(app: app, notification: shown.notification, registration: registration,
+            let actions = try await engine.categories(app).first { $0.identifier == category }?.actions ?? []
+            let session = try await sessions.open(app: app, notification: shown.notification, actions: actions, registration: registration,
                                                   folder: folders.run, caches: folders.caches)
             return jsonResponse(Opened(session), status: .created)
         }
@@ -138,9 +139,10 @@ enum ContentExtensionRoutes {
             guard let id = context.requestContext.parameters.get("session"), let open = sessions.session(id) else { return }
             let events = relay.listen(id)
             defer {
-                // The page let go of the interface: it closes, and its extension stops.
+                // The page let go of the interface: it closes, and its extension stops (once it has
+                // answered the action it may be handling).
                 relay.forget(id)
-                sessions.close(id)
+                sessions.closeWhenAnswered(id)
             }
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
@@ -155,10 +157,10 @@ enum ContentExtensionRoutes {
                             } catch {
                                 logger.notice("a content extension's default action was refused", metadata: ["reason": .string("\(error)")])
                             }
-                            sessions.close(id)
+                            sessions.closeWhenAnswered(id)
                             type = "closed"
                         case .dismiss:
-                            sessions.close(id)
+                            sessions.closeWhenAnswered(id)
                             type = "closed"
                         case .ended:
                             type = "ended"
@@ -238,7 +240,7 @@ enum ContentExtensionRoutes {
     /// The frame's policy: nothing runs, nothing is sent, and images and media come only from the
     /// frame's own attachment links or `data:` URLs.
     static func frameSecurityPolicy(origin: String) -> String {
-        "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src \(origin) data:; media-src \(origin) data:; font-src data:; "
+        "sandbox allow-scripts; default-src 'none'; script-src 'none'; connect-src 'none'; style-src 'unsafe-inline'; img-src \(origin) data:; media-src \(origin) data:; font-src data:; "
             + "base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
     }
 

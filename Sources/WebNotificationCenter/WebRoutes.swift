@@ -30,6 +30,8 @@ enum WebRoutes {
         var focus: Focus?
         /// The Scheduled Summary, if it is on.
         var summary: ScheduledSummary?
+        /// The device's time zone (an identifier such as `Europe/Paris`): the page tells times in it.
+        var timeZone: String
     }
 
     /// `POST /api/device/unlock`.
@@ -85,7 +87,7 @@ enum WebRoutes {
             return jsonResponse(State(
                 notifications: notifications.sorted { $0.value.notification.date > $1.value.notification.date },
                 prompts: prompts, badges: badges, device: Device(locked: lock.isLocked, hasPasscode: lock.hasPasscode, focus: await engine.focus,
-                              summary: await engine.scheduledSummary),
+                              summary: await engine.scheduledSummary, timeZone: await engine.timeZone.identifier),
                 provisionalApps: provisional, contentExtensions: contentExtensions
             ))
         }

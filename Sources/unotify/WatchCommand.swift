@@ -131,6 +131,8 @@ struct WatchCommand: AsyncParsableCommand {
             Terminal.write(FocusCommand.describe(event.focus))
         case "summaryChanged":
             Terminal.write(SummaryCommand.describe(event.summary))
+        case "timeZoneChanged":
+            Terminal.write("The device's time zone is now \(event.timeZone ?? "?").")
         case "summaryDelivered":
             let notifications = event.notifications ?? []
             Terminal.write("[\(event.bundleIdentifier)] the Scheduled Summary came with \(notifications.count) notification\(notifications.count == 1 ? "" : "s"):")

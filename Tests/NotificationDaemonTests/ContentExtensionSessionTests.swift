@@ -37,10 +37,10 @@ import Testing
     }
 
     static func open(_ sessions: ContentExtensionSessions, _ executable: String, in folder: URL,
-                     _ notification: DeliveredNotification = notification()) async throws -> ContentExtensionSessions.Session {
+                     _ notification: DeliveredNotification = notification(), actions: [NotificationAction] = []) async throws -> ContentExtensionSessions.Session {
         let run = folder.appendingPathComponent("run-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true)
-        return try await sessions.open(app: "com.example.push", notification: notification,
+        return try await sessions.open(app: "com.example.push", notification: notification, actions: actions,
                                        registration: ContentExtensionRegistration(executable: executable, attributes: attributes),
                                        folder: run, caches: folder)
     }
@@ -57,6 +57,84 @@ import Testing
             #expect(sessions.session(session.id)?.version == 2)
             #expect(try await sessions.respond(session.id, with: response("open")) == .dismissAndForwardAction)
             #expect(try await sessions.respond(session.id, with: response("dismiss")) == .dismiss)
+        }
+    }
+
+    /// Every part of the extension context reaches the daemon, through the framework's host
+    /// (`ContentExtensionFixture`): the category's actions as `notificationActions` first gives them,
+    /// `preferredContentSize`, the media button and what it plays, replaced actions, and the calls that
+    /// open the app or close the interface, each heard as the event the page acts on.
+    @Test func theExtensionContextReachesTheDaemon() async throws {
+        try await Self.withSessions { sessions, folder, events in
+            let actions = [NotificationAction(identifier: "like", title: "Like"), NotificationAction(identifier: "listen", title: "Listen", options: [.foreground])]
+            let session = try await Self.open(sessions, ChildProcess.built("ContentExtensionFixture").path, in: folder, actions: actions)
+            let id = session.id
+            #expect(session.interface.html.contains(#"data-actions="like,listen""#), "\(session.interface.html)")
+            #expect(session.interface.preferredContentSize == .init(width: 320, height: 120))
+            #expect(session.interface.actions == nil, "the category's actions are shown until the extension replaces them")
+            #expect(session.interface.mediaButton == .init(type: 2, frame: .init(x: 12, y: 36, width: 48, height: 48),
+                                                           tintColor: "rgba(255, 59, 48, 1.0)", playing: false))
+
+            // The media button: mediaPlay() and mediaPause(), the button showing what plays.
+            try await sessions.media(id, play: true)
+            #expect(sessions.session(id)?.interface.mediaButton?.playing == true)
+            #expect(sessions.session(id)?.interface.html.contains(#"data-playing="true""#) == true)
+            try await sessions.media(id, play: false)
+            #expect(sessions.session(id)?.interface.mediaButton?.playing == false)
+
+            let respond = { (action: String) in
+                try await sessions.respond(id, with: NotificationResponse(notification: Self.notification(), actionIdentifier: action))
+            }
+            var heard = events.makeAsyncIterator()
+            // notificationActions replaced, then given back.
+            #expect(try await respond("like") == .doNotDismiss)
+            #expect(await heard.next() == .changed(id))
+            #expect(sessions.session(id)?.interface.actions?.map(\.identifier) == ["unlike"])
+            #expect(try await respond("unlike") == .doNotDismiss)
+            #expect(await heard.next() == .changed(id))
+            #expect(sessions.session(id)?.interface.actions == actions)
+            // mediaPlayingStarted() and mediaPlayingPaused(): the media started and stopped on its own.
+            #expect(try await respond("play") == .doNotDismiss)
+            #expect(await heard.next() == .changed(id))
+            #expect(sessions.session(id)?.interface.mediaButton?.playing == true)
+            #expect(try await respond("stop") == .doNotDismiss)
+            #expect(await heard.next() == .changed(id))
+            #expect(sessions.session(id)?.interface.mediaButton?.playing == false)
+            // performNotificationDefaultAction() and dismissNotificationContentExtension().
+            #expect(try await respond("listen") == .doNotDismiss)
+            #expect(await heard.next() == .defaultAction(id))
+            #expect(try await respond("later") == .doNotDismiss)
+            #expect(await heard.next() == .dismiss(id))
+            #expect(try await respond("reply") == .dismissAndForwardAction)
+        }
+    }
+
+    /// An extension that closes its interface (or opens the app) while handling an action still has its
+    /// answer heard: the interface closes once it answered, and nothing new is asked of it meanwhile.
+    @Test func anInterfaceClosedWhileHandlingAnActionClosesOnceItAnswered() async throws {
+        try await Self.withSessions { sessions, folder, events in
+            let executable = try Self.script("""
+                read notification
+                echo '{"type":"interface","replyTo":1,"interface":{"html":"<p>drawn</p>"}}'
+                read response
+                echo '{"type":"dismiss"}'
+                sleep 0.3
+                echo '{"type":"interface","replyTo":2,"interface":{"html":"<p>handled</p>"},"option":0}'
+                exec sleep 30
+                """, in: folder)
+            let session = try await Self.open(sessions, executable, in: folder)
+            let answer = Task {
+                try await sessions.respond(session.id, with: NotificationResponse(notification: Self.notification(), actionIdentifier: "later"))
+            }
+            var heard = events.makeAsyncIterator()
+            #expect(await heard.next() == .dismiss(session.id))
+            // What the center does on hearing it.
+            sessions.closeWhenAnswered(session.id)
+            let refusal = await #expect(throws: DaemonError.self) { try await sessions.media(session.id, play: true) }
+            #expect(refusal?.code == .noContentExtension)
+            #expect(try await answer.value == .doNotDismiss)
+            #expect(await heard.next() == .ended(session.id))
+            #expect(sessions.session(session.id) == nil)
         }
     }
 

@@ -211,9 +211,12 @@ import Testing
             let engine = try await engine(at: path, clock: clock)
             try await engine.setDeviceLocked(true)
             try await engine.updateLocation(Coordinate(latitude: 48.8566, longitude: 2.3522))
+            var events = await engine.watch().events.makeAsyncIterator()
             try await engine.changeTimeZone(TimeZone(identifier: "Asia/Tokyo")!)
+            #expect(await events.next() == .timeZoneChanged(TimeZone(identifier: "Asia/Tokyo")!), "presenters tell times in the new zone")
         }
         let restarted = try await engine(at: path, clock: clock)
+        #expect(await restarted.timeZone.identifier == "Asia/Tokyo")
         try await showNotificationWithAProtectedAction(on: restarted, app: "com.example.after")
         await #expect(throws: DaemonError.self, "still locked") { try await restarted.respond("com.example.after", to: "n", with: .action("DELETE")) }
 

@@ -432,6 +432,7 @@ import WebNotificationCenter
             let files = [
                 "beach.png": beachPicture,
                 "waves.wav": MediaFiles.wav(seconds: 1), "clip.mp4": MediaFiles.brokenMP4(),
+                "lights.gif": MediaFiles.gif(width: 6, height: 4, frames: [(255, 0, 0), (0, 255, 0), (0, 0, 255)]),
                 "gone.png": MediaFiles.png(width: 4, height: 4) { _, _ in (0, 0, 0) },
             ]
             for (name, data) in files { try data.write(to: folder.appendingPathComponent(name)) }
@@ -445,6 +446,8 @@ import WebNotificationCenter
             let file = { (name: String) in folder.appendingPathComponent(name) }
             try await post("gone", "A deleted photo", [NotificationAttachment(identifier: "g", url: file("gone.png"), type: "public.png", thumbnailHidden: true)])
             try await post("movie", "A clip", [NotificationAttachment(identifier: "m", url: file("clip.mp4"), type: "public.mpeg-4", thumbnailTime: 2.5)])
+            // An animated image's thumbnailTime is a frame number: red, green, then blue; frame 2 is the thumbnail.
+            try await post("lights", "Traffic lights", [NotificationAttachment(identifier: "l", url: file("lights.gif"), type: "com.compuserve.gif", thumbnailTime: 2)])
             // An identifier with a space and a slash, as the page's links and actions must carry it.
             try await post("beach day/1", "At the beach", [
                 NotificationAttachment(identifier: "p", url: file("beach.png"), type: "public.png",
@@ -467,6 +470,12 @@ import WebNotificationCenter
                 let movieSource = try await browser.execute("return document.querySelector(arguments[0]).getAttribute('src')", ["\(movie) .thumbnail video"]) as? String
                 #expect(movieSource?.hasSuffix("#t=2.5") == true, "\(movieSource ?? "no source")")
                 try await browser.waitUntil("the broken movie's mark", "return document.querySelector(a0) !== null", ["\(movie) .thumbnail.invalid"])
+                let lights = "#list .notification[data-identifier='lights'] .thumbnail canvas"
+                try await browser.waitUntil("the animation's frame", "return document.querySelector(a0)?.dataset.frame === '2'", [lights])
+                #expect(try await browser.execute("""
+                    const canvas = document.querySelector(arguments[0]);
+                    return Array.from(canvas.getContext('2d').getImageData(canvas.width / 2, canvas.height / 2, 1, 1).data.slice(0, 3)).join(',')
+                    """, [lights]) as? String == "0,0,255")
                 // Hidden by the app: no thumbnail.
                 #expect(try await browser.count("\(gone) .thumbnail") == 0)
 
@@ -690,23 +699,68 @@ import WebNotificationCenter
         }
     }
 
+    /// Registers `bundle`, allowed to notify, with `categories`; returns its client and key.
+    static func allowedApp(_ bundle: String, categories: [NotificationCategory], _ environment: [String: String]) async throws -> (client: LocalAPIClient, key: String, socket: String) {
+        let (admin, socket) = try administrator(environment)
+        let issued = try await admin.call(.POST, "/v1/admin/apps", body: LocalAPI.RegisterApp(bundleIdentifier: bundle), as: LocalAPI.AppKey.self)
+        _ = try await admin.call(.POST, "/v1/admin/apps/\(bundle)/authorization", body: LocalAPI.AuthorizationDecision(decision: "grant"),
+                                 as: NotificationSettings.self)
+        let client = LocalAPIClient(socketPath: socket, key: issued.key)
+        try await client.call(.PUT, "/v1/categories", body: categories)
+        return (client, issued.key, socket)
+    }
+
+    /// The first response waiting for the app when it connects, as "action notification".
+    static func firstResponseWaiting(socket: String, key: String) async throws -> String? {
+        try await LocalAPIWebSocket.withConnection(socketPath: socket, path: "/v1/events", key: key) { stream in
+            try await stream.send(#"{"type":"state","state":"background"}"#)
+            for try await text in stream.messages {
+                guard case .response(_, let response) = try JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data(text.utf8)) else { continue }
+                return "\(response.actionIdentifier) \(response.notification.request.identifier)"
+            }
+            return nil
+        }
+    }
+
     /// The tutorials' content extension (`push-example-content`), registered with its Info.plist as a
     /// person does: expanding the notification shows its interface (the notification's text, the first
     /// item with its picture, the extension's title over the app's name); "Switch" changes the picture
     /// without closing it and without the app hearing of it; "Dismiss" closes it and takes the
     /// notification away, the app hearing nothing; "Open" goes on to the app, which receives exactly that.
+    /// Times are told in the device's time zone (the daemon's), which need not be the browser's: when
+    /// the device moves (`unotify device --time-zone`), the page tells them in the new zone at once.
+    @Test func timesAreToldInTheDevicesTimeZone() async throws {
+        try await Self.withCenterOnAManualClock { daemon, url in
+            let environment = QuickStartTests.environment(daemon.directory)
+            let chat = try await daemon.authorizedApp("com.example.chat")
+            var content = NotificationContent()
+            content.title = "Lunch at noon?"
+            try await chat.call(.POST, "/v1/requests", body: NotificationRequest(identifier: "lunch", content: content, trigger: nil))
+            try await Self.withPage(url) { browser in
+                let time = "#list .notification[data-identifier='lunch'] .time"
+                let toldIn = """
+                    const time = document.querySelector(a0);
+                    return time !== null && time.textContent === new Date(time.dateTime).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", timeZone: a1 })
+                    """
+                try await browser.waitUntil("the time in the device's zone", toldIn, [time, await daemon.engine.timeZone.identifier])
+                // Kathmandu's quarter-hour offset is no browser's by accident.
+                try await Self.unotify(["device", "--time-zone", "Asia/Kathmandu"], environment)
+                try await browser.waitUntil("the time in Kathmandu", toldIn, [time, "Asia/Kathmandu"])
+                #expect(try await browser.execute("""
+                    const time = document.querySelector(arguments[0]);
+                    return time.textContent !== new Date(time.dateTime).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })
+                    """, [time]) as? Bool == true, "the browser's own zone would tell another time")
+            }
+        }
+    }
+
     @Test func aContentExtensionDrawsTheExpandedNotificationAndAnActionUpdatesIt() async throws {
         try await Self.withServed(app: "com.example.todo") { environment, url in
-            let (admin, socket) = try Self.administrator(environment)
-            let issued = try await admin.call(.POST, "/v1/admin/apps", body: LocalAPI.RegisterApp(bundleIdentifier: "com.example.push"), as: LocalAPI.AppKey.self)
-            _ = try await admin.call(.POST, "/v1/admin/apps/com.example.push/authorization", body: LocalAPI.AuthorizationDecision(decision: "grant"),
-                                     as: NotificationSettings.self)
-            let app = LocalAPIClient(socketPath: socket, key: issued.key)
-            try await app.call(.PUT, "/v1/categories", body: [NotificationCategory(identifier: "customUI", actions: [
+            let (app, key, socket) = try await Self.allowedApp("com.example.push", categories: [NotificationCategory(identifier: "customUI", actions: [
                 NotificationAction(identifier: "switch", title: "Switch"),
                 NotificationAction(identifier: "open", title: "Open", options: [.foreground]),
                 NotificationAction(identifier: "dismiss", title: "Dismiss", options: [.destructive]),
-            ])])
+            ])], environment)
             let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             let said = try await Self.unotify(["apps", "content-extension", "com.example.push", ChildProcess.built("push-example-content").path,
                                                "--info-plist", repository.appendingPathComponent("Examples/PushExampleContent/Info.plist").path], environment)
@@ -737,8 +791,15 @@ import WebNotificationCenter
                 let holiday = "#list .notification[data-identifier='holiday']"
                 try await browser.click("\(holiday) .more")
                 try await browser.waitUntil("the extension's interface", "return document.querySelector(a0) !== null", ["\(holiday) .extension iframe"])
-                // Sandboxed: no scripts, no origin of its own (so neither the page nor its cookie).
-                #expect(try await browser.execute("return document.querySelector(arguments[0]).getAttribute('sandbox')", ["\(holiday) .extension iframe"]) as? String == "")
+                // Sandboxed: no origin of its own (so neither the page nor its cookie); its document's policy runs no scripts.
+                #expect(try await browser.execute("return document.querySelector(arguments[0]).getAttribute('sandbox')", ["\(holiday) .extension iframe"]) as? String == "allow-scripts")
+                let policy = try await browser.execute("""
+                    const request = new XMLHttpRequest();
+                    request.open('GET', document.querySelector(arguments[0]).src, false);
+                    request.send();
+                    return request.getResponseHeader('content-security-policy');
+                    """, ["\(holiday) .extension iframe"]) as? String ?? ""
+                #expect(policy.hasPrefix("sandbox allow-scripts; default-src 'none'; script-src 'none'; connect-src 'none';"), "\(policy)")
                 // UNNotificationExtensionOverridesDefaultTitle: the controller's title, set in didReceive.
                 try await browser.waitUntil("the extension's title", "return document.querySelector(a0)?.textContent === a1",
                                             ["\(holiday) .app-name", "A custom notification interface!"])
@@ -774,20 +835,128 @@ import WebNotificationCenter
                 try await browser.click("\(trip) .actions button[data-action='open']")
                 try await browser.waitUntil("the notification to go", "return document.querySelector(a0) === null", [trip])
             }
-            // The app, connecting now, finds exactly one response waiting: "open" on the trip.
-            let responses = try await LocalAPIWebSocket.withConnection(socketPath: socket, path: "/v1/events", key: issued.key) { stream in
-                try await stream.send(#"{"type":"state","state":"background"}"#)
-                var seen: [String] = []
-                for try await text in stream.messages {
-                    guard case .response(_, let response) = try JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data(text.utf8)) else { continue }
-                    seen.append("\(response.actionIdentifier) \(response.notification.request.identifier)")
-                    break
-                }
-                return seen
-            }
-            #expect(responses == ["open trip"])
+            // The app, connecting now, finds the response waiting: "open" on the trip.
+            #expect(try await Self.firstResponseWaiting(socket: socket, key: key) == "open trip")
             // The notifications the extension dismissed and forwarded are gone from the app's list.
             #expect(try await app.call(.GET, "/v1/delivered", as: [DeliveredNotification].self).isEmpty)
+        }
+    }
+
+    /// The extension context as a person meets it, through `ContentExtensionFixture` (a voice message)
+    /// registered with an Info.plist that hides the notification's own text and lets the person use
+    /// the interface: the frame takes the extension's `preferredContentSize`; the media button is drawn
+    /// where the extension asked, and pressing it plays the message's audio; drawing the page again
+    /// for another notification keeps the frame as it is (no reload); the extension replaces the
+    /// actions, closes its interface (the notification stays), and opens the app with the default action.
+    @Test func aContentExtensionsMediaButtonAndContextWorkInThePage() async throws {
+        try await Self.withServed(app: "com.example.todo") { environment, url in
+            let (app, key, socket) = try await Self.allowedApp("com.example.voice", categories: [NotificationCategory(identifier: "voice", actions: [
+                NotificationAction(identifier: "like", title: "Like"),
+                NotificationAction(identifier: "listen", title: "Listen", options: [.foreground]),
+                NotificationAction(identifier: "later", title: "Later"),
+            ])], environment)
+            let folder = try makeTestDirectory()
+            let plist = folder.appendingPathComponent("Info.plist")
+            try """
+                <?xml version="1.0" encoding="UTF-8"?>
+                <plist version="1.0"><dict><key>NSExtension</key><dict><key>NSExtensionAttributes</key><dict>
+                <key>UNNotificationExtensionCategory</key><string>voice</string>
+                <key>UNNotificationExtensionInitialContentSizeRatio</key><real>0.5</real>
+                <key>UNNotificationExtensionDefaultContentHidden</key><true/>
+                <key>UNNotificationExtensionUserInteractionEnabled</key><true/>
+                </dict></dict></dict></plist>
+                """.write(to: plist, atomically: true, encoding: .utf8)
+            try await Self.unotify(["apps", "content-extension", "com.example.voice", ChildProcess.built("ContentExtensionFixture").path,
+                                    "--info-plist", plist.path], environment)
+            try MediaFiles.wav(seconds: 20).write(to: folder.appendingPathComponent("message.wav"))
+            func post(_ identifier: String, _ title: String) async throws {
+                var content = NotificationContent()
+                content.title = title
+                content.body = "A voice message"
+                content.categoryIdentifier = "voice"
+                content.threadIdentifier = identifier
+                content.attachments = [NotificationAttachment(identifier: "message", url: folder.appendingPathComponent("message.wav"),
+                                                              type: "com.microsoft.waveform-audio")]
+                try await app.call(.POST, "/v1/requests", body: NotificationRequest(identifier: identifier, content: content, trigger: nil))
+            }
+            try await post("anna", "Anna")
+            try await post("ben", "Ben")
+
+            try await Self.withPage(url) { browser in
+                let anna = "#list .notification[data-identifier='anna']"
+                let frame = "\(anna) .extension iframe"
+                try await browser.click("\(anna) .more")
+                try await browser.waitUntil("the extension's interface", "return document.querySelector(a0) !== null", [frame])
+                func interface(_ what: String, _ condition: String) async throws {
+                    try await browser.inFrame(frame) {
+                        try await browser.waitUntil(what, "const voice = document.getElementById('voice'); return voice !== null && (\(condition))")
+                    }
+                }
+                // The context gave the category's actions; nothing plays yet.
+                try await interface("the message drawn", "voice.dataset.actions === 'like,listen,later' && voice.dataset.playing === 'false'")
+                // UNNotificationExtensionDefaultContentHidden: the notification's own text is not shown.
+                #expect(try await browser.execute("return getComputedStyle(document.querySelector(arguments[0])).display", ["\(anna) .content-row"]) as? String == "none")
+                // UNNotificationExtensionUserInteractionEnabled: the interface is the person's to use, not a picture that opens the app.
+                #expect(try await browser.count("\(anna) .interface .tap") == 0)
+                // preferredContentSize (320 × 120) replaces the Info.plist's ratio.
+                let ratio = try await browser.execute("const r = document.querySelector(arguments[0]).getBoundingClientRect(); return r.height / r.width", [frame]) as? Double ?? 0
+                #expect(abs(ratio - 120.0 / 320) < 0.02, "\(ratio)")
+                // The media button: an overlay at the extension's frame, in its tint.
+                let button = "\(anna) .interface .media-button"
+                let drawn = try await browser.execute("""
+                    const b = document.querySelector(arguments[0]);
+                    return [b.getAttribute('aria-label'), b.getAttribute('aria-pressed'), String(b.classList.contains('overlay')), b.style.left, b.style.top, b.style.width, getComputedStyle(b).color]
+                    """, [button]) as? [AnyHashable]
+                #expect(drawn == ["Play", "false", "true", "12px", "36px", "48px", "rgb(255, 59, 48)"], "\(drawn ?? [])")
+
+                // Anything else on the page changes: the frame is kept as it is, not loaded again.
+                _ = try await browser.execute("""
+                    const f = document.querySelector(arguments[0]); f.kept = true; window.frameLoads = 0;
+                    f.addEventListener('load', () => { window.frameLoads += 1; });
+                    """, [frame])
+                let renders = try await browser.execute("return Number(document.getElementById('list').dataset.renders)") as? Int ?? 0
+                try await post("carl", "Carl")
+                try await browser.waitUntil("Carl's notification", "return document.querySelector(a0) !== null && Number(document.getElementById('list').dataset.renders) > a1",
+                                            ["#list .notification[data-identifier='carl']", renders])
+                #expect(try await browser.execute("return document.querySelector(arguments[0]).kept === true && window.frameLoads === 0", [frame]) as? Bool == true)
+
+                // Play: mediaPlay(), and the message's audio plays in the frame; Pause: mediaPause().
+                try await browser.click(button)
+                try await browser.waitUntil("the button to show it plays", "return document.querySelector(a0)?.getAttribute('aria-label') === 'Pause'", [button])
+                #expect(try await browser.execute("return document.querySelector(arguments[0]).getAttribute('aria-pressed')", [button]) as? String == "true")
+                try await interface("the audio to play", "voice.dataset.playing === 'true' && document.getElementById('audio')?.currentTime > 0")
+                // Its script and event handler did not run (the frame allows scripts only so that its media may play).
+                #expect(try await browser.inFrame(frame) { try await browser.execute("return document.body.dataset.ran ?? 'nothing'") } as? String == "nothing")
+                try await browser.screenshot(to: Self.screenshots.appendingPathComponent("content-extension-media.png"))
+                try await browser.click(button)
+                try await browser.waitUntil("the button to show it paused", "return document.querySelector(a0)?.getAttribute('aria-label') === 'Play'", [button])
+                try await interface("the audio to stop", "voice.dataset.playing === 'false' && document.getElementById('audio') === null")
+
+                // The extension replaces the notification's actions, and puts them back.
+                let actions = "return [...document.querySelectorAll(arguments[0])].map((b) => b.dataset.action)"
+                try await browser.click("\(anna) .actions button[data-action='like']")
+                try await browser.waitUntil("Unlike", "return document.querySelector(a0) !== null", ["\(anna) .actions button[data-action='unlike']"])
+                #expect(try await browser.execute(actions, ["\(anna) .actions button"]) as? [String] == ["unlike"])
+                try await browser.click("\(anna) .actions button[data-action='unlike']")
+                try await browser.waitUntil("the category's actions", "return document.querySelector(a0) !== null", ["\(anna) .actions button[data-action='like']"])
+                #expect(try await browser.execute(actions, ["\(anna) .actions button"]) as? [String] == ["like", "listen", "later"])
+
+                // dismissNotificationContentExtension(): the interface closes; the notification stays.
+                try await browser.click("\(anna) .actions button[data-action='later']")
+                try await browser.waitUntil("the interface to close", "return document.querySelector(a0) === null", [frame])
+                #expect(try await browser.count(anna) == 1)
+                #expect(try await browser.execute("return document.querySelector(arguments[0]).getAttribute('aria-expanded')", ["\(anna) .more"]) as? String == "false")
+
+                // performNotificationDefaultAction(): the app opens with the default action, as a tap does.
+                let ben = "#list .notification[data-identifier='ben']"
+                try await browser.click("\(ben) .more")
+                try await browser.waitUntil("Ben's interface", "return document.querySelector(a0) !== null", ["\(ben) .extension iframe"])
+                try await browser.click("\(ben) .actions button[data-action='listen']")
+                try await browser.waitUntil("Ben's notification to go", "return document.querySelector(a0) === null", [ben])
+            }
+            // The app, connecting now, finds the default action on Ben's message waiting.
+            #expect(try await Self.firstResponseWaiting(socket: socket, key: key) == "\(SystemActionIdentifier.default) ben")
+            #expect(try await app.call(.GET, "/v1/delivered", as: [DeliveredNotification].self).map(\.request.identifier).sorted() == ["anna", "carl"])
         }
     }
 

@@ -485,7 +485,7 @@ package enum LocalAPI {
         /// `responseDelivered`, `responseNotCompleted`, `willPresentTimedOut`, `discardedOverLimit`,
         /// `remoteNotificationDelivered`, `remoteNotificationHeld`, `remoteNotificationNotCompleted`,
         /// `contentPreparing`, `contentPrepared`, `notificationsRemoved`, `deviceLockChanged`, `focusChanged`,
-        /// `summaryChanged` or `summaryDelivered`; `subscribed` first, and `overflowed` when the presenter fell
+        /// `summaryChanged`, `summaryDelivered` or `timeZoneChanged`; `subscribed` first, and `overflowed` when the presenter fell
         /// behind and must read the state again.
         package var type: String
         package var bundleIdentifier: String
@@ -514,6 +514,8 @@ package enum LocalAPI {
         package var notifications: [VisibleNotification]?
         /// The time of the Scheduled Summary that came (`summaryDelivered`).
         package var date: Date?
+        /// The device's new time zone, as an identifier such as `Europe/Paris` (`timeZoneChanged`).
+        package var timeZone: String?
 
         package init(type: String, bundleIdentifier: String) {
             self.type = type

@@ -216,17 +216,21 @@ package struct ContentExtensionMessage: Sendable, Hashable, Codable {
     package var sequence: UInt64?
     package var replyTo: UInt64?
     package var notification: DeliveredNotification?
+    /// With `notification`: its category's actions, which `notificationActions` gives until the
+    /// extension replaces them.
+    package var actions: [NotificationAction]?
     package var response: NotificationResponse?
     package var interface: ContentExtensionInterface?
     package var option: ContentExtensionResponseOption?
 
     package init(type: Kind, sequence: UInt64? = nil, replyTo: UInt64? = nil, notification: DeliveredNotification? = nil,
-                 response: NotificationResponse? = nil, interface: ContentExtensionInterface? = nil,
+                 actions: [NotificationAction]? = nil, response: NotificationResponse? = nil, interface: ContentExtensionInterface? = nil,
                  option: ContentExtensionResponseOption? = nil) {
         self.type = type
         self.sequence = sequence
         self.replyTo = replyTo
         self.notification = notification
+        self.actions = actions
         self.response = response
         self.interface = interface
         self.option = option

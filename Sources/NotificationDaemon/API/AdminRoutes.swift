@@ -375,6 +375,10 @@ package struct AdminRoutes: Sendable {
             var value = LocalAPI.WatchEvent(type: "summaryChanged", bundleIdentifier: "")
             value.summary = summary
             return value
+        case .timeZoneChanged(let zone):
+            var value = LocalAPI.WatchEvent(type: "timeZoneChanged", bundleIdentifier: "")
+            value.timeZone = zone.identifier
+            return value
         case .summaryDelivered(let app, let shown):
             var value = LocalAPI.WatchEvent(type: "summaryDelivered", bundleIdentifier: app)
             value.notifications = shown.map { LocalAPI.VisibleNotification(bundleIdentifier: app, $0) }

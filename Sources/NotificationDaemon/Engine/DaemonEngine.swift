@@ -1589,11 +1589,15 @@ package actor DaemonEngine {
         try await store.appsShowingNotifications()
     }
 
+    /// The device's time zone: its calendar triggers and its Scheduled Summary follow it.
+    package var timeZone: TimeZone { device.timeZone }
+
     /// The device moved to another time zone. Every app is stepped at once (each step brings the new
     /// zone), so that calendar triggers which follow the device are found at their new dates.
     package func changeTimeZone(_ newTimeZone: TimeZone) async throws {
         device.timeZone = newTimeZone
         try await saveDeviceState()
+        publish(.timeZoneChanged(newTimeZone))
         try await stepInTurns(try await store.apps().map(\.bundleIdentifier))
     }
 

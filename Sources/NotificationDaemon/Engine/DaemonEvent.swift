@@ -1,3 +1,4 @@
+package import Foundation
 package import NotificationCore
 
 /// What the daemon tells a connected app: the delegate calls of `UNUserNotificationCenterDelegate`.
@@ -59,6 +60,8 @@ package enum DaemonEvent: Sendable, Hashable {
     case focusChanged(Focus?)
     /// The person turned the Scheduled Summary on, changed its times, or turned it off (`nil`).
     case summaryChanged(ScheduledSummary?)
+    /// The device moved to another time zone.
+    case timeZoneChanged(TimeZone)
     /// The Scheduled Summary came with these notifications of the app, held for it until now.
     case summaryDelivered(bundleIdentifier: String, [NotificationCenterMachine.VisibleNotification])
 }

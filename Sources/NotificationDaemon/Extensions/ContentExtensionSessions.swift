@@ -72,8 +72,14 @@ package final class ContentExtensionSessions: Sendable {
         let process: Process
         let input: FileHandle
         let sequence = Atomic<UInt64>(0)
-        /// What waits for an answer, and whether the process ended (nothing more will be answered).
-        let waiting = Mutex<(ended: Bool, answers: [UInt64: CheckedContinuation<ContentExtensionMessage, any Error>])>((false, [:]))
+        /// What waits for an answer, whether the process ended (nothing more will be answered), and
+        /// whether the interface closes once nothing waits.
+        let waiting = Mutex<Waiting>(Waiting())
+        struct Waiting {
+            var ended = false
+            var closing = false
+            var answers: [UInt64: CheckedContinuation<ContentExtensionMessage, any Error>] = [:]
+        }
         init(process: Process, input: FileHandle) {
             self.process = process
             self.input = input
@@ -102,11 +108,12 @@ package final class ContentExtensionSessions: Sendable {
     /// Starts the extension for a notification the person expanded, and returns once it drew it.
     ///
     /// - Parameters:
+    ///   - actions: the actions of the notification's category, as the extension context first gives them.
     ///   - folder: its folder for this interface, its `TMPDIR` and working directory, removed at the end.
     ///   - caches: its `XDG_CACHE_HOME`, kept from run to run.
     /// - Throws: `extensionFailed` when it cannot start, or does not draw the notification in time.
-    package func open(app: String, notification: DeliveredNotification, registration: ContentExtensionRegistration,
-                      folder: URL, caches: URL) async throws -> Session {
+    package func open(app: String, notification: DeliveredNotification, actions: [NotificationAction] = [],
+                      registration: ContentExtensionRegistration, folder: URL, caches: URL) async throws -> Session {
         let started: ExtensionProcess.Started
         do {
             started = try ExtensionProcess.start(registration.executable, folder: folder, caches: caches, app: app)
@@ -144,7 +151,7 @@ package final class ContentExtensionSessions: Sendable {
         logger.debug("content extension started", metadata: ["app": .string(app), "pid": .stringConvertible(process.processIdentifier)])
 
         do {
-            _ = try await ask(id, ContentExtensionMessage(type: .notification, notification: notification))
+            _ = try await ask(id, ContentExtensionMessage(type: .notification, notification: notification, actions: actions))
         } catch {
             // Not drawn: the interface never opened.
             close(id)
@@ -180,6 +187,17 @@ package final class ContentExtensionSessions: Sendable {
             return state.sessions.removeValue(forKey: id)?.live
         }
         if let live { ExtensionProcess.kill(live.process) }
+    }
+
+    /// Closes an interface once the extension answered what it is asking now: it closed its interface,
+    /// or opened the app, while handling an action, and that action's answer still counts.
+    package func closeWhenAnswered(_ id: String) {
+        guard let live = state.withLock({ $0.sessions[id]?.live }) else { return }
+        let now = live.waiting.withLock { waiting in
+            waiting.closing = true
+            return waiting.answers.isEmpty
+        }
+        if now { close(id) }
     }
 
     /// Closes every interface (the daemon is stopping).
@@ -220,12 +238,14 @@ package final class ContentExtensionSessions: Sendable {
         }
         defer { timeout.cancel() }
         return try await withCheckedThrowingContinuation { continuation in
-            let ended = live.waiting.withLock { waiting in
-                if !waiting.ended { waiting.answers[sequence] = continuation }
-                return waiting.ended
+            let refusal = live.waiting.withLock { waiting -> DaemonError? in
+                if waiting.ended { return DaemonError(.extensionFailed, "The content extension ended without answering.") }
+                if waiting.closing { return DaemonError(.noContentExtension, "This content extension's interface is closing.") }
+                waiting.answers[sequence] = continuation
+                return nil
             }
-            guard !ended else {
-                continuation.resume(throwing: DaemonError(.extensionFailed, "The content extension ended without answering."))
+            if let refusal {
+                continuation.resume(throwing: refusal)
                 return
             }
             do {
@@ -262,7 +282,10 @@ package final class ContentExtensionSessions: Sendable {
         }
         ExtensionProcess.kill(live.process)
         let stranded = live.waiting.withLock { waiting in
-            defer { waiting = (true, [:]) }
+            defer {
+                waiting.ended = true
+                waiting.answers = [:]
+            }
             return Array(waiting.answers.values)
         }
         for continuation in stranded {
@@ -289,8 +312,11 @@ package final class ContentExtensionSessions: Sendable {
             }
         }
         if let replyTo = message.replyTo {
-            let waiter = live.waiting.withLock { $0.answers.removeValue(forKey: replyTo) }
+            let (waiter, done) = live.waiting.withLock { waiting in
+                (waiting.answers.removeValue(forKey: replyTo), waiting.closing && waiting.answers.isEmpty)
+            }
             waiter?.resume(returning: message)
+            if done { close(id) }
             return
         }
         switch message.type {

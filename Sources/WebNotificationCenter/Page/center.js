@@ -63,7 +63,7 @@ const elements = {
   empty: document.getElementById("empty"),
 };
 
-let state = { notifications: [], prompts: [], badges: {}, device: { locked: false, hasPasscode: false, focus: null, summary: null }, provisionalApps: [] };
+let state = { notifications: [], prompts: [], badges: {}, device: { locked: false, hasPasscode: false, focus: null, summary: null, timeZone: undefined }, provisionalApps: [] };
 // The Focus the header's button turns on: the last one the person set up, or Do Not Disturb.
 let lastFocus = { name: "Do Not Disturb", allowsTimeSensitive: true, allowedApps: [] };
 // What the person has opened or typed in the list, by notification, so that the list drawn again
@@ -99,8 +99,14 @@ function dateFromReference(seconds) {
   return new Date((seconds + SECONDS_FROM_1970_TO_2001) * 1000);
 }
 
+/** The time of day as the device tells it: in the daemon's time zone, which may not be the browser's. */
 function timeOfDay(date) {
-  return date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  try {
+    return date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", timeZone: state.device.timeZone });
+  } catch (_) {
+    // A zone the browser does not know (the daemon's fixed offsets): the browser's own.
+    return date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  }
 }
 
 function showError(message) {
@@ -167,7 +173,7 @@ function card(notification, { inBanner }) {
   open.type = "button";
   const meta = make("span", "meta");
   meta.append(make("span", "app-name", notification.bundleIdentifier));
-  const time = make("time", "time", dateOf(notification).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }));
+  const time = make("time", "time", timeOfDay(dateOf(notification)));
   time.dateTime = dateOf(notification).toISOString();
   meta.append(time);
   open.append(meta);
@@ -334,12 +340,26 @@ function showInterface(notification, view, frame, article) {
     ? opened.preferredContentSize.height / opened.preferredContentSize.width
     : opened.attributes.initialContentSizeRatio;
   const holder = make("div", "interface");
-  const iframe = make("iframe");
-  iframe.setAttribute("sandbox", "");
-  iframe.src = opened.frame;
+  // A frame that already shows this very document is kept: a stand-in marks its place, and keepFrames
+  // moves it there once the new list is on screen. Drawing it anew would reload it (a flicker, and its
+  // media would start over) each time anything on the page changes.
+  let iframe = view.iframe;
+  if (iframe && iframe.isConnected && iframe.dataset.frame === opened.frame) {
+    const standIn = make("span", "kept-frame");
+    standIn.dataset.key = keyOf(notification);
+    holder.append(standIn);
+  } else {
+    iframe = make("iframe");
+    iframe.setAttribute("sandbox", "allow-scripts");
+    // Its media may play with sound once the person has used the page, as the page's own may.
+    iframe.allow = "autoplay";
+    iframe.src = opened.frame;
+    iframe.dataset.frame = opened.frame;
+    view.iframe = iframe;
+    holder.append(iframe);
+  }
   iframe.title = `${notification.bundleIdentifier}: ${opened.title || notification.notification.request.content.title || "notification"}`;
   iframe.style.aspectRatio = `1 / ${ratio}`;
-  holder.append(iframe);
   if (!opened.attributes.userInteractionEnabled) {
     // The interface is a picture of the notification: tapping it opens the app, as tapping the notification does.
     iframe.tabIndex = -1;
@@ -354,6 +374,24 @@ function showInterface(notification, view, frame, article) {
   frame.append(holder);
   if (opened.attributes.overridesDefaultTitle && opened.title) article.querySelector(".app-name").textContent = opened.title;
   if (opened.attributes.defaultContentHidden) article.querySelector(".content-row")?.classList.add("hidden-by-extension");
+}
+
+/**
+ * Puts each kept content-extension frame in the place its stand-in holds in the new list, moved
+ * without reloading it where the browser can (`moveBefore`).
+ */
+function keepFrames(container) {
+  for (const standIn of container.querySelectorAll(".interface .kept-frame")) {
+    const iframe = extensionViews.get(standIn.dataset.key)?.iframe;
+    if (iframe) {
+      try {
+        standIn.parentNode.moveBefore(iframe, standIn);
+      } catch (_) {
+        standIn.parentNode.insertBefore(iframe, standIn);
+      }
+    }
+    standIn.remove();
+  }
 }
 
 /** The play/pause button the system draws over the extension's media, where it asked. */
@@ -420,7 +458,11 @@ function thumbnail(attachment) {
     return frame;
   }
   let view;
-  if (attachment.kind === "image") {
+  if (attachment.kind === "image" && attachment.thumbnailTime > 0 && "ImageDecoder" in window) {
+    // An animated image's thumbnailTime is a frame number: that frame, drawn once.
+    view = make("canvas");
+    drawFrame(view, attachment.url, Math.floor(attachment.thumbnailTime)).catch(() => broken("invalid"));
+  } else if (attachment.kind === "image") {
     view = make("img");
     view.alt = "";
     view.src = attachment.url;
@@ -446,6 +488,26 @@ function thumbnail(attachment) {
   view.addEventListener("error", () => broken("invalid"), { once: true });
   frame.append(view);
   return frame;
+}
+
+/** Draws frame `index` of the animated image at `url` (its last, if it has fewer) on `canvas`. */
+async function drawFrame(canvas, url, index) {
+  const answer = await fetch(url);
+  if (!answer.ok) throw new Error(`${answer.status}`);
+  const decoder = new ImageDecoder({ data: answer.body, type: answer.headers.get("Content-Type") || "" });
+  try {
+    await decoder.tracks.ready;
+    await decoder.completed;
+    const frames = decoder.tracks.selectedTrack.frameCount;
+    const { image } = await decoder.decode({ frameIndex: Math.min(index, frames - 1) });
+    canvas.width = image.displayWidth;
+    canvas.height = image.displayHeight;
+    canvas.getContext("2d").drawImage(image, 0, 0);
+    canvas.dataset.frame = String(Math.min(index, frames - 1));
+    image.close();
+  } finally {
+    decoder.close();
+  }
 }
 
 /**
@@ -810,8 +872,13 @@ elements.focus.addEventListener("click", () => setFocus(state.device.focus ? nul
 
 function showTime() {
   const now = new Date();
-  elements.lockTime.textContent = now.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
-  elements.lockDate.textContent = now.toLocaleDateString([], { weekday: "long", month: "long", day: "numeric" });
+  elements.lockTime.textContent = timeOfDay(now);
+  const day = { weekday: "long", month: "long", day: "numeric" };
+  try {
+    elements.lockDate.textContent = now.toLocaleDateString([], { ...day, timeZone: state.device.timeZone });
+  } catch (_) {
+    elements.lockDate.textContent = now.toLocaleDateString([], day);
+  }
 }
 setInterval(() => { if (state.device.locked) showTime(); }, 15000);
 
@@ -844,9 +911,11 @@ function renderList(container, shown) {
   const typing = active && active.name === "reply" && container.contains(active)
     ? { key: active.closest(".notification").dataset.key, start: active.selectionStart, end: active.selectionEnd }
     : null;
-  container.replaceChildren();
+  // What is on screen goes once the new list is in place, so that a kept frame moves straight into it.
+  const previous = [...container.childNodes];
   container.dataset.renders = String(Number(container.dataset.renders || "0") + 1);
   if (shown.length === 0) {
+    container.replaceChildren();
     if (container === elements.list) container.append(elements.empty);
     return;
   }
@@ -867,6 +936,8 @@ function renderList(container, shown) {
   }
   if (upcoming.length > 0) container.append(digest(container, upcoming, { date: upcoming[0].summary.date, upcoming: true }));
   for (const [app, threads] of byApp(rest)) container.append(appGroup(container, app, threads, ""));
+  keepFrames(container);
+  for (const node of previous) node.remove();
   if (typing) {
     for (const article of container.querySelectorAll(".notification")) {
       if (article.dataset.key !== typing.key) continue;

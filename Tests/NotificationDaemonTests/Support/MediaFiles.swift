@@ -24,6 +24,54 @@ enum MediaFiles {
         return Data(file)
     }
 
+    /// An animated GIF of `width` × `height`, one frame of a single color for each of `frames` (at most
+    /// four). Its LZW data starts over every two pixels, so every code stays three bits wide and no
+    /// dictionary is needed to write it.
+    static func gif(width: Int, height: Int, frames: [(UInt8, UInt8, UInt8)]) -> Data {
+        precondition(!frames.isEmpty && frames.count <= 4)
+        var file: [UInt8] = Array("GIF89a".utf8) + littleEndian(UInt16(width)) + littleEndian(UInt16(height))
+        file += [0x81, 0, 0]  // a global table of 4 colors
+        for index in 0..<4 {
+            let (red, green, blue) = index < frames.count ? frames[index] : (0, 0, 0)
+            file += [red, green, blue]
+        }
+        file += [0x21, 0xFF, 11] + Array("NETSCAPE2.0".utf8) + [3, 1, 0, 0, 0]  // loops forever
+        for index in frames.indices {
+            file += [0x21, 0xF9, 4, 0] + littleEndian(UInt16(10)) + [0, 0]  // a tenth of a second each
+            file += [0x2C] + littleEndian(UInt16(0)) + littleEndian(UInt16(0)) + littleEndian(UInt16(width)) + littleEndian(UInt16(height)) + [0]
+            // Codes of 3 bits (minimum code size 2): clear is 4, end is 5.
+            var codes: [UInt8] = []
+            for pixel in 0..<(width * height) {
+                if pixel % 2 == 0 { codes.append(4) }
+                codes.append(UInt8(index))
+            }
+            codes.append(5)
+            var packed: [UInt8] = []
+            var bits = 0
+            var filled = 0
+            for code in codes {
+                bits |= Int(code) << filled
+                filled += 3
+                while filled >= 8 {
+                    packed.append(UInt8(bits & 0xFF))
+                    bits >>= 8
+                    filled -= 8
+                }
+            }
+            if filled > 0 { packed.append(UInt8(bits & 0xFF)) }
+            file.append(2)
+            var start = 0
+            while start < packed.count {
+                let block = packed[start..<min(start + 255, packed.count)]
+                file += [UInt8(block.count)] + block
+                start += block.count
+            }
+            file.append(0)
+        }
+        file.append(0x3B)
+        return Data(file)
+    }
+
     /// A mono 16-bit PCM WAV of `seconds` of a 440 Hz tone at 8 kHz.
     static func wav(seconds: Double) -> Data {
         let rate = 8_000
