@@ -504,6 +504,12 @@ import WebNotificationCenter
                 try await post("later", "Later", [])
                 try await browser.waitUntil("the list to be drawn again", "return Number(document.getElementById('list').dataset.renders) > a0", [renders])
                 #expect(try await browser.execute("return document.querySelector(arguments[0]) === window.player", ["\(beach) .attachments audio"]) as? Bool == true)
+                // The animated image's frame is drawn again at once, from what was decoded, not fetched again.
+                let redrawn = try await browser.execute("""
+                    const fetched = performance.getEntriesByType('resource').filter((entry) => entry.initiatorType === 'fetch' && entry.name.includes('/notifications/lights/attachments/')).length;
+                    return [document.querySelector(arguments[0])?.dataset.frame, fetched].join(' ')
+                    """, [lights]) as? String
+                #expect(redrawn == "2 1", "\(redrawn ?? "nothing")")
 
                 // One banner at a time, as on iOS: the next takes its place, unless the person is using it.
                 let bannerTitles = "return [...document.querySelectorAll('.banners .notification .title')].map((title) => title.textContent).join(' | ') === a0"

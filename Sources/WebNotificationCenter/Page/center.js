@@ -460,8 +460,14 @@ function thumbnail(attachment) {
   let view;
   if (attachment.kind === "image" && attachment.thumbnailTime > 0 && "ImageDecoder" in window) {
     // An animated image's thumbnailTime is a frame number: that frame, drawn once.
-    view = make("canvas");
-    drawFrame(view, attachment.url, Math.floor(attachment.thumbnailTime)).catch(() => broken("invalid"));
+    const canvas = make("canvas");
+    view = canvas;
+    frameOf(attachment.url, Math.floor(attachment.thumbnailTime)).then(({ bitmap, index }) => {
+      canvas.width = bitmap.width;
+      canvas.height = bitmap.height;
+      canvas.getContext("2d").drawImage(bitmap, 0, 0);
+      canvas.dataset.frame = String(index);
+    }, () => broken("invalid"));
   } else if (attachment.kind === "image") {
     view = make("img");
     view.alt = "";
@@ -490,21 +496,36 @@ function thumbnail(attachment) {
   return frame;
 }
 
-/** Draws frame `index` of the animated image at `url` (its last, if it has fewer) on `canvas`. */
-async function drawFrame(canvas, url, index) {
+// Frames of animated images already decoded, by frame and URL: the list drawn again draws them at once
+// (a resolved promise's callbacks run before the page is painted) instead of fetching them again.
+const decodedFrames = new Map();
+
+/** Frame `index` of the animated image at `url` (its last, if it has fewer), as `{ bitmap, index }`. */
+function frameOf(url, index) {
+  const key = `${index} ${url}`;
+  if (!decodedFrames.has(key)) {
+    const decoding = decodeFrame(url, index);
+    decoding.catch(() => decodedFrames.delete(key));
+    decodedFrames.set(key, decoding);
+    if (decodedFrames.size > 64) decodedFrames.delete(decodedFrames.keys().next().value);
+  }
+  return decodedFrames.get(key);
+}
+
+async function decodeFrame(url, index) {
   const answer = await fetch(url);
   if (!answer.ok) throw new Error(`${answer.status}`);
   const decoder = new ImageDecoder({ data: answer.body, type: answer.headers.get("Content-Type") || "" });
   try {
     await decoder.tracks.ready;
     await decoder.completed;
-    const frames = decoder.tracks.selectedTrack.frameCount;
-    const { image } = await decoder.decode({ frameIndex: Math.min(index, frames - 1) });
-    canvas.width = image.displayWidth;
-    canvas.height = image.displayHeight;
-    canvas.getContext("2d").drawImage(image, 0, 0);
-    canvas.dataset.frame = String(Math.min(index, frames - 1));
-    image.close();
+    const shown = Math.min(index, decoder.tracks.selectedTrack.frameCount - 1);
+    const { image } = await decoder.decode({ frameIndex: shown });
+    try {
+      return { bitmap: await createImageBitmap(image), index: shown };
+    } finally {
+      image.close();
+    }
   } finally {
     decoder.close();
   }
