@@ -113,12 +113,15 @@ import Testing
     /// answer heard: the interface closes once it answered, and nothing new is asked of it meanwhile.
     @Test func anInterfaceClosedWhileHandlingAnActionClosesOnceItAnswered() async throws {
         try await Self.withSessions { sessions, folder, events in
+            // It answers the action only once the test lets it, through a named pipe.
+            let go = folder.appendingPathComponent("go").path
+            #expect(mkfifo(go, 0o600) == 0)
             let executable = try Self.script("""
                 read notification
                 echo '{"type":"interface","replyTo":1,"interface":{"html":"<p>drawn</p>"}}'
                 read response
                 echo '{"type":"dismiss"}'
-                sleep 0.3
+                read answer < '\(go)'
                 echo '{"type":"interface","replyTo":2,"interface":{"html":"<p>handled</p>"},"option":0}'
                 exec sleep 30
                 """, in: folder)
@@ -132,6 +135,10 @@ import Testing
             sessions.closeWhenAnswered(session.id)
             let refusal = await #expect(throws: DaemonError.self) { try await sessions.media(session.id, play: true) }
             #expect(refusal?.code == .noContentExtension)
+            #expect(sessions.session(session.id) != nil, "still open: its answer has not come")
+            let pipe = try #require(FileHandle(forWritingAtPath: go))
+            try pipe.write(contentsOf: Data("answer\n".utf8))
+            try pipe.close()
             #expect(try await answer.value == .doNotDismiss)
             #expect(await heard.next() == .ended(session.id))
             #expect(sessions.session(session.id) == nil)

@@ -331,12 +331,7 @@ package actor DaemonEngine {
 
     /// The app's content extension, if it has one, read from its file the first time.
     package func contentExtension(of bundleIdentifier: String) -> ContentExtensionRegistration? {
-        if let known = contentExtensions[bundleIdentifier] { return known }
-        let registration = registrationFile(of: bundleIdentifier, suffix: ".content-extension.json")
-            .flatMap { try? Data(contentsOf: $0) }
-            .flatMap { try? JSONDecoder().decode(ContentExtensionRegistration.self, from: $0) }
-        contentExtensions[bundleIdentifier] = .some(registration)
-        return registration
+        registration(of: bundleIdentifier, suffix: ".content-extension.json", knownIn: &contentExtensions)
     }
 
     /// A new folder for one open interface of the app's content extension, and its kept `Caches`.
@@ -394,11 +389,18 @@ package actor DaemonEngine {
 
     /// The app's service extension, if it has one, read from its file the first time.
     package func serviceExtension(of bundleIdentifier: String) -> ServiceExtensionRegistration? {
-        if let known = serviceExtensions[bundleIdentifier] { return known }
-        let registration = registrationFile(of: bundleIdentifier, suffix: ".json")
+        registration(of: bundleIdentifier, suffix: ".json", knownIn: &serviceExtensions)
+    }
+
+    /// An app's extension registration, from `known` or else read from its file (`suffix`) once, an
+    /// app without one included.
+    private func registration<Registration: Decodable>(of bundleIdentifier: String, suffix: String,
+                                                       knownIn known: inout [String: Registration?]) -> Registration? {
+        if let cached = known[bundleIdentifier] { return cached }
+        let registration = registrationFile(of: bundleIdentifier, suffix: suffix)
             .flatMap { try? Data(contentsOf: $0) }
-            .flatMap { try? JSONDecoder().decode(ServiceExtensionRegistration.self, from: $0) }
-        serviceExtensions[bundleIdentifier] = .some(registration)
+            .flatMap { try? JSONDecoder().decode(Registration.self, from: $0) }
+        known[bundleIdentifier] = .some(registration)
         return registration
     }
 
