@@ -164,6 +164,27 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The D-Bus wire protocol, spoken over the bus's Unix socket: no C library needed to build or run.
+        .target(
+            name: "DBus",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The Linux desktop: the daemon's notifications through the desktop's freedesktop.org server.
+        .target(
+            name: "DesktopNotifications",
+            dependencies: [
+                "DBus",
+                "NotificationCore",
+                "NotificationDaemon",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // The web notification center: the page, its files (Page/, shipped as they are) and its routes.
         .target(
             name: "WebNotificationCenter",
@@ -220,6 +241,7 @@ let package = Package(
                 "NotificationCore",
                 "NotificationDaemon",
                 "WebNotificationCenter",
+                "DesktopNotifications",
                 "PrivateFiles",
                 "PushGateway",
                 "MetricsEndpoint",
@@ -287,6 +309,8 @@ let package = Package(
             name: "NotificationDaemonTests",
             dependencies: [
                 "TestSupport",
+                "DBus",
+                "DesktopNotifications",
                 "NotificationCore",
                 "NotificationDaemon",
                 "PushGateway",
@@ -327,6 +351,18 @@ let package = Package(
             ],
             // APNs clients of other languages, run by the tests.
             exclude: ["Clients"],
+            swiftSettings: testSettings
+        ),
+        .testTarget(
+            name: "DesktopNotificationsTests",
+            dependencies: [
+                "DBus",
+                "DesktopNotifications",
+                "NotificationCore",
+                "NotificationDaemon",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: testSettings
         ),
         .testTarget(

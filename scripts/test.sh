@@ -17,6 +17,11 @@ command -v nghttp >/dev/null 2>&1 || needed+=(nghttp2-client)
 # The web notification center's tests drive Debian's Chromium through chromedriver (WebDriver).
 command -v chromium >/dev/null 2>&1 || needed+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || needed+=(chromium-driver)
+# The desktop's tests start a session bus, an X server and dunst, and send with notify-send.
+command -v dbus-daemon >/dev/null 2>&1 || needed+=(dbus-daemon)
+command -v Xvfb >/dev/null 2>&1 || needed+=(xvfb)
+command -v dunst >/dev/null 2>&1 || needed+=(dunst)
+command -v notify-send >/dev/null 2>&1 || needed+=(libnotify-bin)
 # Notifications carry emoji: without a font for them, the screenshots show empty boxes.
 dpkg -s fonts-noto-color-emoji >/dev/null 2>&1 || needed+=(fonts-noto-color-emoji)
 if [ ${#needed[@]} -gt 0 ]; then

@@ -78,7 +78,7 @@ enum WebRoutes {
                 if let registration = await engine.contentExtension(of: app) { contentExtensions[app] = registration.attributes.categories }
                 if settings.authorizationStatus == .provisional { provisional.append(app) }
                 let visible = try await engine.visibleNotifications(app).map { LocalAPI.VisibleNotification(bundleIdentifier: app, $0) }
-                notifications += visible.map { PreviewPolicy.shown($0, among: visible, settings: settings, locked: lock.isLocked, files: files) }
+                notifications += visible.map { PagePreview.shown($0, among: visible, settings: settings, locked: lock.isLocked, files: files) }
                 badges[app] = try await engine.badge(app)
             }
             let prompts = try await engine.authorizationPrompts().map {
@@ -193,7 +193,7 @@ enum WebRoutes {
                       let settings = try? await engine.settings(app) else {
                     return try? AdminRoutes.eventEncoder.encode(sent)
                 }
-                let shown = PreviewPolicy.shown(visible, among: [visible], settings: settings, locked: await engine.lockState.isLocked, files: files)
+                let shown = PagePreview.shown(visible, among: [visible], settings: settings, locked: await engine.lockState.isLocked, files: files)
                 sent.notification = shown.value
                 return try? AdminRoutes.eventEncoder.encode(AsShown(value: sent, previewHidden: shown.previewHidden, attachments: shown.attachments))
             }
@@ -205,19 +205,7 @@ enum WebRoutes {
 /// A notification as the page receives it: its content hidden when the person's settings hide its
 /// preview (`Show Previews`: never, or when unlocked while the device is locked), as iOS hides it.
 /// What is hidden never reaches the page. Attachments are given as the page's own links to them.
-enum PreviewPolicy {
-    /// What iOS shows for the body when a category has no `hiddenPreviewsBodyPlaceholder`.
-    static let defaultPlaceholder = "Notification"
-
-    /// Whether the person's settings hide previews now.
-    static func hidesPreviews(_ settings: NotificationSettings, locked: Bool) -> Bool {
-        switch settings.showPreviewsSetting {
-        case .always: false
-        case .whenAuthenticated: locked
-        case .never: true
-        }
-    }
-
+enum PagePreview {
     /// `visible` as the page may see it, among the notifications its app shows (for the `%u` of the
     /// placeholder: how many share its thread), and whether its preview is hidden.
     static func shown(
@@ -227,19 +215,13 @@ enum PreviewPolicy {
         var redacted = visible
         // The daemon's paths stay in the daemon; the page has links.
         redacted.notification.request.content.attachments = []
-        guard hidesPreviews(settings, locked: locked) else {
+        guard PreviewPolicy.hidesPreviews(settings, locked: locked) else {
             return AsShown(value: redacted, previewHidden: false, attachments: files.links(of: visible))
         }
         let content = visible.notification.request.content
-        let thread = content.threadIdentifier
-        let count = all.count(where: { $0.notification.request.content.threadIdentifier == thread })
-        var shown = NotificationContent()
-        shown.threadIdentifier = thread
-        shown.categoryIdentifier = content.categoryIdentifier
-        if visible.categoryOptions.contains(.hiddenPreviewsShowTitle) { shown.title = content.title }
-        if visible.categoryOptions.contains(.hiddenPreviewsShowSubtitle) { shown.subtitle = content.subtitle }
-        shown.body = (visible.hiddenPreviewsBodyPlaceholder ?? defaultPlaceholder).replacingOccurrences(of: "%u", with: String(count))
-        redacted.notification.request.content = shown
+        let count = all.count(where: { $0.notification.request.content.threadIdentifier == content.threadIdentifier })
+        redacted.notification.request.content = PreviewPolicy.hiddenContent(
+            of: content, categoryOptions: visible.categoryOptions, placeholder: visible.hiddenPreviewsBodyPlaceholder, inThread: count)
         return AsShown(value: redacted, previewHidden: true, attachments: [])
     }
 }

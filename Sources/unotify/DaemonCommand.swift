@@ -1,4 +1,5 @@
 import ArgumentParser
+import DesktopNotifications
 import Foundation
 import Logging
 import MetricsEndpoint
@@ -36,6 +37,15 @@ struct DaemonOptions: ParsableArguments {
 
     @Option(name: .long, help: "The address the web notification center binds (loopback unless told otherwise).")
     var webHost: String = "127.0.0.1"
+
+    @Option(name: .long, help: "auto: show notifications on the desktop when there is a session bus; off: never.")
+    var desktopNotifications: DesktopNotificationsMode = .auto
+
+    @Option(name: .long, help: "The D-Bus address of the bus whose notification server shows them (the session bus unless given).")
+    var desktopBus: String?
+
+    @Flag(name: .long, help: "Be the desktop's notification server (org.freedesktop.Notifications) when no other owns the name: notify-send and every libnotify program's notifications are kept here.")
+    var freedesktop = false
 
     @OptionGroup var metrics: MetricsOptions
 
@@ -99,9 +109,20 @@ struct DaemonOptions: ParsableArguments {
                 FileHandle.standardOutput.write(Data("Notification center: \(url)\n".utf8))
             }.service)
         }
+        if freedesktop {
+            // The daemon is the desktop's server: nothing to show on another one.
+            services.append(FreedesktopNotificationServer(engine: daemon.engine, busAddress: desktopBus, logger: logger))
+        } else if desktopNotifications == .auto {
+            services.append(DesktopPresenter(engine: daemon.engine, configuration: .init(busAddress: desktopBus), logger: logger))
+        }
         let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()
     }
+}
+
+/// Whether the daemon shows its notifications on the Linux desktop.
+enum DesktopNotificationsMode: String, ExpressibleByArgument, CaseIterable {
+    case auto, off
 }
 
 struct DaemonCommand: AsyncParsableCommand {

@@ -92,6 +92,19 @@ package struct NotificationCenterMachine: Sendable, Codable {
         package var categorySummaryFormat: String?
         /// The Scheduled Summary it waits for or came in; `nil` when it was delivered at once.
         package var summary: SummaryPlacement? = nil
+
+        package init(
+            notification: DeliveredNotification, presentation: Presentation, actions: [NotificationAction], categoryOptions: CategoryOptions,
+            hiddenPreviewsBodyPlaceholder: String? = nil, categorySummaryFormat: String? = nil, summary: SummaryPlacement? = nil
+        ) {
+            self.notification = notification
+            self.presentation = presentation
+            self.actions = actions
+            self.categoryOptions = categoryOptions
+            self.hiddenPreviewsBodyPlaceholder = hiddenPreviewsBodyPlaceholder
+            self.categorySummaryFormat = categorySummaryFormat
+            self.summary = summary
+        }
     }
 
     /// Something the shell must do, in the order given.

@@ -32,7 +32,12 @@ final class ChildProcess: Sendable {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        // A desktop session's bus only when the test gives one: a developer's own desktop never sees
+        // the tests' notifications.
+        var inherited = ProcessInfo.processInfo.environment
+        inherited["DBUS_SESSION_BUS_ADDRESS"] = nil
+        inherited["XDG_RUNTIME_DIR"] = nil
+        process.environment = inherited.merging(environment) { _, new in new }
         if let directory { process.currentDirectoryURL = directory }
         let input = Pipe()
         let combined = Pipe()

@@ -1,0 +1,155 @@
+package import DBus
+import Foundation
+package import NotificationCore
+
+/// What a desktop's notification server can do, read from its `GetCapabilities`.
+package struct DesktopCapabilities: Sendable, Hashable {
+    package var names: Set<String>
+
+    package init(_ names: some Sequence<String>) {
+        self.names = Set(names)
+    }
+
+    /// Buttons: without them, the person can only open (where the server has a default action) or dismiss.
+    package var actions: Bool { names.contains("actions") }
+    /// A reply field (the `inline-reply` extension of KDE, also spoken by other servers).
+    package var inlineReply: Bool { names.contains("inline-reply") }
+    /// Markup in the body: plain text must then be escaped.
+    package var bodyMarkup: Bool { names.contains("body-markup") }
+    /// Sounds played by the server (`sound-file`, `sound-name`).
+    package var sound: Bool { names.contains("sound") }
+}
+
+/// One call of `org.freedesktop.Notifications.Notify`: what the desktop is asked to show for one
+/// notification, and how its answers map back.
+package struct DesktopNotification: Sendable, Hashable {
+    package var appName: String
+    /// The desktop's id of the notification it replaces, or 0.
+    package var replacesID: UInt32
+    package var appIcon: String
+    package var summary: String
+    package var body: String
+    /// Action keys and labels, in the order shown.
+    package var actions: [Action]
+    package var hints: [Hint]
+    /// Milliseconds; -1 leaves it to the server, 0 never expires.
+    package var expireTimeout: Int32
+    /// The text-input action that the reply field stands for, if the notification has one.
+    package var replyAction: String?
+
+    package struct Action: Sendable, Hashable {
+        package var key: String
+        package var label: String
+    }
+
+    package struct Hint: Sendable, Hashable {
+        package var name: String
+        package var value: DBusValue
+    }
+
+    /// The action key of a tap on the notification itself.
+    package static let defaultActionKey = "default"
+    /// The action key of the reply field (`inline-reply`).
+    package static let inlineReplyKey = "inline-reply"
+
+    /// `Notify`'s arguments (`susssasa{sv}i`).
+    package var arguments: [DBusValue] {
+        [
+            .string(appName), .uint32(replacesID), .string(appIcon), .string(summary), .string(body),
+            .strings(actions.flatMap { [$0.key, $0.label] }),
+            .variantDictionary(hints.map { ($0.name, $0.value) }),
+            .int32(expireTimeout),
+        ]
+    }
+
+    package func hint(_ name: String) -> DBusValue? {
+        hints.first { $0.name == name }?.value
+    }
+}
+
+extension DesktopNotification {
+    /// What the desktop shows for `shown`, one of `bundleIdentifier`'s notifications, or nil when the
+    /// presentation puts it nowhere a desktop shows (neither a banner nor the list).
+    ///
+    /// - Parameters:
+    ///   - capabilities: what the server can do: actions it cannot show are left out, never half-shown.
+    ///   - replacing: the desktop's id of the same notification shown before, or 0.
+    ///   - previewHidden: whether the person's Show Previews setting hides its content now.
+    ///   - threadCount: how many of the app's notifications share its thread (a hidden preview's `%u`).
+    package init?(
+        _ shown: NotificationCenterMachine.VisibleNotification, of bundleIdentifier: String, capabilities: DesktopCapabilities,
+        replacing: UInt32 = 0, previewHidden: Bool = false, threadCount: Int = 1
+    ) {
+        let presentation = shown.presentation
+        guard presentation.banner || presentation.list else { return nil }
+        var content = shown.notification.request.content
+        if previewHidden {
+            content = PreviewPolicy.hiddenContent(of: content, categoryOptions: shown.categoryOptions,
+                                                  placeholder: shown.hiddenPreviewsBodyPlaceholder, inThread: threadCount)
+        }
+        // Desktop ids name apps and their icons by the same reverse-DNS id (`org.gnome.Nautilus`).
+        appName = bundleIdentifier
+        appIcon = bundleIdentifier
+        replacesID = replacing
+        summary = [content.title, content.subtitle].filter { !$0.isEmpty }.joined(separator: " — ")
+        body = capabilities.bodyMarkup ? Self.escapingMarkup(content.body) : content.body
+        expireTimeout = content.interruptionLevel == .critical ? 0 : -1
+
+        actions = []
+        replyAction = nil
+        var hints: [Hint] = [Hint(name: "desktop-entry", value: .string(bundleIdentifier))]
+        if capabilities.actions {
+            // A tap opens the app, as on iOS; most servers give this key to a click on the body.
+            actions.append(Action(key: Self.defaultActionKey, label: "Open"))
+            if !previewHidden {
+                for action in shown.actions {
+                    if let textInput = action.textInput {
+                        // One reply field per notification, where the server has one; elsewhere the
+                        // reply is made from another surface (the web center, `unotify respond`).
+                        guard capabilities.inlineReply, replyAction == nil else { continue }
+                        replyAction = action.identifier
+                        actions.append(Action(key: Self.inlineReplyKey, label: action.title))
+                        hints.append(Hint(name: "x-kde-reply-placeholder-text", value: .string(textInput.placeholder)))
+                        hints.append(Hint(name: "x-kde-reply-submit-button-text", value: .string(textInput.buttonTitle)))
+                    } else {
+                        actions.append(Action(key: action.identifier, label: action.title))
+                    }
+                }
+                let destructive = shown.actions.filter { $0.options.contains(.destructive) && $0.textInput == nil }.map(\.identifier)
+                if !destructive.isEmpty {
+                    hints.append(Hint(name: "x-unotify-destructive-actions", value: .strings(destructive)))
+                }
+            }
+        }
+
+        let level = content.interruptionLevel
+        let urgency: UInt8 = if level == .critical { 2 } else if level == .passive || presentation.isQuiet { 0 } else { 1 }
+        hints.append(Hint(name: "urgency", value: .byte(urgency)))
+        if presentation.sound, let sound = content.sound {
+            switch sound.kind {
+            case .named(let name) where name.hasPrefix("/"):
+                hints.append(Hint(name: "sound-file", value: .string(name)))
+            case .defaultRingtone, .ringtone:
+                hints.append(Hint(name: "sound-name", value: .string("phone-incoming-call")))
+            case .default, .named:
+                hints.append(Hint(name: "sound-name", value: .string("message-new-instant")))
+            }
+        } else {
+            hints.append(Hint(name: "suppress-sound", value: .boolean(true)))
+        }
+        if !previewHidden, let image = content.attachments.first(where: { AttachmentRules.fileType(pathExtension: $0.url.pathExtension, typeHint: $0.type)?.family == .image }) {
+            hints.append(Hint(name: "image-path", value: .string(image.url.absoluteString)))
+        }
+        // A banner that is not kept in the list goes away with its banner.
+        if !presentation.list { hints.append(Hint(name: "transient", value: .boolean(true))) }
+        if content.categoryIdentifier.isEmpty == false {
+            hints.append(Hint(name: "x-unotify-category", value: .string(content.categoryIdentifier)))
+        }
+        self.hints = hints
+    }
+
+    /// `text` shown as written by a server that reads markup.
+    static func escapingMarkup(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+    }
+}
