@@ -254,7 +254,7 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
             case .app(.openSettings(let notification)):
                 jobs.append { [self] in
                     let center = self.center
-                    center.delegate?.userNotificationCenter(center, openSettingsFor: notification.map(UNNotification.init))
+                    center.effectiveDelegate?.userNotificationCenter(center, openSettingsFor: notification.map(UNNotification.init))
                 }
             case .app(.remoteNotification(let ticket, let remote)):
                 jobs.append { [self] in
@@ -285,7 +285,7 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
 
     private func askWillPresent(ticket: UInt64, _ notification: DeliveredNotification) {
         let center = self.center
-        guard let delegate = center.delegate else {
+        guard let delegate = center.effectiveDelegate else {
             answerWillPresent(ticket: ticket, notification, options: nil)
             return
         }
@@ -308,7 +308,7 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
 
     private func deliverResponse(ticket: UInt64, _ response: NotificationResponse) {
         let center = self.center
-        guard let delegate = center.delegate else {
+        guard let delegate = center.effectiveDelegate else {
             completeResponse(ticket: ticket, response)
             return
         }

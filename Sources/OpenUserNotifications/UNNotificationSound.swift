@@ -11,7 +11,7 @@ public struct UNNotificationSoundName: RawRepresentable, Hashable, Sendable {
 /// A sound played when a notification is delivered.
 open class UNNotificationSound: NSObject, NSCopying, NSSecureCoding, @unchecked Sendable {
     // Sendable: every stored property is an immutable value.
-    let value: NotificationSound
+    package let value: NotificationSound
 
     package init(value: NotificationSound) {
         self.value = value

@@ -348,7 +348,7 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
 
     package func delegateDidChange() {
         delegateQueue.async { [weak self] in
-            guard let self, let center = self.center, center.delegate != nil, !self.heldForDelegate.isEmpty else { return }
+            guard let self, let center = self.center, center.effectiveDelegate != nil, !self.heldForDelegate.isEmpty else { return }
             let held = self.heldForDelegate
             self.heldForDelegate.removeAll()
             for event in held { self.deliver(event, to: center) }
@@ -372,7 +372,7 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
                 break
             case .willPresent(let ticket, let notification):
                 // No delegate: the app shows nothing in the foreground, as on Apple's platforms.
-                guard let delegate = center.delegate else {
+                guard let delegate = center.effectiveDelegate else {
                     replies.yield(.willPresentAnswer(ticket: ticket, options: nil))
                     return
                 }
@@ -381,7 +381,7 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
                 }
             case .response(let ticket, let response):
                 // Unconfirmed, a held response is handed over again if the app stops before it sets a delegate.
-                guard let delegate = center.delegate else {
+                guard let delegate = center.effectiveDelegate else {
                     heldForDelegate.append(event)
                     return
                 }
@@ -389,7 +389,7 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
                     replies.yield(.responseCompleted(ticket: ticket))
                 }
             case .openSettings(let notification):
-                guard let delegate = center.delegate else {
+                guard let delegate = center.effectiveDelegate else {
                     heldForDelegate.append(event)
                     return
                 }

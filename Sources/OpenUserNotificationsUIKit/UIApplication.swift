@@ -89,7 +89,11 @@ open class UIApplication: UIResponder {
     /// Divergence: held strongly (UIKit does not retain it, but keeps its own reference from
     /// `UIApplicationMain`), so that an app that sets it from its own code does not lose it.
     open var delegate: (any UIApplicationDelegate)? {
-        didSet { installRemoteNotificationHandler() }
+        didSet {
+            installRemoteNotificationHandler()
+            // No app delegate, no iOS 8 methods to hand notifications to: they wait for a delegate again.
+            if delegate == nil { UNUserNotificationCenter.setStandInDelegate(nil) }
+        }
     }
 
     /// Whether the app registered for remote notifications and got its device token, and has not

@@ -47,6 +47,36 @@ public protocol UIApplicationDelegate: NSObjectProtocol {
     /// The iOS 3 form, without a completion handler: called when the app implements neither form above.
     /// (Deprecated by Apple since iOS 10; not marked so here, so that apps still using it build cleanly.)
     func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any])
+
+    // The iOS 8 notification API: called while the app registered with `registerUserNotificationSettings`
+    // and set no `UNUserNotificationCenterDelegate`.
+
+    /// The person answered the app's registration: `notificationSettings.types` are those allowed.
+    @available(*, deprecated, message: "Use UserNotifications Framework's -[UNUserNotificationCenter requestAuthorizationWithOptions:completionHandler:]")
+    func application(_ application: UIApplication, didRegister notificationSettings: UIUserNotificationSettings)
+    /// A local notification fired while the app was in the foreground (it is not shown), or the
+    /// person tapped one.
+    @available(*, deprecated, message: "Use UserNotifications Framework's -[UNUserNotificationCenterDelegate willPresentNotification:withCompletionHandler:] or -[UNUserNotificationCenterDelegate didReceiveNotificationResponse:withCompletionHandler:]")
+    func application(_ application: UIApplication, didReceive notification: UILocalNotification)
+    /// The person picked the action `identifier` on a local notification: call `completionHandler` when
+    /// done, after asynchronous work if need be.
+    @available(*, deprecated, message: "Use UserNotifications Framework's -[UNUserNotificationCenterDelegate didReceiveNotificationResponse:withCompletionHandler:]")
+    func application(_ application: UIApplication, handleActionWithIdentifier identifier: String?, for notification: UILocalNotification,
+                     completionHandler: @escaping () -> Void)
+    /// The same, with `responseInfo[UIUserNotificationActionResponseTypedTextKey]` the text the person
+    /// typed into a text-input action (iOS 9). Without it, the form above is called.
+    @available(*, deprecated, message: "Use UserNotifications Framework's -[UNUserNotificationCenterDelegate didReceiveNotificationResponse:withCompletionHandler:]")
+    func application(_ application: UIApplication, handleActionWithIdentifier identifier: String?, for notification: UILocalNotification,
+                     withResponseInfo responseInfo: [AnyHashable: Any], completionHandler: @escaping () -> Void)
+    /// The person picked the action `identifier` on a remote notification (its payload's `"category"`):
+    /// call `completionHandler` when done, after asynchronous work if need be.
+    @available(*, deprecated, message: "Use UserNotifications Framework's -[UNUserNotificationCenterDelegate didReceiveNotificationResponse:withCompletionHandler:]")
+    func application(_ application: UIApplication, handleActionWithIdentifier identifier: String?, forRemoteNotification userInfo: [AnyHashable: Any],
+                     completionHandler: @escaping () -> Void)
+    /// The same, with the typed text in `responseInfo` (iOS 9). Without it, the form above is called.
+    @available(*, deprecated, message: "Use UserNotifications Framework's -[UNUserNotificationCenterDelegate didReceiveNotificationResponse:withCompletionHandler:]")
+    func application(_ application: UIApplication, handleActionWithIdentifier identifier: String?, forRemoteNotification userInfo: [AnyHashable: Any],
+                     withResponseInfo responseInfo: [AnyHashable: Any], completionHandler: @escaping () -> Void)
 }
 
 extension UIApplicationDelegate {
@@ -79,6 +109,38 @@ extension UIApplicationDelegate {
     }
 
     public func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any]) {}
+
+    @available(*, deprecated, message: "Use UserNotifications Framework's -[UNUserNotificationCenter requestAuthorizationWithOptions:completionHandler:]")
+    public func application(_ application: UIApplication, didRegister notificationSettings: UIUserNotificationSettings) {}
+
+    @available(*, deprecated, message: "Use UserNotifications Framework's -[UNUserNotificationCenterDelegate willPresentNotification:withCompletionHandler:] or -[UNUserNotificationCenterDelegate didReceiveNotificationResponse:withCompletionHandler:]")
+    public func application(_ application: UIApplication, didReceive notification: UILocalNotification) {}
+
+    /// Without this method, the action is done with at once.
+    @available(*, deprecated, message: "Use UserNotifications Framework's -[UNUserNotificationCenterDelegate didReceiveNotificationResponse:withCompletionHandler:]")
+    public func application(_ application: UIApplication, handleActionWithIdentifier identifier: String?, for notification: UILocalNotification,
+                            completionHandler: @escaping () -> Void) {
+        completionHandler()
+    }
+
+    @available(*, deprecated, message: "Use UserNotifications Framework's -[UNUserNotificationCenterDelegate didReceiveNotificationResponse:withCompletionHandler:]")
+    public func application(_ application: UIApplication, handleActionWithIdentifier identifier: String?, for notification: UILocalNotification,
+                            withResponseInfo responseInfo: [AnyHashable: Any], completionHandler: @escaping () -> Void) {
+        self.application(application, handleActionWithIdentifier: identifier, for: notification, completionHandler: completionHandler)
+    }
+
+    /// Without this method, the action is done with at once.
+    @available(*, deprecated, message: "Use UserNotifications Framework's -[UNUserNotificationCenterDelegate didReceiveNotificationResponse:withCompletionHandler:]")
+    public func application(_ application: UIApplication, handleActionWithIdentifier identifier: String?, forRemoteNotification userInfo: [AnyHashable: Any],
+                            completionHandler: @escaping () -> Void) {
+        completionHandler()
+    }
+
+    @available(*, deprecated, message: "Use UserNotifications Framework's -[UNUserNotificationCenterDelegate didReceiveNotificationResponse:withCompletionHandler:]")
+    public func application(_ application: UIApplication, handleActionWithIdentifier identifier: String?, forRemoteNotification userInfo: [AnyHashable: Any],
+                            withResponseInfo responseInfo: [AnyHashable: Any], completionHandler: @escaping () -> Void) {
+        self.application(application, handleActionWithIdentifier: identifier, forRemoteNotification: userInfo, completionHandler: completionHandler)
+    }
 }
 
 extension UIApplicationDelegate where Self: UIResponder {

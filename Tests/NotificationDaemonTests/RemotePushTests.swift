@@ -368,6 +368,99 @@ import Testing
     }
 }
 
+extension RemotePushTests {
+    /// Seed 002 through the whole system: an app of the iOS 8 API registers its category with
+    /// `registerUserNotificationSettings`; a provider's push naming it (`"category": "INVITE_CATEGORY"`)
+    /// comes through the gateway and the daemon, and the person's Accept reaches
+    /// `handleActionWithIdentifier(_:forRemoteNotification:)`; so does Accept on a `UILocalNotification`.
+    @Test func theIOS8AcceptButtonReachesTheAppThroughTheDaemon() async throws {
+        try await SharedApplicationLock.withLock {
+            try await withLinkedSystem { system in
+                let daemon = system.daemon
+                let app = try await daemon.authorizedApp("com.example.todo")
+                var events = await daemon.engine.watch().events.makeAsyncIterator()
+                let center = UNUserNotificationCenter(backend: DaemonBackend(client: LocalAPIClient(socketPath: daemon.socketPath, key: app.key),
+                                                                             initialState: .background))
+                let appDelegate = await InvitationAppDelegate()
+                var lines = appDelegate.lines.makeAsyncIterator()
+                await UNUserNotificationCenter.withCenter(center) {
+                    await MainActor.run {
+                        UIApplication.shared.delegate = appDelegate
+                        appDelegate.registerForInvitations()
+                    }
+                }
+                #expect(await lines.next() == "registered 7")
+                #expect(try await daemon.engine.categories("com.example.todo").first?.actions.map(\.identifier) == ["ACCEPT_IDENTIFIER"])
+
+                let token = try JSONDecoder().decode(LocalAPI.DeviceToken.self, from: try await app.raw(
+                    .POST, "/v1/remote-notifications", body: LocalAPI.RemoteNotificationRegistration(environment: .sandbox)).body).token
+                #expect(try await system.send(to: token, #"{"aps":{"alert":"You’re invited!","category":"INVITE_CATEGORY"}}"#).status.code == 200)
+                var shown: String?
+                while shown == nil, let event = await events.next() {
+                    if case .presented("com.example.todo", let visible) = event { shown = visible.notification.request.identifier }
+                }
+                try await daemon.engine.respond("com.example.todo", to: try #require(shown), with: .action("ACCEPT_IDENTIFIER"))
+                #expect(await lines.next() == "remote ACCEPT_IDENTIFIER You’re invited!")
+                try await withDeadline("the daemon to hear the handler finished") { await daemon.engine.waitUntilAnswered("com.example.todo") }
+
+                await UNUserNotificationCenter.withCenter(center) {
+                    await MainActor.run {
+                        let notification = UILocalNotification()
+                        notification.alertBody = "Dinner at eight"
+                        notification.category = "INVITE_CATEGORY"
+                        UIApplication.shared.presentLocalNotificationNow(notification)
+                    }
+                }
+                var local: String?
+                while local == nil, let event = await events.next() {
+                    if case .presented("com.example.todo", let visible) = event { local = visible.notification.request.identifier }
+                }
+                try await daemon.engine.respond("com.example.todo", to: try #require(local), with: .action("ACCEPT_IDENTIFIER"))
+                #expect(await lines.next() == "local ACCEPT_IDENTIFIER Dinner at eight")
+                await NotificationDaemonLink.close(center)
+                await MainActor.run { UIApplication.shared.delegate = nil }
+            }
+        }
+    }
+}
+
+/// Seed 002's app delegate, as in the framework's tests: it registers the invitation category with the
+/// iOS 8 API and writes what its handlers hear.
+final class InvitationAppDelegate: UIResponder, UIApplicationDelegate {
+    let (lines, continuation) = AsyncStream<String>.makeStream()
+
+    func registerForInvitations() {
+        let acceptAction = UIMutableUserNotificationAction()
+        acceptAction.identifier = "ACCEPT_IDENTIFIER"
+        acceptAction.title = "Accept"
+        acceptAction.activationMode = .background
+        acceptAction.isDestructive = false
+        acceptAction.isAuthenticationRequired = true
+        let category = UIMutableUserNotificationCategory()
+        category.identifier = "INVITE_CATEGORY"
+        category.setActions([acceptAction], for: .default)
+        category.setActions([acceptAction], for: .minimal)
+        UIApplication.shared.registerUserNotificationSettings(UIUserNotificationSettings(types: [.alert, .badge, .sound], categories: [category]))
+    }
+
+    func application(_ application: UIApplication, didRegister notificationSettings: UIUserNotificationSettings) {
+        continuation.yield("registered \(notificationSettings.types.rawValue)")
+    }
+
+    func application(_ application: UIApplication, handleActionWithIdentifier identifier: String?,
+                     forRemoteNotification userInfo: [AnyHashable: Any], completionHandler: @escaping () -> Void) {
+        let aps = userInfo["aps"] as? [String: Any]
+        continuation.yield("remote \(identifier ?? "") \(aps?["alert"] as? String ?? "")")
+        completionHandler()
+    }
+
+    func application(_ application: UIApplication, handleActionWithIdentifier identifier: String?,
+                     for notification: UILocalNotification, completionHandler: @escaping () -> Void) {
+        continuation.yield("local \(identifier ?? "") \(notification.alertBody ?? "")")
+        completionHandler()
+    }
+}
+
 /// An app delegate that writes what it hears, for the test to read in order.
 final class RecordingAppDelegate: UIResponder, UIApplicationDelegate {
     let (lines, continuation) = AsyncStream<String>.makeStream()
