@@ -72,17 +72,17 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// methods here (`UIApplicationDelegate`'s `handleActionWithIdentifier` and `didReceive`) once the
     /// app registers with `registerUserNotificationSettings`, as iOS calls them when the app has no
     /// `UNUserNotificationCenterDelegate`. Held strongly: it is the app object's.
-    private static let standIn = LockedValue<(any UNUserNotificationCenterDelegate)?>(nil)
+    private let standIn = LockedValue<(any UNUserNotificationCenterDelegate)?>(nil)
 
     /// Installs (or, with `nil`, removes) the stand-in delegate, and hands it what waited for a delegate.
-    package static func setStandInDelegate(_ delegate: (any UNUserNotificationCenterDelegate)?) {
+    package func setStandInDelegate(_ delegate: (any UNUserNotificationCenterDelegate)?) {
         standIn.withLock { $0 = delegate }
-        current().backend.delegateDidChange()
+        backend.delegateDidChange()
     }
 
     /// The delegate the system calls: the app's, else the stand-in.
     package var effectiveDelegate: (any UNUserNotificationCenterDelegate)? {
-        delegate ?? Self.standIn.withLock { $0 }
+        delegate ?? standIn.withLock { $0 }
     }
 
     /// Whether the device shows content extensions: `true` when the app is linked to a notification

@@ -14,7 +14,7 @@ extension UIApplication {
     public func registerUserNotificationSettings(_ notificationSettings: UIUserNotificationSettings) {
         let center = UNUserNotificationCenter.current()
         center.setNotificationCategories(Set((notificationSettings.categories ?? []).map(\.notificationCategory)))
-        UNUserNotificationCenter.setStandInDelegate(AppDelegateNotificationRouter.shared)
+        center.setStandInDelegate(AppDelegateNotificationRouter.shared)
         center.requestAuthorization(options: notificationSettings.types.authorizationOptions) { granted, _ in
             let registered = UIUserNotificationSettings(types: granted ? notificationSettings.types : [], categories: notificationSettings.categories)
             Task { @MainActor in

@@ -92,7 +92,7 @@ open class UIApplication: UIResponder {
         didSet {
             installRemoteNotificationHandler()
             // No app delegate, no iOS 8 methods to hand notifications to: they wait for a delegate again.
-            if delegate == nil { UNUserNotificationCenter.setStandInDelegate(nil) }
+            if delegate == nil { UNUserNotificationCenter.current().setStandInDelegate(nil) }
         }
     }
 
