@@ -201,7 +201,7 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     /// The local device's credential for the built-in gateway, made and enrolled on first start.
-    static func localCredential(at path: String, store: SQLiteGatewayStore) async throws -> String {
+    static func localCredential(at path: String, store: any GatewayStore) async throws -> String {
         if let existing = try? String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), !existing.isEmpty {
             return existing
         }

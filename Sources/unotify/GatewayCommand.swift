@@ -25,16 +25,40 @@ struct GatewayLocation: ParsableArguments {
         return DaemonConfiguration.fromEnvironment(environment).dataDirectory.appendingPathComponent("gateway", isDirectory: true)
     }
 
-    /// The gateway's store, opened beside a running gateway if there is one (SQLite allows both).
-    func store() throws -> SQLiteGatewayStore {
+    @Option(name: .long, help: "A PostgreSQL database to keep the gateway's state in, such as postgres://user:password@host:5432/unotify, shared by several gateway nodes. Default: SQLite in the gateway's folder.")
+    var database: String?
+
+    /// Runs `body` with the gateway's store: its PostgreSQL database (`--database`), its connection
+    /// pool running meanwhile, or its SQLite file, opened beside a running gateway if there is one
+    /// (both allow it).
+    func withStore<T: Sendable>(_ body: @Sendable (any GatewayStore) async throws -> T) async throws -> T {
         umask(0o077)
-        let configuration = GatewayConfiguration(dataDirectory: directory)
-        try PrivateFiles.createDirectory(directory)
-        try PrivateFiles.touch(configuration.databasePath)
-        do {
-            return try SQLiteGatewayStore(path: configuration.databasePath)
-        } catch {
-            throw ValidationError(error.message)
+        guard let database else {
+            let configuration = GatewayConfiguration(dataDirectory: directory)
+            try PrivateFiles.createDirectory(directory)
+            try PrivateFiles.touch(configuration.databasePath)
+            do {
+                return try await body(SQLiteGatewayStore(path: configuration.databasePath))
+            } catch let error as GatewayError {
+                throw ValidationError(error.message)
+            }
+        }
+        var logger = Logger(label: "unotify.gateway")
+        logger.logLevel = .warning
+        let store: PostgresGatewayStore
+        do { store = try PostgresGatewayStore(url: database, logger: logger) } catch { throw ValidationError(error.message) }
+        return try await withThrowingTaskGroup(of: T?.self) { tasks in
+            tasks.addTask {
+                await store.run()
+                return nil
+            }
+            defer { tasks.cancelAll() }
+            do {
+                try await store.migrate()
+                return try await body(store)
+            } catch let error as GatewayError {
+                throw ValidationError(error.message)
+            }
         }
     }
 }
@@ -81,7 +105,24 @@ struct GatewayCommand: AsyncParsableCommand {
             if documentedEnvironmentReason { configuration.environmentKeyReason = .badEnvironmentKeyIdInToken }
             var logger = Logger(label: "unotify.gateway")
             logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
-            let gateway = try await PushGatewayServices(configuration: configuration, logger: logger)
+            guard let database = location.database else {
+                try await serve(configuration, store: nil, registry: registry, logger: logger)
+                return
+            }
+            // The database's connection pool runs for as long as the gateway does.
+            let store: PostgresGatewayStore
+            do { store = try PostgresGatewayStore(url: database, logger: logger) } catch { throw ValidationError(error.message) }
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { await store.run() }
+                defer { tasks.cancelAll() }
+                do throws(GatewayError) { try await store.migrate() } catch { throw ValidationError(error.message) }
+                logger.info("gateway database", metadata: ["database": .string(store.location)])
+                try await serve(configuration, store: store, registry: registry, logger: logger)
+            }
+        }
+
+        private func serve(_ configuration: GatewayConfiguration, store: (any GatewayStore)?, registry: MetricsRegistry?, logger: Logger) async throws {
+            let gateway = try await PushGatewayServices(configuration: configuration, store: store, logger: logger)
             logger.info("gateway folder", metadata: ["path": .string(configuration.dataDirectory.path),
                                                      "ca": .string(configuration.authorityCertificatePath)])
             var services = gateway.services
@@ -108,7 +149,7 @@ struct GatewayCommand: AsyncParsableCommand {
             }
 
             func run() async throws {
-                try await gatewayCall { try await location.store().addTeam(teamID, name: name ?? teamID) }
+                try await gatewayCall { try await location.withStore { try await $0.addTeam(teamID, name: name ?? teamID) } }
                 print(teamID)
             }
         }
@@ -118,7 +159,7 @@ struct GatewayCommand: AsyncParsableCommand {
             @OptionGroup var location: GatewayLocation
 
             func run() async throws {
-                for team in try await gatewayCall({ try await location.store().teams() }) { print("\(team.teamID)  \(team.name)") }
+                for team in try await gatewayCall({ try await location.withStore { try await $0.teams() } }) { print("\(team.teamID)  \(team.name)") }
             }
         }
     }
@@ -140,7 +181,7 @@ struct GatewayCommand: AsyncParsableCommand {
             }
 
             func run() async throws {
-                try await gatewayCall { try await location.store().setKeepsLatestOnly(bundleIdentifier, keep == "latest") }
+                try await gatewayCall { try await location.withStore { try await $0.setKeepsLatestOnly(bundleIdentifier, keep == "latest") } }
                 print(keep == "latest" ? "\(bundleIdentifier): only the latest push is kept for an offline device, as on APNs."
                                        : "\(bundleIdentifier): every unexpired push is kept for an offline device.")
             }
@@ -157,7 +198,7 @@ struct GatewayCommand: AsyncParsableCommand {
             }
 
             func run() async throws {
-                try await gatewayCall { try await location.store().addApp(bundleIdentifier, team: team) }
+                try await gatewayCall { try await location.withStore { try await $0.addApp(bundleIdentifier, team: team) } }
             }
         }
 
@@ -166,7 +207,7 @@ struct GatewayCommand: AsyncParsableCommand {
             @OptionGroup var location: GatewayLocation
 
             func run() async throws {
-                let providers = try await gatewayCall { try await location.store().providers() }
+                let providers = try await gatewayCall { try await location.withStore { try await $0.providers() } }
                 for (team, apps) in providers.appsByTeam.sorted(by: { $0.key < $1.key }) {
                     for app in apps.sorted() { print("\(app)  \(team)") }
                 }
@@ -179,7 +220,7 @@ struct GatewayCommand: AsyncParsableCommand {
             @Argument var bundleIdentifier: String
 
             func run() async throws {
-                try await gatewayCall { try await location.store().removeApp(bundleIdentifier) }
+                try await gatewayCall { try await location.withStore { try await $0.removeApp(bundleIdentifier) } }
             }
         }
     }
@@ -205,8 +246,9 @@ struct GatewayCommand: AsyncParsableCommand {
                 let path = output ?? "AuthKey_\(keyID).p8"
                 guard !FileManager.default.fileExists(atPath: path) else { throw ValidationError("\(path) exists already.") }
                 try await gatewayCall {
-                    try await location.store().addKey(StoredKey(keyID: keyID, teamID: team, environment: environment,
-                                                                bundleIdentifiers: topic.isEmpty ? nil : Set(topic), publicKeyPEM: key.publicKey.pemRepresentation))
+                    let stored = StoredKey(keyID: keyID, teamID: team, environment: environment,
+                                           bundleIdentifiers: topic.isEmpty ? nil : Set(topic), publicKeyPEM: key.publicKey.pemRepresentation)
+                    try await location.withStore { try await $0.addKey(stored) }
                 }
                 guard PrivateFiles.createFile(atPath: path, contents: Data(key.pemRepresentation.utf8)) else {
                     throw ValidationError("Could not write \(path); the key \(keyID) is registered, remove it with `unotify gateway keys remove \(keyID)`.")
@@ -221,7 +263,7 @@ struct GatewayCommand: AsyncParsableCommand {
             @OptionGroup var location: GatewayLocation
 
             func run() async throws {
-                for key in try await gatewayCall({ try await location.store().providers().keys }) {
+                for key in try await gatewayCall({ try await location.withStore { try await $0.providers().keys } }) {
                     let scope = key.bundleIdentifiers.map { "topics " + $0.sorted().joined(separator: ",") } ?? "every app of the team"
                     print("\(key.keyID)  team \(key.teamID)  \(key.environment?.rawValue ?? "sandbox and production")  \(scope)")
                 }
@@ -234,7 +276,7 @@ struct GatewayCommand: AsyncParsableCommand {
             @Argument var keyID: String
 
             func run() async throws {
-                try await gatewayCall { try await location.store().removeKey(keyID) }
+                try await gatewayCall { try await location.withStore { try await $0.removeKey(keyID) } }
             }
         }
     }
@@ -256,7 +298,7 @@ struct GatewayCommand: AsyncParsableCommand {
             @Option(name: .long, help: "The files' name without extension. Default: PushCertificate_<app> in the current folder.") var output: String?
 
             func run() async throws {
-                let apps = try await gatewayCall { try await location.store().providers().appsByTeam }
+                let apps = try await gatewayCall { try await location.withStore { try await $0.providers().appsByTeam } }
                 guard let team = apps.first(where: { $0.value.contains(app) })?.key else {
                     throw ValidationError("\(app) belongs to no team: add it with `unotify gateway apps add \(app) --team <team>`.")
                 }
@@ -301,7 +343,7 @@ struct GatewayCommand: AsyncParsableCommand {
             @OptionGroup var location: GatewayLocation
 
             func run() async throws {
-                print(try await gatewayCall { try await DeviceLinks.enroll(in: location.store(), at: Date()) })
+                print(try await gatewayCall { try await location.withStore { try await DeviceLinks.enroll(in: $0, at: Date()) } })
             }
         }
 
@@ -313,7 +355,7 @@ struct GatewayCommand: AsyncParsableCommand {
             @Argument(help: "The device's identifier (the part of its credential before the dot).") var device: String
 
             func run() async throws {
-                try await gatewayCall { try await location.store().removeDevice(device, at: Date()) }
+                try await gatewayCall { try await location.withStore { try await $0.removeDevice(device, at: Date()) } }
                 print("Device \(device) removed.")
             }
         }
@@ -324,7 +366,7 @@ struct GatewayCommand: AsyncParsableCommand {
             @Argument(help: "The device's identifier.") var device: String
 
             func run() async throws {
-                try await gatewayCall { try await location.store().setDeviceDisabled(device, true) }
+                try await gatewayCall { try await location.withStore { try await $0.setDeviceDisabled(device, true) } }
                 print("Pushes to device \(device) are blocked.")
             }
         }
@@ -335,7 +377,7 @@ struct GatewayCommand: AsyncParsableCommand {
             @Argument(help: "The device's identifier.") var device: String
 
             func run() async throws {
-                try await gatewayCall { try await location.store().setDeviceDisabled(device, false) }
+                try await gatewayCall { try await location.withStore { try await $0.setDeviceDisabled(device, false) } }
                 print("Pushes to device \(device) are allowed again.")
             }
         }

@@ -1,6 +1,7 @@
 import Foundation
 import NotificationCore
 import PushGateway
+import TestSupport
 import Testing
 
 /// What every gateway store must do, run against each implementation. A new store (PostgreSQL)
@@ -8,22 +9,27 @@ import Testing
 @Suite struct GatewayStoreConformanceTests {
     enum Kind: String, CaseIterable, CustomTestStringConvertible {
         case sqlite
+        /// A real PostgreSQL server started by the test run (``PostgresServer``).
+        case postgres
         var testDescription: String { rawValue }
     }
 
     /// A fresh, empty store of `kind`, and a way to open it again as after a restart.
     struct Opened {
         let store: any GatewayStore
-        let reopen: () throws -> any GatewayStore
+        let reopen: @Sendable () async throws -> any GatewayStore
     }
 
-    static func open(_ kind: Kind) throws -> Opened {
+    static func open(_ kind: Kind) async throws -> Opened {
         switch kind {
         case .sqlite:
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-store-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let path = folder.appendingPathComponent("gateway.sqlite").path
             return Opened(store: try SQLiteGatewayStore(path: path), reopen: { try SQLiteGatewayStore(path: path) })
+        case .postgres:
+            let url = try await PostgresServer.newDatabase()
+            return Opened(store: try await PostgresServer.openStore(url), reopen: { try await PostgresServer.openStore(url) })
         }
     }
 
@@ -37,15 +43,64 @@ import Testing
     }
 
     func withDevice(_ kind: Kind, _ body: (any GatewayStore, Opened) async throws -> Void) async throws {
-        let opened = try Self.open(kind)
+        let opened = try await Self.open(kind)
         try await opened.store.addDevice("device-1", secretHash: "hash-1", at: Self.t0)
         try await opened.store.addDevice("device-2", secretHash: "hash-2", at: Self.t0)
         try await body(opened.store, opened)
     }
 
+    /// Many providers' pushes for one device stored at once, while its link follows them in their
+    /// order and acknowledges them: the link sees every one (a push may never commit after one with a
+    /// later sequence that the link has passed, or the acknowledgement would remove it unseen).
+    @Test(arguments: Kind.allCases)
+    func concurrentPushesForOneDeviceReachItsLinkInOrderAllOfThem(kind: Kind) async throws {
+        try await withDevice(kind) { store, _ in
+            let writers = 16, each = 40, batch = 8
+            let seen = try await withThrowingTaskGroup(of: [String]?.self) { group in
+                for writer in 0..<writers {
+                    group.addTask {
+                        for first in stride(from: 0, to: each, by: batch) {
+                            _ = try await store.enqueue((first..<(first + batch)).map { push(id: "w\(writer)-\($0)") }, at: Self.t0)
+                        }
+                        return nil
+                    }
+                }
+                let reader = Task {
+                    var cursor: Int64 = 0
+                    var seen: [String] = []
+                    while seen.count < writers * each {
+                        let pushes = try await store.pushes(for: "device-1", after: cursor, now: Self.t0, limit: 16)
+                        guard let last = pushes.last else {
+                            try await Task.sleep(for: .milliseconds(1))
+                            continue
+                        }
+                        seen += pushes.map(\.apnsID)
+                        cursor = last.sequence
+                        try await store.acknowledge(deviceID: "device-1", through: cursor, at: Self.t0, sent: [])
+                    }
+                    return seen
+                }
+                try await group.waitForAll()
+                return try await withThrowingTaskGroup(of: [String].self) { deadline in
+                    deadline.addTask { try await reader.value }
+                    deadline.addTask {
+                        try await Task.sleep(for: .seconds(20))
+                        reader.cancel()
+                        throw CancellationError()
+                    }
+                    defer { deadline.cancelAll() }
+                    return try await deadline.next() ?? []
+                }
+            }
+            #expect(seen.count == writers * each)
+            #expect(Set(seen).count == writers * each)
+            #expect(try await store.storedPushCounts().queued == 0)
+        }
+    }
+
     @Test(arguments: Kind.allCases)
     func teamsKeysAndAppsMakeTheCredentials(kind: Kind) async throws {
-        let store = try Self.open(kind).store
+        let store = try await Self.open(kind).store
         try await store.addTeam("TEAM123456", name: "Example")
         try await store.addApp("com.example.todo", team: "TEAM123456")
         try await store.addApp("com.example.chat", team: "TEAM123456")
@@ -70,7 +125,7 @@ import Testing
 
     @Test(arguments: Kind.allCases)
     func mistakesAreNamedAndChangeNothing(kind: Kind) async throws {
-        let store = try Self.open(kind).store
+        let store = try await Self.open(kind).store
         await #expect(throws: GatewayError.self) { try await store.addApp("com.example.todo", team: "NOSUCHTEAM") }
         try await store.addTeam("TEAM123456", name: "Example")
         await #expect(throws: GatewayError.self) { try await store.addTeam("TEAM123456", name: "Again") }
@@ -112,7 +167,7 @@ import Testing
 
     @Test(arguments: Kind.allCases)
     func aTokenNeedsAKnownDevice(kind: Kind) async throws {
-        let store = try Self.open(kind).store
+        let store = try await Self.open(kind).store
         let error = await #expect(throws: GatewayError.self) {
             try await store.register(Registration(token: "aa01", deviceID: "nobody", bundleIdentifier: "com.example.todo", environment: .sandbox, registeredAt: Self.t0))
         }
@@ -164,7 +219,7 @@ import Testing
             #expect(try await store.storedPushCounts() == (queued: 0, held: 5))
             #expect(try await store.pushes(for: "device-1", after: 0, now: Self.t0 + 10, limit: 10).isEmpty)
             // They keep being held across a restart.
-            let store = try opened.reopen()
+            let store = try await opened.reopen()
             #expect(try await store.pushes(for: "device-1", after: 0, now: Self.t0 + 10, limit: 10).isEmpty)
 
             // Promoted a window at a time: the highest priority first, then in the order they came;
@@ -222,7 +277,7 @@ import Testing
             try await store.addApp("com.example.todo", team: "TEAM123456")
             _ = try await store.register(Registration(token: "aa01", deviceID: "device-1", bundleIdentifier: "com.example.todo", environment: .sandbox, registeredAt: Self.t0))
             let stored = try await store.enqueue([push(id: "kept")], at: Self.t0)
-            let reopened = try opened.reopen()
+            let reopened = try await opened.reopen()
             #expect(try await reopened.providers().appsByTeam == ["TEAM123456": ["com.example.todo"]])
             #expect(try await reopened.registration(token: "aa01")?.deviceID == "device-1")
             #expect(try await reopened.deviceSecretHash("device-1") == "hash-1")

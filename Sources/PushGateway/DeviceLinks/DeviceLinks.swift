@@ -51,6 +51,17 @@ package final class DeviceLinks: Sendable {
     package func stored(_ pushes: [QueuedPush]) {
         var devices: [String: Bool] = [:]
         for push in pushes { devices[push.deviceID, default: false] = devices[push.deviceID, default: false] || push.held }
+        wake(devices)
+    }
+
+    /// Tells every link of this node that more may be stored for it, held pushes included.
+    package func wakeAll() {
+        wake(links.withLock { links in Dictionary(uniqueKeysWithValues: links.keys.map { ($0, true) }) })
+    }
+
+    /// Tells the links of these devices, those linked to this node, that more is stored for them
+    /// (`true`: some of it held while the device was not linked).
+    package func wake(_ devices: [String: Bool]) {
         let woken = links.withLock { links in devices.compactMap { device, held in links[device].map { ($0, held) } } }
         for (session, held) in woken {
             // Stored held (the device was not linked yet when they came): the link promotes them.

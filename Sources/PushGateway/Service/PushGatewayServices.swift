@@ -56,7 +56,7 @@ package struct GatewayConfiguration: Sendable {
 /// reading of providers' changes.
 package struct PushGatewayServices: Sendable {
     package let core: GatewayCore
-    package let store: SQLiteGatewayStore
+    package let store: any GatewayStore
     package let links: DeviceLinks
     package let services: [any Service]
     package let metrics: GatewayMetrics
@@ -65,17 +65,25 @@ package struct PushGatewayServices: Sendable {
     /// certificate (made on first start), and its endpoints.
     ///
     /// - Parameters:
+    ///   - store: where the gateway keeps its state, running (a ``PostgresGatewayStore`` shared by
+    ///     several nodes); nil for the SQLite file in its folder.
     ///   - onListening: called with each provider endpoint's environment and port once it listens.
     ///   - onDeviceLinkListening: called with the device links' port once it listens.
     package init(
         configuration: GatewayConfiguration,
+        store: (any GatewayStore)? = nil,
         logger: Logger,
         onListening: @escaping @Sendable (APNs.Environment, Int) -> Void = { _, _ in },
         onDeviceLinkListening: @escaping @Sendable (Int) -> Void = { _ in }
     ) async throws {
         try PrivateFiles.createDirectory(configuration.dataDirectory)
-        try PrivateFiles.touch(configuration.databasePath)
-        store = try SQLiteGatewayStore(path: configuration.databasePath)
+        if let store {
+            self.store = store
+        } else {
+            try PrivateFiles.touch(configuration.databasePath)
+            self.store = try SQLiteGatewayStore(path: configuration.databasePath)
+        }
+        let store = self.store
         // The links are made after the core, which tells them of each durable batch.
         let relay = LinksRelay()
         let metrics = GatewayMetrics(factory: configuration.metrics)
@@ -89,6 +97,7 @@ package struct PushGatewayServices: Sendable {
         var services: [any Service] = [
             ProviderReloadService(core: core, interval: configuration.providerReloadInterval, logger: logger),
             HousekeepingService(store: store, configuration: configuration, metrics: metrics, logger: logger),
+            StoredPushesService(store: store, links: links),
             DeviceLinkServer.service(links: links, host: configuration.host, port: configuration.deviceLinkPort, tls: tls, logger: logger,
                                          onListening: onDeviceLinkListening),
         ]
@@ -188,6 +197,23 @@ struct ListenerService<Server: Listener>: Service {
         // Runs until the group shuts down; then every connection closes.
         try? await gracefulShutdown()
         await server.stop(grace: .seconds(5))
+    }
+}
+
+/// Wakes this node's links for the pushes other nodes store (a store shared by several nodes).
+struct StoredPushesService: Service {
+    let store: any GatewayStore
+    let links: DeviceLinks
+
+    func run() async throws {
+        let links = self.links
+        await cancelWhenGracefulShutdown {
+            await store.followStoredPushes { devices in
+                if let devices { links.wake(devices) } else { links.wakeAll() }
+            }
+        }
+        // A store of one node has nothing to follow: the rest of the gateway runs until it stops.
+        try? await gracefulShutdown()
     }
 }
 

@@ -229,6 +229,18 @@ package protocol GatewayStore: Sendable {
     /// Forgets logged pushes accepted before `date` that are no longer stored, then the oldest beyond
     /// `limit` whatever they are; returns how many.
     func pruneDeliveryLog(acceptedBefore date: Date, keepingAtMost limit: Int) async throws(GatewayError) -> Int
+
+    // Several nodes
+    /// Hears of the pushes every node stores, this one's included, until the task is cancelled: `wake`
+    /// gets their devices (each `true` when some were stored held), so that the node holding a device's
+    /// link sends them at once; nil when any device may have some (what was stored while it was not
+    /// listening). Returns at once for a store that only one node uses.
+    func followStoredPushes(_ wake: @escaping @Sendable ([String: Bool]?) -> Void) async
+}
+
+extension GatewayStore {
+    /// One node's store: its own pushes wake its links directly.
+    package func followStoredPushes(_ wake: @escaping @Sendable ([String: Bool]?) -> Void) async {}
 }
 
 /// Why the gateway could not do what it was asked.

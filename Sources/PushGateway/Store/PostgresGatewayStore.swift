@@ -1,0 +1,712 @@
+package import Foundation
+package import Logging
+import NIOCore
+package import NotificationCore
+import PostgresNIO
+import ServiceLifecycle
+
+/// The gateway's store in a PostgreSQL database, for several gateway nodes sharing one state
+/// (`unotify gateway --database postgres://…`): the same tables and rules as ``SQLiteGatewayStore``,
+/// passing the same conformance suite.
+///
+/// Every method runs in one transaction, committed (and so, with PostgreSQL's default
+/// `synchronous_commit`, flushed to its write-ahead log) before it returns. The schema is versioned:
+/// each migration runs once, in order, under an advisory lock, so that nodes starting together agree.
+/// The connection pool runs as a `Service` (``run()``); the store answers once it runs.
+package final class PostgresGatewayStore: GatewayStore, Service {
+    private let client: PostgresClient
+    private let logger: Logger
+    /// Where the database is, for messages (no password).
+    package let location: String
+
+    /// A store on the database at `url` (`postgres://user[:password]@host[:port]/database`, or
+    /// `postgres:///database?host=/var/run/postgresql` for a Unix socket).
+    ///
+    /// - Throws: a `GatewayError` with code `invalidArgument` for a URL it cannot read.
+    package init(url: String, logger: Logger) throws(GatewayError) {
+        let (configuration, location) = try Self.configuration(from: url)
+        self.location = location
+        self.logger = logger
+        client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+    }
+
+    /// Runs the connection pool until the service is cancelled.
+    package func run() async {
+        await cancelWhenGracefulShutdown { await self.client.run() }
+    }
+
+    /// Creates or updates the schema; call once the pool runs.
+    package func migrate() async throws(GatewayError) {
+        try await transaction("migrating") { connection, logger in
+            // One node at a time: the others wait here, then find the migrations done.
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: logger)
+            try await connection.query("CREATE TABLE IF NOT EXISTS schema_migration (version INTEGER PRIMARY KEY NOT NULL)", logger: logger)
+            var applied: Set<Int> = []
+            for try await version in try await connection.query("SELECT version FROM schema_migration", logger: logger).decode(Int.self) {
+                applied.insert(version)
+            }
+            for (version, statements) in Self.migrations.enumerated() where !applied.contains(version + 1) {
+                for statement in statements { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+                try await connection.query("INSERT INTO schema_migration (version) VALUES (\(version + 1))", logger: logger)
+            }
+        }
+    }
+
+    /// The lock every node takes to migrate (any number, the same for all).
+    private static let migrationLock: Int64 = 0x756e_6f74_6966_79
+
+    /// The schema, one migration an element, each a list of statements.
+    private static let migrations: [[String]] = [
+        [
+            "CREATE TABLE team (team_id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL)",
+            """
+            CREATE TABLE signing_key (
+                key_id TEXT PRIMARY KEY NOT NULL,
+                team_id TEXT NOT NULL REFERENCES team(team_id) ON DELETE CASCADE,
+                environment TEXT CHECK (environment IN ('sandbox', 'production')),
+                bundle_identifiers TEXT,
+                public_key TEXT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE app (
+                bundle_identifier TEXT PRIMARY KEY NOT NULL,
+                team_id TEXT NOT NULL REFERENCES team(team_id) ON DELETE CASCADE,
+                latest_only BOOLEAN NOT NULL DEFAULT FALSE
+            )
+            """,
+            """
+            CREATE TABLE device (
+                device_id TEXT PRIMARY KEY NOT NULL,
+                secret_hash TEXT NOT NULL,
+                created_at DOUBLE PRECISION NOT NULL,
+                removed_at DOUBLE PRECISION,
+                disabled BOOLEAN NOT NULL DEFAULT FALSE,
+                reported_through BIGINT NOT NULL DEFAULT 0
+            )
+            """,
+            """
+            CREATE TABLE registration (
+                token TEXT PRIMARY KEY NOT NULL,
+                device_id TEXT NOT NULL REFERENCES device(device_id) ON DELETE CASCADE,
+                bundle_identifier TEXT NOT NULL,
+                environment TEXT NOT NULL CHECK (environment IN ('sandbox', 'production')),
+                registered_at DOUBLE PRECISION NOT NULL,
+                unregistered_at DOUBLE PRECISION
+            )
+            """,
+            "CREATE INDEX registration_device ON registration(device_id, bundle_identifier, environment)",
+            """
+            CREATE TABLE push (
+                sequence BIGSERIAL PRIMARY KEY,
+                device_id TEXT NOT NULL REFERENCES device(device_id) ON DELETE CASCADE,
+                token TEXT NOT NULL,
+                bundle_identifier TEXT NOT NULL,
+                environment TEXT NOT NULL CHECK (environment IN ('sandbox', 'production')),
+                apns_id TEXT NOT NULL,
+                push_type TEXT NOT NULL,
+                priority INTEGER NOT NULL,
+                expires_at DOUBLE PRECISION NOT NULL,
+                collapse_id TEXT,
+                payload BYTEA NOT NULL,
+                received_at DOUBLE PRECISION NOT NULL,
+                held BOOLEAN NOT NULL DEFAULT FALSE,
+                unique_id TEXT
+            )
+            """,
+            "CREATE INDEX push_device ON push(device_id, sequence)",
+            "CREATE INDEX push_collapse ON push(token, collapse_id) WHERE collapse_id IS NOT NULL",
+            "CREATE INDEX push_expiry ON push(expires_at)",
+            "CREATE INDEX push_held ON push(device_id, priority DESC, sequence) WHERE held",
+            """
+            CREATE TABLE delivery (
+                unique_id TEXT PRIMARY KEY NOT NULL,
+                apns_id TEXT NOT NULL,
+                team_id TEXT NOT NULL,
+                credential TEXT NOT NULL,
+                bundle_identifier TEXT NOT NULL,
+                environment TEXT NOT NULL CHECK (environment IN ('sandbox', 'production')),
+                device_id TEXT NOT NULL,
+                token TEXT NOT NULL,
+                push_type TEXT NOT NULL,
+                priority INTEGER NOT NULL,
+                payload_bytes INTEGER NOT NULL,
+                collapse_id TEXT,
+                expires_at DOUBLE PRECISION NOT NULL,
+                accepted_at DOUBLE PRECISION NOT NULL,
+                stored_at DOUBLE PRECISION,
+                held BOOLEAN NOT NULL
+            )
+            """,
+            "CREATE INDEX delivery_apns_id ON delivery(apns_id)",
+            "CREATE INDEX delivery_accepted_at ON delivery(accepted_at)",
+            """
+            CREATE TABLE delivery_stage (
+                id BIGSERIAL PRIMARY KEY,
+                unique_id TEXT NOT NULL REFERENCES delivery(unique_id) ON DELETE CASCADE,
+                at DOUBLE PRECISION NOT NULL,
+                stage TEXT NOT NULL,
+                detail TEXT
+            )
+            """,
+            "CREATE INDEX delivery_stage_push ON delivery_stage(unique_id, id)",
+        ],
+    ]
+
+    // MARK: - Running statements
+
+    /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
+    private func transaction<T: Sendable>(
+        _ what: String, _ body: (PostgresConnection, Logger) async throws -> T
+    ) async throws(GatewayError) -> T {
+        do {
+            let logger = self.logger
+            return try await client.withTransaction(logger: logger) { connection in try await body(connection, logger) }
+        } catch let error as GatewayError {
+            throw error
+        } catch let error as PostgresTransactionError {
+            if let gatewayError = error.closureError as? GatewayError { throw gatewayError }
+            throw GatewayError(.storageFailed, "\(what) failed in \(location): \(String(reflecting: error.closureError ?? error.commitError ?? error.beginError ?? error.rollbackError))")
+        } catch {
+            throw GatewayError(.storageFailed, "\(what) failed in \(location): \(String(reflecting: error))")
+        }
+    }
+
+    /// The rows of a query, decoded as a tuple of its columns' types each.
+    private static func all<each Column: PostgresDecodable & Sendable>(
+        _ rows: PostgresRowSequence, as type: (repeat each Column).Type
+    ) async throws -> [(repeat each Column)] {
+        var values: [(repeat each Column)] = []
+        for try await row in rows.decode(type) { values.append(row) }
+        return values
+    }
+
+    /// The rows of a one-column query, decoded as `Column` each.
+    private static func column<Column: PostgresDecodable & Sendable>(_ rows: PostgresRowSequence, as type: Column.Type) async throws -> [Column] {
+        var values: [Column] = []
+        for try await value in rows.decode(type) { values.append(value) }
+        return values
+    }
+
+    /// How many rows a statement ending in `RETURNING 1` changed.
+    private static func count(_ rows: PostgresRowSequence) async throws -> Int {
+        var count = 0
+        for try await _ in rows { count += 1 }
+        return count
+    }
+
+    /// Runs a statement ending in `RETURNING 1` that must change exactly one row; throws `notFound`
+    /// with `message` when it changes none.
+    private func changeOne(_ what: String, _ statement: PostgresQuery, notFound message: String) async throws(GatewayError) {
+        try await transaction(what) { connection, logger in
+            guard try await Self.count(connection.query(statement, logger: logger)) == 1 else { throw GatewayError(.notFound, message) }
+        }
+    }
+
+    /// Locks the devices' rows until the transaction ends, in one order (no deadlock between two
+    /// transactions locking several).
+    private static func lockDevices(_ devices: Set<String>, on connection: PostgresConnection, logger: Logger) async throws {
+        let sorted = devices.sorted()
+        try await connection.query("SELECT 1 FROM device WHERE device_id = ANY(\(sorted)) ORDER BY device_id FOR UPDATE", logger: logger)
+    }
+
+    // MARK: - Providers
+
+    package func addTeam(_ teamID: String, name: String) async throws(GatewayError) {
+        try await transaction("adding a team") { connection, logger in
+            let inserted = try await Self.count(connection.query(
+                "INSERT INTO team (team_id, name) VALUES (\(teamID), \(name)) ON CONFLICT DO NOTHING RETURNING 1", logger: logger))
+            guard inserted == 1 else { throw GatewayError(.alreadyExists, "A team \(teamID) exists already.") }
+        }
+    }
+
+    package func teams() async throws(GatewayError) -> [(teamID: String, name: String)] {
+        try await transaction("reading teams") { connection, logger in
+            try await Self.all(connection.query("SELECT team_id, name FROM team ORDER BY team_id", logger: logger), as: (String, String).self)
+                .map { (teamID: $0.0, name: $0.1) }
+        }
+    }
+
+    package func addKey(_ key: StoredKey) async throws(GatewayError) {
+        try await transaction("adding a key") { connection, logger in
+            guard try await Self.count(connection.query("SELECT 1 FROM team WHERE team_id = \(key.teamID)", logger: logger)) == 1 else {
+                throw GatewayError(.notFound, "No team \(key.teamID). Add it first with `unotify gateway teams add`.")
+            }
+            let apps = key.bundleIdentifiers.map { $0.sorted().joined(separator: " ") }
+            let inserted = try await Self.count(connection.query("""
+                INSERT INTO signing_key (key_id, team_id, environment, bundle_identifiers, public_key)
+                VALUES (\(key.keyID), \(key.teamID), \(key.environment?.rawValue), \(apps), \(key.publicKeyPEM)) ON CONFLICT DO NOTHING RETURNING 1
+                """, logger: logger))
+            guard inserted == 1 else { throw GatewayError(.alreadyExists, "A key \(key.keyID) exists already.") }
+        }
+    }
+
+    package func removeKey(_ keyID: String) async throws(GatewayError) {
+        try await changeOne("removing a key", "DELETE FROM signing_key WHERE key_id = \(keyID) RETURNING 1", notFound: "No key \(keyID).")
+    }
+
+    package func addApp(_ bundleIdentifier: String, team teamID: String) async throws(GatewayError) {
+        try await transaction("adding an app") { connection, logger in
+            guard try await Self.count(connection.query("SELECT 1 FROM team WHERE team_id = \(teamID)", logger: logger)) == 1 else {
+                throw GatewayError(.notFound, "No team \(teamID). Add it first with `unotify gateway teams add`.")
+            }
+            if let owner = try await Self.column(connection.query("SELECT team_id FROM app WHERE bundle_identifier = \(bundleIdentifier)", logger: logger),
+                                               as: String.self).first {
+                throw GatewayError(.alreadyExists, "\(bundleIdentifier) belongs to team \(owner) already.")
+            }
+            try await connection.query("INSERT INTO app (bundle_identifier, team_id) VALUES (\(bundleIdentifier), \(teamID))", logger: logger)
+        }
+    }
+
+    package func removeApp(_ bundleIdentifier: String) async throws(GatewayError) {
+        try await changeOne("removing an app", "DELETE FROM app WHERE bundle_identifier = \(bundleIdentifier) RETURNING 1",
+                            notFound: "No app \(bundleIdentifier).")
+    }
+
+    package func setKeepsLatestOnly(_ bundleIdentifier: String, _ latestOnly: Bool) async throws(GatewayError) {
+        try await changeOne("changing an app", "UPDATE app SET latest_only = \(latestOnly) WHERE bundle_identifier = \(bundleIdentifier) RETURNING 1",
+                            notFound: "No app \(bundleIdentifier).")
+    }
+
+    package func appsKeepingLatestOnly() async throws(GatewayError) -> Set<String> {
+        try await transaction("reading apps") { connection, logger in
+            Set(try await Self.column(connection.query("SELECT bundle_identifier FROM app WHERE latest_only", logger: logger), as: String.self))
+        }
+    }
+
+    package func providers() async throws(GatewayError) -> (keys: [StoredKey], appsByTeam: [String: Set<String>]) {
+        try await transaction("reading providers") { connection, logger in
+            let keys = try await Self.all(connection.query("""
+                SELECT key_id, team_id, environment, bundle_identifiers, public_key FROM signing_key ORDER BY key_id
+                """, logger: logger), as: (String, String, String?, String?, String).self).map { row in
+                StoredKey(keyID: row.0, teamID: row.1, environment: row.2.flatMap(APNs.Environment.init(rawValue:)),
+                          bundleIdentifiers: row.3.map { Set($0.split(separator: " ").map(String.init)) }, publicKeyPEM: row.4)
+            }
+            var apps: [String: Set<String>] = [:]
+            for (app, team) in try await Self.all(connection.query("SELECT bundle_identifier, team_id FROM app", logger: logger), as: (String, String).self) {
+                apps[team, default: []].insert(app)
+            }
+            return (keys, apps)
+        }
+    }
+
+    // MARK: - Devices and tokens
+
+    package func addDevice(_ deviceID: String, secretHash: String, at date: Date) async throws(GatewayError) {
+        try await transaction("adding a device") { connection, logger in
+            let inserted = try await Self.count(connection.query("""
+                INSERT INTO device (device_id, secret_hash, created_at) VALUES (\(deviceID), \(secretHash), \(date.timeIntervalSince1970))
+                ON CONFLICT DO NOTHING RETURNING 1
+                """, logger: logger))
+            guard inserted == 1 else { throw GatewayError(.alreadyExists, "A device \(deviceID) exists already.") }
+        }
+    }
+
+    package func deviceSecretHash(_ deviceID: String) async throws(GatewayError) -> String? {
+        try await transaction("reading a device") { connection, logger in
+            try await Self.column(connection.query("SELECT secret_hash FROM device WHERE device_id = \(deviceID) AND removed_at IS NULL", logger: logger),
+                               as: String.self).first
+        }
+    }
+
+    package func removeDevice(_ deviceID: String, at date: Date) async throws(GatewayError) {
+        try await transaction("removing a device") { connection, logger in
+            guard try await Self.count(connection.query("""
+                UPDATE device SET removed_at = \(date.timeIntervalSince1970) WHERE device_id = \(deviceID) AND removed_at IS NULL RETURNING 1
+                """, logger: logger)) == 1 else {
+                throw GatewayError(.notFound, "No device \(deviceID), or it was removed already.")
+            }
+            try await connection.query("""
+                INSERT INTO delivery_stage (unique_id, at, stage, detail)
+                SELECT d.unique_id, \(date.timeIntervalSince1970), 'dropped', 'the device was removed'
+                FROM push p JOIN delivery d ON d.unique_id = p.unique_id WHERE p.device_id = \(deviceID) ORDER BY p.sequence
+                """, logger: logger)
+            try await connection.query("DELETE FROM push WHERE device_id = \(deviceID)", logger: logger)
+        }
+    }
+
+    package func setDeviceDisabled(_ deviceID: String, _ disabled: Bool) async throws(GatewayError) {
+        try await changeOne("changing a device", "UPDATE device SET disabled = \(disabled) WHERE device_id = \(deviceID) AND removed_at IS NULL RETURNING 1",
+                            notFound: "No device \(deviceID).")
+    }
+
+    package func deviceStandings() async throws(GatewayError) -> [String: DeviceStanding] {
+        try await transaction("reading devices") { connection, logger in
+            let rows = try await Self.all(connection.query(
+                "SELECT device_id, removed_at, disabled FROM device WHERE removed_at IS NOT NULL OR disabled", logger: logger),
+                as: (String, Double?, Bool).self)
+            return Dictionary(uniqueKeysWithValues: rows.map { ($0.0, DeviceStanding(removedAt: $0.1.map(Date.init(timeIntervalSince1970:)), isDisabled: $0.2)) })
+        }
+    }
+
+    private typealias RegistrationRow = (String, String, String, String, Double, Double?)
+
+    private static func registration(_ row: RegistrationRow) -> Registration {
+        Registration(token: row.0, deviceID: row.1, bundleIdentifier: row.2, environment: APNs.Environment(rawValue: row.3) ?? .sandbox,
+                     registeredAt: Date(timeIntervalSince1970: row.4), unregisteredAt: row.5.map(Date.init(timeIntervalSince1970:)))
+    }
+
+    package func register(_ registration: Registration) async throws(GatewayError) -> Registration {
+        try await transaction("registering a token") { connection, logger in
+            // The device's row locked: two nodes registering the same app at once agree on one token.
+            guard try await Self.count(connection.query("SELECT 1 FROM device WHERE device_id = \(registration.deviceID) FOR UPDATE", logger: logger)) == 1 else {
+                throw GatewayError(.notFound, "No device \(registration.deviceID).")
+            }
+            if let row = try await Self.all(connection.query("""
+                SELECT token, device_id, bundle_identifier, environment, registered_at, unregistered_at FROM registration
+                WHERE device_id = \(registration.deviceID) AND bundle_identifier = \(registration.bundleIdentifier)
+                AND environment = \(registration.environment.rawValue) AND unregistered_at IS NULL
+                """, logger: logger), as: RegistrationRow.self).first {
+                return Self.registration(row)
+            }
+            try await connection.query("""
+                INSERT INTO registration (token, device_id, bundle_identifier, environment, registered_at)
+                VALUES (\(registration.token), \(registration.deviceID), \(registration.bundleIdentifier), \(registration.environment.rawValue),
+                        \(registration.registeredAt.timeIntervalSince1970))
+                """, logger: logger)
+            var stored = registration
+            stored.unregisteredAt = nil
+            return stored
+        }
+    }
+
+    package func registration(token: String) async throws(GatewayError) -> Registration? {
+        try await transaction("reading a token") { connection, logger in
+            try await Self.all(connection.query("""
+                SELECT token, device_id, bundle_identifier, environment, registered_at, unregistered_at FROM registration WHERE token = \(token)
+                """, logger: logger), as: RegistrationRow.self).first.map(Self.registration)
+        }
+    }
+
+    package func unregister(deviceID: String, bundleIdentifier: String, at date: Date) async throws(GatewayError) {
+        try await transaction("unregistering a token") { connection, logger in
+            let at = date.timeIntervalSince1970
+            try await connection.query("""
+                UPDATE registration SET unregistered_at = \(at)
+                WHERE device_id = \(deviceID) AND bundle_identifier = \(bundleIdentifier) AND unregistered_at IS NULL
+                """, logger: logger)
+            // What was queued for the app will not be delivered.
+            try await connection.query("""
+                INSERT INTO delivery_stage (unique_id, at, stage, detail)
+                SELECT d.unique_id, \(at), 'dropped', 'the app unregistered'
+                FROM push p JOIN delivery d ON d.unique_id = p.unique_id WHERE p.device_id = \(deviceID) AND p.bundle_identifier = \(bundleIdentifier)
+                ORDER BY p.sequence
+                """, logger: logger)
+            try await connection.query("DELETE FROM push WHERE device_id = \(deviceID) AND bundle_identifier = \(bundleIdentifier)", logger: logger)
+        }
+    }
+
+    // MARK: - Pushes
+
+    package func enqueue(_ pushes: [QueuedPush], at date: Date) async throws(GatewayError) -> [QueuedPush] {
+        guard !pushes.isEmpty else { return [] }
+        let now = date.timeIntervalSince1970
+        return try await transaction("storing pushes") { connection, logger in
+            // Each device's pushes get their sequence, and commit, one transaction at a time: a link that
+            // follows the sequence never passes one that commits later with a smaller number.
+            try await Self.lockDevices(Set(pushes.map(\.deviceID)), on: connection, logger: logger)
+            var stored: [QueuedPush] = []
+            stored.reserveCapacity(pushes.count)
+            for var push in pushes {
+                if let sender = push.sender, let uniqueID = push.uniqueID {
+                    let storedAt: Double? = push.droppedBecause == nil ? now : nil
+                    try await connection.query("""
+                        INSERT INTO delivery (unique_id, apns_id, team_id, credential, bundle_identifier, environment, device_id, token, push_type,
+                                              priority, payload_bytes, collapse_id, expires_at, accepted_at, stored_at, held)
+                        VALUES (\(uniqueID), \(push.apnsID), \(sender.teamID), \(sender.credential), \(push.bundleIdentifier),
+                                \(push.environment.rawValue), \(push.deviceID), \(push.token), \(push.pushType.rawValue), \(push.priority),
+                                \(push.payload.count), \(push.collapseID), \(push.expiresAt.timeIntervalSince1970),
+                                \(push.receivedAt.timeIntervalSince1970), \(storedAt), \(push.held))
+                        ON CONFLICT DO NOTHING
+                        """, logger: logger)
+                    if let reason = push.droppedBecause {
+                        try await connection.query("INSERT INTO delivery_stage (unique_id, at, stage, detail) VALUES (\(uniqueID), \(now), 'dropped', \(reason))",
+                                                   logger: logger)
+                    }
+                }
+                guard push.droppedBecause == nil else { continue }
+                if push.replacesQueued {
+                    let detail = "replaced by \(push.apnsID): the app keeps only its latest push"
+                    try await connection.query("""
+                        INSERT INTO delivery_stage (unique_id, at, stage, detail)
+                        SELECT d.unique_id, \(now), 'collapsed', \(detail) FROM push p JOIN delivery d ON d.unique_id = p.unique_id
+                        WHERE p.token = \(push.token) ORDER BY p.sequence
+                        """, logger: logger)
+                    try await connection.query("DELETE FROM push WHERE token = \(push.token)", logger: logger)
+                } else if let collapseID = push.collapseID {
+                    let detail = "replaced by \(push.apnsID), with the same collapse id"
+                    try await connection.query("""
+                        INSERT INTO delivery_stage (unique_id, at, stage, detail)
+                        SELECT d.unique_id, \(now), 'collapsed', \(detail) FROM push p JOIN delivery d ON d.unique_id = p.unique_id
+                        WHERE p.token = \(push.token) AND p.collapse_id = \(collapseID) ORDER BY p.sequence
+                        """, logger: logger)
+                    try await connection.query("DELETE FROM push WHERE token = \(push.token) AND collapse_id = \(collapseID)", logger: logger)
+                }
+                let sequence = try await Self.column(connection.query("""
+                    INSERT INTO push (device_id, token, bundle_identifier, environment, apns_id, push_type, priority, expires_at, collapse_id,
+                                      payload, received_at, held, unique_id)
+                    VALUES (\(push.deviceID), \(push.token), \(push.bundleIdentifier), \(push.environment.rawValue), \(push.apnsID),
+                            \(push.pushType.rawValue), \(push.priority), \(push.expiresAt.timeIntervalSince1970), \(push.collapseID),
+                            \(ByteBuffer(bytes: push.payload)), \(push.receivedAt.timeIntervalSince1970), \(push.held), \(push.uniqueID))
+                    RETURNING sequence
+                    """, logger: logger), as: Int64.self)
+                push.sequence = sequence.first ?? 0
+                stored.append(push)
+            }
+            // Every node hears of them once they are committed: the one holding a device's link sends them.
+            try await Self.notifyStored(stored, on: connection, logger: logger)
+            return stored
+        }
+    }
+
+    package func pushes(for deviceID: String, after sequence: Int64, now: Date, limit: Int) async throws(GatewayError) -> [QueuedPush] {
+        try await transaction("reading pushes") { connection, logger in
+            var pushes: [QueuedPush] = []
+            let rows = try await connection.query("""
+                SELECT sequence, device_id, token, bundle_identifier, environment, apns_id, push_type, priority, expires_at, collapse_id,
+                       payload, received_at, unique_id
+                FROM push WHERE device_id = \(deviceID) AND sequence > \(sequence) AND expires_at > \(now.timeIntervalSince1970) AND NOT held
+                ORDER BY sequence LIMIT \(limit)
+                """, logger: logger)
+            for try await row in rows.decode((Int64, String, String, String, String, String, String, Int, Double, String?, ByteBuffer, Double, String?).self) {
+                var push = QueuedPush(
+                    sequence: row.0, deviceID: row.1, token: row.2, bundleIdentifier: row.3, environment: APNs.Environment(rawValue: row.4) ?? .sandbox,
+                    apnsID: row.5, pushType: APNs.PushType(rawValue: row.6) ?? .alert, priority: row.7, expiresAt: Date(timeIntervalSince1970: row.8),
+                    collapseID: row.9, payload: Array(buffer: row.10), receivedAt: Date(timeIntervalSince1970: row.11))
+                push.uniqueID = row.12
+                pushes.append(push)
+            }
+            return pushes
+        }
+    }
+
+    package func acknowledge(deviceID: String, through sequence: Int64, at date: Date, sent: [(uniqueID: String, at: Date)]) async throws(GatewayError) {
+        let reports = sent.map { DeliveryLog.Report(uniqueID: $0.uniqueID, stage: .sent, at: $0.at) }
+        try await transaction("acknowledging pushes") { connection, logger in
+            try await Self.insertStages(reports, on: connection, logger: logger)
+            try await connection.query("""
+                INSERT INTO delivery_stage (unique_id, at, stage)
+                SELECT d.unique_id, \(date.timeIntervalSince1970), 'acknowledged' FROM push p JOIN delivery d ON d.unique_id = p.unique_id
+                WHERE p.device_id = \(deviceID) AND p.sequence <= \(sequence) AND NOT p.held ORDER BY p.sequence
+                """, logger: logger)
+            try await connection.query("DELETE FROM push WHERE device_id = \(deviceID) AND sequence <= \(sequence) AND NOT held", logger: logger)
+        }
+    }
+
+    package func promoteHeld(deviceID: String, now: Date, limit: Int) async throws(GatewayError) -> Int {
+        try await transaction("promoting held pushes") { connection, logger in
+            try await Self.lockDevices([deviceID], on: connection, logger: logger)
+            let held = try await Self.column(connection.query("""
+                SELECT sequence FROM push WHERE device_id = \(deviceID) AND held AND expires_at > \(now.timeIntervalSince1970)
+                ORDER BY priority DESC, sequence LIMIT \(limit) FOR UPDATE
+                """, logger: logger), as: Int64.self)
+            // Each is written again with a new sequence (the sequence never gives one twice), in the order chosen.
+            for sequence in held {
+                try await connection.query("""
+                    INSERT INTO push (device_id, token, bundle_identifier, environment, apns_id, push_type, priority, expires_at, collapse_id,
+                                      payload, received_at, held, unique_id)
+                    SELECT device_id, token, bundle_identifier, environment, apns_id, push_type, priority, expires_at, collapse_id,
+                           payload, received_at, FALSE, unique_id
+                    FROM push WHERE sequence = \(sequence)
+                    """, logger: logger)
+                try await connection.query("DELETE FROM push WHERE sequence = \(sequence)", logger: logger)
+            }
+            return held.count
+        }
+    }
+
+    package func removeExpired(before date: Date) async throws(GatewayError) -> Int {
+        try await transaction("removing expired pushes") { connection, logger in
+            let at = date.timeIntervalSince1970
+            try await connection.query("""
+                INSERT INTO delivery_stage (unique_id, at, stage)
+                SELECT d.unique_id, p.expires_at, 'expired' FROM push p JOIN delivery d ON d.unique_id = p.unique_id
+                WHERE p.expires_at <= \(at) ORDER BY p.sequence
+                """, logger: logger)
+            return try await Self.count(connection.query("DELETE FROM push WHERE expires_at <= \(at) RETURNING 1", logger: logger))
+        }
+    }
+
+    package func storedPushCounts() async throws(GatewayError) -> (queued: Int, held: Int) {
+        try await transaction("counting pushes") { connection, logger in
+            let counts = try await Self.all(connection.query(
+                "SELECT count(*) FILTER (WHERE NOT held), count(*) FILTER (WHERE held) FROM push", logger: logger), as: (Int, Int).self)
+            return (counts.first?.0 ?? 0, counts.first?.1 ?? 0)
+        }
+    }
+
+    // MARK: - Several nodes
+
+    /// The channel on which nodes hear of stored pushes: each notification's payload is lines of a
+    /// device's identifier, and `\theld` when some of its pushes were stored held.
+    static let storedChannel = "unotify_stored_pushes"
+
+    private static func notifyStored(_ pushes: [QueuedPush], on connection: PostgresConnection, logger: Logger) async throws {
+        var devices: [String: Bool] = [:]
+        for push in pushes { devices[push.deviceID, default: false] = devices[push.deviceID, default: false] || push.held }
+        // A notification's payload is under 8000 bytes: the devices go in as many as it takes.
+        var lines: [String] = []
+        var size = 0
+        for (device, held) in devices.sorted(by: { $0.key < $1.key }) {
+            let line = held ? device + "\theld" : device
+            if size + line.utf8.count + 1 > 7_000 {
+                try await connection.query("SELECT pg_notify(\(storedChannel), \(lines.joined(separator: "\n")))", logger: logger)
+                lines = []
+                size = 0
+            }
+            lines.append(line)
+            size += line.utf8.count + 1
+        }
+        if !lines.isEmpty {
+            try await connection.query("SELECT pg_notify(\(storedChannel), \(lines.joined(separator: "\n")))", logger: logger)
+        }
+    }
+
+    /// Listens on ``storedChannel`` (a connection of its own), again after any failure, until cancelled.
+    package func followStoredPushes(_ wake: @escaping @Sendable ([String: Bool]?) -> Void) async {
+        while !Task.isCancelled {
+            do {
+                try await client.withConnection { connection in
+                    try await connection.listen(on: Self.storedChannel) { notifications in
+                        // What was stored before this listened (at start, or while it was down) is looked for too.
+                        wake(nil)
+                        for try await notification in notifications {
+                            var devices: [String: Bool] = [:]
+                            for line in notification.payload.split(separator: "\n") {
+                                let parts = line.split(separator: "\t")
+                                devices[String(parts[0])] = parts.count > 1
+                            }
+                            wake(devices)
+                        }
+                    }
+                }
+            } catch {
+                guard !Task.isCancelled else { return }
+                logger.warning("lost the database's notifications of stored pushes; listening again", metadata: ["error": .string("\(error)")])
+            }
+            try? await Task.sleep(for: .seconds(1))
+        }
+    }
+
+    // MARK: - Delivery log
+
+    /// Inserts stages of pushes in the log (others are skipped), details cut to their longest.
+    private static func insertStages(_ reports: [DeliveryLog.Report], limitPerPush: Int? = nil, on connection: PostgresConnection,
+                                     logger: Logger) async throws {
+        for report in reports {
+            if let limitPerPush {
+                let count = try await column(connection.query("SELECT count(*) FROM delivery_stage WHERE unique_id = \(report.uniqueID)", logger: logger), as: Int.self).first ?? 0
+                if count >= limitPerPush { continue }
+            }
+            let detail = report.detail.map { String($0.prefix(DeliveryLog.maximumDetailLength)) }
+            try await connection.query("""
+                INSERT INTO delivery_stage (unique_id, at, stage, detail)
+                SELECT unique_id, \(report.at), \(report.stage.rawValue), \(detail) FROM delivery WHERE unique_id = \(report.uniqueID)
+                """, logger: logger)
+        }
+    }
+
+    package func recordStages(_ reports: [DeliveryLog.Report]) async throws(GatewayError) {
+        guard !reports.isEmpty else { return }
+        try await transaction("recording stages") { connection, logger in try await Self.insertStages(reports, on: connection, logger: logger) }
+    }
+
+    package func recordDeviceReports(_ reports: [DeliveryLog.Report], from deviceID: String, through: Int64) async throws(GatewayError) {
+        try await transaction("recording a device's reports") { connection, logger in
+            // The device's row locked: the same reports from two links of one device are recorded once.
+            guard let recorded = try await Self.column(connection.query(
+                "SELECT reported_through FROM device WHERE device_id = \(deviceID) FOR UPDATE", logger: logger), as: Int64.self).first,
+                  through > recorded
+            else { return }
+            // Only the device's own pushes, and only the stages a device reports.
+            let ids = Array(Set(reports.map(\.uniqueID)))
+            let own = Set(try await Self.column(connection.query(
+                "SELECT unique_id FROM delivery WHERE device_id = \(deviceID) AND unique_id = ANY(\(ids))", logger: logger), as: String.self))
+            try await Self.insertStages(reports.filter { $0.stage.isReportedByDevice && own.contains($0.uniqueID) },
+                                        limitPerPush: DeliveryLog.maximumStagesPerPush, on: connection, logger: logger)
+            try await connection.query("UPDATE device SET reported_through = \(through) WHERE device_id = \(deviceID)", logger: logger)
+        }
+    }
+
+    private typealias DeliveryRow = (String, String, String, String, String, String, String, String, String, Int, Int, String?, Double, Double, Double?, Bool)
+
+    package func deliveryRecords(matching id: String) async throws(GatewayError) -> [DeliveryRecord] {
+        try await transaction("reading the delivery log") { connection, logger in
+            let lowered = id.lowercased()
+            let rows = try await Self.all(connection.query("""
+                SELECT unique_id, apns_id, team_id, credential, bundle_identifier, environment, device_id, token, push_type, priority, payload_bytes,
+                       collapse_id, expires_at, accepted_at, stored_at, held
+                FROM delivery WHERE unique_id = \(lowered) OR apns_id = \(lowered) ORDER BY accepted_at, unique_id LIMIT 100
+                """, logger: logger), as: DeliveryRow.self)
+            var records: [DeliveryRecord] = []
+            for row in rows {
+                var entries = [DeliveryLog.Entry(.accepted, at: Date(timeIntervalSince1970: row.13), detail: row.3)]
+                if let storedAt = row.14 {
+                    entries.append(DeliveryLog.Entry(.stored, at: Date(timeIntervalSince1970: storedAt),
+                                                     detail: row.15 ? "held: the device was not linked" : "queued for the linked device"))
+                }
+                // In the order the gateway learned of them.
+                for stage in try await Self.all(connection.query(
+                    "SELECT at, stage, detail FROM delivery_stage WHERE unique_id = \(row.0) ORDER BY id", logger: logger), as: (Double, String, String?).self) {
+                    guard let kind = DeliveryLog.Stage(rawValue: stage.1) else { continue }
+                    entries.append(DeliveryLog.Entry(kind, at: Date(timeIntervalSince1970: stage.0), detail: stage.2))
+                }
+                records.append(DeliveryRecord(
+                    uniqueID: row.0, apnsID: row.1, teamID: row.2, credential: row.3, bundleIdentifier: row.4,
+                    environment: APNs.Environment(rawValue: row.5) ?? .sandbox, deviceID: row.6, token: row.7,
+                    pushType: APNs.PushType(rawValue: row.8) ?? .alert, priority: row.9, payloadBytes: row.10, collapseID: row.11,
+                    expiresAt: Date(timeIntervalSince1970: row.12), stages: entries))
+            }
+            return records
+        }
+    }
+
+    package func pruneDeliveryLog(acceptedBefore date: Date, keepingAtMost limit: Int) async throws(GatewayError) -> Int {
+        try await transaction("pruning the delivery log") { connection, logger in
+            var removed = try await Self.count(connection.query("""
+                DELETE FROM delivery WHERE accepted_at < \(date.timeIntervalSince1970)
+                AND unique_id NOT IN (SELECT unique_id FROM push WHERE unique_id IS NOT NULL) RETURNING 1
+                """, logger: logger))
+            let count = try await Self.column(connection.query("SELECT count(*) FROM delivery", logger: logger), as: Int.self).first ?? 0
+            if count > limit {
+                removed += try await Self.count(connection.query("""
+                    DELETE FROM delivery WHERE unique_id IN (SELECT unique_id FROM delivery ORDER BY accepted_at LIMIT \(count - limit)) RETURNING 1
+                    """, logger: logger))
+            }
+            return removed
+        }
+    }
+
+    // MARK: - The database's address
+
+    /// The client's configuration from a `postgres://` URL, and where it points, without a password.
+    static func configuration(from url: String) throws(GatewayError) -> (PostgresClient.Configuration, String) {
+        guard let components = URLComponents(string: url), components.scheme == "postgres" || components.scheme == "postgresql" else {
+            throw GatewayError(.invalidArgument, "\"\(url)\" is not a PostgreSQL URL: write postgres://user:password@host:port/database.")
+        }
+        let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        let username = components.user ?? ProcessInfo.processInfo.environment["USER"] ?? "postgres"
+        let query = Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }) { _, last in last }
+        var configuration: PostgresClient.Configuration
+        let location: String
+        if let socketFolder = query["host"], socketFolder.hasPrefix("/") {
+            let port = components.port ?? query["port"].flatMap { Int($0) } ?? 5432
+            configuration = PostgresClient.Configuration(unixSocketPath: "\(socketFolder)/.s.PGSQL.\(port)", username: username,
+                                                         password: components.password, database: database.isEmpty ? nil : database)
+            location = "postgres://\(username)@\(socketFolder):\(port)/\(database)"
+        } else {
+            let host = components.host ?? "localhost"
+            let tls: PostgresClient.Configuration.TLS
+            switch query["sslmode"] {
+            case "disable": tls = .disable
+            case "require", "verify-ca", "verify-full": tls = .require(.makeClientConfiguration())
+            default: tls = .prefer(.makeClientConfiguration())
+            }
+            configuration = PostgresClient.Configuration(host: host, port: components.port ?? 5432, username: username,
+                                                         password: components.password, database: database.isEmpty ? nil : database, tls: tls)
+            location = "postgres://\(username)@\(host):\(components.port ?? 5432)/\(database)"
+        }
+        configuration.options.maximumConnections = 8
+        return (configuration, location)
+    }
+}

@@ -1,0 +1,21 @@
+import Logging
+import PushGateway
+import Synchronization
+import TestSupport
+
+extension PostgresServer {
+    /// Opens a store on `url` and runs its connection pool for the rest of the test process.
+    static func openStore(_ url: String) async throws -> PostgresGatewayStore {
+        var logger = Logger(label: "postgres")
+        logger.logLevel = .critical
+        let store = try PostgresGatewayStore(url: url, logger: logger)
+        PostgresPools.running.withLock { $0.append(Task { await store.run() }) }
+        try await store.migrate()
+        return store
+    }
+}
+
+/// The stores' connection pools, running until the test process ends.
+enum PostgresPools {
+    static let running = Mutex<[Task<Void, Never>]>([])
+}
