@@ -18,8 +18,9 @@ import Testing
         let environment: [String: String]
         let unotify = ChildProcess.built("unotify")
 
-        init() async throws {
-            database = try await PostgresServer.newDatabase()
+        /// A deployment on a database of `server` (the tests' shared server unless given).
+        init(server: PostgresServer? = nil) async throws {
+            database = try (server ?? PostgresServer.shared()).newDatabase()
             directory = try makeTestDirectory()
             environment = QuickStartTests.environment(directory)
         }
@@ -113,6 +114,58 @@ import Testing
         await watch.stop()
         await daemon.stop()
         #expect(await second.stop() == 0)
+    }
+
+    /// The database stops under a provider's pushes and comes back: while it is gone the gateway
+    /// answers `503 ServiceUnavailable`, and every push answered `200`, before or after, reaches the
+    /// person exactly once.
+    @Test func whileTheDatabaseIsGonePushesAre503AndNothingAcceptedIsLost() async throws {
+        let server = try PostgresServer.make()
+        let deployment = try await Deployment(server: server)
+        let (node, sandbox, links) = try await deployment.startNode("A")
+        let (jwt, credentialPath) = try await deployment.setUp()
+        let (daemon, token) = try await deployment.startDaemon(linkingTo: links, credentialPath: credentialPath)
+        let watch = try ChildProcess(deployment.unotify, ["watch"], environment: deployment.environment, name: "unotify watch")
+        try await watch.line(containing: "Watching")
+
+        var accepted: [Int] = []
+        var index = 0
+        func send() async throws -> HTTPClientResponse {
+            defer { index += 1 }
+            let answer = try await deployment.push("Push \(index)", to: sandbox, token: token, jwt: jwt)
+            if answer.status == .ok { accepted.append(index) }
+            return answer
+        }
+        for _ in 0..<5 { #expect(try await send().status == .ok) }
+        try server.stop()
+        for _ in 0..<3 {
+            let answer = try await send()
+            #expect(answer.status == .serviceUnavailable)
+            let body = try await answer.body.collect(upTo: 1024)
+            #expect(String(buffer: body) == #"{"reason":"ServiceUnavailable"}"#)
+        }
+        try server.start()
+        // The pool connects again: pushes are taken again within a few tries.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while (try? await send().status) != .ok {
+            guard ContinuousClock.now < deadline else { Issue.record("the gateway took no push within 30 s of the database's return"); return }
+        }
+        for _ in 0..<5 { #expect(try await send().status == .ok) }
+
+        do {
+            for accepted in accepted { try await watch.line(containing: "Push \(accepted) — Through PostgreSQL", within: 20) }
+        } catch {
+            Issue.record("The gateway said:\n\(node.lines.filter { !$0.contains("Connection creation") && !$0.contains("hasn't been called") }.suffix(60).joined(separator: "\n"))\nThe daemon said:\n\(daemon.lines.suffix(40).joined(separator: "\n"))")
+            throw error
+        }
+        for accepted in accepted {
+            #expect(watch.lines.count { $0.contains("Push \(accepted) — ") } == 1, "push \(accepted) shown once")
+        }
+        #expect(accepted.count >= 11)
+        await watch.stop()
+        await daemon.stop()
+        #expect(await node.stop() == 0)
+        try server.stop()
     }
 
     /// Two nodes at once: the device is linked to one; a provider's push sent to the other reaches it

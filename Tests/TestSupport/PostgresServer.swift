@@ -6,39 +6,115 @@ import Glibc
 #endif
 
 /// A throw-away PostgreSQL server for the tests: Debian's `postgresql` binaries, a new cluster in a
-/// folder of its own, listening on a Unix socket only (no port taken from anyone), started once for the
-/// test process and stopped when it exits. Each store gets a database of its own.
-package enum PostgresServer {
+/// folder of its own, listening on a Unix socket only (no port taken from anyone). ``shared`` is
+/// started once for the test process; a test that stops its server makes one of its own. Every
+/// cluster is stopped when the process exits. Each store gets a database of its own.
+package final class PostgresServer: Sendable {
     package struct Unavailable: Error, CustomStringConvertible {
         package let description: String
     }
 
-    private static let started = Mutex<Result<String, Unavailable>?>(nil)
+    package static let port = 5432
+    package static let user = "unotify"
 
-    /// The folder of the server's socket, started the first time it is asked for.
-    package static func socketFolder() throws -> String {
-        try started.withLock { state in
+    /// The folder of the server's socket (and of its data, in `data/`).
+    package let folder: String
+    private let running = Mutex<Process?>(nil)
+
+    private init(folder: String) {
+        self.folder = folder
+    }
+
+    /// The server the tests share, started the first time it is asked for.
+    package static func shared() throws -> PostgresServer {
+        try sharedServer.withLock { state in
             if state == nil {
-                do { state = .success(try start()) } catch { state = .failure(error as? Unavailable ?? Unavailable(description: "\(error)")) }
+                do { state = .success(try make()) } catch { state = .failure(error as? Unavailable ?? Unavailable(description: "\(error)")) }
             }
             return try state!.get()
         }
     }
 
-    /// A new, empty database on the server, as a `postgres://` URL.
+    private static let sharedServer = Mutex<Result<PostgresServer, Unavailable>?>(nil)
+
+    /// A new, empty database on the shared server, as a `postgres://` URL.
     package static func newDatabase() async throws -> String {
-        let folder = try socketFolder()
+        try shared().newDatabase()
+    }
+
+    /// A new cluster of its own, started.
+    package static func make() throws -> PostgresServer {
+        let folder = "/tmp/pg-\(UUID().uuidString.prefix(8))"
+        let data = folder + "/data"
+        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+        if asRoot {
+            try run("/usr/bin/chown", ["-R", "postgres:postgres", folder], asServer: false)
+        }
+        try run("initdb", ["-D", data, "-U", user, "-A", "trust", "--no-sync", "-E", "UTF8", "--no-instructions"])
+        let server = PostgresServer(folder: folder)
+        try server.start()
+        clusters.withLock { $0.append(data) }
+        if clusters.withLock({ $0.count }) == 1 {
+            atexit {
+                // The process ends: so do its servers.
+                for data in PostgresServer.clusters.withLock({ $0 }) {
+                    _ = try? PostgresServer.run("pg_ctl", ["-D", data, "-m", "immediate", "stop"])
+                }
+            }
+        }
+        return server
+    }
+
+    private static let clusters = Mutex<[String]>([])
+
+    /// A new, empty database on this server, as a `postgres://` URL.
+    package func newDatabase() throws -> String {
         let name = "gateway_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
-        try run("psql", ["-h", folder, "-p", "\(port)", "-U", user, "-d", "postgres", "-v", "ON_ERROR_STOP=1", "-q", "-c", "CREATE DATABASE \(name)"])
-        return url(database: name)
+        try Self.run("psql", ["-h", folder, "-p", "\(Self.port)", "-U", Self.user, "-d", "postgres", "-v", "ON_ERROR_STOP=1", "-q", "-c", "CREATE DATABASE \(name)"])
+        return "postgres://\(Self.user)@/\(name)?host=\(folder)&port=\(Self.port)"
     }
 
-    package static func url(database: String) -> String {
-        "postgres://\(user)@/\(database)?host=\((try? socketFolder()) ?? "")&port=\(port)"
+    /// Starts the server and waits until it accepts connections.
+    ///
+    /// It runs in the foreground, a child of the test process, its log in a file. (Not through
+    /// `pg_ctl start`: a server it starts keeps open what Foundation's `Process` waits on.)
+    package func start() throws {
+        let server = Process()
+        let postgres = try Self.binary("postgres")
+        let arguments = ["-D", folder + "/data", "-k", folder, "-c", "listen_addresses=", "-p", "\(Self.port)", "-c", "max_connections=200"]
+        if Self.asRoot {
+            server.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
+            server.arguments = ["-u", "postgres", "--", postgres] + arguments
+        } else {
+            server.executableURL = URL(fileURLWithPath: postgres)
+            server.arguments = arguments
+        }
+        if !FileManager.default.fileExists(atPath: folder + "/server.log") {
+            FileManager.default.createFile(atPath: folder + "/server.log", contents: nil)
+        }
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/server.log"))
+        log.seekToEndOfFile()
+        server.standardOutput = log
+        server.standardError = log
+        server.standardInput = FileHandle.nullDevice
+        try server.run()
+        running.withLock { $0 = server }
+        let deadline = Date().addingTimeInterval(60)
+        while (try? Self.run("pg_isready", ["-h", folder, "-p", "\(Self.port)", "-U", Self.user, "-q"], asServer: false)) == nil {
+            guard Date() < deadline, server.isRunning else {
+                let text = (try? String(contentsOfFile: folder + "/server.log", encoding: .utf8)) ?? ""
+                throw Unavailable(description: "The PostgreSQL server did not start: \(text)")
+            }
+            usleep(100_000)
+        }
     }
 
-    package static let port = 5432
-    package static let user = "unotify"
+    /// Stops the server at once, as a crash or an operator would: every connection is cut.
+    package func stop() throws {
+        try Self.run("pg_ctl", ["-D", folder + "/data", "-m", "immediate", "stop"])
+        let server = running.withLock { $0 }
+        while server?.isRunning == true { usleep(10_000) }
+    }
 
     /// The server's binaries: the newest installed version's.
     private static func binary(_ name: String) throws -> String {
@@ -54,50 +130,6 @@ package enum PostgresServer {
     /// PostgreSQL refuses to run as root: as root, the server runs as the `postgres` user.
     private static var asRoot: Bool { getuid() == 0 }
 
-    private static func start() throws -> String {
-        let folder = "/tmp/pg-\(UUID().uuidString.prefix(8))"
-        let data = folder + "/data"
-        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
-        if asRoot {
-            try run("/usr/bin/chown", ["-R", "postgres:postgres", folder], asServer: false)
-        }
-        try run("initdb", ["-D", data, "-U", user, "-A", "trust", "--no-sync", "-E", "UTF8", "--no-instructions"])
-        // The server runs in the foreground, a child of the test process, its log in a file. (Not
-        // through `pg_ctl start`: a server it starts keeps what Foundation's `Process` waits on open.)
-        let server = Process()
-        let postgres = try binary("postgres")
-        let arguments = ["-D", data, "-k", folder, "-c", "listen_addresses=", "-p", "\(port)", "-c", "max_connections=200"]
-        if asRoot {
-            server.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-            server.arguments = ["-u", "postgres", "--", postgres] + arguments
-        } else {
-            server.executableURL = URL(fileURLWithPath: postgres)
-            server.arguments = arguments
-        }
-        FileManager.default.createFile(atPath: folder + "/server.log", contents: nil)
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/server.log"))
-        server.standardOutput = log
-        server.standardError = log
-        server.standardInput = FileHandle.nullDevice
-        try server.run()
-        dataFolder.withLock { $0 = data }
-        atexit {
-            // The process ends: so does its server.
-            _ = try? PostgresServer.run("pg_ctl", ["-D", PostgresServer.dataFolder.withLock { $0 }, "-m", "immediate", "stop"])
-        }
-        let deadline = Date().addingTimeInterval(60)
-        while (try? run("pg_isready", ["-h", folder, "-p", "\(port)", "-U", user, "-q"], asServer: false)) == nil {
-            guard Date() < deadline, server.isRunning else {
-                let text = (try? String(contentsOfFile: folder + "/server.log", encoding: .utf8)) ?? ""
-                throw Unavailable(description: "The PostgreSQL server did not start: \(text)")
-            }
-            usleep(100_000)
-        }
-        return folder
-    }
-
-    private static let dataFolder = Mutex("")
-
     /// Runs a PostgreSQL program (as the server's user, when the tests run as root) and waits for it.
     @discardableResult
     package static func run(_ program: String, _ arguments: [String], asServer: Bool = true) throws -> String {
@@ -111,7 +143,7 @@ package enum PostgresServer {
             process.arguments = arguments
         }
         process.currentDirectoryURL = URL(fileURLWithPath: "/tmp")
-        // Into a file, not a pipe: the server that pg_ctl starts keeps what it inherits open.
+        // Into a file, not a pipe: nothing the program leaves running can hold the wait open.
         let outputPath = "/tmp/pg-output-\(UUID().uuidString)"
         FileManager.default.createFile(atPath: outputPath, contents: nil)
         defer { try? FileManager.default.removeItem(atPath: outputPath) }

@@ -151,7 +151,7 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
                 admit(push, registration: registration, completion: completion)
             } catch {
                 logger.error("could not read a token", metadata: ["error": .string("\(error)")])
-                completion(APNs.Rejection(.internalServerError))
+                completion(APNs.Rejection(Self.reason(for: error)))
             }
         }
     }
@@ -207,6 +207,12 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
         try await store.deliveryRecords(matching: id)
     }
 
+    /// What a provider is told when the store fails: `503 ServiceUnavailable` while it cannot be
+    /// reached (try again later), `500 InternalServerError` otherwise.
+    static func reason(for error: any Error) -> APNs.Reason {
+        (error as? GatewayError)?.code == .unavailable ? .serviceUnavailable : .internalServerError
+    }
+
     /// Writes what gathered, batch after batch, until nothing waits.
     private func writeBatches() async {
         while true {
@@ -225,7 +231,8 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
                 for waiting in batch { waiting.completion(nil) }
             } catch {
                 logger.error("could not store pushes", metadata: ["pushes": .stringConvertible(batch.count), "error": .string("\(error)")])
-                for waiting in batch { waiting.completion(APNs.Rejection(.internalServerError)) }
+                let reason = Self.reason(for: error)
+                for waiting in batch { waiting.completion(APNs.Rejection(reason)) }
             }
         }
     }

@@ -247,6 +247,8 @@ extension GatewayStore {
 package struct GatewayError: Error, Sendable, CustomStringConvertible {
     package enum Code: String, Sendable {
         case storageFailed
+        /// The store cannot be reached now (its database server is down or restarting): try again later.
+        case unavailable
         case databaseUnreadable
         case notFound
         case alreadyExists

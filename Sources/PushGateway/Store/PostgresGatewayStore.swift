@@ -3,6 +3,7 @@ package import Logging
 import NIOCore
 package import NotificationCore
 import PostgresNIO
+import Synchronization
 import ServiceLifecycle
 
 /// The gateway's store in a PostgreSQL database, for several gateway nodes sharing one state
@@ -155,20 +156,72 @@ package final class PostgresGatewayStore: GatewayStore, Service {
 
     // MARK: - Running statements
 
+    /// How long one call may wait for the database before it is said to be unavailable.
+    static let timeout: Duration = .seconds(5)
+
     /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
     private func transaction<T: Sendable>(
-        _ what: String, _ body: (PostgresConnection, Logger) async throws -> T
+        _ what: String, _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T
     ) async throws(GatewayError) -> T {
         do {
             let logger = self.logger
-            return try await client.withTransaction(logger: logger) { connection in try await body(connection, logger) }
+            let client = self.client
+            // A database that is gone makes the pool wait for a connection: after the timeout the
+            // caller hears it is unavailable (a provider gets 503 and sends again) instead of waiting.
+            // The call is cancelled then, and left to end on its own: the pool may not let go of a
+            // waiting lease at once, and the caller must not wait for it.
+            return try await Self.withTimeout(Self.timeout, what: "\(what) failed in \(location)") {
+                try await client.withTransaction(logger: logger) { connection in try await body(connection, logger) }
+            }
         } catch let error as GatewayError {
             throw error
         } catch let error as PostgresTransactionError {
             if let gatewayError = error.closureError as? GatewayError { throw gatewayError }
-            throw GatewayError(.storageFailed, "\(what) failed in \(location): \(String(reflecting: error.closureError ?? error.commitError ?? error.beginError ?? error.rollbackError))")
+            let cause: any Error = error.closureError ?? error.commitError ?? error.beginError ?? error.rollbackError ?? error
+            throw GatewayError(Self.isUnreachable(cause) ? .unavailable : .storageFailed, "\(what) failed in \(location): \(String(reflecting: cause))")
         } catch {
-            throw GatewayError(.storageFailed, "\(what) failed in \(location): \(String(reflecting: error))")
+            throw GatewayError(Self.isUnreachable(error) ? .unavailable : .storageFailed, "\(what) failed in \(location): \(String(reflecting: error))")
+        }
+    }
+
+    /// The result of `operation`, or `GatewayError(.unavailable)` once `timeout` passed, whichever
+    /// comes first; the operation is then cancelled and not waited for.
+    private static func withTimeout<T: Sendable>(
+        _ timeout: Duration, what: String, _ operation: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        let race = TimeoutRace<T>()
+        return try await withCheckedThrowingContinuation { continuation in
+            race.start(continuation)
+            race.setWork(Task {
+                do {
+                    race.finish(.success(try await operation()))
+                } catch {
+                    race.finish(.failure(error))
+                }
+            })
+            race.setTimer(Task {
+                guard (try? await Task.sleep(for: timeout)) != nil else { return }
+                race.finish(.failure(GatewayError(.unavailable, "\(what): no answer within \(timeout).")))
+            })
+        }
+    }
+
+    /// Whether `error` says the database cannot be reached now (down, restarting, the connection cut),
+    /// rather than that it refused what was asked.
+    private static func isUnreachable(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else {
+            // The pool's own errors (no connection could be made in time): the server is not there.
+            return !(error is PostgresDecodingError)
+        }
+        switch error.code {
+        case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:
+            return true
+        case .server:
+            // Class 57 (operator intervention: shutting down, cannot connect now) and 08 (connection).
+            let state = error.serverInfo?[.sqlState] ?? ""
+            return state.hasPrefix("57P") || state.hasPrefix("08")
+        default:
+            return false
         }
     }
 
@@ -707,6 +760,43 @@ package final class PostgresGatewayStore: GatewayStore, Service {
             location = "postgres://\(username)@\(host):\(components.port ?? 5432)/\(database)"
         }
         configuration.options.maximumConnections = 8
+        configuration.options.connectTimeout = .seconds(3)
         return (configuration, location)
+    }
+}
+
+/// An operation and its deadline, each in a task: the first to finish answers the caller and cancels
+/// the other.
+private final class TimeoutRace<T: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<T, any Error>?
+        var work: Task<Void, Never>?
+        var timer: Task<Void, Never>?
+        var finished = false
+    }
+
+    private let state = Mutex(State())
+
+    func start(_ continuation: CheckedContinuation<T, any Error>) {
+        state.withLock { $0.continuation = continuation }
+    }
+
+    func setWork(_ task: Task<Void, Never>) {
+        if state.withLock({ state in state.work = task; return state.finished }) { task.cancel() }
+    }
+
+    func setTimer(_ task: Task<Void, Never>) {
+        if state.withLock({ state in state.timer = task; return state.finished }) { task.cancel() }
+    }
+
+    func finish(_ result: Result<T, any Error>) {
+        let (continuation, others) = state.withLock { state -> (CheckedContinuation<T, any Error>?, [Task<Void, Never>]) in
+            guard !state.finished else { return (nil, []) }
+            state.finished = true
+            defer { state.continuation = nil }
+            return (state.continuation, [state.work, state.timer].compactMap { $0 })
+        }
+        for task in others { task.cancel() }
+        continuation?.resume(with: result)
     }
 }
