@@ -77,7 +77,7 @@ import Testing
             request.body = .bytes(ByteBuffer(string: #"{"aps":{"alert":{"title":"\#(title)","body":"Through PostgreSQL"}}}"#))
             let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls))
             defer { _ = client.shutdown() as EventLoopFuture<Void> }
-            return try await client.execute(request, timeout: .seconds(10))
+            return try await client.execute(request, timeout: .seconds(30))
         }
     }
 
@@ -138,7 +138,7 @@ import Testing
         }
         for _ in 0..<5 { #expect(try await send().status == .ok) }
         try server.stop()
-        for _ in 0..<3 {
+        for _ in 0..<2 {
             let answer = try await send()
             #expect(answer.status == .serviceUnavailable)
             let body = try await answer.body.collect(upTo: 1024)
@@ -161,7 +161,7 @@ import Testing
         for accepted in accepted {
             #expect(watch.lines.count { $0.contains("Push \(accepted) — ") } == 1, "push \(accepted) shown once")
         }
-        #expect(accepted.count >= 11)
+        #expect(accepted.count >= 11)  // 5 before, the first after, 5 more
         await watch.stop()
         await daemon.stop()
         #expect(await node.stop() == 0)

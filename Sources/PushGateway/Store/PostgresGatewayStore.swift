@@ -38,7 +38,7 @@ package final class PostgresGatewayStore: GatewayStore, Service {
 
     /// Creates or updates the schema; call once the pool runs.
     package func migrate() async throws(GatewayError) {
-        try await transaction("migrating") { connection, logger in
+        try await transaction("migrating", timeout: Self.migrationTimeout) { connection, logger in
             // One node at a time: the others wait here, then find the migrations done.
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: logger)
             try await connection.query("CREATE TABLE IF NOT EXISTS schema_migration (version INTEGER PRIMARY KEY NOT NULL)", logger: logger)
@@ -157,11 +157,13 @@ package final class PostgresGatewayStore: GatewayStore, Service {
     // MARK: - Running statements
 
     /// How long one call may wait for the database before it is said to be unavailable.
-    static let timeout: Duration = .seconds(5)
+    static let timeout: Duration = .seconds(10)
+    /// How long the schema's migration may take (many statements, and other nodes' turns first).
+    static let migrationTimeout: Duration = .seconds(300)
 
     /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
     private func transaction<T: Sendable>(
-        _ what: String, _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T
+        _ what: String, timeout: Duration = PostgresGatewayStore.timeout, _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T
     ) async throws(GatewayError) -> T {
         do {
             let logger = self.logger
@@ -170,7 +172,7 @@ package final class PostgresGatewayStore: GatewayStore, Service {
             // caller hears it is unavailable (a provider gets 503 and sends again) instead of waiting.
             // The call is cancelled then, and left to end on its own: the pool may not let go of a
             // waiting lease at once, and the caller must not wait for it.
-            return try await Self.withTimeout(Self.timeout, what: "\(what) failed in \(location)") {
+            return try await Self.withTimeout(timeout, what: "\(what) failed in \(location)") {
                 try await client.withTransaction(logger: logger) { connection in try await body(connection, logger) }
             }
         } catch let error as GatewayError {
