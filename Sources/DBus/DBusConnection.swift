@@ -130,7 +130,6 @@ package final class DBusConnection: Sendable {
     package func send(_ message: DBusMessage) async throws(DBusError) {
         var message = message
         message.serial = core.nextSerial()
-        if message.kind == .methodCall { message.flags.insert(.noReplyExpected) }
         let bytes: [UInt8]
         do { bytes = try message.encoded() } catch { throw DBusError(code: .invalidMessage, message: error.description) }
         do {

@@ -16,8 +16,6 @@ package struct DesktopCapabilities: Sendable, Hashable {
     package var inlineReply: Bool { names.contains("inline-reply") }
     /// Markup in the body: plain text must then be escaped.
     package var bodyMarkup: Bool { names.contains("body-markup") }
-    /// Sounds played by the server (`sound-file`, `sound-name`).
-    package var sound: Bool { names.contains("sound") }
 }
 
 /// One call of `org.freedesktop.Notifications.Notify`: what the desktop is asked to show for one

@@ -261,11 +261,6 @@ extension UIUserNotificationType {
 
 @available(*, deprecated, message: "The mapping of iOS 8's API onto UserNotifications")
 extension UIUserNotificationAction {
-    /// At most this many actions show in each context.
-    static func limit(of context: UIUserNotificationActionContext) -> Int {
-        context == .minimal ? 2 : 4
-    }
-
     /// The action as UserNotifications declares it: a foreground activation, destruction and
     /// authentication as its options, typed text as a text-input action.
     var notificationAction: UNNotificationAction {
@@ -291,17 +286,20 @@ extension UIUserNotificationCategory {
     /// default context's (at most four in all); without a minimal context, a banner shows the first two
     /// of the default context, as iOS 8 does.
     var notificationCategory: UNNotificationCategory {
-        let minimal = Array((actions(for: .minimal) ?? []).prefix(Self.minimalLimit))
-        let standard = Array((actions(for: .default) ?? []).prefix(Self.defaultLimit))
+        let minimal = Array((actions(for: .minimal) ?? []).prefix(UIUserNotificationActionContext.minimal.actionLimit))
+        let standard = Array((actions(for: .default) ?? []).prefix(UIUserNotificationActionContext.default.actionLimit))
         var ordered = minimal
         for action in standard where !ordered.contains(where: { $0.identifier == action.identifier }) {
             ordered.append(action)
         }
-        return UNNotificationCategory(identifier: identifier ?? "", actions: Array(ordered.prefix(Self.defaultLimit)).map(\.notificationAction),
+        return UNNotificationCategory(identifier: identifier ?? "", actions: Array(ordered.prefix(UIUserNotificationActionContext.default.actionLimit)).map(\.notificationAction),
                                       intentIdentifiers: [], options: [])
     }
+}
 
-    static var minimalLimit: Int { UIUserNotificationAction.limit(of: .minimal) }
-    static var defaultLimit: Int { UIUserNotificationAction.limit(of: .default) }
+@available(*, deprecated, message: "The mapping of iOS 8's API onto UserNotifications")
+extension UIUserNotificationActionContext {
+    /// At most this many actions show in the context: two on a banner, four in an alert.
+    var actionLimit: Int { self == .minimal ? 2 : 4 }
 }
 #endif

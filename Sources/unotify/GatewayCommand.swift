@@ -30,7 +30,7 @@ struct GatewayLocation: ParsableArguments {
 
     /// Runs `body` with the gateway's store: its PostgreSQL database (`--database`), its connection
     /// pool running meanwhile, or its SQLite file, opened beside a running gateway if there is one
-    /// (both allow it).
+    /// (both allow it). A store's error becomes the message a person reads.
     func withStore<T: Sendable>(_ body: @Sendable (any GatewayStore) async throws -> T) async throws -> T {
         umask(0o077)
         guard let database else {
@@ -149,7 +149,7 @@ struct GatewayCommand: AsyncParsableCommand {
             }
 
             func run() async throws {
-                try await gatewayCall { try await location.withStore { try await $0.addTeam(teamID, name: name ?? teamID) } }
+                try await location.withStore { try await $0.addTeam(teamID, name: name ?? teamID) }
                 print(teamID)
             }
         }
@@ -159,7 +159,7 @@ struct GatewayCommand: AsyncParsableCommand {
             @OptionGroup var location: GatewayLocation
 
             func run() async throws {
-                for team in try await gatewayCall({ try await location.withStore { try await $0.teams() } }) { print("\(team.teamID)  \(team.name)") }
+                for team in try await location.withStore({ try await $0.teams() }) { print("\(team.teamID)  \(team.name)") }
             }
         }
     }
@@ -181,7 +181,7 @@ struct GatewayCommand: AsyncParsableCommand {
             }
 
             func run() async throws {
-                try await gatewayCall { try await location.withStore { try await $0.setKeepsLatestOnly(bundleIdentifier, keep == "latest") } }
+                try await location.withStore { try await $0.setKeepsLatestOnly(bundleIdentifier, keep == "latest") }
                 print(keep == "latest" ? "\(bundleIdentifier): only the latest push is kept for an offline device, as on APNs."
                                        : "\(bundleIdentifier): every unexpired push is kept for an offline device.")
             }
@@ -198,7 +198,7 @@ struct GatewayCommand: AsyncParsableCommand {
             }
 
             func run() async throws {
-                try await gatewayCall { try await location.withStore { try await $0.addApp(bundleIdentifier, team: team) } }
+                try await location.withStore { try await $0.addApp(bundleIdentifier, team: team) }
             }
         }
 
@@ -207,7 +207,7 @@ struct GatewayCommand: AsyncParsableCommand {
             @OptionGroup var location: GatewayLocation
 
             func run() async throws {
-                let providers = try await gatewayCall { try await location.withStore { try await $0.providers() } }
+                let providers = try await location.withStore { try await $0.providers() }
                 for (team, apps) in providers.appsByTeam.sorted(by: { $0.key < $1.key }) {
                     for app in apps.sorted() { print("\(app)  \(team)") }
                 }
@@ -220,7 +220,7 @@ struct GatewayCommand: AsyncParsableCommand {
             @Argument var bundleIdentifier: String
 
             func run() async throws {
-                try await gatewayCall { try await location.withStore { try await $0.removeApp(bundleIdentifier) } }
+                try await location.withStore { try await $0.removeApp(bundleIdentifier) }
             }
         }
     }
@@ -245,11 +245,9 @@ struct GatewayCommand: AsyncParsableCommand {
                 let keyID = makeAppleIdentifier()
                 let path = output ?? "AuthKey_\(keyID).p8"
                 guard !FileManager.default.fileExists(atPath: path) else { throw ValidationError("\(path) exists already.") }
-                try await gatewayCall {
-                    let stored = StoredKey(keyID: keyID, teamID: team, environment: environment,
-                                           bundleIdentifiers: topic.isEmpty ? nil : Set(topic), publicKeyPEM: key.publicKey.pemRepresentation)
-                    try await location.withStore { try await $0.addKey(stored) }
-                }
+                let stored = StoredKey(keyID: keyID, teamID: team, environment: environment,
+                                       bundleIdentifiers: topic.isEmpty ? nil : Set(topic), publicKeyPEM: key.publicKey.pemRepresentation)
+                try await location.withStore { try await $0.addKey(stored) }
                 guard PrivateFiles.createFile(atPath: path, contents: Data(key.pemRepresentation.utf8)) else {
                     throw ValidationError("Could not write \(path); the key \(keyID) is registered, remove it with `unotify gateway keys remove \(keyID)`.")
                 }
@@ -263,7 +261,7 @@ struct GatewayCommand: AsyncParsableCommand {
             @OptionGroup var location: GatewayLocation
 
             func run() async throws {
-                for key in try await gatewayCall({ try await location.withStore { try await $0.providers().keys } }) {
+                for key in try await location.withStore({ try await $0.providers().keys }) {
                     let scope = key.bundleIdentifiers.map { "topics " + $0.sorted().joined(separator: ",") } ?? "every app of the team"
                     print("\(key.keyID)  team \(key.teamID)  \(key.environment?.rawValue ?? "sandbox and production")  \(scope)")
                 }
@@ -276,7 +274,7 @@ struct GatewayCommand: AsyncParsableCommand {
             @Argument var keyID: String
 
             func run() async throws {
-                try await gatewayCall { try await location.withStore { try await $0.removeKey(keyID) } }
+                try await location.withStore { try await $0.removeKey(keyID) }
             }
         }
     }
@@ -298,7 +296,7 @@ struct GatewayCommand: AsyncParsableCommand {
             @Option(name: .long, help: "The files' name without extension. Default: PushCertificate_<app> in the current folder.") var output: String?
 
             func run() async throws {
-                let apps = try await gatewayCall { try await location.withStore { try await $0.providers().appsByTeam } }
+                let apps = try await location.withStore { try await $0.providers().appsByTeam }
                 guard let team = apps.first(where: { $0.value.contains(app) })?.key else {
                     throw ValidationError("\(app) belongs to no team: add it with `unotify gateway apps add \(app) --team <team>`.")
                 }
@@ -343,7 +341,7 @@ struct GatewayCommand: AsyncParsableCommand {
             @OptionGroup var location: GatewayLocation
 
             func run() async throws {
-                print(try await gatewayCall { try await location.withStore { try await DeviceLinks.enroll(in: $0, at: Date()) } })
+                print(try await location.withStore { try await DeviceLinks.enroll(in: $0, at: Date()) })
             }
         }
 
@@ -355,7 +353,7 @@ struct GatewayCommand: AsyncParsableCommand {
             @Argument(help: "The device's identifier (the part of its credential before the dot).") var device: String
 
             func run() async throws {
-                try await gatewayCall { try await location.withStore { try await $0.removeDevice(device, at: Date()) } }
+                try await location.withStore { try await $0.removeDevice(device, at: Date()) }
                 print("Device \(device) removed.")
             }
         }
@@ -366,7 +364,7 @@ struct GatewayCommand: AsyncParsableCommand {
             @Argument(help: "The device's identifier.") var device: String
 
             func run() async throws {
-                try await gatewayCall { try await location.withStore { try await $0.setDeviceDisabled(device, true) } }
+                try await location.withStore { try await $0.setDeviceDisabled(device, true) }
                 print("Pushes to device \(device) are blocked.")
             }
         }
@@ -377,7 +375,7 @@ struct GatewayCommand: AsyncParsableCommand {
             @Argument(help: "The device's identifier.") var device: String
 
             func run() async throws {
-                try await gatewayCall { try await location.withStore { try await $0.setDeviceDisabled(device, false) } }
+                try await location.withStore { try await $0.setDeviceDisabled(device, false) }
                 print("Pushes to device \(device) are allowed again.")
             }
         }
@@ -421,15 +419,6 @@ struct DeliveryLogOptions: ParsableArguments {
     func apply(to configuration: inout GatewayConfiguration) {
         configuration.deliveryLogRetention = deliveryLogDays * 86_400
         configuration.deliveryLogLimit = deliveryLogLimit
-    }
-}
-
-/// Runs a store call, turning its error into the message a person reads.
-func gatewayCall<T>(_ body: () async throws -> T) async throws -> T {
-    do {
-        return try await body()
-    } catch let error as GatewayError {
-        throw ValidationError(error.message)
     }
 }
 

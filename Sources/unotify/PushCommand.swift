@@ -159,7 +159,7 @@ struct PushStatus: AsyncParsableCommand {
         if provider.key != nil {
             log = try await readFromGateway()
         } else {
-            let records = try await gatewayCall { try await location.withStore { try await $0.deliveryRecords(matching: id) } }
+            let records = try await location.withStore { try await $0.deliveryRecords(matching: id) }
             guard !records.isEmpty else { throw ValidationError("No push \(id) in the delivery log of the gateway at \(location.directory.path).") }
             log = DeliveryLogResponse(id: id, records: records)
         }

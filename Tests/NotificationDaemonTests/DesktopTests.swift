@@ -195,6 +195,15 @@ import Testing
                          environment: QuickStartTests.environment(directory).merging(desktop.environment) { $1 }, name: "unotify serve")
     }
 
+    /// A session bus with no notification server, and `unotify serve --freedesktop` serving on it.
+    static func startServer() async throws -> (DesktopEnvironment, URL, ChildProcess) {
+        let desktop = try await DesktopEnvironment.start(notificationServer: false)
+        let directory = try makeTestDirectory()
+        let serve = try serve(directory, on: desktop)
+        try await serve.line(containing: "serving desktop notifications")
+        return (desktop, directory, serve)
+    }
+
     static func unotify(_ arguments: [String], _ directory: URL, on desktop: DesktopEnvironment) async throws -> [String] {
         let command = try ChildProcess(ChildProcess.built("unotify"), arguments,
                                        environment: QuickStartTests.environment(directory).merging(desktop.environment) { $1 }, name: "unotify \(arguments[0])")
@@ -203,11 +212,8 @@ import Testing
     }
 
     @Test func notifySendsActionComesBackFromUnotifyRespond() async throws {
-        let desktop = try await DesktopEnvironment.start(notificationServer: false)
+        let (desktop, directory, serve) = try await Self.startServer()
         defer { Task { await desktop.stop() } }
-        let directory = try makeTestDirectory()
-        let serve = try Self.serve(directory, on: desktop)
-        try await serve.line(containing: "serving desktop notifications")
 
         let notifySend = try ChildProcess(URL(fileURLWithPath: "/usr/bin/notify-send"), ["-A", "yes=Yes", "-A", "no=No", "Deploy?", "Ship build 42"],
                                           environment: desktop.environment, name: "notify-send")
@@ -228,11 +234,8 @@ import Testing
     /// A program speaking D-Bus itself: a reply typed for its `inline-reply` action comes back as
     /// `NotificationReplied`, a dismissal and `CloseNotification` as `NotificationClosed` with their reasons.
     @Test func repliesDismissalsAndClosesReachTheProgramAsSignals() async throws {
-        let desktop = try await DesktopEnvironment.start(notificationServer: false)
+        let (desktop, directory, serve) = try await Self.startServer()
         defer { Task { await desktop.stop() } }
-        let directory = try makeTestDirectory()
-        let serve = try Self.serve(directory, on: desktop)
-        try await serve.line(containing: "serving desktop notifications")
         let program = try await DBusConnection.connect(to: desktop.busAddress)
         // The server's signals to this program (the bus's own, such as NameAcquired, left out).
         var signals = program.incoming.filter { $0.interface == "org.freedesktop.Notifications" }.makeAsyncIterator()
@@ -282,11 +285,8 @@ import Testing
     /// a desktop whose server is another daemon (`--freedesktop`); the person replies there, and the
     /// first daemon's app receives the text.
     @Test func aReplyTypedOnTheDesktopReachesTheApp() async throws {
-        let desktop = try await DesktopEnvironment.start(notificationServer: false)
+        let (desktop, serverDirectory, server) = try await Self.startServer()
         defer { Task { await desktop.stop() } }
-        let serverDirectory = try makeTestDirectory()
-        let server = try Self.serve(serverDirectory, on: desktop)
-        try await server.line(containing: "serving desktop notifications")
         let categories = [NotificationCategory(identifier: "MESSAGE", actions: [
             NotificationAction(identifier: "REPLY", title: "Reply", textInput: .init(buttonTitle: "Send", placeholder: "Say something")),
         ])]
