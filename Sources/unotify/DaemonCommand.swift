@@ -23,7 +23,7 @@ struct DaemonOptions: ParsableArguments {
     @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
-    @Option(name: .long, help: "A push gateway to link this device to, such as wss://push.example.com:2199.")
+    @Option(name: .long, help: "A push gateway to link this device to, such as wss://push.example.com:2199; for a gateway on several nodes, their addresses separated by commas (each reconnection tries the next).")
     var gateway: String?
 
     @Option(name: .long, help: "The file holding this device's credential for the gateway (from `unotify gateway devices add`).")
@@ -69,7 +69,9 @@ struct DaemonOptions: ParsableArguments {
             let authority = try gatewayCa.map { path in
                 do { return try String(contentsOfFile: path, encoding: .utf8) } catch { throw ValidationError("Cannot read \(path).") }
             }
-            configuration.gateway = .init(url: gateway, credential: credential, trustedAuthorityPEM: authority)
+            let urls = gateway.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            guard !urls.isEmpty else { throw ValidationError("--gateway needs an address, such as wss://push.example.com:2199.") }
+            configuration.gateway = .init(urls: urls, credential: credential, trustedAuthorityPEM: authority)
         }
         return configuration
     }

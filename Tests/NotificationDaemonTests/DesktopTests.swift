@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import NotificationCore
 import NotificationDaemon
+import TestSupport
 import Testing
 
 /// Notifications on a real Linux desktop: a session bus, an X server and dunst, started by the test;

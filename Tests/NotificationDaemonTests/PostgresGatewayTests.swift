@@ -4,6 +4,7 @@ import NIOCore
 import NIOSSL
 import NotificationCore
 import TestSupport
+import Synchronization
 import Testing
 
 /// The gateway on PostgreSQL (`unotify gateway --database postgres://…`), with a real PostgreSQL
@@ -25,9 +26,11 @@ import Testing
             environment = QuickStartTests.environment(directory)
         }
 
+        /// Runs `unotify` with `arguments` (in another device's environment when given); returns its last line.
         @discardableResult
-        func run(_ arguments: [String]) async throws -> String {
-            let command = try ChildProcess(unotify, arguments, environment: environment, in: directory, name: "unotify \(arguments.prefix(3).joined(separator: " "))")
+        func run(_ arguments: [String], environment: [String: String]? = nil) async throws -> String {
+            let command = try ChildProcess(unotify, arguments, environment: environment ?? self.environment, in: directory,
+                                           name: "unotify \(arguments.prefix(3).joined(separator: " "))")
             #expect(await command.waitUntilExit() == 0, "unotify \(arguments.joined(separator: " ")): \(command.lines)")
             return await command.completeOutput().last ?? ""
         }
@@ -66,18 +69,24 @@ import Testing
             return (daemon, try await run(["apps", "token", "com.example.todo"]))
         }
 
-        /// A provider's alert push to `port`, over HTTP/2 and TLS.
-        func push(_ title: String, to port: Int, token: String, jwt: String) async throws -> HTTPClientResponse {
+        /// A client that trusts the gateway's certificate authority.
+        func providerClient() throws -> HTTPClient {
             var tls = TLSConfiguration.makeClientConfiguration()
             tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(directory.appendingPathComponent("gateway/ca.pem").path))
+            return HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls))
+        }
+
+        /// A provider's alert push to `port`, over HTTP/2 and TLS, on `client` (a new one unless given).
+        func push(_ title: String, to port: Int, token: String, jwt: String, client given: HTTPClient? = nil,
+                  timeout: TimeAmount = .seconds(30)) async throws -> HTTPClientResponse {
             var request = HTTPClientRequest(url: "https://localhost:\(port)/3/device/\(token)")
             request.method = .POST
             request.headers.add(name: "authorization", value: "bearer \(jwt)")
             request.headers.add(name: "apns-topic", value: "com.example.todo")
             request.body = .bytes(ByteBuffer(string: #"{"aps":{"alert":{"title":"\#(title)","body":"Through PostgreSQL"}}}"#))
-            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls))
-            defer { _ = client.shutdown() as EventLoopFuture<Void> }
-            return try await client.execute(request, timeout: .seconds(30))
+            let client = try given ?? providerClient()
+            defer { if given == nil { _ = client.shutdown() as EventLoopFuture<Void> } }
+            return try await client.execute(request, timeout: timeout)
         }
     }
 
@@ -188,5 +197,169 @@ import Testing
         await daemon.stop()
         #expect(await nodeA.stop() == 0)
         #expect(await nodeB.stop() == 0)
+    }
+
+    /// One link per device, whichever node: a second daemon with the device's credential linking to
+    /// another node replaces the first link, as it would on the same node (close code 4001, and the
+    /// first daemon stops linking), and pushes follow the new one.
+    @Test func aDeviceLinkingThroughAnotherNodeReplacesItsLinkToTheFirst() async throws {
+        let deployment = try await Deployment()
+        let (nodeA, sandboxA, linksA) = try await deployment.startNode("A")
+        let (nodeB, _, linksB) = try await deployment.startNode("B")
+        let (jwt, credentialPath) = try await deployment.setUp()
+        let (first, token) = try await deployment.startDaemon(linkingTo: linksA, credentialPath: credentialPath)
+
+        let directory = try makeTestDirectory()
+        let environment = QuickStartTests.environment(directory)
+        let second = try ChildProcess(deployment.unotify, ["daemon", "--gateway", "wss://localhost:\(linksB)", "--gateway-credential", credentialPath,
+                                                           "--gateway-ca", deployment.directory.appendingPathComponent("gateway/ca.pem").path,
+                                                           "--metrics-port", "0"],
+                                      environment: environment, name: "unotify daemon (second)")
+        try await second.line(containing: "linked to the push gateway")
+        try await first.line(containing: "another daemon linked to the gateway as this device", within: 10)
+        try await nodeA.line(containing: "device linked to another node", within: 10)
+
+        try await deployment.run(["apps", "add", "com.example.todo"], environment: environment)
+        try await deployment.run(["authorize", "--app", "com.example.todo", "grant"], environment: environment)
+        #expect(try await deployment.run(["apps", "token", "com.example.todo"], environment: environment) == token, "the same device's token")
+        let watch = try ChildProcess(deployment.unotify, ["watch"], environment: environment, name: "unotify watch (second)")
+        try await watch.line(containing: "Watching")
+        #expect(try await deployment.push("Followed", to: sandboxA, token: token, jwt: jwt).status == .ok)
+        try await watch.line(containing: "Followed — Through PostgreSQL", within: 10)
+
+        await watch.stop()
+        await second.stop()
+        await first.stop()
+        #expect(await nodeA.stop() == 0)
+        #expect(await nodeB.stop() == 0)
+    }
+
+    /// Three nodes, three devices each linked to its own node (and told the others' addresses), a
+    /// provider pushing to every device through every node; one node is killed (`kill -9`) under the
+    /// load. Every push answered `200`, by any node, before or after, is shown to its person exactly
+    /// once: the killed node's device links to another node and resumes where it was.
+    @Test func threeNodesLoseNothingAcceptedWhenOneIsKilledUnderLoad() async throws {
+        let deployment = try await Deployment()
+        var nodes: [(process: ChildProcess, sandbox: Int, links: Int)] = []
+        for name in ["A", "B", "C"] { nodes.append(try await deployment.startNode(name)) }
+        let (jwt, _) = try await deployment.setUp()
+        let authority = deployment.directory.appendingPathComponent("gateway/ca.pem").path
+
+        var devices: [(daemon: ChildProcess, watch: ChildProcess, token: String)] = []
+        for index in 0..<3 {
+            let directory = try makeTestDirectory()
+            let environment = QuickStartTests.environment(directory)
+            let credential = directory.appendingPathComponent("device.credential").path
+            try Data(try await deployment.run(["gateway", "devices", "add", "--database", deployment.database]).utf8).write(to: URL(fileURLWithPath: credential))
+            // Its own node first, then the others: each reconnection tries the next.
+            let addresses = (0..<3).map { "wss://localhost:\(nodes[(index + $0) % 3].links)" }.joined(separator: ",")
+            let daemon = try ChildProcess(deployment.unotify, ["daemon", "--gateway", addresses, "--gateway-credential", credential,
+                                                               "--gateway-ca", authority, "--metrics-port", "0"],
+                                          environment: environment, name: "unotify daemon \(index)")
+            try await daemon.line(containing: "linked to the push gateway")
+            try await deployment.run(["apps", "add", "com.example.todo"], environment: environment)
+            try await deployment.run(["authorize", "--app", "com.example.todo", "grant"], environment: environment)
+            let token = try await deployment.run(["apps", "token", "com.example.todo"], environment: environment)
+            let watch = try ChildProcess(deployment.unotify, ["watch"], environment: environment, name: "unotify watch \(index)")
+            try await watch.line(containing: "Watching")
+            devices.append((daemon, watch, token))
+        }
+
+        // Two senders per node, each to every device in turn; node B is killed while they send.
+        let clients = try nodes.map { _ in try deployment.providerClient() }
+        let load = LoadRecord()
+        let tokens = devices.map(\.token)
+        let ports = nodes.map(\.sandbox)
+        let killedNode = nodes[1].process
+        await withTaskGroup(of: Void.self) { group in
+            for node in 0..<3 {
+                for sender in 0..<2 {
+                    group.addTask {
+                        for index in 0..<30 {
+                            if node == 1, sender == 0, index == 10, load.firstToKill() {
+                                _ = await killedNode.stop(kill: true)
+                            }
+                            let device = index % 3
+                            let title = "push-\(node)-\(sender)-\(index)"
+                            load.record(.sent, device, title)
+                            // As a provider behind a load balancer: a node that does not answer is left out from then on.
+                            for attempt in 0..<3 {
+                                let target = (node + attempt) % 3
+                                guard !load.isDown(target) else { continue }
+                                guard let answer = try? await deployment.push(title, to: ports[target], token: tokens[device], jwt: jwt,
+                                                                              client: clients[target], timeout: .seconds(5))
+                                else {
+                                    load.setDown(target)
+                                    continue
+                                }
+                                if answer.status == .ok { load.record(.accepted, device, title) }
+                                break
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for client in clients { try? await client.shutdown() }
+
+        let acceptedPushes = load.pushes(.accepted)
+        // B's pushes after it was killed went to another node.
+        #expect(acceptedPushes.count == 180)
+        do {
+            for (device, title) in acceptedPushes { try await devices[device].watch.line(containing: "\(title) — Through PostgreSQL", within: 20) }
+        } catch {
+            Issue.record("""
+                Node A said:\n\(nodes[0].process.lines.suffix(30).joined(separator: "\n"))
+                Node C said:\n\(nodes[2].process.lines.suffix(30).joined(separator: "\n"))
+                Watch 0 said:\n\(devices[0].watch.lines.suffix(30).joined(separator: "\n"))
+                Device 0 said:\n\(devices[0].daemon.lines.suffix(30).joined(separator: "\n"))
+                Device 1 said:\n\(devices[1].daemon.lines.suffix(30).joined(separator: "\n"))
+                """)
+            throw error
+        }
+        for (device, title) in load.pushes(.sent) {
+            let shown = devices[device].watch.lines.count { $0.contains("\(title) — ") }
+            #expect(shown <= 1, "\(title) shown \(shown) times")
+        }
+        #expect(devices[1].daemon.lines.contains { $0.contains("linked to the push gateway") && !$0.contains(":\(nodes[1].links)") },
+                "the killed node's device linked to another node")
+        for device in devices {
+            await device.watch.stop()
+            await device.daemon.stop()
+        }
+        #expect(await nodes[0].process.stop() == 0)
+        #expect(await nodes[2].process.stop() == 0)
+    }
+}
+
+/// What a load of pushes did: which were sent, which were answered `200`; whether a node was killed,
+/// and which nodes stopped answering.
+private final class LoadRecord: Sendable {
+    enum Outcome { case sent, accepted }
+
+    private let state = Mutex<(sent: [(Int, String)], accepted: [(Int, String)], killed: Bool, down: Set<Int>)>(([], [], false, []))
+
+    func setDown(_ node: Int) { state.withLock { _ = $0.down.insert(node) } }
+    func isDown(_ node: Int) -> Bool { state.withLock { $0.down.contains(node) } }
+
+    func record(_ outcome: Outcome, _ device: Int, _ title: String) {
+        state.withLock { state in
+            switch outcome {
+            case .sent: state.sent.append((device, title))
+            case .accepted: state.accepted.append((device, title))
+            }
+        }
+    }
+
+    func pushes(_ outcome: Outcome) -> [(device: Int, title: String)] {
+        state.withLock { outcome == .sent ? $0.sent : $0.accepted }
+    }
+
+    /// True for the first caller only.
+    func firstToKill() -> Bool {
+        state.withLock { state in
+            defer { state.killed = true }
+            return !state.killed
+        }
     }
 }

@@ -103,6 +103,18 @@ final class DeliveredPushes: Sendable {
         }
     }
 
+    @Test func aPushForNowOnlyIsKeptOnlyForALinkedDevice() async throws {
+        try await withGateway { gateway in
+            let token = try await gateway.core.register(deviceID: "device-1", bundleIdentifier: "com.example.todo", environment: .sandbox, at: Date()).token
+            // Accepted as APNs accepts it, and not kept: the device is not linked.
+            #expect(try await gateway.post(token, headers: [("apns-expiration", "0")]).status == 200)
+            #expect(try await gateway.store.storedPushCounts() == (0, 0))
+            gateway.core.setConnected("device-1", true)
+            #expect(try await gateway.post(token, headers: [("apns-expiration", "0"), ("apns-id", "eabeae54-14a8-11e5-b60b-1697f925ec7b")]).status == 200)
+            #expect(try await gateway.store.pushes(for: "device-1", after: 0, now: Date(), limit: 10).map(\.apnsID) == ["eabeae54-14a8-11e5-b60b-1697f925ec7b"])
+        }
+    }
+
     /// `unotify gateway devices disable|enable|remove` beside a running gateway, read with the keys.
     @Test func aBlockedDeviceIsForbiddenAndARemovedOnesTokensHaveExpired() async throws {
         try await withGateway { gateway in

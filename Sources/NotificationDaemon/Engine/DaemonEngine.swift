@@ -156,9 +156,15 @@ package actor DaemonEngine {
     /// The highest device-link sequence whose push is durable here (delivered or dropped): the link
     /// acknowledges up to it, and a push sent again after a crash is not delivered twice.
     package private(set) var linkSequence: Int64 = 0
-    /// Yields when delivery-log reports were saved, for the device link to send them up.
-    package nonisolated let deliveryReportsWritten: AsyncStream<Void>
-    private let deliveryReportsSaved: AsyncStream<Void>.Continuation
+    /// Those told when delivery-log reports were saved: each link to the gateway, to send them up.
+    private nonisolated let reportWatchers = ChangeSignal()
+
+    /// A stream that yields when delivery-log reports were saved (once for several saved before it
+    /// is read), until its reader stops: one per link to the gateway. A reader cancelled while it
+    /// waits ends only its own stream, not the next link's.
+    package nonisolated func deliveryReportsWritten() -> AsyncStream<Void> {
+        reportWatchers.watch()
+    }
 
     /// Creates an engine over `store`.
     ///
@@ -176,7 +182,6 @@ package actor DaemonEngine {
         self.logger = logger
         self.launcher = launcher
         metrics = DaemonMetrics(factory: configuration.metrics)
-        (deliveryReportsWritten, deliveryReportsSaved) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         extensionRunner = ServiceExtensionRunner(
             limits: .init(running: max(1, configuration.serviceExtensionsAtOnce), memoryBytes: configuration.serviceExtensionMemoryBytes),
             logger: logger
@@ -651,7 +656,7 @@ package actor DaemonEngine {
             var resolved = batch
             do {
                 try await store.save(batch.map(\.save), bootID: bootID)
-                if batch.contains(where: { !$0.save.deliveryReports.isEmpty }) { deliveryReportsSaved.yield() }
+                if batch.contains(where: { !$0.save.deliveryReports.isEmpty }) { reportWatchers.notify() }
                 for item in batch { finish(item) }
             } catch {
                 // The states queued after this batch were built on the states just lost: none is kept.
@@ -1100,7 +1105,7 @@ package actor DaemonEngine {
         // costs nothing more, one after it is recorded now.
         if let droppedThrough {
             try await store.saveLinkSequence(droppedThrough, reports: droppedReports)
-            if !droppedReports.isEmpty { deliveryReportsSaved.yield() }
+            if !droppedReports.isEmpty { reportWatchers.notify() }
         }
         linkSequence = max(linkSequence, highest)
     }
@@ -1865,5 +1870,22 @@ final class WorkSignal: Sendable {
         } onCancel: {
             signal()
         }
+    }
+}
+
+/// Tells every reader of its streams that something happened; a stream is forgotten when its reader stops.
+final class ChangeSignal: Sendable {
+    private let continuations = Mutex<[UUID: AsyncStream<Void>.Continuation]>([:])
+
+    func watch() -> AsyncStream<Void> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let id = UUID()
+        continuations.withLock { $0[id] = continuation }
+        continuation.onTermination = { [weak self] _ in self?.continuations.withLock { $0[id] = nil } }
+        return stream
+    }
+
+    func notify() {
+        for continuation in continuations.withLock({ Array($0.values) }) { continuation.yield() }
     }
 }

@@ -12,21 +12,27 @@ import Synchronization
 /// The daemon's end of the device link (`Docs/device-link.md`): it holds the link to a push gateway,
 /// hands every push to the engine and acknowledges it once it is durable there, registers apps for
 /// remote notifications, and sends up what became of each push for the gateway's delivery log. It
-/// reconnects after a drop, waiting 0.5 s doubling to 30 s (±20 %), and stops for good when another
-/// link of the same device replaced it.
+/// reconnects after a drop, waiting 0.5 s doubling to 30 s (±20 %), to the next of the gateway's
+/// nodes when it has several, and stops for good when another link of the same device replaced it.
 package final class DeviceLinkClient: Service, Sendable {
     package struct Configuration: Sendable {
-        /// The gateway's device-link address, such as `wss://push.example.com:2199`.
-        package var url: String
+        /// The gateway's device-link addresses, such as `wss://push.example.com:2199`: one, or one per
+        /// node of a gateway on several; each reconnection goes to the next.
+        package var urls: [String]
         /// `<device id>.<secret>`, from `unotify gateway devices add`.
         package var credential: String
         /// The certificate authority to trust for the gateway, in PEM; nil trusts the system's roots.
         package var trustedAuthorityPEM: String?
 
-        package init(url: String, credential: String, trustedAuthorityPEM: String? = nil) {
-            self.url = url
+        package init(urls: [String], credential: String, trustedAuthorityPEM: String? = nil) {
+            precondition(!urls.isEmpty, "a device links to at least one address")
+            self.urls = urls
             self.credential = credential
             self.trustedAuthorityPEM = trustedAuthorityPEM
+        }
+
+        package init(url: String, credential: String, trustedAuthorityPEM: String? = nil) {
+            self.init(urls: [url], credential: credential, trustedAuthorityPEM: trustedAuthorityPEM)
         }
     }
 
@@ -64,16 +70,20 @@ package final class DeviceLinkClient: Service, Sendable {
         // Not cancelled on a graceful shutdown: the WebSocket closes itself then, with its close
         // handshake; a cancelled one stops reading first.
         var delay: Double = 0.5
+        var attempt = 0
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             let began = ContinuousClock.now
+            // A node that dropped the link may be gone: the next attempt goes to the next one.
+            let url = configuration.urls[attempt % configuration.urls.count]
+            attempt += 1
             do {
-                let closed = try await connectOnce()
+                let closed = try await connectOnce(to: url)
                 if closed?.closeCode == .unknown(4001) {
                     logger.warning("another daemon linked to the gateway as this device; this one stops linking")
                     break
                 }
             } catch {
-                logger.notice("the device link is down", metadata: ["gateway": .string(configuration.url), "error": .string("\(error)")])
+                logger.notice("the device link is down", metadata: ["gateway": .string(url), "error": .string("\(error)")])
             }
             linkEnded()
             if ContinuousClock.now - began > .seconds(60) { delay = 0.5 }
@@ -140,7 +150,7 @@ package final class DeviceLinkClient: Service, Sendable {
         }
     }
 
-    private func connectOnce() async throws -> WebSocketCloseFrame? {
+    private func connectOnce(to address: String) async throws -> WebSocketCloseFrame? {
         var client = WebSocketClientConfiguration()
         client.additionalHeaders[.authorization] = "Bearer \(configuration.credential)"
         client.autoPing = .enabled(timePeriod: .seconds(20))
@@ -151,16 +161,16 @@ package final class DeviceLinkClient: Service, Sendable {
         if let pem = configuration.trustedAuthorityPEM {
             tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))
         }
-        let url = configuration.url.hasSuffix(DeviceLink.path) ? configuration.url : configuration.url + DeviceLink.path
+        let url = address.hasSuffix(DeviceLink.path) ? address : address + DeviceLink.path
         return try await WebSocketClient.connect(url: url, configuration: client, tlsConfiguration: tls, logger: logger) { inbound, outbound, _ in
-            try await self.serve(inbound: inbound, outbound: outbound)
+            try await self.serve(inbound: inbound, outbound: outbound, address: address)
         }
     }
 
     /// Runs one link: the one writer sends what the outbox holds; the reader answers requests and
     /// gathers pushes, which the deliverer hands to the engine in batches (all that arrived while the
     /// previous batch was made durable), acknowledging each batch once it is durable.
-    private func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+    private func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, address: String) async throws {
         let (outbox, post) = AsyncStream.makeStream(of: DeviceLink.DeviceMessage.self)
         state.withLock { $0.outbox = post }
         defer { linkEnded() }
@@ -198,7 +208,7 @@ package final class DeviceLinkClient: Service, Sendable {
                     switch message {
                     case .welcome(let deviceID, _):
                         self.state.withLock { $0.isWelcomed = true }
-                        self.logger.info("linked to the push gateway", metadata: ["gateway": .string(self.configuration.url), "device": .string(deviceID)])
+                        self.logger.info("linked to the push gateway", metadata: ["gateway": .string(address), "device": .string(deviceID)])
                         self.linkedContinuation.yield()
                     case .push(let push):
                         arrived.append(push)
@@ -222,7 +232,7 @@ package final class DeviceLinkClient: Service, Sendable {
     /// forgotten once the gateway confirms it, and the rest are sent again on the next link.
     private func sendDeliveryReports(post: AsyncStream<DeviceLink.DeviceMessage>.Continuation, reported: AsyncStream<Int64>) async throws {
         var confirmations = reported.makeAsyncIterator()
-        var written = engine.deliveryReportsWritten.makeAsyncIterator()
+        var written = engine.deliveryReportsWritten().makeAsyncIterator()
         while !Task.isCancelled {
             guard let (through, reports) = try await engine.unsentDeliveryReports(limit: Self.reportsPerMessage) else {
                 // Nothing to send: wait until a step saves some.

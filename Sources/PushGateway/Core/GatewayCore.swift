@@ -12,6 +12,8 @@ import Synchronization
 package final class GatewayCore: PushAcceptor, DeliveryLogReader {
     private struct Waiting {
         var push: QueuedPush
+        /// For now only: dropped unless the device is linked to this node or another.
+        var onlyIfLinked = false
         var completion: @Sendable (APNs.Rejection?) -> Void
     }
 
@@ -30,6 +32,10 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
         /// Pushes accepted and not yet durable: gathering in `batch`, or in the batch being written.
         var unwritten = 0
         var lastRefresh: ContinuousClock.Instant?
+        /// Changes of `connectedDevices` not yet recorded in the store (for other nodes), the latest
+        /// of each device; and whether they are being written.
+        var unrecordedLinks: [String: Bool] = [:]
+        var isRecordingLinks = false
     }
 
     private let store: any GatewayStore
@@ -126,10 +132,46 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
         }
     }
 
-    /// Notes whether a device holds a link now (a push for now only reaches a connected device).
+    /// Notes whether a device holds a link to this node now (a push for now only reaches a linked
+    /// device), and records it in the store for the other nodes, in the order of the changes.
     package func setConnected(_ deviceID: String, _ connected: Bool) {
-        state.withLock { state in
+        let startsRecording = state.withLock { state -> Bool in
             if connected { state.connectedDevices.insert(deviceID) } else { state.connectedDevices.remove(deviceID) }
+            state.unrecordedLinks[deviceID] = connected
+            guard !state.isRecordingLinks else { return false }
+            state.isRecordingLinks = true
+            return true
+        }
+        if startsRecording { Task { await recordLinks() } }
+    }
+
+    /// Records the links' changes in the store until none is left; after a failure, tries again
+    /// a second later (what changed meanwhile is recorded with it).
+    private func recordLinks() async {
+        while true {
+            let changes = state.withLock { state in
+                defer { state.unrecordedLinks.removeAll() }
+                if state.unrecordedLinks.isEmpty { state.isRecordingLinks = false }
+                return state.unrecordedLinks
+            }
+            guard !changes.isEmpty else { return }
+            do {
+                try await store.setLinked(changes)
+            } catch {
+                logger.warning("could not record device links for the other nodes", metadata: ["error": .string("\(error)")])
+                state.withLock { state in
+                    for (device, linked) in changes where state.unrecordedLinks[device] == nil { state.unrecordedLinks[device] = linked }
+                }
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+
+    /// Forgets what it read of these tokens (nil: of every token): another node unregistered them.
+    package func forgetTokens(_ tokens: [String]?) {
+        state.withLock { state in
+            guard let tokens else { return state.registrations.removeAll() }
+            for token in tokens { state.registrations[token] = nil }
         }
     }
 
@@ -164,6 +206,7 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
         }
         let deviceID: String, expiresAt: Date
         var droppedBecause: String? = nil
+        var onlyIfLinked = false
         switch decision {
         case .failure(let rejection):
             return completion(rejection)
@@ -173,6 +216,8 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
             (deviceID, expiresAt, droppedBecause) = (registration.deviceID, push.receivedAt, reason)
         case .success(.queue(let device, let expiry)):
             (deviceID, expiresAt) = (device, expiry)
+        case .success(.queueIfLinkedElsewhere(let device, let expiry)):
+            (deviceID, expiresAt, onlyIfLinked) = (device, expiry, true)
         }
         var queued = QueuedPush(
             deviceID: deviceID, token: push.headers.deviceToken, bundleIdentifier: push.bundleIdentifier, environment: push.environment,
@@ -191,7 +236,7 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
             // For a device not linked now: its place in the order is given when it links.
             queued.held = !state.connectedDevices.contains(deviceID)
             state.unwritten += 1
-            state.batch.append(Waiting(push: queued, completion: completion))
+            state.batch.append(Waiting(push: queued, onlyIfLinked: onlyIfLinked, completion: completion))
             guard !state.isWriting else { return false }
             state.isWriting = true
             return true
@@ -225,6 +270,8 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
             guard !batch.isEmpty else { return }
             defer { state.withLock { $0.unwritten -= batch.count } }
             do {
+                let batch = try await applySharedRules(to: batch)
+                guard !batch.isEmpty else { continue }
                 let stored = try await store.enqueue(batch.map(\.push), at: clock())
                 // Handed on for delivery before the providers hear of it.
                 queued(stored)
@@ -234,6 +281,43 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
                 let reason = Self.reason(for: error)
                 for waiting in batch { waiting.completion(APNs.Rejection(reason)) }
             }
+        }
+    }
+
+    /// The rules that need the other nodes' knowledge (none for a store of one node): a push for a
+    /// device linked to another node gets its place in the device's order now, as one for a device
+    /// linked here; one for now only is dropped when the device is linked nowhere; and each token
+    /// takes from its bucket shared by every node (beyond it, `429 TooManyRequests`).
+    private func applySharedRules(to batch: [Waiting]) async throws(GatewayError) -> [Waiting] {
+        let notHere = Set(batch.lazy.filter(\.push.held).map(\.push.deviceID))
+        let elsewhere = notHere.isEmpty ? [] : try await store.devicesLinkedElsewhere(notHere)
+        var placed: [Waiting] = []
+        placed.reserveCapacity(batch.count)
+        var counts: [String: Int] = [:]
+        for var waiting in batch {
+            if waiting.push.held, elsewhere.contains(waiting.push.deviceID) { waiting.push.held = false }
+            if waiting.onlyIfLinked, waiting.push.held {
+                // Accepted and not kept: only the delivery log hears of it.
+                guard logsDeliveries else {
+                    waiting.completion(nil)
+                    continue
+                }
+                waiting.push.droppedBecause = "for now only (apns-expiration 0), and the device was not linked"
+            }
+            if waiting.push.droppedBecause == nil { counts[waiting.push.token, default: 0] += 1 }
+            placed.append(waiting)
+        }
+        let configuration = state.withLock { $0.admission.configuration }
+        var granted = try await store.takeFromTokenBuckets(counts, at: clock(), burst: configuration.burstPerToken,
+                                                           perSecond: configuration.sustainedPerTokenPerSecond)
+        return placed.filter { waiting in
+            guard waiting.push.droppedBecause == nil else { return true }
+            guard granted[waiting.push.token, default: 0] > 0 else {
+                waiting.completion(APNs.Rejection(.tooManyRequests))
+                return false
+            }
+            granted[waiting.push.token, default: 0] -= 1
+            return true
         }
     }
 }

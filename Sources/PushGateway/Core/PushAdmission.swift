@@ -27,6 +27,9 @@ package struct PushAdmission: Sendable {
     package enum Decision: Sendable, Equatable {
         /// Kept for the device until it acknowledges it or `expiresAt`.
         case queue(deviceID: String, expiresAt: Date)
+        /// For now only (`apns-expiration: 0`) and the device is not linked to this node: kept as
+        /// `queue` if it is linked to another node of the gateway, else dropped.
+        case queueIfLinkedElsewhere(deviceID: String, expiresAt: Date)
         /// Accepted (`200`) and not kept: it expired already, or it was for now only and the device
         /// is not connected. APNs answers these `200` too. The reason is for the delivery log.
         case drop(because: String)
@@ -44,7 +47,8 @@ package struct PushAdmission: Sendable {
         self.configuration = configuration
     }
 
-    /// Decides on `push` to the token of `registration` (nil: the gateway issued no such token).
+    /// Decides on `push` to the token of `registration` (nil: the gateway issued no such token);
+    /// `deviceIsConnected` says whether the device is linked to this node.
     package mutating func admit(
         _ push: ProviderPush,
         registration: Registration?,
@@ -71,8 +75,9 @@ package struct PushAdmission: Sendable {
         case nil:
             return .success(.queue(deviceID: registration.deviceID, expiresAt: now.addingTimeInterval(configuration.defaultTimeToLive)))
         case 0:
-            guard deviceIsConnected else { return .success(.drop(because: "for now only (apns-expiration 0), and the device was not linked")) }
-            return .success(.queue(deviceID: registration.deviceID, expiresAt: now.addingTimeInterval(configuration.deliverNowWindow)))
+            let expiresAt = now.addingTimeInterval(configuration.deliverNowWindow)
+            guard deviceIsConnected else { return .success(.queueIfLinkedElsewhere(deviceID: registration.deviceID, expiresAt: expiresAt)) }
+            return .success(.queue(deviceID: registration.deviceID, expiresAt: expiresAt))
         case let seconds?:
             let expiresAt = Date(timeIntervalSince1970: TimeInterval(seconds))
             guard expiresAt > now else { return .success(.drop(because: "its apns-expiration had passed when it arrived")) }

@@ -114,6 +114,16 @@ package final class DeviceLinks: Sendable {
         pump(session)
     }
 
+    /// Closes this node's links of devices that linked to another node since: replaced, as by a
+    /// second link to this one.
+    package func replacedElsewhere(_ devices: [String]) {
+        let replaced = links.withLock { links in devices.compactMap { links[$0] } }
+        for session in replaced {
+            logger.info("device linked to another node; closing its link here", metadata: ["device": .string(session.deviceID)])
+            session.close(code: .unknown(Self.replacedCloseCode), reason: "replaced")
+        }
+    }
+
     /// Forgets a link that closed.
     func detach(_ session: LinkSession) {
         let isLast = links.withLock { links in

@@ -97,7 +97,7 @@ package struct PushGatewayServices: Sendable {
         var services: [any Service] = [
             ProviderReloadService(core: core, interval: configuration.providerReloadInterval, logger: logger),
             HousekeepingService(store: store, configuration: configuration, metrics: metrics, logger: logger),
-            StoredPushesService(store: store, links: links),
+            StoreChangesService(store: store, core: core, links: links),
             DeviceLinkServer.service(links: links, host: configuration.host, port: configuration.deviceLinkPort, tls: tls, logger: logger,
                                          onListening: onDeviceLinkListening),
         ]
@@ -201,15 +201,23 @@ struct ListenerService<Server: Listener>: Service {
 }
 
 /// Wakes this node's links for the pushes other nodes store (a store shared by several nodes).
-struct StoredPushesService: Service {
+/// Follows what other nodes sharing the store change: pushes they stored wake this node's links,
+/// tokens they unregistered are read again, links their devices replaced on another node close.
+struct StoreChangesService: Service {
     let store: any GatewayStore
+    let core: GatewayCore
     let links: DeviceLinks
 
     func run() async throws {
-        let links = self.links
+        let (core, links) = (self.core, self.links)
         await cancelWhenGracefulShutdown {
-            await store.followStoredPushes { devices in
-                if let devices { links.wake(devices) } else { links.wakeAll() }
+            await store.followChanges { change in
+                switch change {
+                case .pushesStored(let devices?): links.wake(devices)
+                case .pushesStored(nil): links.wakeAll()
+                case .tokensUnregistered(let tokens): core.forgetTokens(tokens)
+                case .devicesLinkedElsewhere(let devices): links.replacedElsewhere(devices)
+                }
             }
         }
         // A store of one node has nothing to follow: the rest of the gateway runs until it stops.

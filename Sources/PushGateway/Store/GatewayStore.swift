@@ -231,16 +231,41 @@ package protocol GatewayStore: Sendable {
     func pruneDeliveryLog(acceptedBefore date: Date, keepingAtMost limit: Int) async throws(GatewayError) -> Int
 
     // Several nodes
-    /// Hears of the pushes every node stores, this one's included, until the task is cancelled: `wake`
-    /// gets their devices (each `true` when some were stored held), so that the node holding a device's
-    /// link sends them at once; nil when any device may have some (what was stored while it was not
-    /// listening). Returns at once for a store that only one node uses.
-    func followStoredPushes(_ wake: @escaping @Sendable ([String: Bool]?) -> Void) async
+    /// Hears of what other nodes change, and of the pushes every node stores (this one's included),
+    /// until the task is cancelled, so that the node holding a device's link sends its pushes at once
+    /// and no node answers from what it read before. Returns at once for a store only one node uses.
+    func followChanges(_ changed: @escaping @Sendable (GatewayStoreChange) -> Void) async
+    /// Records which devices this node holds links of now (`true`) or no longer (`false`), so that
+    /// other nodes know they are linked (``devicesLinkedElsewhere(_:)``).
+    func setLinked(_ devices: [String: Bool]) async throws(GatewayError)
+    /// Which of `devices` hold a link to another node that is running.
+    func devicesLinkedElsewhere(_ devices: Set<String>) async throws(GatewayError) -> Set<String>
+    /// Takes `counts` pushes from each token's bucket, shared by every node (`burst` at most, refilled
+    /// at `perSecond`); returns how many each token could take. Nodes keep their own buckets too: a
+    /// store of one node grants everything.
+    func takeFromTokenBuckets(_ counts: [String: Int], at date: Date, burst: Int, perSecond: Double) async throws(GatewayError) -> [String: Int]
+}
+
+/// What a node hears of the changes of a store shared by several.
+package enum GatewayStoreChange: Sendable, Equatable {
+    /// Pushes were stored for these devices (`true` for one when some were stored held, its device
+    /// not linked when they came); nil: any device may have some (stored while this was not listening).
+    case pushesStored([String: Bool]?)
+    /// Tokens were unregistered: what a node remembers of them is stale. Nil: any may be.
+    case tokensUnregistered([String]?)
+    /// These devices linked to another node: a link of theirs to this one is stale (the device
+    /// replaced it), and is closed as a second link to the same node is.
+    case devicesLinkedElsewhere([String])
 }
 
 extension GatewayStore {
     /// One node's store: its own pushes wake its links directly.
-    package func followStoredPushes(_ wake: @escaping @Sendable ([String: Bool]?) -> Void) async {}
+    package func followChanges(_ changed: @escaping @Sendable (GatewayStoreChange) -> Void) async {}
+    package func setLinked(_ devices: [String: Bool]) async throws(GatewayError) {}
+    package func devicesLinkedElsewhere(_ devices: Set<String>) async throws(GatewayError) -> Set<String> { [] }
+    package func takeFromTokenBuckets(_ counts: [String: Int], at date: Date, burst: Int, perSecond: Double) async throws(GatewayError) -> [String: Int] {
+        counts
+    }
 }
 
 /// Why the gateway could not do what it was asked.

@@ -17,6 +17,8 @@ import ServiceLifecycle
 package final class PostgresGatewayStore: GatewayStore, Service {
     private let client: PostgresClient
     private let logger: Logger
+    /// This node's name among the nodes sharing the database: made anew at each start.
+    package let nodeID = UUID().uuidString.lowercased()
     /// Where the database is, for messages (no password).
     package let location: String
 
@@ -151,6 +153,21 @@ package final class PostgresGatewayStore: GatewayStore, Service {
             )
             """,
             "CREATE INDEX delivery_stage_push ON delivery_stage(unique_id, id)",
+        ],
+        [
+            // Nodes running now (each says so every few seconds), the device links each holds, and
+            // every token's bucket of pushes for `429 TooManyRequests` across nodes.
+            "CREATE TABLE gateway_node (node_id TEXT PRIMARY KEY NOT NULL, seen_at DOUBLE PRECISION NOT NULL)",
+            """
+            CREATE TABLE device_link (
+                device_id TEXT PRIMARY KEY NOT NULL,
+                node_id TEXT NOT NULL,
+                linked_at DOUBLE PRECISION NOT NULL
+            )
+            """,
+            "CREATE INDEX device_link_node ON device_link(node_id)",
+            "CREATE TABLE token_bucket (token TEXT PRIMARY KEY NOT NULL, tokens DOUBLE PRECISION NOT NULL, updated_at DOUBLE PRECISION NOT NULL)",
+            "CREATE INDEX token_bucket_updated_at ON token_bucket(updated_at)",
         ],
     ]
 
@@ -436,10 +453,15 @@ package final class PostgresGatewayStore: GatewayStore, Service {
     package func unregister(deviceID: String, bundleIdentifier: String, at date: Date) async throws(GatewayError) {
         try await transaction("unregistering a token") { connection, logger in
             let at = date.timeIntervalSince1970
-            try await connection.query("""
+            let tokens = try await Self.column(connection.query("""
                 UPDATE registration SET unregistered_at = \(at)
                 WHERE device_id = \(deviceID) AND bundle_identifier = \(bundleIdentifier) AND unregistered_at IS NULL
-                """, logger: logger)
+                RETURNING token
+                """, logger: logger), as: String.self)
+            // Nodes that read these tokens forget them: the next push to one answers `410`.
+            if !tokens.isEmpty {
+                try await connection.query("SELECT pg_notify(\(Self.unregisteredChannel), \(tokens.joined(separator: "\n")))", logger: logger)
+            }
             // What was queued for the app will not be delivered.
             try await connection.query("""
                 INSERT INTO delivery_stage (unique_id, at, stage, detail)
@@ -617,29 +639,183 @@ package final class PostgresGatewayStore: GatewayStore, Service {
         }
     }
 
-    /// Listens on ``storedChannel`` (a connection of its own), again after any failure, until cancelled.
-    package func followStoredPushes(_ wake: @escaping @Sendable ([String: Bool]?) -> Void) async {
-        while !Task.isCancelled {
-            do {
-                try await client.withConnection { connection in
-                    try await connection.listen(on: Self.storedChannel) { notifications in
-                        // What was stored before this listened (at start, or while it was down) is looked for too.
-                        wake(nil)
-                        for try await notification in notifications {
-                            var devices: [String: Bool] = [:]
-                            for line in notification.payload.split(separator: "\n") {
-                                let parts = line.split(separator: "\t")
-                                devices[String(parts[0])] = parts.count > 1
+    /// The channel on which nodes hear of unregistered tokens: each notification's payload is lines of tokens.
+    static let unregisteredChannel = "unotify_unregistered_tokens"
+    /// The channel on which nodes hear of devices linked to another: each notification's payload is
+    /// the node's identifier, then lines of devices.
+    static let linkedChannel = "unotify_device_links"
+
+    /// How often a node says it runs.
+    static let heartbeatInterval: Duration = .seconds(5)
+    /// How long after its last word a node's links no longer count (it was killed, or cut off).
+    static let nodeSilenceLimit: Double = 15
+
+    /// Listens on ``storedChannel``, ``unregisteredChannel`` and ``linkedChannel`` (a connection of its
+    /// own), again after any failure, and says every ``heartbeatInterval`` that this node runs, until
+    /// cancelled.
+    package func followChanges(_ changed: @escaping @Sendable (GatewayStoreChange) -> Void) async {
+        let nodeID = self.nodeID
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.beatHeart() }
+            while !Task.isCancelled {
+                do {
+                    try await client.withConnection { connection in
+                        try await Self.listen([Self.storedChannel, Self.unregisteredChannel, Self.linkedChannel], on: connection) { channels in
+                            // What changed before this listened (at start, or while it was down) is looked for too.
+                            changed(.tokensUnregistered(nil))
+                            changed(.pushesStored(nil))
+                            try await withThrowingTaskGroup(of: Void.self) { listeners in
+                                for (channel, notifications) in channels {
+                                    listeners.addTask {
+                                        for try await notification in notifications {
+                                            if let change = Self.change(on: channel, payload: notification.payload, seenBy: nodeID) { changed(change) }
+                                        }
+                                    }
+                                }
+                                // A channel that ends ends them all: the connection is gone.
+                                try await listeners.next()
+                                listeners.cancelAll()
                             }
-                            wake(devices)
                         }
                     }
+                } catch {
+                    guard !Task.isCancelled else { break }
+                    logger.warning("lost the database's notifications of other nodes' changes; listening again", metadata: ["error": .string("\(error)")])
+                }
+                try? await Task.sleep(for: .seconds(1))
+            }
+            group.cancelAll()
+        }
+    }
+
+    /// Listens on each of `channels`, then runs `body` with their notifications.
+    private static func listen(
+        _ channels: ArraySlice<String>, on connection: PostgresConnection, listening: [(String, PostgresNotificationSequence)] = [],
+        _ body: @Sendable ([(String, PostgresNotificationSequence)]) async throws -> Void
+    ) async throws {
+        guard let channel = channels.first else { return try await body(listening) }
+        try await connection.listen(on: channel) { notifications in
+            try await listen(channels.dropFirst(), on: connection, listening: listening + [(channel, notifications)], body)
+        }
+    }
+
+    /// What a notification on `channel` says, for the node `nodeID`.
+    static func change(on channel: String, payload: String, seenBy nodeID: String) -> GatewayStoreChange? {
+        let lines = payload.split(separator: "\n").map(String.init)
+        switch channel {
+        case storedChannel:
+            var devices: [String: Bool] = [:]
+            for line in lines {
+                let parts = line.split(separator: "\t")
+                devices[String(parts[0])] = parts.count > 1
+            }
+            return .pushesStored(devices)
+        case unregisteredChannel:
+            return .tokensUnregistered(lines)
+        case linkedChannel:
+            // The node that took the links, then their devices: news only for the other nodes.
+            guard let node = lines.first, node != nodeID else { return nil }
+            return .devicesLinkedElsewhere(Array(lines.dropFirst()))
+        default:
+            return nil
+        }
+    }
+
+    /// Says every ``heartbeatInterval`` that this node runs, and forgets what nodes silent for long
+    /// left behind (their links) and tokens' buckets long full again.
+    private func beatHeart() async {
+        let nodeID = self.nodeID
+        while !Task.isCancelled {
+            do {
+                try await transaction("recording that this node runs") { connection, logger in
+                    try await Self.recordNode(nodeID, on: connection, logger: logger)
+                    try await connection.query("""
+                        DELETE FROM device_link WHERE node_id IN (SELECT node_id FROM gateway_node WHERE seen_at < extract(epoch FROM clock_timestamp()) - 60)
+                        """, logger: logger)
+                    try await connection.query("DELETE FROM gateway_node WHERE seen_at < extract(epoch FROM clock_timestamp()) - 86400", logger: logger)
+                    // A bucket refills within seconds: one untouched for ten minutes is full, as a missing one.
+                    try await connection.query("""
+                        DELETE FROM token_bucket WHERE updated_at < extract(epoch FROM clock_timestamp()) - 600
+                        """, logger: logger)
                 }
             } catch {
-                guard !Task.isCancelled else { return }
-                logger.warning("lost the database's notifications of stored pushes; listening again", metadata: ["error": .string("\(error)")])
+                logger.warning("could not record that this node runs", metadata: ["error": .string("\(error)")])
             }
-            try? await Task.sleep(for: .seconds(1))
+            try? await Task.sleep(for: Self.heartbeatInterval)
+        }
+    }
+
+    /// Says the node runs, by the database's clock (the one clock every node agrees on).
+    private static func recordNode(_ nodeID: String, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("""
+            INSERT INTO gateway_node (node_id, seen_at) VALUES (\(nodeID), extract(epoch FROM clock_timestamp()))
+            ON CONFLICT (node_id) DO UPDATE SET seen_at = EXCLUDED.seen_at
+            """, logger: logger)
+    }
+
+    package func setLinked(_ devices: [String: Bool]) async throws(GatewayError) {
+        let linked = devices.filter(\.value).keys.sorted()
+        let unlinked = devices.filter { !$0.value }.keys.sorted()
+        let nodeID = self.nodeID
+        try await transaction("recording device links") { connection, logger in
+            try await Self.recordNode(nodeID, on: connection, logger: logger)
+            if !linked.isEmpty {
+                try await connection.query("""
+                    INSERT INTO device_link (device_id, node_id, linked_at)
+                    SELECT device_id, \(nodeID), extract(epoch FROM clock_timestamp()) FROM unnest(\(linked)::text[]) AS device_id
+                    ON CONFLICT (device_id) DO UPDATE SET node_id = EXCLUDED.node_id, linked_at = EXCLUDED.linked_at
+                    """, logger: logger)
+                // A node still holding a link of one of them closes it: one link per device, whichever node.
+                for chunk in stride(from: 0, to: linked.count, by: 200).map({ linked[$0..<min($0 + 200, linked.count)] }) {
+                    try await connection.query("SELECT pg_notify(\(Self.linkedChannel), \(([nodeID] + chunk).joined(separator: "\n")))", logger: logger)
+                }
+            }
+            if !unlinked.isEmpty {
+                try await connection.query("DELETE FROM device_link WHERE device_id = ANY(\(unlinked)) AND node_id = \(nodeID)", logger: logger)
+            }
+        }
+    }
+
+    package func devicesLinkedElsewhere(_ devices: Set<String>) async throws(GatewayError) -> Set<String> {
+        let nodeID = self.nodeID
+        let limit = Self.nodeSilenceLimit
+        return try await transaction("reading device links") { connection, logger in
+            Set(try await Self.column(connection.query("""
+                SELECT l.device_id FROM device_link l JOIN gateway_node n ON n.node_id = l.node_id
+                WHERE l.device_id = ANY(\(devices.sorted())) AND l.node_id <> \(nodeID)
+                AND n.seen_at > extract(epoch FROM clock_timestamp()) - \(limit)
+                """, logger: logger), as: String.self))
+        }
+    }
+
+    package func takeFromTokenBuckets(_ counts: [String: Int], at date: Date, burst: Int, perSecond: Double) async throws(GatewayError) -> [String: Int] {
+        guard !counts.isEmpty else { return [:] }
+        let tokens = counts.keys.sorted()
+        let now = date.timeIntervalSince1970
+        return try await transaction("counting pushes per token") { connection, logger in
+            // Made full if missing, then locked in one order: two nodes taking from one bucket take in turn.
+            try await connection.query("""
+                INSERT INTO token_bucket (token, tokens, updated_at) SELECT token, \(Double(burst)), \(now) FROM unnest(\(tokens)::text[]) AS token
+                ON CONFLICT (token) DO NOTHING
+                """, logger: logger)
+            let rows = try await Self.all(connection.query("""
+                SELECT token, tokens, updated_at FROM token_bucket WHERE token = ANY(\(tokens)) ORDER BY token FOR UPDATE
+                """, logger: logger), as: (String, Double, Double).self)
+            var granted: [String: Int] = [:]
+            var left: [Double] = []
+            var names: [String] = []
+            for (token, tokensLeft, updatedAt) in rows {
+                let refilled = min(Double(burst), tokensLeft + max(0, now - updatedAt) * perSecond)
+                let taken = min(counts[token] ?? 0, Int(refilled.rounded(.down)))
+                granted[token] = taken
+                names.append(token)
+                left.append(refilled - Double(taken))
+            }
+            try await connection.query("""
+                UPDATE token_bucket b SET tokens = v.tokens, updated_at = GREATEST(b.updated_at, \(now))
+                FROM unnest(\(names)::text[], \(left)::float8[]) AS v(token, tokens) WHERE b.token = v.token
+                """, logger: logger)
+            return granted
         }
     }
 

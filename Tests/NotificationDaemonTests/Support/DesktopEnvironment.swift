@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import TestSupport
 
 /// A Linux desktop for one test, from Debian's real parts: a session bus (`dbus-daemon`), an X server
 /// (`Xvfb`) and a notification server on both (`dunst`). The test reads what dunst shows from a script
@@ -178,16 +179,6 @@ final class DesktopEnvironment: Sendable {
 
     private func write(_ url: URL, _ text: String) throws {
         try Self.write(url, text)
-    }
-}
-
-/// Polls `condition` until it holds; throws at the deadline. For what no event announces (a file
-/// another program writes, a name on the bus).
-func waitFor(_ what: String, within seconds: Double, _ condition: @Sendable () async -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while !(await condition()) {
-        guard ContinuousClock.now < deadline else { throw DesktopEnvironment.Unavailable(description: "timed out waiting for \(what)") }
-        try await Task.sleep(for: .milliseconds(50))
     }
 }
 
