@@ -482,57 +482,100 @@ package final class PostgresGatewayStore: GatewayStore, Service {
             // Each device's pushes get their sequence, and commit, one transaction at a time: a link that
             // follows the sequence never passes one that commits later with a smaller number.
             try await Self.lockDevices(Set(pushes.map(\.deviceID)), on: connection, logger: logger)
+            try await Self.logAccepted(pushes, at: now, on: connection, logger: logger)
+            // A batch is a few statements, not a few per push: pushes go in together, in runs; one that
+            // replaces others ends a run, so that what it replaces earlier in the batch is written first.
             var stored: [QueuedPush] = []
             stored.reserveCapacity(pushes.count)
-            for var push in pushes {
-                if let sender = push.sender, let uniqueID = push.uniqueID {
-                    let storedAt: Double? = push.droppedBecause == nil ? now : nil
-                    try await connection.query("""
-                        INSERT INTO delivery (unique_id, apns_id, team_id, credential, bundle_identifier, environment, device_id, token, push_type,
-                                              priority, payload_bytes, collapse_id, expires_at, accepted_at, stored_at, held)
-                        VALUES (\(uniqueID), \(push.apnsID), \(sender.teamID), \(sender.credential), \(push.bundleIdentifier),
-                                \(push.environment.rawValue), \(push.deviceID), \(push.token), \(push.pushType.rawValue), \(push.priority),
-                                \(push.payload.count), \(push.collapseID), \(push.expiresAt.timeIntervalSince1970),
-                                \(push.receivedAt.timeIntervalSince1970), \(storedAt), \(push.held))
-                        ON CONFLICT DO NOTHING
-                        """, logger: logger)
-                    if let reason = push.droppedBecause {
-                        try await connection.query("INSERT INTO delivery_stage (unique_id, at, stage, detail) VALUES (\(uniqueID), \(now), 'dropped', \(reason))",
-                                                   logger: logger)
-                    }
+            var run: [QueuedPush] = []
+            for push in pushes where push.droppedBecause == nil {
+                if push.replacesQueued || push.collapseID != nil {
+                    stored += try await Self.insert(run, on: connection, logger: logger)
+                    run.removeAll(keepingCapacity: true)
+                    try await Self.removeReplaced(by: push, at: now, on: connection, logger: logger)
                 }
-                guard push.droppedBecause == nil else { continue }
-                if push.replacesQueued {
-                    let detail = "replaced by \(push.apnsID): the app keeps only its latest push"
-                    try await connection.query("""
-                        INSERT INTO delivery_stage (unique_id, at, stage, detail)
-                        SELECT d.unique_id, \(now), 'collapsed', \(detail) FROM push p JOIN delivery d ON d.unique_id = p.unique_id
-                        WHERE p.token = \(push.token) ORDER BY p.sequence
-                        """, logger: logger)
-                    try await connection.query("DELETE FROM push WHERE token = \(push.token)", logger: logger)
-                } else if let collapseID = push.collapseID {
-                    let detail = "replaced by \(push.apnsID), with the same collapse id"
-                    try await connection.query("""
-                        INSERT INTO delivery_stage (unique_id, at, stage, detail)
-                        SELECT d.unique_id, \(now), 'collapsed', \(detail) FROM push p JOIN delivery d ON d.unique_id = p.unique_id
-                        WHERE p.token = \(push.token) AND p.collapse_id = \(collapseID) ORDER BY p.sequence
-                        """, logger: logger)
-                    try await connection.query("DELETE FROM push WHERE token = \(push.token) AND collapse_id = \(collapseID)", logger: logger)
-                }
-                let sequence = try await Self.column(connection.query("""
-                    INSERT INTO push (device_id, token, bundle_identifier, environment, apns_id, push_type, priority, expires_at, collapse_id,
-                                      payload, received_at, held, unique_id)
-                    VALUES (\(push.deviceID), \(push.token), \(push.bundleIdentifier), \(push.environment.rawValue), \(push.apnsID),
-                            \(push.pushType.rawValue), \(push.priority), \(push.expiresAt.timeIntervalSince1970), \(push.collapseID),
-                            \(ByteBuffer(bytes: push.payload)), \(push.receivedAt.timeIntervalSince1970), \(push.held), \(push.uniqueID))
-                    RETURNING sequence
-                    """, logger: logger), as: Int64.self)
-                push.sequence = sequence.first ?? 0
-                stored.append(push)
+                run.append(push)
             }
+            stored += try await Self.insert(run, on: connection, logger: logger)
             // Every node hears of them once they are committed: the one holding a device's link sends them.
             try await Self.notifyStored(stored, on: connection, logger: logger)
             return stored
+        }
+    }
+
+    /// Logs the pushes that have a sender as accepted, and those only logged as dropped.
+    private static func logAccepted(_ pushes: [QueuedPush], at now: Double, on connection: PostgresConnection, logger: Logger) async throws {
+        let logged = pushes.filter { $0.sender != nil && $0.uniqueID != nil }
+        guard !logged.isEmpty else { return }
+        // Arrays cannot hold NULL here: an absent collapse identifier is the empty string, made NULL again.
+        try await connection.query("""
+            INSERT INTO delivery (unique_id, apns_id, team_id, credential, bundle_identifier, environment, device_id, token, push_type,
+                                  priority, payload_bytes, collapse_id, expires_at, accepted_at, stored_at, held)
+            SELECT u, a, tm, cr, b, e, d, t, pt, p, pb, NULLIF(c, ''), x, r, CASE WHEN dr THEN NULL ELSE \(now) END, h
+            FROM unnest(\(logged.map { $0.uniqueID ?? "" })::text[], \(logged.map(\.apnsID))::text[],
+                        \(logged.map { $0.sender?.teamID ?? "" })::text[], \(logged.map { $0.sender?.credential ?? "" })::text[],
+                        \(logged.map(\.bundleIdentifier))::text[], \(logged.map(\.environment.rawValue))::text[], \(logged.map(\.deviceID))::text[],
+                        \(logged.map(\.token))::text[], \(logged.map(\.pushType.rawValue))::text[], \(logged.map(\.priority))::int8[],
+                        \(logged.map(\.payload.count))::int8[], \(logged.map { $0.collapseID ?? "" })::text[],
+                        \(logged.map(\.expiresAt.timeIntervalSince1970))::float8[], \(logged.map(\.receivedAt.timeIntervalSince1970))::float8[],
+                        \(logged.map { $0.droppedBecause != nil })::bool[], \(logged.map(\.held))::bool[])
+                 AS v(u, a, tm, cr, b, e, d, t, pt, p, pb, c, x, r, dr, h)
+            ON CONFLICT DO NOTHING
+            """, logger: logger)
+        let dropped = logged.filter { $0.droppedBecause != nil }
+        guard !dropped.isEmpty else { return }
+        try await connection.query("""
+            INSERT INTO delivery_stage (unique_id, at, stage, detail)
+            SELECT u, \(now), 'dropped', dt
+            FROM unnest(\(dropped.map { $0.uniqueID ?? "" })::text[], \(dropped.map { $0.droppedBecause ?? "" })::text[]) WITH ORDINALITY AS v(u, dt, n)
+            ORDER BY n
+            """, logger: logger)
+    }
+
+    /// Forgets what `push` replaces (logged as collapsed): every queued push of its token when its app
+    /// keeps only the latest, else those of its token with its collapse identifier.
+    private static func removeReplaced(by push: QueuedPush, at now: Double, on connection: PostgresConnection, logger: Logger) async throws {
+        if push.replacesQueued {
+            let detail = "replaced by \(push.apnsID): the app keeps only its latest push"
+            try await connection.query("""
+                INSERT INTO delivery_stage (unique_id, at, stage, detail)
+                SELECT d.unique_id, \(now), 'collapsed', \(detail) FROM push p JOIN delivery d ON d.unique_id = p.unique_id
+                WHERE p.token = \(push.token) ORDER BY p.sequence
+                """, logger: logger)
+            try await connection.query("DELETE FROM push WHERE token = \(push.token)", logger: logger)
+        } else if let collapseID = push.collapseID {
+            let detail = "replaced by \(push.apnsID), with the same collapse id"
+            try await connection.query("""
+                INSERT INTO delivery_stage (unique_id, at, stage, detail)
+                SELECT d.unique_id, \(now), 'collapsed', \(detail) FROM push p JOIN delivery d ON d.unique_id = p.unique_id
+                WHERE p.token = \(push.token) AND p.collapse_id = \(collapseID) ORDER BY p.sequence
+                """, logger: logger)
+            try await connection.query("DELETE FROM push WHERE token = \(push.token) AND collapse_id = \(collapseID)", logger: logger)
+        }
+    }
+
+    /// Inserts pushes in one statement, with sequences taken in their order; returns them with theirs.
+    private static func insert(_ pushes: [QueuedPush], on connection: PostgresConnection, logger: Logger) async throws -> [QueuedPush] {
+        guard !pushes.isEmpty else { return [] }
+        let sequences = try await column(connection.query("""
+            SELECT nextval(pg_get_serial_sequence('push', 'sequence')) FROM generate_series(1, \(pushes.count)) ORDER BY 1
+            """, logger: logger), as: Int64.self)
+        try await connection.query("""
+            INSERT INTO push (sequence, device_id, token, bundle_identifier, environment, apns_id, push_type, priority, expires_at, collapse_id,
+                              payload, received_at, held, unique_id)
+            SELECT s, d, t, b, e, a, pt, p, x, NULLIF(c, ''), pl, r, h, NULLIF(u, '')
+            FROM unnest(\(sequences)::int8[], \(pushes.map(\.deviceID))::text[], \(pushes.map(\.token))::text[],
+                        \(pushes.map(\.bundleIdentifier))::text[], \(pushes.map(\.environment.rawValue))::text[], \(pushes.map(\.apnsID))::text[],
+                        \(pushes.map(\.pushType.rawValue))::text[], \(pushes.map(\.priority))::int8[],
+                        \(pushes.map(\.expiresAt.timeIntervalSince1970))::float8[], \(pushes.map { $0.collapseID ?? "" })::text[],
+                        \(pushes.map { ByteBuffer(bytes: $0.payload) })::bytea[], \(pushes.map(\.receivedAt.timeIntervalSince1970))::float8[],
+                        \(pushes.map(\.held))::bool[], \(pushes.map { $0.uniqueID ?? "" })::text[])
+                 AS v(s, d, t, b, e, a, pt, p, x, c, pl, r, h, u)
+            """, logger: logger)
+        return zip(pushes, sequences).map { push, sequence in
+            var push = push
+            push.sequence = sequence
+            return push
         }
     }
 
