@@ -59,6 +59,8 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
         var nextWaiter: UInt64 = 0
         /// The app's device token, once it registered for remote notifications.
         var deviceToken: String?
+        /// The broadcast channels the app subscribed to.
+        var channels: Set<String> = []
         var isSettled: Bool { queuedJobs == 0 && machine.openTickets == 0 }
     }
 
@@ -461,6 +463,16 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
         shell.withLock { $0.deviceToken = nil }
         reply { completion(nil) }
     }
+
+    package func setSubscribed(_ subscribed: Bool, toChannel channelID: String, completion: @escaping @Sendable (RemoteRegistrationFailure?) -> Void) {
+        shell.withLock { shell in
+            if subscribed { shell.channels.insert(channelID) } else { shell.channels.remove(channelID) }
+        }
+        reply { completion(nil) }
+    }
+
+    /// The broadcast channels the app subscribed to.
+    package var subscribedChannels: Set<String> { shell.withLock { $0.channels } }
 
     package var appState: AppState { inspect(\.appState) }
 

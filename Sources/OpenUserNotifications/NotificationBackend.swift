@@ -48,6 +48,9 @@ package protocol NotificationBackend: AnyObject, Sendable {
     func registerForRemoteNotifications(completion: @escaping @Sendable (Result<String, RemoteRegistrationFailure>) -> Void)
     /// Ends the app's device tokens: providers pushing to them get `410 Unregistered`.
     func unregisterForRemoteNotifications(completion: @escaping @Sendable (RemoteRegistrationFailure?) -> Void)
+    /// Subscribes the app to one of its broadcast channels (or, with `subscribed` false, ends the
+    /// subscription): what its provider sends to the channel reaches it from then on.
+    func setSubscribed(_ subscribed: Bool, toChannel channelID: String, completion: @escaping @Sendable (RemoteRegistrationFailure?) -> Void)
     /// Whether the app is in the foreground or the background, as the system knows it.
     var appState: AppState { get }
     /// The app's badge as last known: at once after the app sets it, and whenever the system changes it.

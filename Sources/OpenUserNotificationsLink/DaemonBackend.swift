@@ -135,6 +135,20 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
         }
     }
 
+    package func setSubscribed(_ subscribed: Bool, toChannel channelID: String, completion: @escaping @Sendable (RemoteRegistrationFailure?) -> Void) {
+        let client = self.client
+        let segment = channelID.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/+="))) ?? channelID
+        let path = "/v1/remote-notifications/channels/\(segment)?environment=\(pushEnvironment.rawValue)"
+        enqueue {
+            do {
+                try await client.call(subscribed ? .PUT : .DELETE, path)
+                completion(nil)
+            } catch {
+                completion(Self.registrationFailure(error))
+            }
+        }
+    }
+
     private static func registrationFailure(_ error: any Error) -> RemoteRegistrationFailure {
         if case LocalAPIClientError.problem(let problem) = error {
             return problem.code == "gatewayNotConfigured" ? .notConfigured(problem.detail) : .unavailable(problem.detail)

@@ -144,6 +144,19 @@ public final class NotificationTestHarness: Sendable {
         }
     }
 
+    /// The broadcast channels the app subscribed to with
+    /// `UIApplication.shared.subscribeToBroadcastChannel(_:)`.
+    public var subscribedChannels: Set<String> { system.subscribedChannels }
+
+    /// A message a provider sent to a broadcast channel: it reaches the app, as ``receivePush(_:pushType:apnsID:collapseID:)``
+    /// does, if the app subscribed to the channel; returns whether it did.
+    @discardableResult
+    public func receiveBroadcast(_ payload: String, onChannel channelID: String, apnsID: String = UUID().uuidString) throws -> Bool {
+        guard subscribedChannels.contains(channelID) else { return false }
+        try receivePush(payload, apnsID: apnsID)
+        return true
+    }
+
     /// What the person sees now: every notification on screen, on the lock screen or in the list,
     /// oldest first.
     public var visibleNotifications: [VisibleNotification] {

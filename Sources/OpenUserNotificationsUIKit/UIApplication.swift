@@ -123,6 +123,47 @@ open class UIApplication: UIResponder {
         UNUserNotificationCenter.current().backend.unregisterForRemoteNotifications { _ in }
     }
 
+    /// Subscribes the app to one of its broadcast channels at the push gateway: what its provider sends
+    /// to the channel with `POST /4/broadcasts/apps/<bundle>` reaches the app from then on, as a push
+    /// to its device token does (an alert is shown through the delegate's `willPresent`, as any).
+    ///
+    /// Beyond iOS, where only a Live Activity subscribes to a channel (ActivityKit's
+    /// `pushType: .channel(_:)`), and so not in UIKit: see COMPATIBILITY.md. The provider creates the
+    /// channel with `POST /1/apps/<bundle>/channels` and gives the app its `apns-channel-id`.
+    ///
+    /// - Parameter completionHandler: called with nil once the gateway holds the subscription, or
+    ///   with why not (no gateway, or no such channel of the app's).
+    public func subscribeToBroadcastChannel(_ channelID: String, completionHandler: (@Sendable ((any Error)?) -> Void)? = nil) {
+        UNUserNotificationCenter.current().backend.setSubscribed(true, toChannel: channelID) { failure in
+            completionHandler?(failure.map(Self.error))
+        }
+    }
+
+    /// Ends the app's subscription to a broadcast channel: what is sent to it no longer reaches the app.
+    public func unsubscribeFromBroadcastChannel(_ channelID: String, completionHandler: (@Sendable ((any Error)?) -> Void)? = nil) {
+        UNUserNotificationCenter.current().backend.setSubscribed(false, toChannel: channelID) { failure in
+            completionHandler?(failure.map(Self.error))
+        }
+    }
+
+    /// Subscribes the app to one of its broadcast channels; see ``subscribeToBroadcastChannel(_:completionHandler:)``.
+    public func subscribeToBroadcastChannel(_ channelID: String) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            subscribeToBroadcastChannel(channelID) { error in
+                if let error { continuation.resume(throwing: error) } else { continuation.resume() }
+            }
+        }
+    }
+
+    /// Ends the app's subscription to a broadcast channel; see ``unsubscribeFromBroadcastChannel(_:completionHandler:)``.
+    public func unsubscribeFromBroadcastChannel(_ channelID: String) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            unsubscribeFromBroadcastChannel(channelID) { error in
+                if let error { continuation.resume(throwing: error) } else { continuation.resume() }
+            }
+        }
+    }
+
     private func finishRegistration(_ result: Result<String, RemoteRegistrationFailure>) {
         switch result {
         case .success(let token):
@@ -169,7 +210,7 @@ open class UIApplication: UIResponder {
 
     /// The error UIKit reports: Cocoa's 3000 ("no valid aps-environment entitlement") when the system
     /// has no push service, a network error when it cannot reach it now.
-    static func error(_ failure: RemoteRegistrationFailure) -> NSError {
+    nonisolated static func error(_ failure: RemoteRegistrationFailure) -> NSError {
         switch failure {
         case .notConfigured(let detail):
             NSError(domain: NSCocoaErrorDomain, code: 3000, userInfo: [NSLocalizedDescriptionKey: detail])

@@ -10,7 +10,7 @@ struct AppsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apps",
         abstract: "Register, list and remove apps.",
-        subcommands: [Add.self, List.self, Remove.self, Key.self, Token.self, Strings.self, Extension.self, ContentExtension.self, BackgroundPushes.self]
+        subcommands: [Add.self, List.self, Remove.self, Key.self, Token.self, Subscribe.self, Strings.self, Extension.self, ContentExtension.self, BackgroundPushes.self]
     )
 
     struct Add: AsyncParsableCommand {
@@ -96,6 +96,26 @@ extension AppsCommand {
             let token = try await location.adminClient().call(
                 .POST, path, body: LocalAPI.RemoteNotificationRegistration(environment: environment), as: LocalAPI.DeviceToken.self)
             print(token.token)
+        }
+    }
+}
+
+extension AppsCommand {
+    struct Subscribe: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Subscribe an app to a broadcast channel of its own, at the push gateway the daemon is linked to.",
+            discussion: "A provider creates the channel with POST /1/apps/<bundle>/channels on the gateway (the apns-channel-id header of its answer) and sends to every subscribed device with POST /4/broadcasts/apps/<bundle>; see Docs/broadcast-channels.md."
+        )
+        @OptionGroup var location: LocationOptions
+        @Argument var bundleIdentifier: String
+        @Argument(help: "The channel's identifier (its apns-channel-id).") var channel: String
+        @Option(name: .long, help: "sandbox or production.") var environment: APNs.Environment = .sandbox
+        @Flag(name: .long, help: "End the subscription instead.") var unsubscribe = false
+
+        func run() async throws {
+            let path = "/v1/admin/apps/\(segment(bundleIdentifier))/channels/\(segment(channel))?environment=\(environment.rawValue)"
+            try await location.adminClient().call(unsubscribe ? .DELETE : .PUT, path)
+            print(unsubscribe ? "\(bundleIdentifier) unsubscribed from \(channel)" : "\(bundleIdentifier) subscribed to \(channel)")
         }
     }
 }

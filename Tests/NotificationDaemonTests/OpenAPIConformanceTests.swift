@@ -201,6 +201,9 @@ final class SpecRecorder: Sendable {
             try await recorder.call(app, .POST, "/v1/remote-notifications", body: LocalAPI.RemoteNotificationRegistration(environment: .production))
             try await recorder.call(app, .POST, "/v1/remote-notifications", body: ["environment": "moon"])
             try await recorder.call(app, .DELETE, "/v1/remote-notifications")
+            try await recorder.call(app, .PUT, "/v1/remote-notifications/channels/Y2hhbm5lbA%3D%3D?environment=sandbox")
+            try await recorder.call(app, .PUT, "/v1/remote-notifications/channels/Y2hhbm5lbA%3D%3D?environment=moon")
+            try await recorder.call(app, .DELETE, "/v1/remote-notifications/channels/Y2hhbm5lbA%3D%3D")
             try await recorder.call(app, .PUT, "/v1/strings", body: ["GREETING": "Hello"])
             try await recorder.call(app, .PUT, "/v1/strings", body: ["GREETING": 1])
 
@@ -250,6 +253,9 @@ final class SpecRecorder: Sendable {
             try await recorder.call(admin, .POST, "/v1/admin/apps/com.example.spec/remote-notifications",
                                     body: LocalAPI.RemoteNotificationRegistration(environment: .sandbox))
             try await recorder.call(admin, .POST, "/v1/admin/apps/com.example.spec/remote-notifications", body: ["environment": "moon"])
+            try await recorder.call(admin, .PUT, "/v1/admin/apps/com.example.spec/channels/Y2hhbm5lbA%3D%3D")
+            try await recorder.call(admin, .PUT, "/v1/admin/apps/nobody/channels/Y2hhbm5lbA%3D%3D")
+            try await recorder.call(admin, .DELETE, "/v1/admin/apps/com.example.spec/channels/Y2hhbm5lbA%3D%3D?environment=production")
             try await recorder.call(admin, .POST, "/v1/admin/apps/com.example.spec/remote-notifications/renewal",
                                     body: LocalAPI.RemoteNotificationRegistration(environment: .sandbox))
             try await recorder.call(admin, .POST, "/v1/admin/apps/nobody/remote-notifications/renewal",

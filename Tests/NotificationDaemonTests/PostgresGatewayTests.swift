@@ -1,10 +1,11 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOHTTP1
 import NIOSSL
 import NotificationCore
-import TestSupport
 import Synchronization
+import TestSupport
 import Testing
 
 /// The gateway on PostgreSQL (`unotify gateway --database postgres://…`), with a real PostgreSQL
@@ -195,6 +196,63 @@ import Testing
         }
         await watch.stop()
         await daemon.stop()
+        #expect(await nodeA.stop() == 0)
+        #expect(await nodeB.stop() == 0)
+    }
+
+    /// A broadcast channel on a gateway of two nodes: the provider creates it through one node, two
+    /// devices (each linked to its own node) subscribe with `unotify apps subscribe`, and an alert
+    /// sent to the channel through either node is shown on both.
+    @Test func aBroadcastThroughEitherNodeReachesEverySubscribedDevice() async throws {
+        let deployment = try await Deployment()
+        let (nodeA, sandboxA, linksA) = try await deployment.startNode("A")
+        let (nodeB, sandboxB, linksB) = try await deployment.startNode("B")
+        let (jwt, credentialPath) = try await deployment.setUp()
+        let (firstDaemon, _) = try await deployment.startDaemon(linkingTo: linksA, credentialPath: credentialPath)
+        let first = (environment: deployment.environment, watch: try ChildProcess(deployment.unotify, ["watch"], environment: deployment.environment,
+                                                                                  name: "unotify watch (first)"))
+        let directory = try makeTestDirectory()
+        let environment = QuickStartTests.environment(directory)
+        let credential = directory.appendingPathComponent("device.credential").path
+        try Data(try await deployment.run(["gateway", "devices", "add", "--database", deployment.database]).utf8).write(to: URL(fileURLWithPath: credential))
+        let secondDaemon = try ChildProcess(deployment.unotify, ["daemon", "--gateway", "wss://localhost:\(linksB)", "--gateway-credential", credential,
+                                                                 "--gateway-ca", deployment.directory.appendingPathComponent("gateway/ca.pem").path,
+                                                                 "--metrics-port", "0"],
+                                            environment: environment, name: "unotify daemon (second)")
+        try await secondDaemon.line(containing: "linked to the push gateway")
+        try await deployment.run(["apps", "add", "com.example.todo"], environment: environment)
+        try await deployment.run(["authorize", "--app", "com.example.todo", "grant"], environment: environment)
+        let second = (environment: environment, watch: try ChildProcess(deployment.unotify, ["watch"], environment: environment, name: "unotify watch (second)"))
+        try await first.watch.line(containing: "Watching")
+        try await second.watch.line(containing: "Watching")
+
+        let client = try deployment.providerClient()
+        defer { _ = client.shutdown() as EventLoopFuture<Void> }
+        func send(_ method: HTTPMethod, to port: Int, _ path: String, headers: [String: String] = [:], body: String) async throws -> HTTPClientResponse {
+            var request = HTTPClientRequest(url: "https://localhost:\(port)\(path)")
+            request.method = method
+            request.headers.add(name: "authorization", value: "bearer \(jwt)")
+            for (name, value) in headers { request.headers.add(name: name, value: value) }
+            request.body = .bytes(ByteBuffer(string: body))
+            return try await client.execute(request, timeout: .seconds(30))
+        }
+        let created = try await send(.POST, to: sandboxA, "/1/apps/com.example.todo/channels", body: #"{"message-storage-policy":1,"push-type":"alert"}"#)
+        #expect(created.status == .created)
+        let channel = try #require(created.headers.first(name: "apns-channel-id"))
+        for device in [first, second] {
+            #expect(try await deployment.run(["apps", "subscribe", "com.example.todo", channel], environment: device.environment)
+                    == "com.example.todo subscribed to \(channel)")
+        }
+
+        for (index, port) in [sandboxB, sandboxA].enumerated() {
+            let sent = try await send(.POST, to: port, "/4/broadcasts/apps/com.example.todo",
+                                      headers: ["apns-channel-id": channel, "apns-push-type": "alert", "apns-priority": "10", "apns-expiration": "0"],
+                                      body: #"{"aps":{"alert":{"title":"Broadcast \#(index)","body":"To every subscriber"}}}"#)
+            #expect(sent.status == .ok)
+            for device in [first, second] { try await device.watch.line(containing: "Broadcast \(index) — To every subscriber", within: 10) }
+        }
+
+        for process in [first.watch, second.watch, firstDaemon, secondDaemon] { await process.stop() }
         #expect(await nodeA.stop() == 0)
         #expect(await nodeB.stop() == 0)
     }

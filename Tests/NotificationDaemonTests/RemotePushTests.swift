@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOSSL
 import NotificationCore
 @testable import NotificationDaemon
@@ -373,6 +374,61 @@ extension RemotePushTests {
     /// `registerUserNotificationSettings`; a provider's push naming it (`"category": "INVITE_CATEGORY"`)
     /// comes through the gateway and the daemon, and the person's Accept reaches
     /// `handleActionWithIdentifier(_:forRemoteNotification:)`; so does Accept on a `UILocalNotification`.
+    /// Beyond APNs: an app subscribes to one of its broadcast channels with the framework's call, and
+    /// an alert its provider sends to the channel is shown to the person as any push is.
+    @Test func anAppSubscribedToABroadcastChannelGetsWhatItsProviderSendsThere() async throws {
+        try await SharedApplicationLock.withLock {
+            try await withLinkedSystem { system in
+                let daemon = system.daemon
+                let app = try await daemon.authorizedApp("com.example.todo")
+                var events = await daemon.engine.watch().events.makeAsyncIterator()
+                func request(_ method: HTTPMethod, _ path: String, headers: [String: String] = [:], body: String) async throws -> HTTPClientResponse {
+                    var request = HTTPClientRequest(url: "https://localhost:\(system.sandboxPort)\(path)")
+                    request.method = method
+                    request.headers.add(name: "authorization", value: "bearer \(system.bearer)")
+                    for (name, value) in headers { request.headers.add(name: name, value: value) }
+                    request.body = .bytes(ByteBuffer(string: body))
+                    return try await system.http.execute(request, timeout: .seconds(10))
+                }
+                let created = try await request(.POST, "/1/apps/com.example.todo/channels", body: #"{"message-storage-policy":1,"push-type":"alert"}"#)
+                #expect(created.status.code == 201)
+                let channel = try #require(created.headers.first(name: "apns-channel-id"))
+
+                let center = UNUserNotificationCenter(backend: DaemonBackend(client: LocalAPIClient(socketPath: daemon.socketPath, key: app.key),
+                                                                             initialState: .background))
+                try await UNUserNotificationCenter.withCenter(center) {
+                    try await UIApplication.shared.subscribeToBroadcastChannel(channel)
+                    // A channel that is not the app's is refused, with the gateway's reason.
+                    do {
+                        try await UIApplication.shared.subscribeToBroadcastChannel("bm90IGEgY2hhbm5lbA==")
+                        Issue.record("subscribed to a channel that does not exist")
+                    } catch {
+                        #expect("\(error)".contains("no channel"))
+                    }
+                }
+
+                let sent = try await request(.POST, "/4/broadcasts/apps/com.example.todo",
+                                             headers: ["apns-channel-id": channel, "apns-push-type": "alert", "apns-priority": "10",
+                                                       "apns-expiration": "\(Int(Date().timeIntervalSince1970) + 3600)"],
+                                             body: #"{"aps":{"alert":{"title":"Road closed","body":"Take the bridge"}}}"#)
+                #expect(sent.status.code == 200)
+                var shown: String?
+                while shown == nil, let event = await events.next() {
+                    if case .presented("com.example.todo", let visible) = event { shown = visible.notification.request.content.title }
+                }
+                #expect(shown == "Road closed")
+
+                try await UNUserNotificationCenter.withCenter(center) { try await UIApplication.shared.unsubscribeFromBroadcastChannel(channel) }
+                let stored = try await system.gateway.store.enqueue(
+                    Broadcast(channel: try #require(try await system.gateway.store.channel(channel)), requestID: UUID().uuidString, priority: 10,
+                              expiresAt: Date() + 60, payload: Array(#"{"aps":{"alert":"Gone"}}"#.utf8), receivedAt: Date()),
+                    linked: ["device-1"])
+                #expect(stored.isEmpty, "no longer subscribed")
+                await NotificationDaemonLink.close(center)
+            }
+        }
+    }
+
     @Test func theIOS8AcceptButtonReachesTheAppThroughTheDaemon() async throws {
         try await SharedApplicationLock.withLock {
             try await withLinkedSystem { system in

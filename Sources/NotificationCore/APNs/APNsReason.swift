@@ -37,6 +37,15 @@ extension APNs {
         package static let missingTopic = Reason("MissingTopic", 400)
         package static let payloadEmpty = Reason("PayloadEmpty", 400)
         package static let topicDisallowed = Reason("TopicDisallowed", 400)
+        // 400, broadcast channels only
+        package static let badChannelId = Reason("BadChannelId", 400)
+        package static let badRequestParams = Reason("BadRequestParams", 400)
+        package static let badRequestPayload = Reason("BadRequestPayload", 400)
+        package static let cannotCreateChannelConfig = Reason("CannotCreateChannelConfig", 400)
+        package static let channelNotRegistered = Reason("ChannelNotRegistered", 400)
+        package static let featureNotEnabled = Reason("FeatureNotEnabled", 400)
+        package static let missingChannelId = Reason("MissingChannelId", 400)
+        package static let missingPushType = Reason("MissingPushType", 400)
         // 403
         package static let badCertificate = Reason("BadCertificate", 403)
         package static let badCertificateEnvironment = Reason("BadCertificateEnvironment", 403)
@@ -75,6 +84,12 @@ extension APNs {
             unrelatedKeyIdInToken, badEnvironmentKeyIdInToken, badEnvironmentKeyInToken, badPath, methodNotAllowed, expiredToken,
             unregistered, payloadTooLarge, tooManyProviderTokenUpdates, tooManyRequests, internalServerError, serviceUnavailable,
             shutdown,
+        ]
+
+        /// The reasons only broadcast channels' requests are refused with.
+        package static let channelReasons: [Reason] = [
+            badChannelId, badRequestParams, badRequestPayload, cannotCreateChannelConfig, channelNotRegistered, featureNotEnabled,
+            missingChannelId, missingPushType,
         ]
 
         /// Whether a provider's connection counts it against its good standing: APNs closes a

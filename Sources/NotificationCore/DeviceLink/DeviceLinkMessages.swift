@@ -54,6 +54,8 @@ package enum DeviceLink {
         case error(requestID: String?, code: String, message: String)
         /// The device's delivery-log reports up to `through` are recorded: it may forget them.
         case reported(through: Int64)
+        /// The app is subscribed to the broadcast channel (or, with `subscribed` false, no longer).
+        case subscription(requestID: String, channelID: String, subscribed: Bool)
     }
 
     /// What the device sends.
@@ -64,12 +66,15 @@ package enum DeviceLink {
         /// Stages of pushes the device received, for the delivery log, numbered by the device up to
         /// `through`; sent again until the gateway answers `reported`.
         case report(through: Int64, reports: [DeliveryLog.Report])
+        /// Subscribes the app to a broadcast channel of its own in `environment` (or, with
+        /// `subscribe` false, ends the subscription).
+        case subscribe(requestID: String, bundleIdentifier: String, environment: APNs.Environment, channelID: String, subscribe: Bool)
     }
 }
 
 extension DeviceLink.GatewayMessage: Codable {
     private enum CodingKeys: String, CodingKey {
-        case type, deviceID, window, requestID, token, bundleIdentifier, environment, code, message, through
+        case type, deviceID, window, requestID, token, bundleIdentifier, environment, code, message, through, channelID
     }
 
     package init(from decoder: any Decoder) throws {
@@ -93,6 +98,10 @@ extension DeviceLink.GatewayMessage: Codable {
                           code: try container.decode(String.self, forKey: .code), message: try container.decode(String.self, forKey: .message))
         case "reported":
             self = .reported(through: try container.decode(Int64.self, forKey: .through))
+        case "subscribed", "unsubscribed":
+            self = .subscription(requestID: try container.decode(String.self, forKey: .requestID),
+                                 channelID: try container.decode(String.self, forKey: .channelID),
+                                 subscribed: try container.decode(String.self, forKey: .type) == "subscribed")
         case let other:
             throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "Unknown message type \(other).")
         }
@@ -126,13 +135,17 @@ extension DeviceLink.GatewayMessage: Codable {
         case .reported(let through):
             try container.encode("reported", forKey: .type)
             try container.encode(through, forKey: .through)
+        case .subscription(let requestID, let channelID, let subscribed):
+            try container.encode(subscribed ? "subscribed" : "unsubscribed", forKey: .type)
+            try container.encode(requestID, forKey: .requestID)
+            try container.encode(channelID, forKey: .channelID)
         }
     }
 }
 
 extension DeviceLink.DeviceMessage: Codable {
     private enum CodingKeys: String, CodingKey {
-        case type, through, requestID, bundleIdentifier, environment, reports
+        case type, through, requestID, bundleIdentifier, environment, reports, channelID
     }
 
     package init(from decoder: any Decoder) throws {
@@ -150,6 +163,12 @@ extension DeviceLink.DeviceMessage: Codable {
         case "report":
             self = .report(through: try container.decode(Int64.self, forKey: .through),
                            reports: try container.decode([DeliveryLog.Report].self, forKey: .reports))
+        case "subscribe", "unsubscribe":
+            self = .subscribe(requestID: try container.decode(String.self, forKey: .requestID),
+                              bundleIdentifier: try container.decode(String.self, forKey: .bundleIdentifier),
+                              environment: try container.decode(APNs.Environment.self, forKey: .environment),
+                              channelID: try container.decode(String.self, forKey: .channelID),
+                              subscribe: try container.decode(String.self, forKey: .type) == "subscribe")
         case let other:
             throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "Unknown message type \(other).")
         }
@@ -174,6 +193,12 @@ extension DeviceLink.DeviceMessage: Codable {
             try container.encode("report", forKey: .type)
             try container.encode(through, forKey: .through)
             try container.encode(reports, forKey: .reports)
+        case .subscribe(let requestID, let bundleIdentifier, let environment, let channelID, let subscribe):
+            try container.encode(subscribe ? "subscribe" : "unsubscribe", forKey: .type)
+            try container.encode(requestID, forKey: .requestID)
+            try container.encode(bundleIdentifier, forKey: .bundleIdentifier)
+            try container.encode(environment, forKey: .environment)
+            try container.encode(channelID, forKey: .channelID)
         }
     }
 }

@@ -62,6 +62,19 @@ package struct AdminRoutes: Sendable {
             await engine.deviceTokenChanged(bundle, token: token, environment: body.environment)
             return jsonResponse(LocalAPI.DeviceToken(bundleIdentifier: bundle, environment: body.environment, token: token))
         }
+        // A subscription of the app to a broadcast channel of its own, at the gateway.
+        for subscribe in [true, false] {
+            let handler: @Sendable (Request, LocalAPIRouter.Context) async throws -> Response = { request, context in
+                try authenticate(request)
+                let bundle = try context.parameters.decoded("app")
+                _ = try await engine.appState(bundle)
+                guard let link else { throw LocalAPIRouter.noGateway }
+                try await link.setSubscribed(subscribe, bundle, environment: try LocalAPIRouter.environment(in: request),
+                                             channelID: try context.parameters.decoded("channel"))
+                return Response(status: .noContent)
+            }
+            if subscribe { router.put("/v1/admin/apps/:app/channels/:channel", use: handler) } else { router.delete("/v1/admin/apps/:app/channels/:channel", use: handler) }
+        }
         router.put("/v1/admin/apps/:app/strings") { request, context in
             try authenticate(request)
             let bundle = try context.parameters.decoded("app")

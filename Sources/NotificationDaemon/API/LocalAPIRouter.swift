@@ -77,6 +77,18 @@ package enum LocalAPIRouter {
             try await link.unregister(bundle)
             return Response(status: .noContent)
         }
+        // A subscription to a broadcast channel of the app's, at the gateway: what the provider sends to
+        // the channel reaches the app from then on.
+        for subscribe in [true, false] {
+            let handler: @Sendable (Request, LocalAPIRouter.Context) async throws -> Response = { request, context in
+                let bundle = try await app.authenticate(request)
+                guard let link else { throw Self.noGateway }
+                try await link.setSubscribed(subscribe, bundle, environment: try Self.environment(in: request),
+                                             channelID: try context.parameters.decoded("channel"))
+                return Response(status: .noContent)
+            }
+            if subscribe { router.put("/v1/remote-notifications/channels/:channel", use: handler) } else { router.delete("/v1/remote-notifications/channels/:channel", use: handler) }
+        }
         // The app's own strings, for its pushes' localization keys (its `Localizable.strings`).
         router.put("/v1/strings") { request, context in
             let bundle = try await app.authenticate(request)
@@ -126,6 +138,15 @@ package enum LocalAPIRouter {
 
     /// The refusal of a remote-notification call by a daemon that has no gateway.
     static let noGateway = DaemonError(.gatewayNotConfigured, "This daemon has no push gateway: start it with `unotify serve`, or `unotify daemon --gateway …`.")
+
+    /// The `environment` query item of a request (`sandbox` or `production`), sandbox when absent.
+    static func environment(in request: Request) throws -> APNs.Environment {
+        guard let value = request.uri.queryParameters.get("environment") else { return .sandbox }
+        guard let environment = APNs.Environment(rawValue: String(value)) else {
+            throw DaemonError(.invalidRequest, "The environment is sandbox or production, not \(value).")
+        }
+        return environment
+    }
 
     /// The `identifier` query items of a request, or `nil` (meaning all) when there are none.
     static func identifiers(in request: Request) -> [String]? {

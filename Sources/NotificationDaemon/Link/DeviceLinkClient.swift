@@ -111,8 +111,20 @@ package final class DeviceLinkClient: Service, Sendable {
         guard case .unregistered = answer else { throw Self.refusal(answer) }
     }
 
+    /// Subscribes the app to a broadcast channel of its own at the gateway (or, with `subscribe`
+    /// false, ends the subscription): what is sent to the channel reaches the app from then on.
+    package func setSubscribed(_ subscribe: Bool, _ bundleIdentifier: String, environment: APNs.Environment, channelID: String) async throws {
+        let answer = try await ask {
+            .subscribe(requestID: $0, bundleIdentifier: bundleIdentifier, environment: environment, channelID: channelID, subscribe: subscribe)
+        }
+        guard case .subscription = answer else { throw Self.refusal(answer) }
+    }
+
     private static func refusal(_ answer: DeviceLink.GatewayMessage) -> DaemonError {
-        if case .error(_, let code, let message) = answer { return DaemonError(.gatewayUnavailable, "The gateway refused: \(message) (\(code)).") }
+        if case .error(_, let code, let message) = answer {
+            // What does not exist is the request's mistake, not the gateway's.
+            return DaemonError(code == "notFound" ? .invalidRequest : .gatewayUnavailable, "The gateway refused: \(message) (\(code)).")
+        }
         return DaemonError(.gatewayUnavailable, "The gateway answered something else.")
     }
 
@@ -212,7 +224,7 @@ package final class DeviceLinkClient: Service, Sendable {
                         self.linkedContinuation.yield()
                     case .push(let push):
                         arrived.append(push)
-                    case .registered(let requestID, _, _, _), .unregistered(let requestID, _):
+                    case .registered(let requestID, _, _, _), .unregistered(let requestID, _), .subscription(let requestID, _, _):
                         self.answer(requestID, message)
                     case .error(let requestID, _, _):
                         if let requestID { self.answer(requestID, message) }

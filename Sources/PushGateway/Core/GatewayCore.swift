@@ -42,21 +42,25 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
     private let state: Mutex<State>
     private let logger: Logger
     private let queued: @Sendable ([QueuedPush]) -> Void
+    private let wake: @Sendable ([String: Bool]) -> Void
     private let logsDeliveries: Bool
     private let clock: @Sendable () -> Date
 
     /// - Parameters:
     ///   - logsDeliveries: whether accepted pushes are written to the delivery log.
     ///   - queued: called with the pushes of each durable batch, in order, for delivery.
+    ///   - wake: called with the devices a broadcast was stored for (`true`: held), for delivery.
     package init(
         store: any GatewayStore,
         admission: PushAdmission.Configuration = .init(),
         logsDeliveries: Bool = true,
         clock: @escaping @Sendable () -> Date = { Date() },
         logger: Logger,
-        queued: @escaping @Sendable ([QueuedPush]) -> Void = { _ in }
+        queued: @escaping @Sendable ([QueuedPush]) -> Void = { _ in },
+        wake: @escaping @Sendable ([String: Bool]) -> Void = { _ in }
     ) {
         self.store = store
+        self.wake = wake
         self.logger = logger
         self.queued = queued
         self.logsDeliveries = logsDeliveries
@@ -319,5 +323,50 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
             granted[waiting.push.token, default: 0] -= 1
             return true
         }
+    }
+}
+
+extension GatewayCore: BroadcastChannels {
+    package func createChannel(bundleIdentifier: String, environment: APNs.Environment, settings: APNs.ChannelSettings, at date: Date)
+        async throws(GatewayError) -> BroadcastChannel
+    {
+        var bytes = SystemRandomNumberGenerator()
+        let identifier = Data((0..<16).map { _ in UInt8.random(in: .min ... .max, using: &bytes) }).base64EncodedString()
+        let channel = BroadcastChannel(channelID: identifier, bundleIdentifier: bundleIdentifier, environment: environment, settings: settings,
+                                       createdAt: date)
+        try await store.createChannel(channel, limit: state.withLock { $0.admission.configuration.channelsPerApp })
+        return channel
+    }
+
+    package func channel(_ channelID: String) async throws(GatewayError) -> BroadcastChannel? {
+        try await store.channel(channelID)
+    }
+
+    package func deleteChannel(_ channelID: String) async throws(GatewayError) {
+        try await store.deleteChannel(channelID)
+    }
+
+    package func channels(of bundleIdentifier: String, environment: APNs.Environment) async throws(GatewayError) -> [String] {
+        try await store.channels(of: bundleIdentifier, environment: environment)
+    }
+
+    /// A message for now only (`apns-expiration: 0`) reaches the subscribers linked now, and leaves
+    /// the channel's stored message as it was; any other is kept at most APNs' 8 hours for the others.
+    package func broadcast(to channel: BroadcastChannel, headers: APNs.BroadcastHeaders, payload: [UInt8], at date: Date) async throws(GatewayError) -> Int {
+        var target = channel
+        let expiresAt: Date
+        if headers.expiration == 0 {
+            target.settings.storesMostRecent = false
+            expiresAt = date.addingTimeInterval(state.withLock { $0.admission.configuration.deliverNowWindow })
+        } else {
+            expiresAt = min(Date(timeIntervalSince1970: TimeInterval(headers.expiration)), date.addingTimeInterval(APNs.channelMessageLifetime))
+            // Expired already: accepted, and stored for no one.
+            guard expiresAt > date else { return 0 }
+        }
+        let linked = state.withLock { $0.connectedDevices }
+        let stored = try await store.enqueue(Broadcast(channel: target, requestID: headers.requestID, priority: headers.priority, expiresAt: expiresAt,
+                                                       payload: payload, receivedAt: date), linked: linked)
+        wake(stored)
+        return stored.count
     }
 }

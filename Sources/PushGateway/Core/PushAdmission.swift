@@ -19,6 +19,8 @@ package struct PushAdmission: Sendable {
         /// How long a push with `apns-expiration: 0` waits for a device that is connected when it
         /// arrives (it is never kept for one that is not).
         package var deliverNowWindow: TimeInterval = 30
+        /// The broadcast channels an app may have in each environment: APNs' 10,000.
+        package var channelsPerApp = APNs.channelsPerApp
 
         package init() {}
     }

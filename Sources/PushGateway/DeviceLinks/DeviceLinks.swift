@@ -302,6 +302,16 @@ package final class DeviceLinks: Sendable {
             } catch {
                 logger.error("could not record a device's delivery reports", metadata: ["device": .string(deviceID), "error": .string("\(error)")])
             }
+        case .subscribe(let requestID, let bundleIdentifier, let environment, let channelID, let subscribe):
+            do {
+                try await store.setSubscribed(subscribe, deviceID: deviceID, bundleIdentifier: bundleIdentifier, environment: environment,
+                                              channelID: channelID, at: clock())
+                session.send([.subscription(requestID: requestID, channelID: channelID, subscribed: subscribe)])
+            } catch where error.code == .notFound {
+                session.send([.error(requestID: requestID, code: "notFound", message: "\(bundleIdentifier) has no channel \(channelID) in \(environment.rawValue).")])
+            } catch {
+                session.send([.error(requestID: requestID, code: "internal", message: "The gateway could not change the subscription to \(channelID).")])
+            }
         case .unregister(let requestID, let bundleIdentifier):
             do {
                 try await core.unregister(deviceID: deviceID, bundleIdentifier: bundleIdentifier, at: clock())

@@ -48,3 +48,17 @@ package protocol DeliveryLogReader: Sendable {
     /// The logged pushes whose `apns-id` or `apns-unique-id` is `id`, oldest first.
     func deliveryRecords(matching id: String) async throws(GatewayError) -> [DeliveryRecord]
 }
+
+/// Where the provider API manages broadcast channels and sends to them (APNs' broadcast API).
+package protocol BroadcastChannels: Sendable {
+    /// Creates a channel of the app in `environment`, with a new random identifier.
+    func createChannel(bundleIdentifier: String, environment: APNs.Environment, settings: APNs.ChannelSettings, at date: Date)
+        async throws(GatewayError) -> BroadcastChannel
+    /// The channel, if it exists.
+    func channel(_ channelID: String) async throws(GatewayError) -> BroadcastChannel?
+    func deleteChannel(_ channelID: String) async throws(GatewayError)
+    func channels(of bundleIdentifier: String, environment: APNs.Environment) async throws(GatewayError) -> [String]
+    /// Stores a message for the channel's subscribers (durable when it returns); returns how many
+    /// devices it was stored for.
+    func broadcast(to channel: BroadcastChannel, headers: APNs.BroadcastHeaders, payload: [UInt8], at date: Date) async throws(GatewayError) -> Int
+}

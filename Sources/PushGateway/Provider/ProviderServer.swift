@@ -84,6 +84,8 @@ package final class ProviderServer: Listener {
         let acceptor: any PushAcceptor
         /// Where `GET /1/delivery-log/<id>` reads; nil answers it `404`.
         let deliveryLog: (any DeliveryLogReader)?
+        /// Where the broadcast API's requests go; nil answers them `400 FeatureNotEnabled`.
+        let channels: (any BroadcastChannels)?
         let metrics: GatewayMetrics
         let clock: @Sendable () -> Date
         let shutdown: ShutdownFlag
@@ -129,13 +131,14 @@ package final class ProviderServer: Listener {
         refreshCredentials: @escaping @Sendable (_ done: @escaping @Sendable () -> Void) -> Void = { $0() },
         acceptor: any PushAcceptor,
         deliveryLog: (any DeliveryLogReader)? = nil,
+        channels: (any BroadcastChannels)? = nil,
         metrics: GatewayMetrics = GatewayMetrics(),
         clock: @escaping @Sendable () -> Date = { Date() },
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger
     ) {
         shared = Shared(configuration: configuration, credentials: credentials, refreshCredentials: refreshCredentials, acceptor: acceptor,
-                        deliveryLog: deliveryLog, metrics: metrics, clock: clock, shutdown: ShutdownFlag(), connections: OpenConnections())
+                        deliveryLog: deliveryLog, channels: channels, metrics: metrics, clock: clock, shutdown: ShutdownFlag(), connections: OpenConnections())
         self.group = group
         self.logger = logger
     }

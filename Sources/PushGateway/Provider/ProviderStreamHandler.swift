@@ -23,6 +23,8 @@ final class ProviderStreamHandler: ChannelInboundHandler {
     private var isAnswered = false
     /// Whether the request reads the delivery log (its refusals are not pushes refused).
     private var readsDeliveryLog = false
+    /// Whether the request is the broadcast API's: its answers carry `apns-request-id`, not `apns-id`.
+    private var isChannelRequest = false
     /// Ends a request that stops sending before it is complete, with `400 IdleTimeout`.
     private var idleTimer: Scheduled<Void>?
 
@@ -104,6 +106,11 @@ final class ProviderStreamHandler: ChannelInboundHandler {
         if method == "GET", path.hasPrefix(DeliveryLogResponse.pathPrefix) {
             readsDeliveryLog = true
             return readDeliveryLog(String(path.dropFirst(DeliveryLogResponse.pathPrefix.count)), refreshed: refreshed, context: context)
+        }
+
+        if APNs.isChannelPath(path) {
+            isChannelRequest = true
+            return processChannelRequest(method: method, path: path, fields: fields, refreshed: refreshed, context: context)
         }
 
         let token: String
@@ -195,6 +202,118 @@ final class ProviderStreamHandler: ChannelInboundHandler {
         parent.writeAndFlush(goAway).whenComplete { _ in parent.close(promise: nil) }
     }
 
+    /// What a request of the broadcast API is answered: a status, a channel identifier for a channel
+    /// created, a JSON body; or a refusal.
+    private enum ChannelAnswer: Sendable {
+        case answer(status: Int, channelID: String? = nil, uniqueID: String? = nil, json: [UInt8]? = nil)
+        case refusal(APNs.Rejection)
+    }
+
+    /// A request of APNs' broadcast API: channels created, read, deleted and listed
+    /// (`/1/apps/<bundle>/channels`, `/1/apps/<bundle>/all-channels`), and messages sent to one
+    /// (`POST /4/broadcasts/apps/<bundle>`), for the provider's own apps in its connection's environment.
+    private func processChannelRequest(method: String, path: String, fields: [(name: String, value: String)], refreshed: Bool,
+                                       context: ChannelHandlerContext) {
+        let requestID = headers?.first(name: "apns-request-id").flatMap { APNs.isCanonicalUUID($0) ? $0 : nil } ?? TimeOrderedUUIDs.shared.make()
+        let request: APNs.ChannelRequest
+        switch APNs.checkChannelTarget(method: method, path: path, headers: fields) {
+        case .failure(let rejection): return refuse(rejection, apnsID: requestID, context: context)
+        case .success(let value): request = value
+        }
+        let now = server.clock()
+        guard authenticate(now: now, apnsID: requestID, refreshed: refreshed, context: context) else { return }
+        guard let channels = server.channels else { return refuse(APNs.Rejection(.featureNotEnabled), apnsID: requestID, context: context) }
+        let authorization = connection.value.authorization
+        // Only the provider's own apps: its team's, or its certificate's.
+        if case .failure(let rejection) = authorization.authorizeTopic(request.bundleIdentifier, pushType: .alert) {
+            return refuse(rejection, apnsID: requestID, context: context)
+        }
+        start(request, channels: channels, environment: authorization.environment, requestID: requestID, now: now, context: context)
+    }
+
+    /// Does the broadcast API request's work away from the event loop, then answers on it.
+    private func start(_ request: APNs.ChannelRequest, channels: any BroadcastChannels, environment: APNs.Environment, requestID: String,
+                       now: Date, context: ChannelHandlerContext) {
+        let body = self.body
+        let bodyBytes = self.bodyBytes
+        let requestHeaders = headers ?? HPACKHeaders()
+        let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
+        Task {
+            let outcome = await ProviderStreamHandler.answerChannelRequest(request, channels: channels, environment: environment, headers: requestHeaders, body: body,
+                                                          bodyBytes: bodyBytes, now: now)
+            eventLoop.execute { loopBoundSelf.value.finish(outcome, requestID: requestID, context: loopBoundContext.value) }
+        }
+    }
+
+    private func finish(_ outcome: ChannelAnswer, requestID: String, context: ChannelHandlerContext) {
+        switch outcome {
+        case .refusal(let rejection):
+            refuse(rejection, apnsID: requestID, context: context)
+        case .answer(let status, let channelID, let uniqueID, let json):
+            answer(status: status, apnsID: requestID, uniqueID: uniqueID, channelID: channelID,
+                   body: json.map { context.channel.allocator.buffer(bytes: $0) }, context: context)
+        }
+    }
+
+    /// The app's channel in this environment; another app's, or the other environment's, is not registered here.
+    private static func ownChannel(_ channelID: String, of bundle: String, in environment: APNs.Environment, channels: any BroadcastChannels)
+        async throws(GatewayError) -> BroadcastChannel?
+    {
+        guard let channel = try await channels.channel(channelID), channel.bundleIdentifier == bundle, channel.environment == environment else { return nil }
+        return channel
+    }
+
+    /// Does what a broadcast API request asks, as APNs answers it.
+    private static func answerChannelRequest(
+        _ request: APNs.ChannelRequest, channels: any BroadcastChannels, environment: APNs.Environment, headers: HPACKHeaders,
+        body: [UInt8], bodyBytes: Int, now: Date
+    ) async -> ChannelAnswer {
+        let fields = headers.map { (name: $0.name, value: $0.value) }
+        do {
+            switch request {
+            case .create(let bundle):
+                guard bodyBytes <= APNs.maximumBroadcastBytes else { return .refusal(APNs.Rejection(.payloadTooLarge)) }
+                switch APNs.checkChannelCreation(body: body) {
+                case .failure(let rejection):
+                    return .refusal(rejection)
+                case .success(let settings):
+                    do {
+                        let channel = try await channels.createChannel(bundleIdentifier: bundle, environment: environment, settings: settings, at: now)
+                        return .answer(status: 201, channelID: channel.channelID)
+                    } catch {
+                        guard error.code == .limitReached else { throw error }
+                        return .refusal(APNs.Rejection(.cannotCreateChannelConfig))
+                    }
+                }
+            case .read(let bundle, let channelID):
+                guard let channel = try await ownChannel(channelID, of: bundle, in: environment, channels: channels) else { return .refusal(APNs.Rejection(.channelNotRegistered)) }
+                let pushType = channel.settings.pushType == .liveactivity ? "LiveActivity" : channel.settings.pushType.rawValue
+                return .answer(status: 200, json: Array(#"{"message-storage-policy":\#(channel.settings.storesMostRecent ? 1 : 0),"push-type":"\#(pushType)"}"#.utf8))
+            case .delete(let bundle, let channelID):
+                guard try await ownChannel(channelID, of: bundle, in: environment, channels: channels) != nil else { return .refusal(APNs.Rejection(.channelNotRegistered)) }
+                try await channels.deleteChannel(channelID)
+                return .answer(status: 204)
+            case .list(let bundle):
+                let list = try await channels.channels(of: bundle, environment: environment)
+                let json = (try? JSONEncoder().encode(["channels": list])).map(Array.init) ?? Array(#"{"channels":[]}"#.utf8)
+                return .answer(status: 200, json: json)
+            case .broadcast(let bundle, let channelID):
+                guard let channel = try await ownChannel(channelID, of: bundle, in: environment, channels: channels) else { return .refusal(APNs.Rejection(.channelNotRegistered)) }
+                switch APNs.checkBroadcastHeaders(headers: fields, payloadBytes: bodyBytes, channel: channel.settings, newID: { TimeOrderedUUIDs.shared.make() }) {
+                case .failure(let rejection):
+                    return .refusal(rejection)
+                case .success(let headers):
+                    _ = try await channels.broadcast(to: channel, headers: headers, payload: body, at: now)
+                    return .answer(status: 200, uniqueID: TimeOrderedUUIDs.shared.make())
+                }
+            }
+        } catch {
+            return .refusal(APNs.Rejection(GatewayCore.reason(for: error)))
+        }
+    }
+
     /// `GET /1/delivery-log/<id>`: the delivery log of the pushes whose `apns-id` or `apns-unique-id`
     /// is `id`, those the connection's credentials could have sent (`Docs/delivery-log.md`).
     private func readDeliveryLog(_ id: String, refreshed: Bool, context: ChannelHandlerContext) {
@@ -224,11 +343,13 @@ final class ProviderStreamHandler: ChannelInboundHandler {
         context.channel.allocator.buffer(bytes: bytes)
     }
 
-    private func answer(status: Int, apnsID: String, uniqueID: String? = nil, body: ByteBuffer?, context: ChannelHandlerContext) {
+    private func answer(status: Int, apnsID: String, uniqueID: String? = nil, channelID: String? = nil, body: ByteBuffer?,
+                        context: ChannelHandlerContext) {
         var headers = HPACKHeaders()
         headers.add(name: ":status", value: String(status))
-        headers.add(name: "apns-id", value: apnsID)
+        headers.add(name: isChannelRequest ? "apns-request-id" : "apns-id", value: apnsID)
         if let uniqueID { headers.add(name: "apns-unique-id", value: uniqueID) }
+        if let channelID { headers.add(name: "apns-channel-id", value: channelID) }
         if let body {
             headers.add(name: "content-type", value: "application/json")
             context.write(wrapOutboundOut(.headers(.init(headers: headers))), promise: nil)

@@ -89,7 +89,7 @@ package struct PushGatewayServices: Sendable {
         let metrics = GatewayMetrics(factory: configuration.metrics)
         self.metrics = metrics
         core = GatewayCore(store: store, admission: configuration.admission, logsDeliveries: configuration.deliveryLogRetention > 0,
-                           logger: logger, queued: { pushes in relay.links?.stored(pushes) })
+                           logger: logger, queued: { pushes in relay.links?.stored(pushes) }, wake: { devices in relay.links?.wake(devices) })
         links = DeviceLinks(store: store, core: core, window: configuration.deviceLinkWindow, metrics: metrics, logger: logger)
         relay.links = links
         try await core.reloadProviders()
@@ -111,7 +111,7 @@ package struct PushGatewayServices: Sendable {
             let core = self.core
             services.append(ListenerService(
                 server: ProviderServer(configuration: server, credentials: { core.credentials }, refreshCredentials: { core.refreshProviders($0) },
-                                       acceptor: core, deliveryLog: core, metrics: metrics, logger: logger),
+                                       acceptor: core, deliveryLog: core, channels: core, metrics: metrics, logger: logger),
                 onListening: { port in onListening(environment, port) }
             ))
         }

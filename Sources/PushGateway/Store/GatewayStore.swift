@@ -67,6 +67,9 @@ package struct QueuedPush: Sendable, Hashable {
     package var sender: Sender?
     /// Why it is accepted and not kept (it is only logged): nil for a push that is stored.
     package var droppedBecause: String?
+    /// The broadcast channel it was sent to, for a broadcast's push: its channel's next message
+    /// replaces it, on a channel that stores its most recent one.
+    package var channelID: String?
 
     /// Who sent a push: the team, and the key (or certificate) that authenticated the provider.
     package struct Sender: Sendable, Hashable {
@@ -137,6 +140,47 @@ package struct DeliveryRecord: Sendable, Hashable {
         self.expiresAt = expiresAt
         self.stages = stages
     }
+}
+
+/// A broadcast channel: one app's, in one environment (APNs' channel management API).
+package struct BroadcastChannel: Sendable, Hashable {
+    /// Base64 of 16 random bytes: never given twice.
+    package var channelID: String
+    package var bundleIdentifier: String
+    package var environment: APNs.Environment
+    package var settings: APNs.ChannelSettings
+    package var createdAt: Date
+
+    package init(channelID: String, bundleIdentifier: String, environment: APNs.Environment, settings: APNs.ChannelSettings, createdAt: Date) {
+        self.channelID = channelID
+        self.bundleIdentifier = bundleIdentifier
+        self.environment = environment
+        self.settings = settings
+        self.createdAt = createdAt
+    }
+}
+
+/// A message sent to a channel, stored once for each subscriber.
+package struct Broadcast: Sendable, Hashable {
+    package var channel: BroadcastChannel
+    /// Its `apns-request-id`: the `apns-id` each subscriber's push carries.
+    package var requestID: String
+    package var priority: Int
+    package var expiresAt: Date
+    package var payload: [UInt8]
+    package var receivedAt: Date
+
+    package init(channel: BroadcastChannel, requestID: String, priority: Int, expiresAt: Date, payload: [UInt8], receivedAt: Date) {
+        self.channel = channel
+        self.requestID = requestID
+        self.priority = priority
+        self.expiresAt = expiresAt
+        self.payload = payload
+        self.receivedAt = receivedAt
+    }
+
+    /// The token its pushes carry: one per channel, never a device token.
+    package var token: String { "channel:" + channel.channelID }
 }
 
 /// A team's signing key as the store keeps it: the public key in PEM.
@@ -216,6 +260,27 @@ package protocol GatewayStore: Sendable {
     /// How many pushes are stored: queued in their device's order, and held for a device not linked.
     func storedPushCounts() async throws(GatewayError) -> (queued: Int, held: Int)
 
+    // Broadcast channels
+    /// Creates a channel; throws `limitReached` when its app has `limit` channels in its environment.
+    func createChannel(_ channel: BroadcastChannel, limit: Int) async throws(GatewayError)
+    /// The channel, or nil for one that does not exist (or was deleted).
+    func channel(_ channelID: String) async throws(GatewayError) -> BroadcastChannel?
+    /// Deletes a channel and its subscriptions (what was stored for subscribers stays); throws
+    /// `notFound` for a channel that does not exist.
+    func deleteChannel(_ channelID: String) async throws(GatewayError)
+    /// The identifiers of the app's channels in `environment`, oldest first.
+    func channels(of bundleIdentifier: String, environment: APNs.Environment) async throws(GatewayError) -> [String]
+    /// Subscribes (or unsubscribes) the app on the device to the channel; throws `notFound` for a
+    /// channel that is not the app's in `environment`.
+    func setSubscribed(_ subscribed: Bool, deviceID: String, bundleIdentifier: String, environment: APNs.Environment, channelID: String,
+                       at date: Date) async throws(GatewayError)
+    /// Stores the broadcast for each subscriber of its channel (not removed, not disabled), in one
+    /// transaction: for a device in `linked` (linked to this node) or linked to another node, in its
+    /// order at once; for any other, held, or, on a channel that stores nothing, not at all. On a
+    /// channel that stores its most recent message, it replaces the channel's message still stored
+    /// for each. Returns the devices it was stored for (`true`: held).
+    func enqueue(_ broadcast: Broadcast, linked: Set<String>) async throws(GatewayError) -> [String: Bool]
+
     // Delivery log
     /// Records stages of logged pushes (pushes not in the log are skipped): the gateway's own, such
     /// as `sent` on a link that closed before the device acknowledged.
@@ -278,6 +343,8 @@ package struct GatewayError: Error, Sendable, CustomStringConvertible {
         case notFound
         case alreadyExists
         case invalidArgument
+        /// A limit was reached (an app's channels).
+        case limitReached
     }
 
     package var code: Code

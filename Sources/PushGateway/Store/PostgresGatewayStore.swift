@@ -169,6 +169,29 @@ package final class PostgresGatewayStore: GatewayStore, Service {
             "CREATE TABLE token_bucket (token TEXT PRIMARY KEY NOT NULL, tokens DOUBLE PRECISION NOT NULL, updated_at DOUBLE PRECISION NOT NULL)",
             "CREATE INDEX token_bucket_updated_at ON token_bucket(updated_at)",
         ],
+        [
+            """
+            CREATE TABLE broadcast_channel (
+                channel_id TEXT PRIMARY KEY NOT NULL,
+                bundle_identifier TEXT NOT NULL,
+                environment TEXT NOT NULL CHECK (environment IN ('sandbox', 'production')),
+                stores_most_recent BOOLEAN NOT NULL,
+                push_type TEXT NOT NULL,
+                created_at DOUBLE PRECISION NOT NULL
+            )
+            """,
+            "CREATE INDEX broadcast_channel_app ON broadcast_channel(bundle_identifier, environment, created_at)",
+            """
+            CREATE TABLE channel_subscription (
+                channel_id TEXT NOT NULL REFERENCES broadcast_channel(channel_id) ON DELETE CASCADE,
+                device_id TEXT NOT NULL REFERENCES device(device_id) ON DELETE CASCADE,
+                subscribed_at DOUBLE PRECISION NOT NULL,
+                PRIMARY KEY (channel_id, device_id)
+            )
+            """,
+            "ALTER TABLE push ADD COLUMN channel_id TEXT",
+            "CREATE INDEX push_channel ON push(channel_id) WHERE channel_id IS NOT NULL",
+        ],
     ]
 
     // MARK: - Running statements
@@ -562,15 +585,15 @@ package final class PostgresGatewayStore: GatewayStore, Service {
             """, logger: logger), as: Int64.self)
         try await connection.query("""
             INSERT INTO push (sequence, device_id, token, bundle_identifier, environment, apns_id, push_type, priority, expires_at, collapse_id,
-                              payload, received_at, held, unique_id)
-            SELECT s, d, t, b, e, a, pt, p, x, NULLIF(c, ''), pl, r, h, NULLIF(u, '')
+                              payload, received_at, held, unique_id, channel_id)
+            SELECT s, d, t, b, e, a, pt, p, x, NULLIF(c, ''), pl, r, h, NULLIF(u, ''), NULLIF(ch, '')
             FROM unnest(\(sequences)::int8[], \(pushes.map(\.deviceID))::text[], \(pushes.map(\.token))::text[],
                         \(pushes.map(\.bundleIdentifier))::text[], \(pushes.map(\.environment.rawValue))::text[], \(pushes.map(\.apnsID))::text[],
                         \(pushes.map(\.pushType.rawValue))::text[], \(pushes.map(\.priority))::int8[],
                         \(pushes.map(\.expiresAt.timeIntervalSince1970))::float8[], \(pushes.map { $0.collapseID ?? "" })::text[],
                         \(pushes.map { ByteBuffer(bytes: $0.payload) })::bytea[], \(pushes.map(\.receivedAt.timeIntervalSince1970))::float8[],
-                        \(pushes.map(\.held))::bool[], \(pushes.map { $0.uniqueID ?? "" })::text[])
-                 AS v(s, d, t, b, e, a, pt, p, x, c, pl, r, h, u)
+                        \(pushes.map(\.held))::bool[], \(pushes.map { $0.uniqueID ?? "" })::text[], \(pushes.map { $0.channelID ?? "" })::text[])
+                 AS v(s, d, t, b, e, a, pt, p, x, c, pl, r, h, u, ch)
             """, logger: logger)
         return zip(pushes, sequences).map { push, sequence in
             var push = push
@@ -624,14 +647,125 @@ package final class PostgresGatewayStore: GatewayStore, Service {
             for sequence in held {
                 try await connection.query("""
                     INSERT INTO push (device_id, token, bundle_identifier, environment, apns_id, push_type, priority, expires_at, collapse_id,
-                                      payload, received_at, held, unique_id)
+                                      payload, received_at, held, unique_id, channel_id)
                     SELECT device_id, token, bundle_identifier, environment, apns_id, push_type, priority, expires_at, collapse_id,
-                           payload, received_at, FALSE, unique_id
+                           payload, received_at, FALSE, unique_id, channel_id
                     FROM push WHERE sequence = \(sequence)
                     """, logger: logger)
                 try await connection.query("DELETE FROM push WHERE sequence = \(sequence)", logger: logger)
             }
             return held.count
+        }
+    }
+
+    // MARK: - Broadcast channels
+
+    private typealias ChannelRow = (String, String, String, Bool, String, Double)
+
+    private static func channel(_ row: ChannelRow) -> BroadcastChannel {
+        BroadcastChannel(channelID: row.0, bundleIdentifier: row.1, environment: APNs.Environment(rawValue: row.2) ?? .sandbox,
+                         settings: APNs.ChannelSettings(storesMostRecent: row.3, pushType: APNs.PushType(rawValue: row.4) ?? .alert),
+                         createdAt: Date(timeIntervalSince1970: row.5))
+    }
+
+    package func createChannel(_ channel: BroadcastChannel, limit: Int) async throws(GatewayError) {
+        try await transaction("creating a channel") { connection, logger in
+            // One app's channels are counted and added one transaction at a time, whichever node.
+            try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\(channel.bundleIdentifier + " " + channel.environment.rawValue)))",
+                                       logger: logger)
+            let count = try await Self.column(connection.query("""
+                SELECT count(*) FROM broadcast_channel WHERE bundle_identifier = \(channel.bundleIdentifier) AND environment = \(channel.environment.rawValue)
+                """, logger: logger), as: Int.self).first ?? 0
+            guard count < limit else {
+                throw GatewayError(.limitReached, "\(channel.bundleIdentifier) has \(limit) channels in \(channel.environment.rawValue) already.")
+            }
+            try await connection.query("""
+                INSERT INTO broadcast_channel (channel_id, bundle_identifier, environment, stores_most_recent, push_type, created_at)
+                VALUES (\(channel.channelID), \(channel.bundleIdentifier), \(channel.environment.rawValue), \(channel.settings.storesMostRecent),
+                        \(channel.settings.pushType.rawValue), \(channel.createdAt.timeIntervalSince1970))
+                """, logger: logger)
+        }
+    }
+
+    package func channel(_ channelID: String) async throws(GatewayError) -> BroadcastChannel? {
+        try await transaction("reading a channel") { connection, logger in
+            try await Self.all(connection.query("""
+                SELECT channel_id, bundle_identifier, environment, stores_most_recent, push_type, created_at FROM broadcast_channel
+                WHERE channel_id = \(channelID)
+                """, logger: logger), as: ChannelRow.self).first.map(Self.channel)
+        }
+    }
+
+    package func deleteChannel(_ channelID: String) async throws(GatewayError) {
+        try await changeOne("deleting a channel", "DELETE FROM broadcast_channel WHERE channel_id = \(channelID) RETURNING 1", notFound: "No channel \(channelID).")
+    }
+
+    package func channels(of bundleIdentifier: String, environment: APNs.Environment) async throws(GatewayError) -> [String] {
+        try await transaction("listing channels") { connection, logger in
+            try await Self.column(connection.query("""
+                SELECT channel_id FROM broadcast_channel WHERE bundle_identifier = \(bundleIdentifier) AND environment = \(environment.rawValue)
+                ORDER BY created_at, channel_id
+                """, logger: logger), as: String.self)
+        }
+    }
+
+    package func setSubscribed(_ subscribed: Bool, deviceID: String, bundleIdentifier: String, environment: APNs.Environment, channelID: String,
+                               at date: Date) async throws(GatewayError) {
+        try await transaction("changing a subscription") { connection, logger in
+            guard try await Self.count(connection.query("""
+                SELECT 1 FROM broadcast_channel WHERE channel_id = \(channelID) AND bundle_identifier = \(bundleIdentifier)
+                AND environment = \(environment.rawValue) FOR SHARE
+                """, logger: logger)) == 1 else {
+                throw GatewayError(.notFound, "No channel \(channelID) of \(bundleIdentifier) in \(environment.rawValue).")
+            }
+            if subscribed {
+                try await connection.query("""
+                    INSERT INTO channel_subscription (channel_id, device_id, subscribed_at) VALUES (\(channelID), \(deviceID), \(date.timeIntervalSince1970))
+                    ON CONFLICT DO NOTHING
+                    """, logger: logger)
+            } else {
+                try await connection.query("DELETE FROM channel_subscription WHERE channel_id = \(channelID) AND device_id = \(deviceID)", logger: logger)
+            }
+        }
+    }
+
+    package func enqueue(_ broadcast: Broadcast, linked: Set<String>) async throws(GatewayError) -> [String: Bool] {
+        let channel = broadcast.channel
+        let limit = Self.nodeSilenceLimit
+        return try await transaction("storing a broadcast") { connection, logger in
+            // The subscribers' rows locked, in one order: their pushes get their sequences as a device push's do.
+            let subscribers = try await Self.column(connection.query("""
+                SELECT d.device_id FROM channel_subscription s JOIN device d ON d.device_id = s.device_id
+                WHERE s.channel_id = \(channel.channelID) AND d.removed_at IS NULL AND NOT d.disabled
+                ORDER BY d.device_id FOR UPDATE OF d
+                """, logger: logger), as: String.self)
+            guard !subscribers.isEmpty else { return [:] }
+            let elsewhere = Set(try await Self.column(connection.query("""
+                SELECT l.device_id FROM device_link l JOIN gateway_node n ON n.node_id = l.node_id
+                WHERE l.device_id = ANY(\(subscribers)) AND n.seen_at > extract(epoch FROM clock_timestamp()) - \(limit)
+                """, logger: logger), as: String.self))
+            var pushes: [QueuedPush] = []
+            pushes.reserveCapacity(subscribers.count)
+            for device in subscribers {
+                let held = !linked.contains(device) && !elsewhere.contains(device)
+                if held, !channel.settings.storesMostRecent { continue }
+                var push = QueuedPush(
+                    deviceID: device, token: broadcast.token, bundleIdentifier: channel.bundleIdentifier, environment: channel.environment,
+                    apnsID: broadcast.requestID, pushType: channel.settings.pushType, priority: broadcast.priority, expiresAt: broadcast.expiresAt,
+                    collapseID: nil, payload: broadcast.payload, receivedAt: broadcast.receivedAt)
+                push.held = held
+                push.channelID = channel.channelID
+                pushes.append(push)
+            }
+            // The most recent message replaces the one still stored for each subscriber.
+            if channel.settings.storesMostRecent {
+                try await connection.query("DELETE FROM push WHERE channel_id = \(channel.channelID)", logger: logger)
+            }
+            let stored = try await Self.insert(pushes, on: connection, logger: logger)
+            var devices: [String: Bool] = [:]
+            for push in stored { devices[push.deviceID] = push.held }
+            try await Self.notifyStored(devices, on: connection, logger: logger)
+            return devices
         }
     }
 
@@ -658,12 +792,25 @@ package final class PostgresGatewayStore: GatewayStore, Service {
     // MARK: - Several nodes
 
     /// The channel on which nodes hear of stored pushes: each notification's payload is lines of a
-    /// device's identifier, and `\theld` when some of its pushes were stored held.
+    /// device's identifier, and `\theld` when some of its pushes were stored held; or `*` for pushes
+    /// stored for many devices (a broadcast), which any device may have.
     static let storedChannel = "unotify_stored_pushes"
 
     private static func notifyStored(_ pushes: [QueuedPush], on connection: PostgresConnection, logger: Logger) async throws {
         var devices: [String: Bool] = [:]
         for push in pushes { devices[push.deviceID, default: false] = devices[push.deviceID, default: false] || push.held }
+        try await notifyStored(devices, on: connection, logger: logger)
+    }
+
+    /// Pushes stored for more devices than this wake every link of every node (`*`) instead of naming each.
+    static let devicesNamedInNotifications = 1_000
+
+    private static func notifyStored(_ devices: [String: Bool], on connection: PostgresConnection, logger: Logger) async throws {
+        guard !devices.isEmpty else { return }
+        guard devices.count <= devicesNamedInNotifications else {
+            try await connection.query("SELECT pg_notify(\(storedChannel), '*')", logger: logger)
+            return
+        }
         // A notification's payload is under 8000 bytes: the devices go in as many as it takes.
         var lines: [String] = []
         var size = 0
@@ -747,6 +894,7 @@ package final class PostgresGatewayStore: GatewayStore, Service {
         let lines = payload.split(separator: "\n").map(String.init)
         switch channel {
         case storedChannel:
+            if payload == "*" { return .pushesStored(nil) }
             var devices: [String: Bool] = [:]
             for line in lines {
                 let parts = line.split(separator: "\t")

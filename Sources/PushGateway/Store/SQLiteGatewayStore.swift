@@ -134,6 +134,27 @@ package final class SQLiteGatewayStore: GatewayStore {
                 ALTER TABLE device ADD COLUMN reportedThrough INTEGER NOT NULL DEFAULT 0;
                 """)
         }
+        migrator.registerMigration("v6: broadcast channels") { db in
+            try db.execute(sql: """
+                CREATE TABLE broadcastChannel (
+                    channelID TEXT PRIMARY KEY NOT NULL,
+                    bundleIdentifier TEXT NOT NULL,
+                    environment TEXT NOT NULL CHECK (environment IN ('sandbox', 'production')),
+                    storesMostRecent INTEGER NOT NULL,
+                    pushType TEXT NOT NULL,
+                    createdAt DOUBLE NOT NULL
+                );
+                CREATE INDEX broadcastChannel_app ON broadcastChannel(bundleIdentifier, environment, createdAt);
+                CREATE TABLE channelSubscription (
+                    channelID TEXT NOT NULL REFERENCES broadcastChannel(channelID) ON DELETE CASCADE,
+                    deviceID TEXT NOT NULL REFERENCES device(deviceID) ON DELETE CASCADE,
+                    subscribedAt DOUBLE NOT NULL,
+                    PRIMARY KEY (channelID, deviceID)
+                );
+                ALTER TABLE push ADD COLUMN channelID TEXT;
+                CREATE INDEX push_channel ON push(channelID) WHERE channelID IS NOT NULL;
+                """)
+        }
         return migrator
     }
 
@@ -430,8 +451,10 @@ package final class SQLiteGatewayStore: GatewayStore {
             // Each is written again with a new sequence (the table's AUTOINCREMENT never gives one
             // twice), in the order chosen.
             let copy = try db.cachedStatement(sql: """
-                INSERT INTO push (deviceID, token, bundleIdentifier, environment, apnsID, pushType, priority, expiresAt, collapseID, payload, receivedAt, held, uniqueID)
-                SELECT deviceID, token, bundleIdentifier, environment, apnsID, pushType, priority, expiresAt, collapseID, payload, receivedAt, 0, uniqueID
+                INSERT INTO push (deviceID, token, bundleIdentifier, environment, apnsID, pushType, priority, expiresAt, collapseID, payload, receivedAt, held,
+                                  uniqueID, channelID)
+                SELECT deviceID, token, bundleIdentifier, environment, apnsID, pushType, priority, expiresAt, collapseID, payload, receivedAt, 0,
+                       uniqueID, channelID
                 FROM push WHERE sequence = ?
                 """)
             let remove = try db.cachedStatement(sql: "DELETE FROM push WHERE sequence = ?")
@@ -440,6 +463,99 @@ package final class SQLiteGatewayStore: GatewayStore {
                 try remove.execute(arguments: [sequence])
             }
             return held.count
+        }
+    }
+
+    // MARK: - Broadcast channels
+
+    package func createChannel(_ channel: BroadcastChannel, limit: Int) async throws(GatewayError) {
+        try await write { db in
+            let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM broadcastChannel WHERE bundleIdentifier = ? AND environment = ?",
+                                         arguments: [channel.bundleIdentifier, channel.environment.rawValue]) ?? 0
+            guard count < limit else {
+                throw GatewayError(.limitReached, "\(channel.bundleIdentifier) has \(limit) channels in \(channel.environment.rawValue) already.")
+            }
+            try db.execute(sql: """
+                INSERT INTO broadcastChannel (channelID, bundleIdentifier, environment, storesMostRecent, pushType, createdAt) VALUES (?, ?, ?, ?, ?, ?)
+                """, arguments: [channel.channelID, channel.bundleIdentifier, channel.environment.rawValue, channel.settings.storesMostRecent,
+                                 channel.settings.pushType.rawValue, channel.createdAt.timeIntervalSince1970])
+        }
+    }
+
+    package func channel(_ channelID: String) async throws(GatewayError) -> BroadcastChannel? {
+        try await read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM broadcastChannel WHERE channelID = ?", arguments: [channelID]).map { row in
+                BroadcastChannel(
+                    channelID: row["channelID"], bundleIdentifier: row["bundleIdentifier"],
+                    environment: APNs.Environment(rawValue: row["environment"]) ?? .sandbox,
+                    settings: APNs.ChannelSettings(storesMostRecent: row["storesMostRecent"], pushType: APNs.PushType(rawValue: row["pushType"]) ?? .alert),
+                    createdAt: Date(timeIntervalSince1970: row["createdAt"]))
+            }
+        }
+    }
+
+    package func deleteChannel(_ channelID: String) async throws(GatewayError) {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM broadcastChannel WHERE channelID = ?", arguments: [channelID])
+            guard db.changesCount == 1 else { throw GatewayError(.notFound, "No channel \(channelID).") }
+        }
+    }
+
+    package func channels(of bundleIdentifier: String, environment: APNs.Environment) async throws(GatewayError) -> [String] {
+        try await read { db in
+            try String.fetchAll(db, sql: """
+                SELECT channelID FROM broadcastChannel WHERE bundleIdentifier = ? AND environment = ? ORDER BY createdAt, channelID
+                """, arguments: [bundleIdentifier, environment.rawValue])
+        }
+    }
+
+    package func setSubscribed(_ subscribed: Bool, deviceID: String, bundleIdentifier: String, environment: APNs.Environment, channelID: String,
+                               at date: Date) async throws(GatewayError) {
+        try await write { db in
+            guard try Int.fetchOne(db, sql: "SELECT 1 FROM broadcastChannel WHERE channelID = ? AND bundleIdentifier = ? AND environment = ?",
+                                   arguments: [channelID, bundleIdentifier, environment.rawValue]) != nil else {
+                throw GatewayError(.notFound, "No channel \(channelID) of \(bundleIdentifier) in \(environment.rawValue).")
+            }
+            if subscribed {
+                try db.execute(sql: "INSERT OR IGNORE INTO channelSubscription (channelID, deviceID, subscribedAt) VALUES (?, ?, ?)",
+                               arguments: [channelID, deviceID, date.timeIntervalSince1970])
+            } else {
+                try db.execute(sql: "DELETE FROM channelSubscription WHERE channelID = ? AND deviceID = ?", arguments: [channelID, deviceID])
+            }
+        }
+    }
+
+    package func enqueue(_ broadcast: Broadcast, linked: Set<String>) async throws(GatewayError) -> [String: Bool] {
+        let channel = broadcast.channel
+        return try await write { db in
+            let subscribers = try String.fetchAll(db, sql: """
+                SELECT s.deviceID FROM channelSubscription s JOIN device d ON d.deviceID = s.deviceID
+                WHERE s.channelID = ? AND d.removedAt IS NULL AND NOT d.disabled ORDER BY s.deviceID
+                """, arguments: [channel.channelID])
+            var stored: [String: Bool] = [:]
+            for device in subscribers {
+                let held = !linked.contains(device)
+                if held, !channel.settings.storesMostRecent { continue }
+                stored[device] = held
+            }
+            // The most recent message replaces the one still stored for each subscriber.
+            if channel.settings.storesMostRecent {
+                try db.execute(sql: "DELETE FROM push WHERE channelID = ?", arguments: [channel.channelID])
+            }
+            let insert = try db.cachedStatement(sql: """
+                INSERT INTO push (deviceID, token, bundleIdentifier, environment, apnsID, pushType, priority, expiresAt, collapseID, payload, receivedAt,
+                                  held, channelID)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?)
+                """)
+            let payload = Data(broadcast.payload)
+            for (device, held) in stored.sorted(by: { $0.key < $1.key }) {
+                try insert.execute(arguments: [
+                    device, broadcast.token, channel.bundleIdentifier, channel.environment.rawValue, broadcast.requestID, channel.settings.pushType.rawValue,
+                    broadcast.priority, broadcast.expiresAt.timeIntervalSince1970, payload, broadcast.receivedAt.timeIntervalSince1970, held,
+                    channel.channelID,
+                ])
+            }
+            return stored
         }
     }
 

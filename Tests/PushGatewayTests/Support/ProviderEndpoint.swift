@@ -25,6 +25,7 @@ struct ProviderEndpoint {
         credentials: @escaping @Sendable () -> ProviderCredentials,
         refreshCredentials: @escaping @Sendable (_ done: @escaping @Sendable () -> Void) -> Void = { $0() },
         acceptor: any PushAcceptor,
+        channels: (any BroadcastChannels)? = nil,
         clock: @escaping @Sendable () -> Date = { Date() },
         requestIdleTimeout: TimeAmount = .seconds(10),
         _ body: (ProviderEndpoint) async throws -> Void
@@ -38,7 +39,7 @@ struct ProviderEndpoint {
         configuration.tls = .init(certificateChainPEM: issued.certificatePEM, privateKeyPEM: issued.privateKeyPEM,
                                   clientAuthorityPEM: try authority.certificatePEM)
         let server = ProviderServer(configuration: configuration, credentials: credentials, refreshCredentials: refreshCredentials, acceptor: acceptor,
-                                    clock: clock, logger: Logger(label: "test"))
+                                    channels: channels, clock: clock, logger: Logger(label: "test"))
         let address = try await server.start()
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(try authority.certificatePEM.utf8), format: .pem)])
