@@ -1,5 +1,6 @@
 import ArgumentParser
 import AsyncHTTPClient
+import Crypto
 import Foundation
 import Histogram
 import HummingbirdWSClient
@@ -22,7 +23,7 @@ struct GatewayBenchmarks: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gateway-benchmarks",
         abstract: "Measure the push gateway and the device path with the real unotify binary.",
-        subcommands: [Latency.self, Extensions.self, Links.self]
+        subcommands: [Latency.self, Extensions.self, Links.self, BroadcastFanOut.self]
     )
 }
 
@@ -693,6 +694,171 @@ struct Links: AsyncParsableCommand {
         }
         return kilobytes * 1024
     }
+}
+
+// MARK: - Broadcast
+
+/// One message to a channel with many subscribers, all linked: how long until the provider's `200`
+/// (the message stored for every subscriber), and until the last device has it; the gateway's
+/// memory before and after.
+struct BroadcastFanOut: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "broadcast",
+                                                    abstract: "A broadcast to many linked subscribers: time until the last has it, and memory.")
+
+    @OptionGroup var common: Common
+    @Option(help: "Subscribed devices, each linked.") var devices: Int = 10_000
+    @Option(help: "Links opened at once.") var batch: Int = 250
+    @Option(help: "Broadcasts sent, one after another once every device has the one before.") var messages: Int = 3
+    @Option(help: "A PostgreSQL database (postgres://…) for the gateway instead of its SQLite file; it must be empty.") var database: String?
+
+    func run() async throws {
+        try common.check()
+        let folder = URL(fileURLWithPath: "/tmp/gwbroadcast-\(UUID().uuidString.prefix(8))", isDirectory: true)
+        let gatewayFolder = folder.appendingPathComponent("gateway", isDirectory: true)
+        try FileManager.default.createDirectory(at: gatewayFolder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+
+        // The provider, the channel, the devices and their subscriptions, before the gateway starts.
+        print("Enrolling and subscribing \(devices) devices (\(database == nil ? "SQLite" : "PostgreSQL"))")
+        let store: any GatewayStore
+        var pool: Task<Void, Never>?
+        if let database {
+            var quiet = Logger(label: "postgres")
+            quiet.logLevel = .critical
+            let postgres = try PostgresGatewayStore(url: database, logger: quiet)
+            pool = Task { await postgres.run() }
+            try await postgres.migrate()
+            store = postgres
+        } else {
+            store = try SQLiteGatewayStore(path: gatewayFolder.appendingPathComponent("gateway.sqlite").path)
+        }
+        defer { pool?.cancel() }
+        let key = P256.Signing.PrivateKey()
+        try await store.addTeam("ABCDE12345", name: "Benchmark")
+        try await store.addApp("com.example.todo", team: "ABCDE12345")
+        try await store.addKey(StoredKey(keyID: "KEY1234567", teamID: "ABCDE12345", environment: nil, bundleIdentifiers: nil,
+                                         publicKeyPEM: key.publicKey.pemRepresentation))
+        let channel = BroadcastChannel(channelID: Data((0..<16).map { _ in UInt8.random(in: .min ... .max) }).base64EncodedString(),
+                                       bundleIdentifier: "com.example.todo", environment: .sandbox,
+                                       settings: APNs.ChannelSettings(storesMostRecent: true, pushType: .alert), createdAt: Date())
+        try await store.createChannel(channel, limit: APNs.channelsPerApp)
+        var credentials: [String] = []
+        credentials.reserveCapacity(devices)
+        for index in 0..<devices {
+            let credential = try await DeviceLinks.enroll(in: store, prefix: String(format: "b%05d", index), at: Date())
+            try await store.setSubscribed(true, deviceID: String(credential.prefix { $0 != "." }), bundleIdentifier: "com.example.todo",
+                                          environment: .sandbox, channelID: channel.channelID, at: Date())
+            credentials.append(credential)
+        }
+
+        let (linkPort, sandboxPort) = (try freePort(), try freePort())
+        let gateway = try RunningSystem.spawn(common.unotify, ["gateway", "serve", "--gateway-dir", gatewayFolder.path,
+                                                               "--sandbox-port", "\(sandboxPort)", "--production-port", "\(try freePort())",
+                                                               "--device-link-port", "\(linkPort)", "--log-level", "warning"] + common.serverArguments
+                                                               + (database.map { ["--database", $0] } ?? []),
+                                             environment: ProcessInfo.processInfo.environment)
+        defer {
+            gateway.terminate()
+            gateway.waitUntilExit()
+        }
+        try await RunningSystem.waitUntil("the gateway to listen", timeout: 30) { RunningSystem.listens(linkPort) && RunningSystem.listens(sandboxPort) }
+        try await Task.sleep(for: .seconds(1))
+        let idle = try Links.residentBytes(of: gateway.processIdentifier)
+
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(gatewayFolder.appendingPathComponent("ca.pem").path))
+        let welcomed = Counter()
+        let arrived = Counter()
+        let lastArrival = LatestInstant()
+        var quiet = Logger(label: "links")
+        quiet.logLevel = .critical
+        let logger = quiet
+        let linkTLS = tls
+        let linkCredentials = credentials
+        let batch = self.batch
+        let links = Task {
+            await withTaskGroup(of: Void.self) { group in
+                for (index, credential) in linkCredentials.enumerated() {
+                    group.addTask {
+                        var client = WebSocketClientConfiguration()
+                        client.additionalHeaders[.authorization] = "Bearer \(credential)"
+                        _ = try? await WebSocketClient.connect(url: "wss://localhost:\(linkPort)/v1/device-link", configuration: client,
+                                                               tlsConfiguration: linkTLS, logger: logger) { inbound, outbound, _ in
+                            for try await message in inbound.messages(maxSize: 1 << 16) {
+                                guard case .text(let text) = message else { continue }
+                                if text.contains(#""type":"welcome""#) {
+                                    welcomed.increment()
+                                } else if text.contains(#""type":"push""#), let sequence = Self.sequence(in: text) {
+                                    // Acknowledged as a daemon does once it stored the push.
+                                    try await outbound.write(.text(#"{"type":"ack","through":\#(sequence)}"#))
+                                    let now = ContinuousClock.now
+                                    lastArrival.note(now)
+                                    arrived.increment()
+                                }
+                            }
+                        }
+                    }
+                    if (index + 1) % batch == 0 {
+                        try? await RunningSystem.waitUntil("links to come up", timeout: 120) { welcomed.value >= index + 1 - batch / 10 }
+                    }
+                }
+            }
+        }
+        defer { links.cancel() }
+        try await RunningSystem.waitUntil("every link to come up", timeout: 300) { welcomed.value == credentials.count }
+        try await Task.sleep(for: .seconds(2))
+        let linked = try Links.residentBytes(of: gateway.processIdentifier)
+
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls))
+        defer { _ = http.shutdown() as EventLoopFuture<Void> }
+        let bearer = try ProviderToken.make(keyID: "KEY1234567", teamID: "ABCDE12345", issuedAt: Int64(Date().timeIntervalSince1970), key: key)
+        print("| message | subscribers | provider's 200 after | last device has it after | gateway RSS after |")
+        print("| --- | --- | --- | --- | --- |")
+        for message in 1...messages {
+            let before = arrived.value
+            var request = HTTPClientRequest(url: "https://localhost:\(sandboxPort)/4/broadcasts/apps/com.example.todo")
+            request.method = .POST
+            request.headers.add(name: "authorization", value: "bearer \(bearer)")
+            request.headers.add(name: "apns-channel-id", value: channel.channelID)
+            request.headers.add(name: "apns-push-type", value: "alert")
+            request.headers.add(name: "apns-priority", value: "10")
+            request.headers.add(name: "apns-expiration", value: "\(Int(Date().timeIntervalSince1970) + 3600)")
+            request.body = .bytes(ByteBuffer(string: #"{"aps":{"alert":{"title":"Broadcast \#(message)","body":"A message of a typical size, with a title and a body."}}}"#))
+            let sent = ContinuousClock.now
+            let answer = try await http.execute(request, timeout: .seconds(120))
+            let answered = ContinuousClock.now - sent
+            guard answer.status == .ok else { throw ValidationError("the broadcast was answered \(answer.status)") }
+            try await RunningSystem.waitUntil("every device to have the message", timeout: 300) { arrived.value == before + credentials.count }
+            let last = (lastArrival.value ?? sent) - sent
+            let after = try Links.residentBytes(of: gateway.processIdentifier)
+            print("| \(message) | \(credentials.count) | \(answered) | \(last) | \(after / 1024) KiB |")
+        }
+        print("")
+        print("gateway RSS: idle \(idle / 1024) KiB, with \(credentials.count) links \(linked / 1024) KiB, peak \(try Self.peakResidentBytes(of: gateway.processIdentifier) / 1024) KiB")
+    }
+
+    /// The `sequence` of a push message, read without decoding the rest.
+    static func sequence(in text: String) -> Int64? {
+        guard let range = text.range(of: #""sequence":"#) else { return nil }
+        return Int64(text[range.upperBound...].prefix { $0.isNumber })
+    }
+
+    /// VmHWM (the most resident memory so far) of a process, from /proc.
+    static func peakResidentBytes(of pid: Int32) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") else {
+            throw ValidationError("no VmHWM for \(pid)")
+        }
+        return kilobytes * 1024
+    }
+}
+
+/// The latest of the instants noted.
+final class LatestInstant: Sendable {
+    private let latest = Mutex<ContinuousClock.Instant?>(nil)
+    func note(_ instant: ContinuousClock.Instant) { latest.withLock { $0 = max($0 ?? instant, instant) } }
+    var value: ContinuousClock.Instant? { latest.withLock { $0 } }
 }
 
 final class Counter: Sendable {

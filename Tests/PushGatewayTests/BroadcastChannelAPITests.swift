@@ -116,6 +116,10 @@ import Testing
             #expect(linked.map(\.apnsID) == ["5bd3e5a0-7c4e-4d43-9d7a-3f4f9a3b1c20"])
             #expect(linked.first?.expiresAt == Date(timeIntervalSince1970: TimeInterval(expiration)))
             #expect(try await gateway.store.storedPushCounts() == (1, 1))
+            // Without an apns-request-id, the one the gateway makes is the answer's and the pushes' alike.
+            let again = try await gateway.broadcast(channel)
+            let made = try #require(again.headers.first(name: "apns-request-id"))
+            #expect(try await gateway.store.pushes(for: "device-1", after: 0, now: Date(), limit: 10).map(\.apnsID).last == made)
         }
     }
 

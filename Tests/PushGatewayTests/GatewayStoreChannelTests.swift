@@ -95,4 +95,21 @@ extension GatewayStoreConformanceTests {
             #expect(try await store.enqueue(message(stored, "s4"), linked: ["device-1", "device-2"]) == [:])
         }
     }
+
+    /// Many devices' acknowledgements in one call (one commit), a device's twice among them.
+    @Test(arguments: Kind.allCases)
+    func acknowledgementsOfManyDevicesAreWrittenTogether(kind: Kind) async throws {
+        try await withDevice(kind) { store, _ in
+            let stored = try await store.enqueue([push("device-1", id: "a"), push("device-1", id: "b"), push("device-2", token: "bb01", id: "c"),
+                                                  push("device-1", id: "d")], at: Self.t0)
+            let sequence = { (id: String) in stored.first { $0.apnsID == id }!.sequence }
+            try await store.acknowledge([
+                Acknowledgement(deviceID: "device-1", through: sequence("a"), at: Self.t0),
+                Acknowledgement(deviceID: "device-2", through: sequence("c"), at: Self.t0),
+                Acknowledgement(deviceID: "device-1", through: sequence("b"), at: Self.t0 + 1),
+            ])
+            #expect(try await store.pushes(for: "device-1", after: 0, now: Self.t0, limit: 10).map(\.apnsID) == ["d"])
+            #expect(try await store.pushes(for: "device-2", after: 0, now: Self.t0, limit: 10).isEmpty)
+        }
+    }
 }

@@ -16,6 +16,7 @@ import Synchronization
 package final class DeviceLinks: Sendable {
     private let links = Mutex<[String: LinkSession]>([:])
     private let store: any GatewayStore
+    private let acknowledgements: AcknowledgementWriter
     private let core: GatewayCore
     /// Pushes a device may hold unacknowledged.
     package let window: Int
@@ -26,6 +27,7 @@ package final class DeviceLinks: Sendable {
     package init(store: any GatewayStore, core: GatewayCore, window: Int = 64, metrics: GatewayMetrics = GatewayMetrics(), logger: Logger,
                  clock: @escaping @Sendable () -> Date = { Date() }) {
         self.store = store
+        acknowledgements = AcknowledgementWriter(store: store, logger: logger)
         self.core = core
         self.window = window
         self.metrics = metrics
@@ -277,13 +279,11 @@ package final class DeviceLinks: Sendable {
             for push in pushes {
                 metrics.delivery.recordNanoseconds(Int64(max(0, now.timeIntervalSince(push.receivedAt)) * 1_000_000_000))
             }
-            do {
-                try await store.acknowledge(deviceID: deviceID, through: acknowledged, at: now,
-                                            sent: pushes.compactMap { push in push.uniqueID.map { ($0, push.sentAt) } })
-            } catch {
-                logger.error("could not record an acknowledgement", metadata: ["device": .string(deviceID), "error": .string("\(error)")])
-            }
+            // The window has room again now: what follows is read after the last sequence sent, so it
+            // need not wait for the acknowledgement to be written.
             pump(session)
+            await acknowledgements.write(Acknowledgement(deviceID: deviceID, through: acknowledged, at: now,
+                                                         sent: pushes.compactMap { push in push.uniqueID.map { ($0, push.sentAt) } }))
         case .register(let requestID, let bundleIdentifier, let environment):
             guard RequestRules.violation(inBundleIdentifier: bundleIdentifier) == nil else {
                 session.send([.error(requestID: requestID, code: "invalidRequest", message: "\(bundleIdentifier) is not a bundle identifier.")])
@@ -319,6 +319,56 @@ package final class DeviceLinks: Sendable {
             } catch {
                 session.send([.error(requestID: requestID, code: "internal", message: "The gateway could not unregister \(bundleIdentifier).")])
             }
+        }
+    }
+}
+
+/// Every link's acknowledgements, written together (group commit): while one batch is written, the
+/// next gathers. After a broadcast, thousands of devices acknowledge at once; one transaction each
+/// would hold every other write behind them.
+final class AcknowledgementWriter: Sendable {
+    private struct Pending {
+        var acknowledgement: Acknowledgement
+        var written: CheckedContinuation<Void, Never>
+    }
+
+    private let state = Mutex<(pending: [Pending], isWriting: Bool)>(([], false))
+    private let store: any GatewayStore
+    private let logger: Logger
+
+    init(store: any GatewayStore, logger: Logger) {
+        self.store = store
+        self.logger = logger
+    }
+
+    /// Returns once the acknowledgement is written (or failed to be: it is logged, and the pushes
+    /// are sent again on the device's next link, which it recognizes).
+    func write(_ acknowledgement: Acknowledgement) async {
+        await withCheckedContinuation { continuation in
+            let starts = state.withLock { state -> Bool in
+                state.pending.append(Pending(acknowledgement: acknowledgement, written: continuation))
+                guard !state.isWriting else { return false }
+                state.isWriting = true
+                return true
+            }
+            if starts { Task { await self.writeBatches() } }
+        }
+    }
+
+    private func writeBatches() async {
+        while true {
+            let batch = state.withLock { state in
+                defer { state.pending.removeAll(keepingCapacity: true) }
+                if state.pending.isEmpty { state.isWriting = false }
+                return state.pending
+            }
+            guard !batch.isEmpty else { return }
+            do {
+                try await store.acknowledge(batch.map(\.acknowledgement))
+            } catch {
+                logger.error("could not record acknowledgements", metadata: ["devices": .stringConvertible(batch.count), "error": .string("\(error)")])
+            }
+            for pending in batch { pending.written.resume() }
         }
     }
 }

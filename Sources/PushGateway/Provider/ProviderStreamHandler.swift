@@ -241,8 +241,8 @@ final class ProviderStreamHandler: ChannelInboundHandler {
         let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
         Task {
-            let outcome = await ProviderStreamHandler.answerChannelRequest(request, channels: channels, environment: environment, headers: requestHeaders, body: body,
-                                                          bodyBytes: bodyBytes, now: now)
+            let outcome = await ProviderStreamHandler.answerChannelRequest(request, requestID: requestID, channels: channels, environment: environment,
+                                                                           headers: requestHeaders, body: body, bodyBytes: bodyBytes, now: now)
             eventLoop.execute { loopBoundSelf.value.finish(outcome, requestID: requestID, context: loopBoundContext.value) }
         }
     }
@@ -267,7 +267,7 @@ final class ProviderStreamHandler: ChannelInboundHandler {
 
     /// Does what a broadcast API request asks, as APNs answers it.
     private static func answerChannelRequest(
-        _ request: APNs.ChannelRequest, channels: any BroadcastChannels, environment: APNs.Environment, headers: HPACKHeaders,
+        _ request: APNs.ChannelRequest, requestID: String, channels: any BroadcastChannels, environment: APNs.Environment, headers: HPACKHeaders,
         body: [UInt8], bodyBytes: Int, now: Date
     ) async -> ChannelAnswer {
         let fields = headers.map { (name: $0.name, value: $0.value) }
@@ -301,7 +301,8 @@ final class ProviderStreamHandler: ChannelInboundHandler {
                 return .answer(status: 200, json: json)
             case .broadcast(let bundle, let channelID):
                 guard let channel = try await ownChannel(channelID, of: bundle, in: environment, channels: channels) else { return .refusal(APNs.Rejection(.channelNotRegistered)) }
-                switch APNs.checkBroadcastHeaders(headers: fields, payloadBytes: bodyBytes, channel: channel.settings, newID: { TimeOrderedUUIDs.shared.make() }) {
+                // The subscribers' pushes carry the request's identifier, the one its answer gives.
+                switch APNs.checkBroadcastHeaders(headers: fields, payloadBytes: bodyBytes, channel: channel.settings, newID: { requestID }) {
                 case .failure(let rejection):
                     return .refusal(rejection)
                 case .success(let headers):

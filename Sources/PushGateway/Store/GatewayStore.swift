@@ -252,9 +252,10 @@ package protocol GatewayStore: Sendable {
     /// highest priority first and, among equals, in the order they came: each gets a sequence after
     /// every one given so far. Returns how many it promoted.
     func promoteHeld(deviceID: String, now: Date, limit: Int) async throws(GatewayError) -> Int
-    /// Forgets the device's pushes up to and including `sequence`: it has them (logged as
-    /// acknowledged at `date`, after the `sent` stages given). Held pushes stay.
-    func acknowledge(deviceID: String, through sequence: Int64, at date: Date, sent: [(uniqueID: String, at: Date)]) async throws(GatewayError)
+    /// Forgets, for each acknowledgement (one per device), the device's pushes up to and including its
+    /// sequence: the device has them (logged as acknowledged at its time, after the `sent` stages
+    /// given). Held pushes stay. One transaction for all: many devices' acknowledgements share a commit.
+    func acknowledge(_ acknowledgements: [Acknowledgement]) async throws(GatewayError)
     /// Forgets pushes that expired by `date` (logged as expired); returns how many.
     func removeExpired(before date: Date) async throws(GatewayError) -> Int
     /// How many pushes are stored: queued in their device's order, and held for a device not linked.
@@ -321,6 +322,48 @@ package enum GatewayStoreChange: Sendable, Equatable {
     /// These devices linked to another node: a link of theirs to this one is stale (the device
     /// replaced it), and is closed as a second link to the same node is.
     case devicesLinkedElsewhere([String])
+}
+
+/// A device's acknowledgement of the pushes it has, up to a sequence.
+package struct Acknowledgement: Sendable {
+    package var deviceID: String
+    package var through: Int64
+    package var at: Date
+    /// When each of the pushes it covers was sent, for the delivery log.
+    package var sent: [(uniqueID: String, at: Date)]
+
+    package init(deviceID: String, through: Int64, at: Date, sent: [(uniqueID: String, at: Date)] = []) {
+        self.deviceID = deviceID
+        self.through = through
+        self.at = at
+        self.sent = sent
+    }
+
+    /// The acknowledgements merged per device (the highest sequence, the latest time, every push
+    /// sent), in the order devices first appear.
+    package static func merged(_ acknowledgements: [Acknowledgement]) -> [Acknowledgement] {
+        var order: [String] = []
+        var byDevice: [String: Acknowledgement] = [:]
+        for acknowledgement in acknowledgements {
+            guard var merged = byDevice[acknowledgement.deviceID] else {
+                order.append(acknowledgement.deviceID)
+                byDevice[acknowledgement.deviceID] = acknowledgement
+                continue
+            }
+            merged.through = max(merged.through, acknowledgement.through)
+            merged.at = max(merged.at, acknowledgement.at)
+            merged.sent += acknowledgement.sent
+            byDevice[acknowledgement.deviceID] = merged
+        }
+        return order.compactMap { byDevice[$0] }
+    }
+}
+
+extension GatewayStore {
+    /// Forgets one device's pushes up to and including `sequence`; see ``acknowledge(_:)``.
+    package func acknowledge(deviceID: String, through sequence: Int64, at date: Date, sent: [(uniqueID: String, at: Date)]) async throws(GatewayError) {
+        try await acknowledge([Acknowledgement(deviceID: deviceID, through: sequence, at: date, sent: sent)])
+    }
 }
 
 extension GatewayStore {

@@ -17,6 +17,8 @@ import ServiceLifecycle
 package final class PostgresGatewayStore: GatewayStore, Service {
     private let client: PostgresClient
     private let logger: Logger
+    /// Opened when ``run()`` starts the connection pool.
+    private let poolStarted = PoolStarted()
     /// This node's name among the nodes sharing the database: made anew at each start.
     package let nodeID = UUID().uuidString.lowercased()
     /// Where the database is, for messages (no password).
@@ -35,11 +37,17 @@ package final class PostgresGatewayStore: GatewayStore, Service {
 
     /// Runs the connection pool until the service is cancelled.
     package func run() async {
-        await cancelWhenGracefulShutdown { await self.client.run() }
+        await cancelWhenGracefulShutdown {
+            // Said just before the pool starts, in the same task: nothing in between suspends.
+            self.poolStarted.open()
+            await self.client.run()
+        }
     }
 
-    /// Creates or updates the schema; call once the pool runs.
+    /// Creates or updates the schema; call once the pool runs (it waits for ``run()`` to start it,
+    /// so that the pool is not asked for a connection before it runs).
     package func migrate() async throws(GatewayError) {
+        await poolStarted.wait()
         try await transaction("migrating", timeout: Self.migrationTimeout) { connection, logger in
             // One node at a time: the others wait here, then find the migrations done.
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: logger)
@@ -202,8 +210,12 @@ package final class PostgresGatewayStore: GatewayStore, Service {
     static let migrationTimeout: Duration = .seconds(300)
 
     /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
+    ///
+    /// - Parameter waitsForDisk: false for what a crash may lose without harm (a token's bucket, which
+    ///   links a node holds, that it runs): its commit does not wait for the write-ahead log's flush.
     private func transaction<T: Sendable>(
-        _ what: String, timeout: Duration = PostgresGatewayStore.timeout, _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T
+        _ what: String, timeout: Duration = PostgresGatewayStore.timeout, waitsForDisk: Bool = true,
+        _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T
     ) async throws(GatewayError) -> T {
         do {
             let logger = self.logger
@@ -213,7 +225,10 @@ package final class PostgresGatewayStore: GatewayStore, Service {
             // The call is cancelled then, and left to end on its own: the pool may not let go of a
             // waiting lease at once, and the caller must not wait for it.
             return try await Self.withTimeout(timeout, what: "\(what) failed in \(location)") {
-                try await client.withTransaction(logger: logger) { connection in try await body(connection, logger) }
+                try await client.withTransaction(logger: logger) { connection in
+                    if !waitsForDisk { try await connection.query("SET LOCAL synchronous_commit = off", logger: logger) }
+                    return try await body(connection, logger)
+                }
             }
         } catch let error as GatewayError {
             throw error
@@ -623,16 +638,32 @@ package final class PostgresGatewayStore: GatewayStore, Service {
         }
     }
 
-    package func acknowledge(deviceID: String, through sequence: Int64, at date: Date, sent: [(uniqueID: String, at: Date)]) async throws(GatewayError) {
-        let reports = sent.map { DeliveryLog.Report(uniqueID: $0.uniqueID, stage: .sent, at: $0.at) }
+    package func acknowledge(_ acknowledgements: [Acknowledgement]) async throws(GatewayError) {
+        let merged = Acknowledgement.merged(acknowledgements)
+        guard !merged.isEmpty else { return }
+        let sent = merged.flatMap(\.sent)
+        let (devices, throughs, ats) = (merged.map(\.deviceID), merged.map(\.through), merged.map(\.at.timeIntervalSince1970))
         try await transaction("acknowledging pushes") { connection, logger in
-            try await Self.insertStages(reports, on: connection, logger: logger)
+            if !sent.isEmpty {
+                try await connection.query("""
+                    INSERT INTO delivery_stage (unique_id, at, stage)
+                    SELECT d.unique_id, v.at, 'sent' FROM unnest(\(sent.map(\.uniqueID))::text[], \(sent.map(\.at.timeIntervalSince1970))::float8[])
+                        WITH ORDINALITY AS v(u, at, n) JOIN delivery d ON d.unique_id = v.u
+                    ORDER BY v.n
+                    """, logger: logger)
+            }
             try await connection.query("""
                 INSERT INTO delivery_stage (unique_id, at, stage)
-                SELECT d.unique_id, \(date.timeIntervalSince1970), 'acknowledged' FROM push p JOIN delivery d ON d.unique_id = p.unique_id
-                WHERE p.device_id = \(deviceID) AND p.sequence <= \(sequence) AND NOT p.held ORDER BY p.sequence
+                SELECT d.unique_id, a.at, 'acknowledged'
+                FROM unnest(\(devices)::text[], \(throughs)::int8[], \(ats)::float8[]) AS a(device, through, at)
+                JOIN push p ON p.device_id = a.device AND p.sequence <= a.through AND NOT p.held
+                JOIN delivery d ON d.unique_id = p.unique_id
+                ORDER BY p.sequence
                 """, logger: logger)
-            try await connection.query("DELETE FROM push WHERE device_id = \(deviceID) AND sequence <= \(sequence) AND NOT held", logger: logger)
+            try await connection.query("""
+                DELETE FROM push p USING unnest(\(devices)::text[], \(throughs)::int8[]) AS a(device, through)
+                WHERE p.device_id = a.device AND p.sequence <= a.through AND NOT p.held
+                """, logger: logger)
         }
     }
 
@@ -918,7 +949,7 @@ package final class PostgresGatewayStore: GatewayStore, Service {
         let nodeID = self.nodeID
         while !Task.isCancelled {
             do {
-                try await transaction("recording that this node runs") { connection, logger in
+                try await transaction("recording that this node runs", waitsForDisk: false) { connection, logger in
                     try await Self.recordNode(nodeID, on: connection, logger: logger)
                     try await connection.query("""
                         DELETE FROM device_link WHERE node_id IN (SELECT node_id FROM gateway_node WHERE seen_at < extract(epoch FROM clock_timestamp()) - 60)
@@ -948,7 +979,7 @@ package final class PostgresGatewayStore: GatewayStore, Service {
         let linked = devices.filter(\.value).keys.sorted()
         let unlinked = devices.filter { !$0.value }.keys.sorted()
         let nodeID = self.nodeID
-        try await transaction("recording device links") { connection, logger in
+        try await transaction("recording device links", waitsForDisk: false) { connection, logger in
             try await Self.recordNode(nodeID, on: connection, logger: logger)
             if !linked.isEmpty {
                 try await connection.query("""
@@ -983,7 +1014,7 @@ package final class PostgresGatewayStore: GatewayStore, Service {
         guard !counts.isEmpty else { return [:] }
         let tokens = counts.keys.sorted()
         let now = date.timeIntervalSince1970
-        return try await transaction("counting pushes per token") { connection, logger in
+        return try await transaction("counting pushes per token", waitsForDisk: false) { connection, logger in
             // Made full if missing, then locked in one order: two nodes taking from one bucket take in turn.
             try await connection.query("""
                 INSERT INTO token_bucket (token, tokens, updated_at) SELECT token, \(Double(burst)), \(now) FROM unnest(\(tokens)::text[]) AS token
@@ -1167,5 +1198,29 @@ private final class TimeoutRace<T: Sendable>: Sendable {
         }
         for task in others { task.cancel() }
         continuation?.resume(with: result)
+    }
+}
+
+/// Opened once the connection pool runs; those waiting for it go on then.
+private final class PoolStarted: Sendable {
+    private let state = Mutex<(isOpen: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let isOpen = state.withLock { state -> Bool in
+                if !state.isOpen { state.waiting.append(continuation) }
+                return state.isOpen
+            }
+            if isOpen { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiting = state.withLock { state in
+            state.isOpen = true
+            defer { state.waiting.removeAll() }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume() }
     }
 }

@@ -430,16 +430,21 @@ package final class SQLiteGatewayStore: GatewayStore {
         }
     }
 
-    package func acknowledge(deviceID: String, through sequence: Int64, at date: Date, sent: [(uniqueID: String, at: Date)]) async throws(GatewayError) {
+    package func acknowledge(_ acknowledgements: [Acknowledgement]) async throws(GatewayError) {
+        let merged = Acknowledgement.merged(acknowledgements)
+        guard !merged.isEmpty else { return }
         try await write { db in
-            try Self.insertStages(db, sent.map { DeliveryLog.Report(uniqueID: $0.uniqueID, stage: .sent, at: $0.at) })
-            try db.cachedStatement(sql: """
+            let logAcknowledged = try db.cachedStatement(sql: """
                 INSERT INTO delivery_stage (uniqueID, at, stage)
                 SELECT d.uniqueID, ?, 'acknowledged' FROM push p JOIN delivery d ON d.uniqueID = p.uniqueID
                 WHERE p.deviceID = ? AND p.sequence <= ? AND NOT p.held
-                """).execute(arguments: [date.timeIntervalSince1970, deviceID, sequence])
-            try db.cachedStatement(sql: "DELETE FROM push WHERE deviceID = ? AND sequence <= ? AND NOT held")
-                .execute(arguments: [deviceID, sequence])
+                """)
+            let remove = try db.cachedStatement(sql: "DELETE FROM push WHERE deviceID = ? AND sequence <= ? AND NOT held")
+            for acknowledgement in merged {
+                try Self.insertStages(db, acknowledgement.sent.map { DeliveryLog.Report(uniqueID: $0.uniqueID, stage: .sent, at: $0.at) })
+                try logAcknowledged.execute(arguments: [acknowledgement.at.timeIntervalSince1970, acknowledgement.deviceID, acknowledgement.through])
+                try remove.execute(arguments: [acknowledgement.deviceID, acknowledgement.through])
+            }
         }
     }
 
