@@ -241,6 +241,24 @@ package final class PostgresGatewayStore: GatewayStore, Service {
         }
     }
 
+    /// Runs one statement's work outside a transaction (a single statement is atomic on its own): no
+    /// `BEGIN` and `COMMIT` round trips around a read.
+    private func statement<T: Sendable>(
+        _ what: String, _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T
+    ) async throws(GatewayError) -> T {
+        do {
+            let logger = self.logger
+            let client = self.client
+            return try await Self.withTimeout(Self.timeout, what: "\(what) failed in \(location)") {
+                try await client.withConnection { connection in try await body(connection, logger) }
+            }
+        } catch let error as GatewayError {
+            throw error
+        } catch {
+            throw GatewayError(Self.isUnreachable(error) ? .unavailable : .storageFailed, "\(what) failed in \(location): \(String(reflecting: error))")
+        }
+    }
+
     /// The result of `operation`, or `GatewayError(.unavailable)` once `timeout` passed, whichever
     /// comes first; the operation is then cancelled and not waited for.
     private static func withTimeout<T: Sendable>(
@@ -331,7 +349,7 @@ package final class PostgresGatewayStore: GatewayStore, Service {
     }
 
     package func teams() async throws(GatewayError) -> [(teamID: String, name: String)] {
-        try await transaction("reading teams") { connection, logger in
+        try await statement("reading teams") { connection, logger in
             try await Self.all(connection.query("SELECT team_id, name FROM team ORDER BY team_id", logger: logger), as: (String, String).self)
                 .map { (teamID: $0.0, name: $0.1) }
         }
@@ -379,7 +397,7 @@ package final class PostgresGatewayStore: GatewayStore, Service {
     }
 
     package func appsKeepingLatestOnly() async throws(GatewayError) -> Set<String> {
-        try await transaction("reading apps") { connection, logger in
+        try await statement("reading apps") { connection, logger in
             Set(try await Self.column(connection.query("SELECT bundle_identifier FROM app WHERE latest_only", logger: logger), as: String.self))
         }
     }
@@ -413,7 +431,7 @@ package final class PostgresGatewayStore: GatewayStore, Service {
     }
 
     package func deviceSecretHash(_ deviceID: String) async throws(GatewayError) -> String? {
-        try await transaction("reading a device") { connection, logger in
+        try await statement("reading a device") { connection, logger in
             try await Self.column(connection.query("SELECT secret_hash FROM device WHERE device_id = \(deviceID) AND removed_at IS NULL", logger: logger),
                                as: String.self).first
         }
@@ -441,7 +459,7 @@ package final class PostgresGatewayStore: GatewayStore, Service {
     }
 
     package func deviceStandings() async throws(GatewayError) -> [String: DeviceStanding] {
-        try await transaction("reading devices") { connection, logger in
+        try await statement("reading devices") { connection, logger in
             let rows = try await Self.all(connection.query(
                 "SELECT device_id, removed_at, disabled FROM device WHERE removed_at IS NOT NULL OR disabled", logger: logger),
                 as: (String, Double?, Bool).self)
@@ -481,7 +499,7 @@ package final class PostgresGatewayStore: GatewayStore, Service {
     }
 
     package func registration(token: String) async throws(GatewayError) -> Registration? {
-        try await transaction("reading a token") { connection, logger in
+        try await statement("reading a token") { connection, logger in
             try await Self.all(connection.query("""
                 SELECT token, device_id, bundle_identifier, environment, registered_at, unregistered_at FROM registration WHERE token = \(token)
                 """, logger: logger), as: RegistrationRow.self).first.map(Self.registration)
@@ -618,15 +636,12 @@ package final class PostgresGatewayStore: GatewayStore, Service {
     }
 
     package func pushes(for deviceID: String, after sequence: Int64, now: Date, limit: Int) async throws(GatewayError) -> [QueuedPush] {
-        try await transaction("reading pushes") { connection, logger in
+        try await statement("reading pushes") { connection, logger in
             var pushes: [QueuedPush] = []
-            let rows = try await connection.query("""
-                SELECT sequence, device_id, token, bundle_identifier, environment, apns_id, push_type, priority, expires_at, collapse_id,
-                       payload, received_at, unique_id
-                FROM push WHERE device_id = \(deviceID) AND sequence > \(sequence) AND expires_at > \(now.timeIntervalSince1970) AND NOT held
-                ORDER BY sequence LIMIT \(limit)
-                """, logger: logger)
-            for try await row in rows.decode((Int64, String, String, String, String, String, String, Int, Double, String?, ByteBuffer, Double, String?).self) {
+            // The statement every link runs each time it is woken: prepared once per connection.
+            let rows = try await connection.execute(
+                ReadPushes(deviceID: deviceID, after: sequence, now: now.timeIntervalSince1970, limit: limit), logger: logger)
+            for try await row in rows {
                 var push = QueuedPush(
                     sequence: row.0, deviceID: row.1, token: row.2, bundleIdentifier: row.3, environment: APNs.Environment(rawValue: row.4) ?? .sandbox,
                     apnsID: row.5, pushType: APNs.PushType(rawValue: row.6) ?? .alert, priority: row.7, expiresAt: Date(timeIntervalSince1970: row.8),
@@ -719,7 +734,7 @@ package final class PostgresGatewayStore: GatewayStore, Service {
     }
 
     package func channel(_ channelID: String) async throws(GatewayError) -> BroadcastChannel? {
-        try await transaction("reading a channel") { connection, logger in
+        try await statement("reading a channel") { connection, logger in
             try await Self.all(connection.query("""
                 SELECT channel_id, bundle_identifier, environment, stores_most_recent, push_type, created_at FROM broadcast_channel
                 WHERE channel_id = \(channelID)
@@ -732,7 +747,7 @@ package final class PostgresGatewayStore: GatewayStore, Service {
     }
 
     package func channels(of bundleIdentifier: String, environment: APNs.Environment) async throws(GatewayError) -> [String] {
-        try await transaction("listing channels") { connection, logger in
+        try await statement("listing channels") { connection, logger in
             try await Self.column(connection.query("""
                 SELECT channel_id FROM broadcast_channel WHERE bundle_identifier = \(bundleIdentifier) AND environment = \(environment.rawValue)
                 ORDER BY created_at, channel_id
@@ -813,7 +828,7 @@ package final class PostgresGatewayStore: GatewayStore, Service {
     }
 
     package func storedPushCounts() async throws(GatewayError) -> (queued: Int, held: Int) {
-        try await transaction("counting pushes") { connection, logger in
+        try await statement("counting pushes") { connection, logger in
             let counts = try await Self.all(connection.query(
                 "SELECT count(*) FILTER (WHERE NOT held), count(*) FILTER (WHERE held) FROM push", logger: logger), as: (Int, Int).self)
             return (counts.first?.0 ?? 0, counts.first?.1 ?? 0)
@@ -1001,7 +1016,7 @@ package final class PostgresGatewayStore: GatewayStore, Service {
     package func devicesLinkedElsewhere(_ devices: Set<String>) async throws(GatewayError) -> Set<String> {
         let nodeID = self.nodeID
         let limit = Self.nodeSilenceLimit
-        return try await transaction("reading device links") { connection, logger in
+        return try await statement("reading device links") { connection, logger in
             Set(try await Self.column(connection.query("""
                 SELECT l.device_id FROM device_link l JOIN gateway_node n ON n.node_id = l.node_id
                 WHERE l.device_id = ANY(\(devices.sorted())) AND l.node_id <> \(nodeID)
@@ -1222,5 +1237,35 @@ private final class PoolStarted: Sendable {
             return state.waiting
         }
         for continuation in waiting { continuation.resume() }
+    }
+}
+
+/// A device's pushes after a sequence, unexpired and not held, in order: a prepared statement.
+private struct ReadPushes: PostgresPreparedStatement {
+    typealias Row = (Int64, String, String, String, String, String, String, Int, Double, String?, ByteBuffer, Double, String?)
+
+    static let sql = """
+        SELECT sequence, device_id, token, bundle_identifier, environment, apns_id, push_type, priority, expires_at, collapse_id,
+               payload, received_at, unique_id
+        FROM push WHERE device_id = $1 AND sequence > $2 AND expires_at > $3 AND NOT held
+        ORDER BY sequence LIMIT $4
+        """
+
+    var deviceID: String
+    var after: Int64
+    var now: Double
+    var limit: Int
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 4)
+        bindings.append(deviceID)
+        bindings.append(after)
+        bindings.append(now)
+        bindings.append(limit)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        try row.decode(Row.self)
     }
 }
