@@ -632,46 +632,45 @@ struct Links: AsyncParsableCommand {
             tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(gatewayFolder.appendingPathComponent("ca.pem").path))
         }
         let welcomed = Counter()
-        let release = Gate()
-        let logger = {
-            var logger = Logger(label: "links")
-            logger.logLevel = .critical
-            return logger
-        }()
         let clientTLS: TLSConfiguration? = cleartext ? nil : tls
         let scheme = cleartext ? "ws" : "wss"
         let began = ContinuousClock.now
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        let links = Task { await Self.open(credentials, url: "\(scheme)://localhost:\(linkPort)/v1/device-link", tls: clientTLS, batch: batch, welcomed: welcomed) }
+        defer { links.cancel() }
+        try await RunningSystem.waitUntil("every link to come up", timeout: 120) { welcomed.value == credentials.count }
+        let opened = ContinuousClock.now - began
+        try await Task.sleep(for: .seconds(2))
+        let linked = try Self.residentBytes(of: gateway.processIdentifier)
+        let perDevice = Double(linked - idle) / Double(credentials.count)
+        print("| devices linked | gateway RSS idle | with the links | per device | opened in |")
+        print("| --- | --- | --- | --- | --- |")
+        print("| \(credentials.count) | \(idle / 1024) KiB | \(linked / 1024) KiB | \(String(format: "%.1f", perDevice / 1024)) KiB | \(opened) |")
+    }
+
+    /// Device links from the benchmark's process, one per credential, until they end: opened a batch
+    /// at a time (each batch once most of the one before is welcomed), each welcome counted in
+    /// `welcomed`, every other text message handed to `received` with the link's writer.
+    static func open(_ credentials: [String], url: String, tls: TLSConfiguration?, batch: Int, welcomed: Counter,
+                     received: @escaping @Sendable (String, WebSocketOutboundWriter) async throws -> Void = { _, _ in }) async {
+        var quiet = Logger(label: "links")
+        quiet.logLevel = .critical
+        let logger = quiet
+        await withTaskGroup(of: Void.self) { group in
             for (index, credential) in credentials.enumerated() {
                 group.addTask {
                     var client = WebSocketClientConfiguration()
                     client.additionalHeaders[.authorization] = "Bearer \(credential)"
-                    _ = try? await WebSocketClient.connect(url: "\(scheme)://localhost:\(linkPort)/v1/device-link", configuration: client,
-                                                           tlsConfiguration: clientTLS, logger: logger) { inbound, _, _ in
+                    _ = try? await WebSocketClient.connect(url: url, configuration: client, tlsConfiguration: tls, logger: logger) { inbound, outbound, _ in
                         for try await message in inbound.messages(maxSize: 1 << 16) {
-                            if case .text(let text) = message, text.contains("\"welcome\"") {
-                                welcomed.increment()
-                                await release.wait()
-                                return
-                            }
+                            guard case .text(let text) = message else { continue }
+                            if text.contains(#""type":"welcome""#) { welcomed.increment() } else { try await received(text, outbound) }
                         }
                     }
                 }
-                // Opens them a batch at a time, each batch once most of the one before is up.
                 if (index + 1) % batch == 0 {
-                    try await RunningSystem.waitUntil("links to come up", timeout: 120) { welcomed.value >= index + 1 - batch / 10 }
+                    try? await RunningSystem.waitUntil("links to come up", timeout: 120) { welcomed.value >= index + 1 - batch / 10 }
                 }
             }
-            try await RunningSystem.waitUntil("every link to come up", timeout: 120) { welcomed.value == credentials.count }
-            let opened = ContinuousClock.now - began
-            try await Task.sleep(for: .seconds(2))
-            let linked = try Self.residentBytes(of: gateway.processIdentifier)
-            let perDevice = Double(linked - idle) / Double(credentials.count)
-            print("| devices linked | gateway RSS idle | with the links | per device | opened in |")
-            print("| --- | --- | --- | --- | --- |")
-            print("| \(credentials.count) | \(idle / 1024) KiB | \(linked / 1024) KiB | \(String(format: "%.1f", perDevice / 1024)) KiB | \(opened) |")
-            release.open()
-            try await group.waitForAll()
         }
     }
 
@@ -770,38 +769,13 @@ struct BroadcastFanOut: AsyncParsableCommand {
         let welcomed = Counter()
         let arrived = Counter()
         let lastArrival = LatestInstant()
-        var quiet = Logger(label: "links")
-        quiet.logLevel = .critical
-        let logger = quiet
-        let linkTLS = tls
-        let linkCredentials = credentials
-        let batch = self.batch
-        let links = Task {
-            await withTaskGroup(of: Void.self) { group in
-                for (index, credential) in linkCredentials.enumerated() {
-                    group.addTask {
-                        var client = WebSocketClientConfiguration()
-                        client.additionalHeaders[.authorization] = "Bearer \(credential)"
-                        _ = try? await WebSocketClient.connect(url: "wss://localhost:\(linkPort)/v1/device-link", configuration: client,
-                                                               tlsConfiguration: linkTLS, logger: logger) { inbound, outbound, _ in
-                            for try await message in inbound.messages(maxSize: 1 << 16) {
-                                guard case .text(let text) = message else { continue }
-                                if text.contains(#""type":"welcome""#) {
-                                    welcomed.increment()
-                                } else if text.contains(#""type":"push""#), let sequence = Self.sequence(in: text) {
-                                    // Acknowledged as a daemon does once it stored the push.
-                                    try await outbound.write(.text(#"{"type":"ack","through":\#(sequence)}"#))
-                                    let now = ContinuousClock.now
-                                    lastArrival.note(now)
-                                    arrived.increment()
-                                }
-                            }
-                        }
-                    }
-                    if (index + 1) % batch == 0 {
-                        try? await RunningSystem.waitUntil("links to come up", timeout: 120) { welcomed.value >= index + 1 - batch / 10 }
-                    }
-                }
+        let links = Task { [credentials, tls, batch] in
+            await Links.open(credentials, url: "wss://localhost:\(linkPort)/v1/device-link", tls: tls, batch: batch, welcomed: welcomed) { text, outbound in
+                guard text.contains(#""type":"push""#), let sequence = Self.sequence(in: text) else { return }
+                // Acknowledged as a daemon does once it stored the push.
+                try await outbound.write(.text(#"{"type":"ack","through":\#(sequence)}"#))
+                lastArrival.note(ContinuousClock.now)
+                arrived.increment()
             }
         }
         defer { links.cancel() }
@@ -865,29 +839,4 @@ final class Counter: Sendable {
     private let count = Atomic<Int>(0)
     func increment() { count.add(1, ordering: .relaxed) }
     var value: Int { count.load(ordering: .relaxed) }
-}
-
-/// Holds tasks until opened.
-final class Gate: Sendable {
-    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let resumeNow = state.withLock { state -> Bool in
-                if state.open { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if resumeNow { continuation.resume() }
-        }
-    }
-
-    func open() {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.open = true
-            defer { state.waiters.removeAll() }
-            return state.waiters
-        }
-        waiters.forEach { $0.resume() }
-    }
 }

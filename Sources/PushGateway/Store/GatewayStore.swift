@@ -297,9 +297,10 @@ package protocol GatewayStore: Sendable {
     func pruneDeliveryLog(acceptedBefore date: Date, keepingAtMost limit: Int) async throws(GatewayError) -> Int
 
     // Several nodes
-    /// Hears of what other nodes change, and of the pushes every node stores (this one's included),
-    /// until the task is cancelled, so that the node holding a device's link sends its pushes at once
-    /// and no node answers from what it read before. Returns at once for a store only one node uses.
+    /// Hears of what other nodes change, the pushes they store included (a node wakes its own links
+    /// for what it stores), until the task is cancelled, so that the node holding a device's link
+    /// sends its pushes at once and no node answers from what it read before. Returns at once for a
+    /// store only one node uses.
     func followChanges(_ changed: @escaping @Sendable (GatewayStoreChange) -> Void) async
     /// Records which devices this node holds links of now (`true`) or no longer (`false`), so that
     /// other nodes know they are linked (``devicesLinkedElsewhere(_:)``).

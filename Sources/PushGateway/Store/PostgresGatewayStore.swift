@@ -209,13 +209,33 @@ package final class PostgresGatewayStore: GatewayStore, Service {
     /// How long the schema's migration may take (many statements, and other nodes' turns first).
     static let migrationTimeout: Duration = .seconds(300)
 
-    /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
-    ///
-    /// - Parameter waitsForDisk: false for what a crash may lose without harm (a token's bucket, which
-    ///   links a node holds, that it runs): its commit does not wait for the write-ahead log's flush.
+    /// How a call runs on its connection.
+    private enum Scope {
+        /// In one transaction: committed when the body returns, rolled back when it throws. Without
+        /// `waitsForDisk`, for what a crash may lose without harm (a token's bucket, which links a node
+        /// holds, that it runs), the commit does not wait for the write-ahead log's flush.
+        case transaction(waitsForDisk: Bool)
+        /// One statement on its own (atomic by itself): no `BEGIN` and `COMMIT` round trips around a read.
+        case statement
+    }
+
+    /// Runs `body` in one transaction; see ``Scope/transaction(waitsForDisk:)``.
     private func transaction<T: Sendable>(
         _ what: String, timeout: Duration = PostgresGatewayStore.timeout, waitsForDisk: Bool = true,
         _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T
+    ) async throws(GatewayError) -> T {
+        try await run(what, .transaction(waitsForDisk: waitsForDisk), timeout: timeout, body)
+    }
+
+    /// Runs one statement's work outside a transaction; see ``Scope/statement``.
+    private func statement<T: Sendable>(
+        _ what: String, _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T
+    ) async throws(GatewayError) -> T {
+        try await run(what, .statement, timeout: Self.timeout, body)
+    }
+
+    private func run<T: Sendable>(
+        _ what: String, _ scope: Scope, timeout: Duration, _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T
     ) async throws(GatewayError) -> T {
         do {
             let logger = self.logger
@@ -225,9 +245,14 @@ package final class PostgresGatewayStore: GatewayStore, Service {
             // The call is cancelled then, and left to end on its own: the pool may not let go of a
             // waiting lease at once, and the caller must not wait for it.
             return try await Self.withTimeout(timeout, what: "\(what) failed in \(location)") {
-                try await client.withTransaction(logger: logger) { connection in
-                    if !waitsForDisk { try await connection.query("SET LOCAL synchronous_commit = off", logger: logger) }
-                    return try await body(connection, logger)
+                switch scope {
+                case .transaction(let waitsForDisk):
+                    try await client.withTransaction(logger: logger) { connection in
+                        if !waitsForDisk { try await connection.query("SET LOCAL synchronous_commit = off", logger: logger) }
+                        return try await body(connection, logger)
+                    }
+                case .statement:
+                    try await client.withConnection { connection in try await body(connection, logger) }
                 }
             }
         } catch let error as GatewayError {
@@ -236,24 +261,6 @@ package final class PostgresGatewayStore: GatewayStore, Service {
             if let gatewayError = error.closureError as? GatewayError { throw gatewayError }
             let cause: any Error = error.closureError ?? error.commitError ?? error.beginError ?? error.rollbackError ?? error
             throw GatewayError(Self.isUnreachable(cause) ? .unavailable : .storageFailed, "\(what) failed in \(location): \(String(reflecting: cause))")
-        } catch {
-            throw GatewayError(Self.isUnreachable(error) ? .unavailable : .storageFailed, "\(what) failed in \(location): \(String(reflecting: error))")
-        }
-    }
-
-    /// Runs one statement's work outside a transaction (a single statement is atomic on its own): no
-    /// `BEGIN` and `COMMIT` round trips around a read.
-    private func statement<T: Sendable>(
-        _ what: String, _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T
-    ) async throws(GatewayError) -> T {
-        do {
-            let logger = self.logger
-            let client = self.client
-            return try await Self.withTimeout(Self.timeout, what: "\(what) failed in \(location)") {
-                try await client.withConnection { connection in try await body(connection, logger) }
-            }
-        } catch let error as GatewayError {
-            throw error
         } catch {
             throw GatewayError(Self.isUnreachable(error) ? .unavailable : .storageFailed, "\(what) failed in \(location): \(String(reflecting: error))")
         }
@@ -534,6 +541,7 @@ package final class PostgresGatewayStore: GatewayStore, Service {
     package func enqueue(_ pushes: [QueuedPush], at date: Date) async throws(GatewayError) -> [QueuedPush] {
         guard !pushes.isEmpty else { return [] }
         let now = date.timeIntervalSince1970
+        let nodeID = self.nodeID
         return try await transaction("storing pushes") { connection, logger in
             // Each device's pushes get their sequence, and commit, one transaction at a time: a link that
             // follows the sequence never passes one that commits later with a smaller number.
@@ -554,7 +562,7 @@ package final class PostgresGatewayStore: GatewayStore, Service {
             }
             stored += try await Self.insert(run, on: connection, logger: logger)
             // Every node hears of them once they are committed: the one holding a device's link sends them.
-            try await Self.notifyStored(stored, on: connection, logger: logger)
+            try await Self.notifyStored(stored, from: nodeID, on: connection, logger: logger)
             return stored
         }
     }
@@ -778,6 +786,7 @@ package final class PostgresGatewayStore: GatewayStore, Service {
     package func enqueue(_ broadcast: Broadcast, linked: Set<String>) async throws(GatewayError) -> [String: Bool] {
         let channel = broadcast.channel
         let limit = Self.nodeSilenceLimit
+        let nodeID = self.nodeID
         return try await transaction("storing a broadcast") { connection, logger in
             // The subscribers' rows locked, in one order: their pushes get their sequences as a device push's do.
             let subscribers = try await Self.column(connection.query("""
@@ -810,7 +819,7 @@ package final class PostgresGatewayStore: GatewayStore, Service {
             let stored = try await Self.insert(pushes, on: connection, logger: logger)
             var devices: [String: Bool] = [:]
             for push in stored { devices[push.deviceID] = push.held }
-            try await Self.notifyStored(devices, on: connection, logger: logger)
+            try await Self.notifyStored(devices, from: nodeID, on: connection, logger: logger)
             return devices
         }
     }
@@ -837,40 +846,41 @@ package final class PostgresGatewayStore: GatewayStore, Service {
 
     // MARK: - Several nodes
 
-    /// The channel on which nodes hear of stored pushes: each notification's payload is lines of a
+    /// The channel on which nodes hear of the pushes other nodes stored (a node wakes its own links
+    /// itself): each notification's payload is the storing node's identifier, then lines of a
     /// device's identifier, and `\theld` when some of its pushes were stored held; or `*` for pushes
     /// stored for many devices (a broadcast), which any device may have.
     static let storedChannel = "unotify_stored_pushes"
 
-    private static func notifyStored(_ pushes: [QueuedPush], on connection: PostgresConnection, logger: Logger) async throws {
+    private static func notifyStored(_ pushes: [QueuedPush], from nodeID: String, on connection: PostgresConnection, logger: Logger) async throws {
         var devices: [String: Bool] = [:]
         for push in pushes { devices[push.deviceID, default: false] = devices[push.deviceID, default: false] || push.held }
-        try await notifyStored(devices, on: connection, logger: logger)
+        try await notifyStored(devices, from: nodeID, on: connection, logger: logger)
     }
 
     /// Pushes stored for more devices than this wake every link of every node (`*`) instead of naming each.
     static let devicesNamedInNotifications = 1_000
 
-    private static func notifyStored(_ devices: [String: Bool], on connection: PostgresConnection, logger: Logger) async throws {
+    private static func notifyStored(_ devices: [String: Bool], from nodeID: String, on connection: PostgresConnection, logger: Logger) async throws {
         guard !devices.isEmpty else { return }
         guard devices.count <= devicesNamedInNotifications else {
-            try await connection.query("SELECT pg_notify(\(storedChannel), '*')", logger: logger)
+            try await connection.query("SELECT pg_notify(\(storedChannel), \(nodeID + "\n*"))", logger: logger)
             return
         }
         // A notification's payload is under 8000 bytes: the devices go in as many as it takes.
-        var lines: [String] = []
-        var size = 0
+        var lines = [nodeID]
+        var size = nodeID.utf8.count + 1
         for (device, held) in devices.sorted(by: { $0.key < $1.key }) {
             let line = held ? device + "\theld" : device
             if size + line.utf8.count + 1 > 7_000 {
                 try await connection.query("SELECT pg_notify(\(storedChannel), \(lines.joined(separator: "\n")))", logger: logger)
-                lines = []
-                size = 0
+                lines = [nodeID]
+                size = nodeID.utf8.count + 1
             }
             lines.append(line)
             size += line.utf8.count + 1
         }
-        if !lines.isEmpty {
+        if lines.count > 1 {
             try await connection.query("SELECT pg_notify(\(storedChannel), \(lines.joined(separator: "\n")))", logger: logger)
         }
     }
@@ -940,9 +950,11 @@ package final class PostgresGatewayStore: GatewayStore, Service {
         let lines = payload.split(separator: "\n").map(String.init)
         switch channel {
         case storedChannel:
-            if payload == "*" { return .pushesStored(nil) }
+            // The storing node, then what it stored: news only for the other nodes.
+            guard let node = lines.first, node != nodeID else { return nil }
+            if lines.dropFirst() == ["*"] { return .pushesStored(nil) }
             var devices: [String: Bool] = [:]
-            for line in lines {
+            for line in lines.dropFirst() {
                 let parts = line.split(separator: "\t")
                 devices[String(parts[0])] = parts.count > 1
             }
