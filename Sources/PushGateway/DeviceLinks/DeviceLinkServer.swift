@@ -68,7 +68,9 @@ package final class DeviceLinkServer: Listener {
 
     /// Starts listening; returns the address it listens on.
     package func start() async throws -> SocketAddress {
-        let sslContext = try tls.map { try NIOSSLContext(configuration: try $0.serverConfiguration(for: "device links' listener")) }
+        let tlsContext = try tls.map {
+            try LinkTLSContext(certificateChainPEM: $0.certificateChainPEM, privateKeyPEM: $0.privateKeyPEM, listener: "device links' listener")
+        }
         let links = self.links
         let keepAlive = self.keepAlive
         let open = self.open
@@ -76,11 +78,13 @@ package final class DeviceLinkServer: Listener {
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            // A link is idle nearly all its life: reads start small and grow when they fill.
+            .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 512, maximum: 65536))
             .childChannelInitializer { channel in
                 open.add(channel)
                 return channel.eventLoop.makeCompletedFuture {
-                    if let sslContext {
-                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
+                    if let tlsContext {
+                        try channel.pipeline.syncOperations.addHandler(LinkTLSHandler(context: tlsContext))
                     }
                     try Self.configureUpgrade(channel, links: links, keepAlive: keepAlive)
                 }
