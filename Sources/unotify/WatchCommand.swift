@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import Synchronization
 import NotificationCore
 import NIOHTTP1
 import NotificationDaemon
@@ -30,40 +31,73 @@ struct WatchCommand: AsyncParsableCommand {
         let socket = location.configuration.socketPath
         let only = app
         let shown = Shown()
-        try await LocalAPIWebSocket.withConnection(socketPath: socket, path: "/v1/admin/events", key: admin.key) { stream in
-            // Subscribed first, then what is on screen is read: nothing that happens in between is missed.
-            try await stream.send(#"{"type":"subscribe"}"#)
-            var events = stream.messages.makeAsyncIterator()
-            guard let first = try await events.next(),
-                  (try? JSONDecoder().decode(LocalAPI.WatchEvent.self, from: Data(first.utf8)))?.type == "subscribed" else {
-                throw LocalAPIClientError.transport("The daemon did not answer the subscription.")
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try await Self.follow(socket: socket, admin: admin, only: only, shown: shown)
             }
-            try await Self.showState(admin: admin, only: only, shown: shown)
+            group.addTask {
+                for await line in standardInputLines() {
+                    await Self.perform(line, shown: shown, admin: admin)
+                }
+            }
+            // Quitting (end of input) ends the watch; so does a daemon that cannot be reached at the start.
+            _ = try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Shows the daemon's events as they come. When the daemon goes away (stopped, restarted,
+    /// killed), says so once, tries again after a growing pause (0.2 s to 2 s, with jitter), and
+    /// once it is back shows what is on screen then, so that nothing that happened meanwhile is
+    /// missed. Throws only when the first connection fails.
+    static func follow(socket: String, admin: LocalAPIClient, only: String?, shown: Shown) async throws {
+        let watched = Watched()
+        var pause = Duration.milliseconds(200)
+        while !Task.isCancelled {
+            do {
+                try await LocalAPIWebSocket.withConnection(socketPath: socket, path: "/v1/admin/events", key: admin.key) { stream in
+                    try await watch(stream, socket: socket, admin: admin, only: only, shown: shown, watched: watched)
+                }
+            } catch where watched.everConnected && !(error is CancellationError) {
+                // Gone, or not back yet: the pause below, then again.
+            }
+            guard !Task.isCancelled else { return }
+            if watched.connected {
+                watched.connected = false
+                pause = .milliseconds(200)
+                Terminal.write("The daemon at \(socket) went away; waiting for it to come back (Ctrl-D quits).")
+            }
+            try await Task.sleep(for: pause + .milliseconds(Int.random(in: 0...100)))
+            pause = min(pause * 2, .seconds(2))
+        }
+    }
+
+    /// One connection's events, until the daemon closes it.
+    private static func watch(_ stream: LocalAPIWebSocket.Connection, socket: String, admin: LocalAPIClient, only: String?,
+                              shown: Shown, watched: Watched) async throws {
+        // Subscribed first, then what is on screen is read: nothing that happens in between is missed.
+        try await stream.send(#"{"type":"subscribe"}"#)
+        var events = stream.messages.makeAsyncIterator()
+        guard let first = try await events.next(),
+              (try? JSONDecoder().decode(LocalAPI.WatchEvent.self, from: Data(first.utf8)))?.type == "subscribed" else {
+            throw LocalAPIClientError.transport("The daemon did not answer the subscription.")
+        }
+        let again = watched.everConnected
+        watched.connected = true
+        if again { Terminal.write("The daemon is back. What is on screen now:") }
+        try await showState(admin: admin, only: only, shown: shown)
+        if !again {
             Terminal.write("Watching \(socket). Type `<n> open`, `<n> dismiss`, `<n> <action> [text]`, `allow <app>`; Ctrl-D quits.")
-            let remaining = UncheckedIterator(iterator: events)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    var events = remaining.iterator
-                    while let text = try await events.next() {
-                        guard let event = try? JSONDecoder().decode(LocalAPI.WatchEvent.self, from: Data(text.utf8)) else { continue }
-                        if event.type == "overflowed" {
-                            Terminal.write("(fell behind the daemon; some events were not shown. What is on screen now:)")
-                            try await Self.showState(admin: admin, only: only, shown: shown)
-                            continue
-                        }
-                        guard only == nil || event.bundleIdentifier == only else { continue }
-                        Self.show(event, shown)
-                    }
-                }
-                group.addTask {
-                    for await line in standardInputLines() {
-                        await Self.perform(line, shown: shown, admin: admin)
-                    }
-                }
-                // Quitting (end of input) or the daemon going away ends the watch.
-                _ = try await group.next()
-                group.cancelAll()
+        }
+        while let text = try await events.next() {
+            guard let event = try? JSONDecoder().decode(LocalAPI.WatchEvent.self, from: Data(text.utf8)) else { continue }
+            if event.type == "overflowed" {
+                Terminal.write("(fell behind the daemon; some events were not shown. What is on screen now:)")
+                try await showState(admin: admin, only: only, shown: shown)
+                continue
             }
+            guard only == nil || event.bundleIdentifier == only else { continue }
+            show(event, shown)
         }
     }
 
@@ -180,10 +214,16 @@ enum Terminal {
     }
 }
 
-/// Carries a stream's iterator into the one task that reads it from then on.
-struct UncheckedIterator<Iterator>: @unchecked Sendable {
-    // Sendable: handed over once, and used by one task only afterwards.
-    var iterator: Iterator
+/// Whether the watch is connected to the daemon now, and whether it ever was.
+final class Watched: Sendable {
+    private let state = Mutex((connected: false, everConnected: false))
+
+    var connected: Bool {
+        get { state.withLock { $0.connected } }
+        set { state.withLock { $0.connected = newValue; if newValue { $0.everConnected = true } } }
+    }
+
+    var everConnected: Bool { state.withLock { $0.everConnected } }
 }
 
 /// The notifications shown so far, by their number on screen.

@@ -106,6 +106,42 @@ import Testing
         await serve.stop()
     }
 
+    /// A watch outlives its daemon: killed, it says the daemon went away; started again, it says it is
+    /// back, lists what is on screen (the notification shown before, under the same number) and goes
+    /// on showing what happens.
+    @Test func theWatchFollowsTheDaemonThroughARestart() async throws {
+        let directory = try makeTestDirectory()
+        let environment = Self.environment(directory)
+        let unotify = ChildProcess.built("unotify")
+        var serve = try await Self.serve(directory)
+        #expect(await (try ChildProcess(unotify, ["apps", "add", "com.example.todo"], environment: environment)).waitUntilExit() == 0)
+        #expect(await (try ChildProcess(unotify, ["authorize", "--app", "com.example.todo", "grant"], environment: environment)).waitUntilExit() == 0)
+        let watch = try ChildProcess(unotify, ["watch"], environment: environment, name: "unotify watch")
+        try await watch.line(containing: "Watching")
+        let push = { (title: String) async throws in
+            let file = directory.appendingPathComponent("\(title).apns")
+            try Data(#"{"Simulator Target Bundle":"com.example.todo","aps":{"alert":{"title":"\#(title)","body":"A push"}}}"#.utf8).write(to: file)
+            let sent = try ChildProcess(unotify, ["push", file.path], environment: environment, name: "unotify push")
+            #expect(await sent.waitUntilExit() == 0)
+        }
+        try await push("Before")
+        try await watch.line(containing: "Before — A push")
+
+        await serve.stop(kill: true)
+        try await watch.line(containing: "went away; waiting for it to come back")
+        serve = try await Self.serve(directory)
+        try await watch.line(containing: "The daemon is back")
+        let listedFirst: @Sendable (String) -> Bool = { $0.hasPrefix("#1 [com.example.todo]") }
+        try await watch.line(number: 2, matching: listedFirst, within: 20)
+        try await push("After")
+        try await watch.line(containing: "After — A push")
+        #expect(watch.lines.filter { $0.contains("went away") }.count == 1, "said once, not at every attempt")
+
+        try watch.endInput()
+        #expect(await watch.waitUntilExit() == 0, "Ctrl-D still ends the watch")
+        await serve.stop()
+    }
+
     /// The README's push quick start: `unotify serve` runs a gateway its daemon is linked to; a
     /// provider's `curl`, Apple's command with our host, CA and a token from `unotify`, reaches the
     /// person, seen live in `unotify watch`.
