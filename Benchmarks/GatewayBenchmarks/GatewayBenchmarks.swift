@@ -88,12 +88,18 @@ struct Latency: AsyncParsableCommand {
         }
         print(Pacer.line("nghttpd, response at \(rate)/s (reference)", floor.latencies, sent: floor.sent, seconds: Double(seconds)))
 
+        let before = (serve: try CPUTime.of(system.serve.processIdentifier), benchmark: try CPUTime.ofThisProcess())
         let steady = try await Pacer.measure(rate: rate, seconds: seconds) { id in
             try await system.push(http, id: id)
         }
         let delegate = system.arrivals.take(ids: steady.ids)
+        let spent = (serve: try CPUTime.of(system.serve.processIdentifier) - before.serve, benchmark: try CPUTime.ofThisProcess() - before.benchmark)
         print(Pacer.line("gateway, response at \(rate)/s", steady.latencies, sent: steady.sent, seconds: Double(seconds)))
         print(Pacer.line("gateway → delegate at \(rate)/s", delegate, sent: steady.sent, seconds: Double(seconds)))
+        // Warm-up included: the pushes sent, not only the timed ones.
+        let pushes = Double(rate * (seconds + 1))
+        print(String(format: "  CPU per push at %d/s: unotify serve %.0f µs, this benchmark (provider and apps) %.0f µs",
+                     rate, spent.serve / pushes * 1e6, spent.benchmark / pushes * 1e6))
 
         let saturated = try await Pacer.saturate(concurrency: concurrency, seconds: saturationSeconds) { id in
             try await system.push(http, id: id)
@@ -102,6 +108,27 @@ struct Latency: AsyncParsableCommand {
         print(Pacer.line("gateway → delegate at saturation (\(concurrency) in flight)", saturatedDelegate, sent: saturated.sent,
                          seconds: Double(saturationSeconds)))
         Pacer.printFailures(["nghttpd": floor, "gateway at \(rate)/s": steady, "gateway at saturation": saturated], arrivals: system.arrivals)
+    }
+}
+
+/// A process's CPU time (user and system), in seconds, from `/proc`.
+enum CPUTime {
+    static func of(_ pid: Int32) throws -> Double {
+        try read("/proc/\(pid)/stat")
+    }
+
+    static func ofThisProcess() throws -> Double {
+        try read("/proc/self/stat")
+    }
+
+    private static func read(_ path: String) throws -> Double {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        // The fields after the command's name, which is in parentheses and may hold spaces.
+        guard let end = text.lastIndex(of: ")") else { throw ValidationError("unreadable \(path)") }
+        let fields = text[text.index(after: end)...].split(separator: " ")
+        // utime and stime are the 14th and 15th fields of the whole line, the 12th and 13th after the name.
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { throw ValidationError("unreadable \(path)") }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 }
 

@@ -119,6 +119,32 @@ import Testing
         #expect(try rowCounts(path) == [0, 0, 0], "removing the app removes its rows")
     }
 
+    /// A core is written in two halves joined (the settled one encoded once for all the apps that
+    /// share it): the JSON is the same object as the core's own encoding, key for key, and reads back
+    /// as the same core, whatever of its optional parts it holds.
+    @Test func aCoreIsStoredAsItsOwnEncodingAndReadsBackTheSame() throws {
+        var machine = try Self.fullMachine()
+        let whole = machine.takeWhole()
+        var busy = try #require(whole.core)
+        let shown = try #require(whole.visible.first).shown.notification
+        busy.awaitingPresentation = [7: shown]
+        busy.deadlines = try JSONDecoder().decode([NotificationCenterMachine.Deadline].self, from: Data(#"[{"kind":"willPresent","ticket":7,"date":0}]"#.utf8))
+        busy.location = Coordinate(latitude: 48.85, longitude: 2.35)
+        busy.promptCalls = [3, 4]
+        busy.badge = 12
+        var elsewhere = busy
+        elsewhere.timeZone = TimeZone(identifier: "Asia/Tokyo")!
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        // Twice each: once encoding the settled half, once taking it as kept.
+        for core in [whole.core!, busy, elsewhere, busy, whole.core!, elsewhere] {
+            let stored = try SQLiteDaemonStore.coreJSON.encode(core, with: encoder)
+            let own = try JSONSerialization.jsonObject(with: try encoder.encode(core)) as? NSDictionary
+            #expect(try JSONSerialization.jsonObject(with: stored) as? NSDictionary == own)
+            #expect(try JSONDecoder().decode(NotificationCenterMachine.Core.self, from: stored) == core)
+        }
+    }
+
     @Test func rowsWrittenByThisVersionStayReadable() async throws {
         let path = try makeTestDirectory().appendingPathComponent("store.sqlite").path
         let store = try SQLiteDaemonStore(path: path)

@@ -249,6 +249,7 @@ package final class SQLiteDaemonStore: DaemonStore {
     /// core (the same settings, calendar and time zone, nothing open), and many the same categories,
     /// so loading one rarely decodes them.
     private static let cores = DecodedMemo<NotificationCenterMachine.Core>()
+    static let coreJSON = CoreJSON()
     private static let categoryLists = DecodedMemo<[NotificationCategory]>()
 
     package func insert(_ app: StoredApp) async throws(DaemonError) {
@@ -270,6 +271,7 @@ package final class SQLiteDaemonStore: DaemonStore {
         machine: inout NotificationCenterMachine, nextWakeUp: Double?, bootID: String
     ) throws {
         let whole = machine.takeWhole()
+        guard let core = whole.core else { preconditionFailure("a whole machine always has its core") }
         try db.execute(
             sql: """
                 INSERT INTO app (bundleIdentifier, keyHash, launchCommand, now, nextSequence, core, categories, nextWakeUp, bootID, watchesLocation, showsNotifications)
@@ -277,7 +279,7 @@ package final class SQLiteDaemonStore: DaemonStore {
                 """,
             arguments: [
                 bundleIdentifier, keyHash, launchCommand, whole.now.timeIntervalSinceReferenceDate, Int64(bitPattern: whole.nextSequence),
-                try encoder.encode(whole.core), try encoder.encode(whole.categories ?? []),
+                try coreJSON.encode(core, with: encoder), try encoder.encode(whole.categories ?? []),
                 nextWakeUp, bootID, machine.watchesLocation, machine.showsSomethingToThePerson,
             ]
         )
@@ -419,7 +421,7 @@ package final class SQLiteDaemonStore: DaemonStore {
                     // An app removed meanwhile has no row to change.
                     guard db.changesCount == 1 else { continue }
                     if let changed = changes.core {
-                        try core.execute(arguments: [try Self.encoder.encode(changed), save.bundleIdentifier])
+                        try core.execute(arguments: [try Self.coreJSON.encode(changed, with: Self.encoder), save.bundleIdentifier])
                     }
                     if let changed = changes.categories {
                         try categories.execute(arguments: [try Self.encoder.encode(changed), save.bundleIdentifier])
@@ -664,6 +666,84 @@ private struct StoredTrigger {
 }
 
 /// A bounded memo of decoded values, keyed by their stored bytes.
+/// A core as JSON, its settled half encoded once for every app and step that share it.
+///
+/// A core holds the app's configuration, calendar, time zone, notification settings and the options
+/// its prompt asked for: they hardly ever change and are alike on most apps of a device. Beside them
+/// is what moves at nearly every step: the badge, the app's state, what waits for its delegate and
+/// until when. A push shown to an app in the foreground changes the core twice (the `willPresent`
+/// question, then its answer), and encoding the settled half was half of encoding the core. That
+/// half is kept by value; the moving half is encoded each time, and the two JSON objects are joined
+/// into one with the same keys as the core's own encoding, so it decodes as before and as rows
+/// written by earlier versions do.
+final class CoreJSON: Sendable {
+    private typealias Core = NotificationCenterMachine.Core
+    private static var capacity: Int { 64 }
+    private let settled = Mutex<[Settled: Data]>([:])
+
+    func encode(_ core: NotificationCenterMachine.Core, with encoder: JSONEncoder) throws -> Data {
+        let key = Settled(core)
+        let head: Data
+        if let known = settled.withLock({ $0[key] }) {
+            head = known
+        } else {
+            head = try encoder.encode(key)
+            settled.withLock { settled in
+                if settled.count >= Self.capacity { settled.removeAll(keepingCapacity: true) }
+                settled[key] = head
+            }
+        }
+        let tail = try encoder.encode(Moving(core))
+        // `{"a":…}` and `{"b":…}` make `{"a":…,"b":…}`: both halves always have keys.
+        var joined = Data(capacity: head.count + tail.count)
+        joined.append(head.dropLast())
+        joined.append(UInt8(ascii: ","))
+        joined.append(tail.dropFirst())
+        return joined
+    }
+
+    private struct Settled: Hashable, Encodable {
+        var configuration: NotificationCenterMachine.Configuration
+        var calendar: Calendar
+        var timeZone: TimeZone
+        var settings: NotificationSettings
+        var promptOptions: AuthorizationOptions
+
+        init(_ core: Core) {
+            (configuration, calendar, timeZone, settings, promptOptions) = (core.configuration, core.calendar, core.timeZone, core.settings, core.promptOptions)
+        }
+    }
+
+    /// The rest of the core, with the keys and the omitted absent values of its own encoding.
+    private struct Moving: Encodable {
+        let core: Core
+
+        init(_ core: Core) { self.core = core }
+
+        private enum CodingKeys: String, CodingKey {
+            case badge, appState, location, isDeviceLocked, isAppReachable, promptCalls, awaitingPresentation, awaitingResponse, deadlines
+            case awaitingRemoteNotification, heldRemoteNotification, backgroundBudget, preparing
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(core.badge, forKey: .badge)
+            try container.encode(core.appState, forKey: .appState)
+            try container.encodeIfPresent(core.location, forKey: .location)
+            try container.encode(core.isDeviceLocked, forKey: .isDeviceLocked)
+            try container.encode(core.isAppReachable, forKey: .isAppReachable)
+            try container.encodeIfPresent(core.promptCalls, forKey: .promptCalls)
+            try container.encode(core.awaitingPresentation, forKey: .awaitingPresentation)
+            try container.encode(core.awaitingResponse, forKey: .awaitingResponse)
+            try container.encode(core.deadlines, forKey: .deadlines)
+            try container.encode(core.awaitingRemoteNotification, forKey: .awaitingRemoteNotification)
+            try container.encodeIfPresent(core.heldRemoteNotification, forKey: .heldRemoteNotification)
+            try container.encodeIfPresent(core.backgroundBudget, forKey: .backgroundBudget)
+            try container.encodeIfPresent(core.preparing, forKey: .preparing)
+        }
+    }
+}
+
 private final class DecodedMemo<Value: Decodable & Sendable>: Sendable {
     private static var capacity: Int { 256 }
     private let values = Mutex<[Data: Value]>([:])
