@@ -5,12 +5,14 @@ import HummingbirdWSClient
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import NIOSSL
 import NotificationCore
 import PushGateway
 import ServiceLifecycle
 import Synchronization
 import Testing
+import TestSupport
 
 /// The whole gateway as `unotify gateway` runs it (provider endpoints, device links, on SQLite and
 /// TLS), with a device linked over a real WebSocket and a provider sending over real HTTP/2.
@@ -41,6 +43,7 @@ import Testing
         let bearer: String
         let credential: String
         let sandboxPort: Int
+        let linkPort: Int
         let authorityPath: String
         let signingKey: P256.Signing.PrivateKey
 
@@ -96,7 +99,7 @@ import Testing
         }
     }
 
-    func withGateway(window: Int = 64, _ body: (Running) async throws -> Void) async throws {
+    func withGateway(window: Int = 64, openingTimeout: TimeAmount = .seconds(10), _ body: (Running) async throws -> Void) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-link-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         var configuration = GatewayConfiguration(dataDirectory: folder)
@@ -104,6 +107,7 @@ import Testing
         configuration.productionPort = 0
         configuration.deviceLinkPort = 0
         configuration.deviceLinkWindow = window
+        configuration.openingTimeout = openingTimeout
         let ports = Ports()
         let gateway = try await PushGatewayServices(configuration: configuration, logger: Logger(label: "gateway"),
                                                     onListening: { environment, port in ports.set(environment.rawValue, port) },
@@ -128,7 +132,8 @@ import Testing
                 gateway: gateway, sandboxURL: "https://localhost:\(bound["sandbox"]!)", linkURL: "wss://localhost:\(bound["link"]!)\(DeviceLink.path)",
                 http: http, tls: tls,
                 bearer: try ProviderToken.make(keyID: "KEY1234567", teamID: "TEAM123456", issuedAt: Int64(Date().timeIntervalSince1970), key: signingKey),
-                credential: "device-1.\(secret)", sandboxPort: bound["sandbox"]!, authorityPath: configuration.authorityCertificatePath,
+                credential: "device-1.\(secret)", sandboxPort: bound["sandbox"]!, linkPort: bound["link"]!,
+                authorityPath: configuration.authorityCertificatePath,
                 signingKey: signingKey
             )
             defer { }
@@ -326,6 +331,28 @@ import Testing
             #expect(gone.first?["status"] == "410")
             #expect(gone.first?["reason"] == "Unregistered")
             #expect(gone.first?["timestamp"].flatMap { Int($0) }.map { $0 > 1_700_000_000_000 } == true)
+        }
+    }
+
+    /// A connection that connects and sends nothing is closed once the opening timeout passes, on the
+    /// device links' port (no TLS handshake, no upgrade) and on the provider API's (no TLS
+    /// handshake); a link and a provider's connection opened before it go on working.
+    @Test func connectionsThatNeverOpenAreClosed() async throws {
+        try await withGateway(openingTimeout: .milliseconds(500)) { running in
+            let registered = try await running.gateway.core.register(deviceID: "device-1", bundleIdentifier: "com.example.todo", environment: .sandbox, at: Date())
+            #expect(try await running.post(registered.token, #"{"aps":{"alert":"before"}}"#) == 200)
+            try await running.link { side in
+                var silent: [any Channel] = []
+                for port in [running.linkPort, running.sandboxPort] {
+                    silent.append(try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port).get())
+                }
+                for connection in silent {
+                    try await waitFor("the gateway to close a connection that sent nothing", within: 10) { !connection.isActive }
+                }
+                // Longer than the opening timeout later, the link and the provider's connection still work.
+                #expect(try await side.register("com.example.todo") == registered.token)
+                #expect(try await running.post(registered.token, #"{"aps":{"alert":"after"}}"#) == 200)
+            }
         }
     }
 

@@ -21,6 +21,9 @@ package final class DeviceLinkServer: Listener {
     package struct KeepAlive: Sendable {
         package var interval: TimeAmount = .seconds(20)
         package var silenceLimit: TimeAmount = .seconds(60)
+        /// How long a connection may take to become a link (TLS handshake, then the upgrade
+        /// request, authenticated); then it is closed.
+        package var openingTimeout: TimeAmount = .seconds(10)
         package init() {}
     }
 
@@ -60,10 +63,12 @@ package final class DeviceLinkServer: Listener {
         host: String,
         port: Int,
         tls: ProviderServer.Configuration.TLS?,
+        keepAlive: KeepAlive = KeepAlive(),
         logger: Logger,
         onListening: @escaping @Sendable (Int) -> Void = { _ in }
     ) -> any Service {
-        ListenerService(server: DeviceLinkServer(links: links, host: host, port: port, tls: tls, logger: logger), onListening: onListening)
+        ListenerService(server: DeviceLinkServer(links: links, host: host, port: port, tls: tls, keepAlive: keepAlive, logger: logger),
+                        onListening: onListening)
     }
 
     /// Starts listening; returns the address it listens on.
@@ -151,9 +156,12 @@ package final class DeviceLinkServer: Listener {
         try channel.pipeline.syncOperations.configureHTTPServerPipeline(
             withServerUpgrade: (upgraders: [upgrader], completionHandler: { context in
                 context.pipeline.syncOperations.removeHandler(name: DeviceLinkRefusal.name, promise: nil)
+                context.pipeline.syncOperations.removeHandler(name: OpeningDeadline.name, promise: nil)
             })
         )
         try channel.pipeline.syncOperations.addHandler(DeviceLinkRefusal(), name: DeviceLinkRefusal.name)
+        try channel.pipeline.syncOperations.addHandler(OpeningDeadline(timeout: keepAlive.openingTimeout, removeOnTLSHandshake: false),
+                                                       name: OpeningDeadline.name)
     }
 
     /// Whether a request's target is ``DeviceLink/path`` (with a query or not).

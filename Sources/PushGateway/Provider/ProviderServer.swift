@@ -39,6 +39,8 @@ package final class ProviderServer: Listener {
         /// How long a request may go without a frame before it is complete; then it is answered
         /// `400 IdleTimeout`.
         package var requestIdleTimeout: TimeAmount = .seconds(10)
+        /// How long a connection may take to complete its TLS handshake; then it is closed.
+        package var openingTimeout: TimeAmount = .seconds(10)
         /// The spelling of the environment-key refusal (see ``APNs/Reason/badEnvironmentKeyInToken``).
         package var environmentKeyReason: APNs.Reason = .badEnvironmentKeyInToken
 
@@ -186,6 +188,8 @@ package final class ProviderServer: Listener {
                         handler = NIOSSLServerHandler(context: sslContext)
                     }
                     try channel.pipeline.syncOperations.addHandler(handler)
+                    try channel.pipeline.syncOperations.addHandler(
+                        OpeningDeadline(timeout: shared.configuration.openingTimeout, removeOnTLSHandshake: true), name: OpeningDeadline.name)
                     // HTTP/2 whatever ALPN said: `h2`, or nothing (some APNs clients offer no ALPN).
                     try channel.pipeline.syncOperations.addHandler(ApplicationProtocolNegotiationHandler { _ in
                         channel.eventLoop.makeCompletedFuture { try Self.configureHTTP2(channel, shared: shared, certificate: presented.value) }

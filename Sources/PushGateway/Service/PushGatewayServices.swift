@@ -1,7 +1,7 @@
 package import CoreMetrics
 package import Foundation
 package import Logging
-import NIOCore
+package import NIOCore
 package import NotificationCore
 import PrivateFiles
 package import ServiceLifecycle
@@ -36,6 +36,10 @@ package struct GatewayConfiguration: Sendable {
     package var deliveryLogRetention: TimeInterval = 7 * 86_400
     /// The most pushes the delivery log keeps; the oldest go first.
     package var deliveryLogLimit = 1_000_000
+    /// How long a connection to the provider API or to the device links' port may take to open (its
+    /// TLS handshake, and for a device link its upgrade): then it is closed, so that connections that
+    /// send nothing do not hold the gateway's sockets.
+    package var openingTimeout: TimeAmount = .seconds(10)
     /// How often expired pushes are removed and the delivery log is trimmed.
     package var housekeepingInterval: Duration = .seconds(60)
     /// Where the gateway's metrics go (``GatewayMetrics``); by default nowhere.
@@ -94,12 +98,14 @@ package struct PushGatewayServices: Sendable {
         relay.links = links
         try await core.reloadProviders()
         let tls = configuration.cleartext ? nil : try Self.serverCertificate(configuration)
+        var keepAlive = DeviceLinkServer.KeepAlive()
+        keepAlive.openingTimeout = configuration.openingTimeout
         var services: [any Service] = [
             ProviderReloadService(core: core, interval: configuration.providerReloadInterval, logger: logger),
             HousekeepingService(store: store, configuration: configuration, metrics: metrics, logger: logger),
             StoreChangesService(store: store, core: core, links: links),
-            DeviceLinkServer.service(links: links, host: configuration.host, port: configuration.deviceLinkPort, tls: tls, logger: logger,
-                                         onListening: onDeviceLinkListening),
+            DeviceLinkServer.service(links: links, host: configuration.host, port: configuration.deviceLinkPort, tls: tls,
+                                     keepAlive: keepAlive, logger: logger, onListening: onDeviceLinkListening),
         ]
         for (environment, port) in [(APNs.Environment.sandbox, configuration.sandboxPort), (.production, configuration.productionPort)] {
             var server = ProviderServer.Configuration()
@@ -108,6 +114,7 @@ package struct PushGatewayServices: Sendable {
             server.environment = environment
             server.tls = tls
             server.environmentKeyReason = configuration.environmentKeyReason
+            server.openingTimeout = configuration.openingTimeout
             let core = self.core
             services.append(ListenerService(
                 server: ProviderServer(configuration: server, credentials: { core.credentials }, refreshCredentials: { core.refreshProviders($0) },
