@@ -174,8 +174,8 @@ final class LinkTLSHandler: ChannelDuplexHandler {
         if result == 1 {
             state = .open
             sendCiphertext(context: context, promise: nil)
-            if flushRequested || !pendingWrites.isEmpty {
-                encryptPendingWrites(context: context)
+            if flushRequested {
+                encryptPendingWrites(context: context) // what was written and flushed meanwhile
             } else {
                 context.flush()
             }
