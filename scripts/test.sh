@@ -44,5 +44,15 @@ python3 -c "import aioapns" 2>/dev/null || python3 -m pip install --quiet "aioap
 # Build everything, the `unotify` executable included (the end-to-end tests run it), then run all tests.
 swift build
 swift build --build-tests
-swift test --skip-build 2>&1 | tee .build/test-output.txt
+# A run takes a few minutes; one that has not ended after 25 has hung, and is stopped with a message
+# rather than left to run into the CI's own limit.
+set +e
+timeout --kill-after=30s 25m swift test --skip-build 2>&1 | tee .build/test-output.txt
+status=${PIPESTATUS[0]}
+set -e
+if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+    echo "error: the tests did not finish within 25 minutes (a hang); the last lines above show what was running." >&2
+    exit 1
+fi
+[ "$status" -eq 0 ] || exit "$status"
 grep -qE "Test run with [0-9]+ tests? .*passed" .build/test-output.txt
