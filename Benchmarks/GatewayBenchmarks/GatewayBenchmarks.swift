@@ -546,7 +546,12 @@ final class RunningSystem: Sendable {
     }
 
     func stop() {
-        reference.withLock { $0?.terminate() }
+        // SIGKILL: nghttpd started from here does not stop on SIGTERM (it was left running after every run).
+        reference.withLock { process in
+            guard let process, process.isRunning else { return }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
         serve.terminate()
         serve.waitUntilExit()
         try? FileManager.default.removeItem(at: folder)
