@@ -657,6 +657,10 @@ import WebNotificationCenter
                 try await post(news, "Rain expected tonight", relevance: 0.5)
                 try await post(chat, "Lunch at noon?")
                 try await browser.waitUntil("chat's banner", "return document.querySelector('.banners .notification .title')?.textContent === a0", ["Lunch at noon?"])
+                // The list is drawn apart from the banner: waited for, and it must hold chat's alone.
+                try await browser.waitUntil("chat's notification, alone, in the list",
+                                            "return JSON.stringify([...document.querySelectorAll('#list .notification .title')].map((t) => t.textContent)) === a0",
+                                            [#"["Lunch at noon?"]"#])
                 #expect(try await browser.execute(titles("#list")) as? [String] == ["Lunch at noon?"])
                 #expect(try await news.delivered().count == 3, "the app sees them delivered")
 
