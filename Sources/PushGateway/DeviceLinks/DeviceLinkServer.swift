@@ -113,14 +113,7 @@ package final class DeviceLinkServer: Listener {
         links.closeAll(code: .goingAway, reason: "the gateway is stopping")
         let channels = open.all
         let deadline = ContinuousClock.now + grace
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for channel in channels { try? await channel.closeFuture.get() }
-            }
-            group.addTask { try? await Task.sleep(until: deadline) }
-            await group.next()
-            group.cancelAll()
-        }
+        await ProviderServer.waitUntilClosed(channels, until: deadline)
         for channel in open.all { try? await channel.close() }
     }
 

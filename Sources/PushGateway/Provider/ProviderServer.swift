@@ -239,16 +239,19 @@ package final class ProviderServer: Listener {
         }
         // Waits for the connections to finish, up to the grace.
         let deadline = ContinuousClock.now + grace
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for (connection, _) in open { try? await connection.closeFuture.get() }
-            }
-            group.addTask { try? await Task.sleep(until: deadline) }
-            await group.next()
-            group.cancelAll()
-        }
+        await Self.waitUntilClosed(open.map(\.0), until: deadline)
         for (connection, _) in connections.all {
             try? await connection.close()
+        }
+    }
+
+    /// Returns once every channel has closed, or at `deadline`, whichever comes first.
+    ///
+    /// Polled: waiting on a channel's `closeFuture` cannot be cancelled, so a task group racing it
+    /// against the deadline would wait for it all the same, for ever if the channel never closes.
+    static func waitUntilClosed(_ channels: [any Channel], until deadline: ContinuousClock.Instant) async {
+        while channels.contains(where: \.isActive), ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
         }
     }
 
