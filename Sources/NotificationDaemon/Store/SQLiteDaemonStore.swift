@@ -665,7 +665,6 @@ private struct StoredTrigger {
     }
 }
 
-/// A bounded memo of decoded values, keyed by their stored bytes.
 /// A core as JSON, its settled half encoded once for every app and step that share it.
 ///
 /// A core holds the app's configuration, calendar, time zone, notification settings and the options
@@ -744,6 +743,7 @@ final class CoreJSON: Sendable {
     }
 }
 
+/// A bounded memo of decoded values, keyed by their stored bytes.
 private final class DecodedMemo<Value: Decodable & Sendable>: Sendable {
     private static var capacity: Int { 256 }
     private let values = Mutex<[Data: Value]>([:])

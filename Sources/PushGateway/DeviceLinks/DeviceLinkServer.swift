@@ -3,7 +3,6 @@ package import Logging
 package import NIOCore
 import NIOHTTP1
 import NIOPosix
-import NIOSSL
 import NIOWebSocket
 import NotificationCore
 package import ServiceLifecycle
@@ -113,7 +112,7 @@ package final class DeviceLinkServer: Listener {
         links.closeAll(code: .goingAway, reason: "the gateway is stopping")
         let channels = open.all
         let deadline = ContinuousClock.now + grace
-        await ProviderServer.waitUntilClosed(channels, until: deadline)
+        await Self.waitUntilClosed(channels, until: deadline)
         for channel in open.all { try? await channel.close() }
     }
 

@@ -25,7 +25,7 @@ package final class LinkTLSContext: @unchecked Sendable {
         SSL_CTX_set_session_cache_mode(context, SSL_SESS_CACHE_OFF)
         _ = SSL_CTX_set_num_tickets(context, 0)
 
-        let chain = try Self.certificates(in: certificateChainPEM)
+        let chain = Self.certificates(in: certificateChainPEM)
         defer { chain.forEach { X509_free($0) } }
         guard let leaf = chain.first else {
             throw ProviderServerError("The \(listener)'s certificate chain holds no PEM certificate.")
@@ -47,7 +47,7 @@ package final class LinkTLSContext: @unchecked Sendable {
         SSL_CTX_free(context)
     }
 
-    private static func certificates(in pem: String) throws -> [OpaquePointer] {
+    private static func certificates(in pem: String) -> [OpaquePointer] {
         withMemoryBIO(pem) { bio in
             var chain: [OpaquePointer] = []
             while let certificate = PEM_read_bio_X509(bio, nil, nil, nil) {

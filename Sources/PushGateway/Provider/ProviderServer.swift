@@ -245,16 +245,6 @@ package final class ProviderServer: Listener {
         }
     }
 
-    /// Returns once every channel has closed, or at `deadline`, whichever comes first.
-    ///
-    /// Polled: waiting on a channel's `closeFuture` cannot be cancelled, so a task group racing it
-    /// against the deadline would wait for it all the same, for ever if the channel never closes.
-    static func waitUntilClosed(_ channels: [any Channel], until deadline: ContinuousClock.Instant) async {
-        while channels.contains(where: \.isActive), ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-    }
-
     private static func configureHTTP2(_ channel: any Channel, shared: Shared, certificate: ProviderCertificate.Verdict?) throws {
         var connection = NIOHTTP2Handler.ConnectionConfiguration()
         // APNs' figures; one stream until the connection's first valid token.

@@ -193,6 +193,18 @@ protocol Listener: Sendable {
     func stop(grace: Duration) async
 }
 
+extension Listener {
+    /// Returns once every channel has closed, or at `deadline`, whichever comes first.
+    ///
+    /// Polled: waiting on a channel's `closeFuture` cannot be cancelled, so a task group racing it
+    /// against the deadline would wait for it all the same, for ever if the channel never closes.
+    static func waitUntilClosed(_ channels: [any Channel], until deadline: ContinuousClock.Instant) async {
+        while channels.contains(where: \.isActive), ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}
+
 /// One listener of the gateway (a provider endpoint, the device links), from start to graceful shutdown.
 struct ListenerService<Server: Listener>: Service {
     let server: Server
