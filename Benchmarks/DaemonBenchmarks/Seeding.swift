@@ -97,7 +97,7 @@ struct StepCost {
         let whole = machine.takeWhole()
         let core = try encoder.encode(whole.core!)
         let categories = try encoder.encode(whole.categories ?? [])
-        let rows = try whole.pending.map { try encoder.encode($0.request.content) }
+        let rows = try whole.pending.map { Array(try encoder.encode($0.request.content)) }
         let decodeStart = ContinuousClock.now
         for _ in 0..<repetitions {
             let pending = try whole.pending.indices.map { index in

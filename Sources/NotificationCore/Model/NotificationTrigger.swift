@@ -86,7 +86,7 @@ package struct NotificationRequest: Sendable, Hashable, Codable {
     /// A request whose content is read from `encodedContent` (JSON) only when first used: a store
     /// loads an app's requests without decoding the content of each, which most steps never read.
     /// Content that turns out not to decode reads as ``NotificationContent/unreadable``.
-    package init(identifier: String, encodedContent: Data, trigger: NotificationTrigger?) {
+    package init(identifier: String, encodedContent: [UInt8], trigger: NotificationTrigger?) {
         self.identifier = identifier
         self.contentBox = ContentBox(encoded: encodedContent)
         self.trigger = trigger
@@ -94,20 +94,58 @@ package struct NotificationRequest: Sendable, Hashable, Codable {
 
     /// The content's JSON as it was loaded, when nothing has decoded it since: a store writes it back
     /// as it is.
-    package var encodedContent: Data? { contentBox.undecoded }
+    package var encodedContent: [UInt8]? { contentBox.undecoded }
 
-    /// The files of the content's attachments. Content still encoded whose JSON never names
-    /// attachments has none, and is not decoded to find out (removing or replacing a request asks).
+    /// The files of the content's attachments. Content still encoded whose JSON shows no attachment
+    /// has none, and is not decoded to find out (removing or replacing a request asks, and a store
+    /// loads most requests encoded).
     package var attachmentURLs: [URL] {
         switch contentBox.attachmentURLsIfDecoded {
         case .some(let urls): return urls
         case .none:
-            if let encoded = contentBox.undecoded, encoded.firstRange(of: Self.attachmentsKey) == nil { return [] }
+            if let encoded = contentBox.undecoded, !Self.mayNameAttachments(encoded) { return [] }
             return content.attachments.map(\.url)
         }
     }
 
-    private static let attachmentsKey = Data("attachments".utf8)
+    /// False only when the JSON of a content surely holds no attachment: every `"attachments"` in it
+    /// is a key whose value is an empty array (`NotificationContent` always writes the key), or there
+    /// is none. Anything else (a key with elements, the word as a value or a key in `userInfo`)
+    /// answers true, and the content is decoded to be sure. Quotes inside JSON strings are escaped,
+    /// so text in a title or body never looks like the key.
+    static func mayNameAttachments(_ json: [UInt8]) -> Bool {
+        json.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> Bool in
+            let key = attachmentsKey
+            var searchFrom = bytes.startIndex
+            while let start = Self.firstIndex(of: key, in: bytes, from: searchFrom) {
+                var index = start + key.count
+                func skipSpace() {
+                    while index < bytes.endIndex, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+                }
+                func expect(_ byte: UInt8) -> Bool {
+                    skipSpace()
+                    guard index < bytes.endIndex, bytes[index] == byte else { return false }
+                    index += 1
+                    return true
+                }
+                guard expect(UInt8(ascii: ":")), expect(UInt8(ascii: "[")), expect(UInt8(ascii: "]")) else { return true }
+                searchFrom = index
+            }
+            return false
+        }
+    }
+
+    private static func firstIndex(of pattern: [UInt8], in bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
+        guard let first = pattern.first, bytes.count >= pattern.count else { return nil }
+        var index = start
+        while index <= bytes.endIndex - pattern.count {
+            if bytes[index] == first, pattern.indices.allSatisfy({ bytes[index + $0] == pattern[$0] }) { return index }
+            index += 1
+        }
+        return nil
+    }
+
+    private static let attachmentsKey = Array(#""attachments""#.utf8)
 
     private enum CodingKeys: String, CodingKey {
         case identifier, content, trigger, pushUniqueID
@@ -145,10 +183,14 @@ package struct NotificationRequest: Sendable, Hashable, Codable {
 
 /// A request's content, shared by the copies of the request; decoded on first use when it was
 /// loaded encoded.
+///
+/// A daemon keeps thousands of apps' requests in memory, most of them as loaded, so the encoded form
+/// is what is kept small: its bytes in one array (`Data` takes an object and a buffer), and the
+/// decoded content (224 bytes) boxed rather than held inline, where it would size every box.
 private final class ContentBox: Sendable {
     private enum State {
-        case decoded(NotificationContent)
-        case encoded(Data)
+        indirect case decoded(NotificationContent)
+        case encoded([UInt8])
     }
 
     // The lock makes the one-time decoding safe from any thread.
@@ -158,7 +200,7 @@ private final class ContentBox: Sendable {
         state = Mutex(.decoded(value))
     }
 
-    init(encoded: Data) {
+    init(encoded: [UInt8]) {
         state = Mutex(.encoded(encoded))
     }
 
@@ -168,7 +210,7 @@ private final class ContentBox: Sendable {
             case .decoded(let content):
                 return content
             case .encoded(let data):
-                let content = (try? JSONDecoder().decode(NotificationContent.self, from: data)) ?? .unreadable
+                let content = (try? JSONDecoder().decode(NotificationContent.self, from: Data(data))) ?? .unreadable
                 state = .decoded(content)
                 return content
             }
@@ -184,7 +226,7 @@ private final class ContentBox: Sendable {
         }
     }
 
-    var undecoded: Data? {
+    var undecoded: [UInt8]? {
         state.withLock { state in
             if case .encoded(let data) = state { data } else { nil }
         }

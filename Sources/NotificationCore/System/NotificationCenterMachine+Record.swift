@@ -218,17 +218,21 @@ extension NotificationCenterMachine {
         self.nextSequence = nextSequence
         recordedCore = core
         self.categories = Dictionary(categories.map { ($0.identifier, $0) }, uniquingKeysWith: { _, last in last })
-        self.pending = Journaled(Dictionary(pending.map { ($0.request.identifier, $0) }, uniquingKeysWith: { _, last in last }))
+        // Filled in place, with room for all: a store builds an app this way each time it reads one.
+        var pendingByIdentifier: [String: PendingRequest] = [:]
+        pendingByIdentifier.reserveCapacity(pending.count)
+        for entry in pending { pendingByIdentifier[entry.request.identifier] = entry }
+        self.pending = Journaled(pendingByIdentifier)
         self.visible = Journaled(Dictionary(visible.map { ($0.shown.notification.request.identifier, $0.shown) }, uniquingKeysWith: { _, last in last }))
         visibleOrder = Dictionary(visible.map { ($0.shown.notification.request.identifier, $0.position) }, uniquingKeysWith: { _, last in last })
         queuedForApp = QueueForApp(entries: queued.map { (position: $0.position, item: $0.item) })
         // Requests in the order they were added, then the deadlines in theirs: among wake-ups at the
         // same moment, that is the order in which they were scheduled.
-        wakeUps = TriggerQueue(
-            pending.sorted(by: { $0.sequence < $1.sequence }).compactMap { entry in
-                entry.nextFireDate.map { (key: WakeUp.request(entry.request.identifier), date: $0) }
-            }
-        )
+        // Only what the queue needs is sorted, not whole requests.
+        let scheduled = pending.compactMap { entry in
+            entry.nextFireDate.map { (sequence: entry.sequence, key: WakeUp.request(entry.request.identifier), date: $0) }
+        }.sorted { $0.sequence < $1.sequence }
+        wakeUps = TriggerQueue(scheduled.lazy.map { (key: $0.key, date: $0.date) })
         for deadline in core.deadlines {
             switch deadline.kind {
             case .willPresent: wakeUps.schedule(.willPresentDeadline(deadline.ticket), at: deadline.date)

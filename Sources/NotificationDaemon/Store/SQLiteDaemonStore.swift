@@ -304,7 +304,7 @@ package final class SQLiteDaemonStore: DaemonStore {
                 try statement.execute(arguments: [
                     app, request.identifier, Int64(bitPattern: entry.sequence), entry.nextFireDate?.timeIntervalSince1970, entry.insideRegion,
                     trigger.kind, trigger.repeats, trigger.interval, trigger.detail,
-                    try request.encodedContent ?? encoder.encode(request.content),
+                    try request.encodedContent.map { Data($0) } ?? encoder.encode(request.content),
                 ])
             }
         }
@@ -352,7 +352,7 @@ package final class SQLiteDaemonStore: DaemonStore {
                     let trigger = StoredTrigger(kind: columns.text(4), repeats: columns.integer(5) != 0, interval: columns.double(6), detail: columns.blob(7))
                     pending.append(NotificationCenterMachine.PendingRequest(
                         // The content is decoded when first read: most steps never read it.
-                        request: NotificationRequest(identifier: columns.text(0) ?? "", encodedContent: columns.blob(8) ?? Data(), trigger: try trigger.decoded()),
+                        request: NotificationRequest(identifier: columns.text(0) ?? "", encodedContent: columns.bytes(8), trigger: try trigger.decoded()),
                         nextFireDate: columns.double(2).map(Date.init(timeIntervalSince1970:)),
                         insideRegion: columns.integer(3).map { $0 != 0 },
                         sequence: UInt64(bitPattern: columns.integer(1) ?? 0)
@@ -613,6 +613,13 @@ private struct ColumnReader {
     func text(_ index: Int32) -> String? {
         guard let bytes = sqlite3_column_text(statement, index) else { return nil }
         return String(decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(statement, index))), as: UTF8.self)
+    }
+
+    /// A blob's bytes in an array (empty for NULL): one allocation where `Data` takes two.
+    func bytes(_ index: Int32) -> [UInt8] {
+        let count = Int(sqlite3_column_bytes(statement, index))
+        guard count > 0, let bytes = sqlite3_column_blob(statement, index) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: bytes, count: count))
     }
 
     func blob(_ index: Int32) -> Data? {
