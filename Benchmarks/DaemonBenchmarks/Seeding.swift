@@ -75,8 +75,10 @@ struct StepCost {
                                                     trigger: .timeInterval(Double(86_400 + slot), repeats: false)))
         }
         machine.startRecordingChanges()
+        // As the store encodes.
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
+        encoder.userInfo[.omitsDefaultContent] = true
         let decoder = JSONDecoder()
         var cost = StepCost()
         func encodeStep() throws -> Int {

@@ -119,6 +119,50 @@ import Testing
         #expect(try rowCounts(path) == [0, 0, 0], "removing the app removes its rows")
     }
 
+    /// A request's content is stored without the fields that hold their defaults (the full form, as
+    /// the local API writes it, is three times the size of a typical request's), and reads back as
+    /// the same content, whether nearly empty or with every field set.
+    @Test func aContentIsStoredWithoutItsDefaultsAndReadsBackTheSame() async throws {
+        let path = try makeTestDirectory().appendingPathComponent("unotify.sqlite").path
+        let store = try SQLiteDaemonStore(path: path)
+        var machine = NotificationCenterMachine(now: Self.start, calendar: Calendar(identifier: .gregorian), timeZone: TimeZone(identifier: "UTC")!,
+                                                appState: .notRunning, appReachable: false)
+        _ = machine.changeSettings(.granting([.alert, .sound, .badge], status: .authorized))
+        var plain = NotificationContent()
+        plain.title = "Water the plants"
+        var full = NotificationContent()
+        (full.title, full.subtitle, full.body, full.launchImageName) = ("Lunch", "Today", "At noon?", "Launch")
+        full.attachments = [NotificationAttachment(identifier: "menu", url: URL(fileURLWithPath: "/store/menu.png"), type: "public.png")]
+        (full.badge, full.sound) = (0, NotificationSound(kind: .default))
+        full.userInfo = ["from": .string("ana")]
+        (full.categoryIdentifier, full.threadIdentifier, full.summaryArgument, full.summaryArgumentCount) = ("message", "lunch", "Ana", 2)
+        (full.targetContentIdentifier, full.interruptionLevel, full.relevanceScore, full.filterCriteria) = ("chat", .timeSensitive, 0.5, "work")
+        var negativeZero = plain
+        negativeZero.relevanceScore = -0.0
+        for (identifier, content) in [("plain", plain), ("full", full), ("negative-zero", negativeZero)] {
+            _ = try machine.add(NotificationRequest(identifier: identifier, content: content, trigger: .timeInterval(3600, repeats: false)))
+        }
+        try await store.insert(StoredApp(bundleIdentifier: "com.example.app", keyHash: "hash", launchCommand: nil, machine: machine, bootID: "boot"))
+
+        let queue = try DatabaseQueue(path: path)
+        let rows = try await queue.read { db in
+            try Row.fetchAll(db, sql: "SELECT identifier, content FROM pending").map { ($0["identifier"] as String, $0["content"] as Data) }
+        }
+        try queue.close()
+        let stored = try Dictionary(uniqueKeysWithValues: rows.map { identifier, content in
+            (identifier, try JSONSerialization.jsonObject(with: content) as? [String: Any] ?? [:])
+        })
+        #expect(stored["plain"].map { Set($0.keys) } == ["title"])
+        #expect(stored["full"]?.count == 16, "every field of the full content is kept")
+        #expect(stored["negative-zero"].map { Set($0.keys) } == ["title", "relevanceScore"])
+
+        let loaded = try #require(try await store.app("com.example.app")).machine.pendingRequests
+        let contents = Dictionary(uniqueKeysWithValues: loaded.map { ($0.request.identifier, $0.request.content) })
+        #expect(contents["plain"] == plain)
+        #expect(contents["full"] == full)
+        #expect(contents["negative-zero"]?.relevanceScore.sign == .minus)
+    }
+
     /// A core is written in two halves joined (the settled one encoded once for all the apps that
     /// share it): the JSON is the same object as the core's own encoding, key for key, and reads back
     /// as the same core, whatever of its optional parts it holds.

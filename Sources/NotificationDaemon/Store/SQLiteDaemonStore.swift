@@ -242,6 +242,8 @@ package final class SQLiteDaemonStore: DaemonStore {
         let encoder = JSONEncoder()
         // The same state is stored as the same bytes, whatever the order of a dictionary.
         encoder.outputFormatting = .sortedKeys
+        // Contents without their default fields: a pending request's row is mostly its content.
+        encoder.userInfo[.omitsDefaultContent] = true
         return encoder
     }()
     fileprivate static let decoder = JSONDecoder()
