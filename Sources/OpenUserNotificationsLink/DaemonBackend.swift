@@ -16,7 +16,8 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
     private let pushEnvironment: APNs.Environment
     private let eventHandled: (@Sendable (LocalAPI.AppEvent) -> Void)?
     private let operations: AsyncStream<@Sendable () async -> Void>.Continuation
-    private let replies: (stream: AsyncStream<LocalAPI.AppReply>, continuation: AsyncStream<LocalAPI.AppReply>.Continuation)
+    /// What the app tells the daemon, queued while it is not connected.
+    private let replies = ReplyQueue()
     private let delegateQueue = DispatchQueue(label: "OpenUserNotificationsLink.delegate")
     private let lock = NSLock()
     private weak var attached: UNUserNotificationCenter?
@@ -51,7 +52,6 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
         self.currentState = initialState
         let (operationStream, operations) = AsyncStream<@Sendable () async -> Void>.makeStream()
         self.operations = operations
-        replies = AsyncStream<LocalAPI.AppReply>.makeStream()
         // The calls run one after the other, in the order the app made them, as Apple's center does.
         // This task and the event-stream task live as long as the backend: for the app's lifetime.
         let serial = Task {
@@ -69,7 +69,7 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
         workers?.events.cancel()
         lock.unlock()
         operations.finish()
-        replies.continuation.finish()
+        replies.finish()
     }
 
     /// Closes the link: the app's event stream closes (the daemon sees the app stop). Calls already made
@@ -77,7 +77,7 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
     package func close() async {
         let running = lock.withLock { workers }
         operations.finish()
-        replies.continuation.finish()
+        replies.finish()
         guard let running else { return }
         running.events.cancel()
         await running.serial.value
@@ -250,7 +250,7 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
     package func setAppState(_ state: AppState) {
         lock.withLock {
             currentState = state
-            replies.continuation.yield(.state(state))
+            replies.yield(.state(state))
         }
     }
 
@@ -279,7 +279,7 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
     private func noteReplaced() {
         let waiters = lock.withLock {
             replaced = true
-            replies.continuation.yield(.released)
+            replies.yield(.released)
             defer { replacedWaiters.removeAll() }
             return replacedWaiters
         }
@@ -319,7 +319,8 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
                         let sawConnected = ConnectedFlag()
                         await withTaskGroup(of: Void.self) { group in
                             group.addTask {
-                                for await reply in replies.stream {
+                                // Each connection takes what is queued from where the last one stopped.
+                                while let reply = await replies.next() {
                                     guard let data = try? JSONEncoder().encode(reply) else { continue }
                                     do { try await connection.send(String(decoding: data, as: UTF8.self)) } catch { return }
                                     // After `released` this connection sends nothing more; the daemon closes it.
@@ -379,7 +380,7 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
 
     /// Calls the delegate for one event; on `delegateQueue`.
     private func deliver(_ event: LocalAPI.AppEvent, to center: UNUserNotificationCenter) {
-        let replies = self.replies.continuation
+        let replies = self.replies
         UNUserNotificationCenter.withBound(center) {
             switch event {
             case .connected, .replaced, .badge:
@@ -446,4 +447,84 @@ private final class ConnectedFlag: Sendable {
     private let value = Atomic<Bool>(false)
     func set() { value.store(true, ordering: .relaxed) }
     var isSet: Bool { value.load(ordering: .relaxed) }
+}
+
+/// The replies an app sends the daemon, in order, kept while no connection is open: each connection
+/// takes them in turn, from where the one before it stopped.
+///
+/// An `AsyncStream` cannot do this: the task iterating it is cancelled when its connection closes,
+/// and cancelling an iteration ends the stream for good, so every later connection found it over and
+/// closed at once, and the app reconnected in a loop after the daemon restarted.
+final class ReplyQueue: Sendable {
+    private struct State {
+        var queued: [LocalAPI.AppReply] = []
+        var head = 0
+        /// The connection waiting for the next reply, and which wait it is.
+        var waiting: (id: UInt64, continuation: CheckedContinuation<LocalAPI.AppReply?, Never>)?
+        var nextWait: UInt64 = 0
+        var isFinished = false
+    }
+
+    private let state = Mutex(State())
+
+    /// Queues a reply, or hands it to the connection waiting for one. Ignored once finished.
+    func yield(_ reply: LocalAPI.AppReply) {
+        let waiting = state.withLock { state -> CheckedContinuation<LocalAPI.AppReply?, Never>? in
+            guard !state.isFinished else { return nil }
+            guard let waiting = state.waiting else {
+                state.queued.append(reply)
+                return nil
+            }
+            state.waiting = nil
+            return waiting.continuation
+        }
+        waiting?.resume(returning: reply)
+    }
+
+    /// Ends the queue: the waiting connection, and every later call of ``next()``, gets nil.
+    func finish() {
+        let waiting = state.withLock { state in
+            state.isFinished = true
+            defer { state.waiting = nil }
+            return state.waiting?.continuation
+        }
+        waiting?.resume(returning: nil)
+    }
+
+    /// The oldest reply not yet taken, waiting for one if none is queued; nil once finished or when the
+    /// calling task is cancelled (the queue stays open for the next connection).
+    func next() async -> LocalAPI.AppReply? {
+        let id = state.withLock { state in
+            defer { state.nextWait += 1 }
+            return state.nextWait
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<LocalAPI.AppReply?, Never>) in
+                let ready = state.withLock { state -> LocalAPI.AppReply?? in
+                    if state.head < state.queued.count {
+                        let reply = state.queued[state.head]
+                        state.head += 1
+                        if state.head == state.queued.count { (state.queued, state.head) = ([], 0) }
+                        return .some(reply)
+                    }
+                    // Checked under the lock the cancellation handler takes: a cancellation either
+                    // is seen here or finds the continuation stored below.
+                    if state.isFinished || Task.isCancelled { return .some(nil) }
+                    // One connection takes replies at a time; an earlier wait still open is ended.
+                    let earlier = state.waiting?.continuation
+                    state.waiting = (id, continuation)
+                    earlier?.resume(returning: nil)
+                    return .none
+                }
+                if case .some(let reply) = ready { continuation.resume(returning: reply) }
+            }
+        } onCancel: {
+            let waiting = state.withLock { state -> CheckedContinuation<LocalAPI.AppReply?, Never>? in
+                guard state.waiting?.id == id else { return nil }
+                defer { state.waiting = nil }
+                return state.waiting?.continuation
+            }
+            waiting?.resume(returning: nil)
+        }
+    }
 }

@@ -106,6 +106,49 @@ import Testing
         await serve.stop()
     }
 
+    /// An app connected when its daemon restarts connects again, once, and stays connected: a push
+    /// then reaches its `willPresent`, whose answer presents it. (Its replies were an `AsyncStream`
+    /// that the first closed connection ended for good: every later connection closed at once, and
+    /// the app reconnected in a loop, a start and a stop every few seconds.)
+    @Test func anAppReconnectsOnceAfterTheDaemonRestarts() async throws {
+        let directory = try makeTestDirectory()
+        let environment = Self.environment(directory)
+        let unotify = ChildProcess.built("unotify")
+        var serve = try await Self.serve(directory)
+        #expect(await (try ChildProcess(unotify, ["apps", "add", "com.example.todo"], environment: environment)).waitUntilExit() == 0)
+        #expect(await (try ChildProcess(unotify, ["authorize", "--app", "com.example.todo", "grant"], environment: environment)).waitUntilExit() == 0)
+        let appEnvironment = environment.merging(["UNOTIFY_APP_ID": "com.example.todo"]) { $1 }
+        let watch = try ChildProcess(unotify, ["watch"], environment: environment, name: "unotify watch")
+        try await watch.line(containing: "Watching")
+        let app = try ChildProcess(ChildProcess.built("todo-example"), [], environment: appEnvironment, name: "todo-example")
+        try await app.line(containing: "waiting for the person")
+        try await watch.line(containing: "[com.example.todo] is foreground")
+
+        await serve.stop()
+        try await watch.line(containing: "went away; waiting for it to come back")
+        serve = try await Self.serve(directory)
+        try await watch.line(containing: "The daemon is back")
+        let isState: @Sendable (String) -> Bool = { $0.hasPrefix("[com.example.todo] is ") }
+        // Back within the link's back-off (at most 5 s between attempts).
+        try await watch.line(number: 2, matching: isState, within: 15)
+
+        let file = directory.appendingPathComponent("after.apns")
+        try Data(#"{"Simulator Target Bundle":"com.example.todo","aps":{"alert":{"title":"After","body":"A push"}}}"#.utf8).write(to: file)
+        #expect(await (try ChildProcess(unotify, ["push", file.path], environment: environment, name: "unotify push")).waitUntilExit() == 0)
+        try await app.line(containing: "arrived while running: After")
+        try await watch.line(containing: "After — A push")
+
+        // A loop would have stopped and started the app again within its back-off.
+        let loop = try? await watch.line(number: 3, matching: isState, within: 6)
+        #expect(loop == nil, "no reconnect loop")
+        #expect(watch.lines.filter(isState) == ["[com.example.todo] is foreground", "[com.example.todo] is foreground"])
+
+        await app.stop()
+        try watch.endInput()
+        _ = await watch.waitUntilExit()
+        await serve.stop()
+    }
+
     /// A watch outlives its daemon: killed, it says the daemon went away; started again, it says it is
     /// back, lists what is on screen (the notification shown before, under the same number) and goes
     /// on showing what happens.
