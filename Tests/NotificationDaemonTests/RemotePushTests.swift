@@ -354,8 +354,14 @@ import Testing
             }
             #expect(delivered == [#"string("first")"#])
 
-            // The app stops; the next silent push waits for it and reaches it when it runs again.
+            // The app stops; the next silent push waits for it and reaches it when it runs again. Sent once
+            // the daemon has seen the app go: sent before, it is handed to the closing connection and held
+            // again when the daemon sees it close, which says nothing (and this test would wait for ever).
             await NotificationDaemonLink.close(center)
+            var stopped = false
+            while !stopped, let event = await events.next() {
+                if case .appStateChanged("com.example.todo", .notRunning) = event { stopped = true }
+            }
             #expect(try await system.send(to: token, #"{"aps":{"content-available":1},"acme1":"second"}"#, headers: background).status.code == 200)
             var held = false
             while !held, let event = await events.next() {
