@@ -232,6 +232,7 @@ let package = Package(
                 "OpenUserNotifications",
                 "NotificationCore",
                 "NotificationDaemonClient",
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],

@@ -1,4 +1,5 @@
 import Dispatch
+import DequeModule
 import Foundation
 import Synchronization
 import NIOHTTP1
@@ -457,8 +458,7 @@ private final class ConnectedFlag: Sendable {
 /// closed at once, and the app reconnected in a loop after the daemon restarted.
 final class ReplyQueue: Sendable {
     private struct State {
-        var queued: [LocalAPI.AppReply] = []
-        var head = 0
+        var queued: Deque<LocalAPI.AppReply> = []
         /// The connection waiting for the next reply, and which wait it is.
         var waiting: (id: UInt64, continuation: CheckedContinuation<LocalAPI.AppReply?, Never>)?
         var nextWait: UInt64 = 0
@@ -500,22 +500,16 @@ final class ReplyQueue: Sendable {
         }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<LocalAPI.AppReply?, Never>) in
-                let ready = state.withLock { state -> LocalAPI.AppReply?? in
-                    if state.head < state.queued.count {
-                        let reply = state.queued[state.head]
-                        state.head += 1
-                        if state.head == state.queued.count { (state.queued, state.head) = ([], 0) }
-                        return .some(reply)
-                    }
+                let (ready, earlier) = state.withLock { state -> (LocalAPI.AppReply??, CheckedContinuation<LocalAPI.AppReply?, Never>?) in
+                    if let reply = state.queued.popFirst() { return (.some(reply), nil) }
                     // Checked under the lock the cancellation handler takes: a cancellation either
                     // is seen here or finds the continuation stored below.
-                    if state.isFinished || Task.isCancelled { return .some(nil) }
+                    if state.isFinished || Task.isCancelled { return (.some(nil), nil) }
                     // One connection takes replies at a time; an earlier wait still open is ended.
-                    let earlier = state.waiting?.continuation
-                    state.waiting = (id, continuation)
-                    earlier?.resume(returning: nil)
-                    return .none
+                    defer { state.waiting = (id, continuation) }
+                    return (.none, state.waiting?.continuation)
                 }
+                earlier?.resume(returning: nil)
                 if case .some(let reply) = ready { continuation.resume(returning: reply) }
             }
         } onCancel: {

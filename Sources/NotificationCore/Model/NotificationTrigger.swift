@@ -114,36 +114,18 @@ package struct NotificationRequest: Sendable, Hashable, Codable {
     /// answers true, and the content is decoded to be sure. Quotes inside JSON strings are escaped,
     /// so text in a title or body never looks like the key.
     static func mayNameAttachments(_ json: [UInt8]) -> Bool {
-        json.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> Bool in
-            let key = attachmentsKey
-            var searchFrom = bytes.startIndex
-            while let start = Self.firstIndex(of: key, in: bytes, from: searchFrom) {
-                var index = start + key.count
-                func skipSpace() {
-                    while index < bytes.endIndex, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
-                }
-                func expect(_ byte: UInt8) -> Bool {
-                    skipSpace()
-                    guard index < bytes.endIndex, bytes[index] == byte else { return false }
-                    index += 1
-                    return true
-                }
-                guard expect(UInt8(ascii: ":")), expect(UInt8(ascii: "[")), expect(UInt8(ascii: "]")) else { return true }
-                searchFrom = index
+        var rest = json[...]
+        while let key = rest.firstRange(of: attachmentsKey) {
+            rest = rest[key.upperBound...].drop { isJSONSpace($0) }
+            for expected in [UInt8(ascii: ":"), UInt8(ascii: "["), UInt8(ascii: "]")] {
+                guard rest.first == expected else { return true }
+                rest = rest.dropFirst().drop { isJSONSpace($0) }
             }
-            return false
         }
+        return false
     }
 
-    private static func firstIndex(of pattern: [UInt8], in bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
-        guard let first = pattern.first, bytes.count >= pattern.count else { return nil }
-        var index = start
-        while index <= bytes.endIndex - pattern.count {
-            if bytes[index] == first, pattern.indices.allSatisfy({ bytes[index + $0] == pattern[$0] }) { return index }
-            index += 1
-        }
-        return nil
-    }
+    private static func isJSONSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
 
     private static let attachmentsKey = Array(#""attachments""#.utf8)
 
