@@ -65,6 +65,10 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
+            name: "ProcessSpawning",
+            swiftSettings: strictSettings
+        ),
+        .target(
             name: "NotificationAttachmentStore",
             dependencies: ["NotificationCore"],
             swiftSettings: strictSettings
@@ -123,6 +127,7 @@ let package = Package(
                 "PrivateFiles",
                 "NotificationAttachmentStore",
                 "NotificationDaemonClient",
+                "ProcessSpawning",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -305,6 +310,7 @@ let package = Package(
         // What several test targets share (they all run in one test process).
         .target(
             name: "TestSupport",
+            dependencies: ["ProcessSpawning"],
             path: "Tests/TestSupport",
             swiftSettings: testSettings
         ),
@@ -312,6 +318,7 @@ let package = Package(
             name: "NotificationDaemonTests",
             dependencies: [
                 "TestSupport",
+                "ProcessSpawning",
                 "DBus",
                 "DesktopNotifications",
                 "NotificationCore",
@@ -338,6 +345,7 @@ let package = Package(
             name: "PushGatewayTests",
             dependencies: [
                 "TestSupport",
+                "ProcessSpawning",
                 "NotificationCore",
                 "PushGateway",
                 .product(name: "GRDB", package: "GRDB.swift"),

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NotificationCore
 import NotificationDaemonClient
+import ProcessSpawning
 import Synchronization
 import Testing
 
@@ -13,7 +14,7 @@ import Glibc
 final class DaemonProcess: Sendable {
     let directory: URL
     let socketPath: String
-    private let process: Process
+    private let process: SpawnedProcess
     private let output = LogText()
 
     /// What the daemon has logged so far, for the failure message of a test that needs it.
@@ -36,12 +37,7 @@ final class DaemonProcess: Sendable {
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             throw LocalAPIClientError.transport("\(executable.path) is missing: build everything first (`swift build --build-tests`).")
         }
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["daemon", "--data-dir", directory.path, "--socket", socketPath, "--log-level", "info", "--metrics-port", "0"]
         let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
         let (listening, continuation) = AsyncStream<Void>.makeStream()
         let log = output
         PipeReader.start(errors.fileHandleForReading, name: "unotify daemon") { data in
@@ -50,7 +46,13 @@ final class DaemonProcess: Sendable {
             if all.contains("local API listening") { continuation.yield() }
             if text.isEmpty { continuation.finish() }
         }
-        try process.run()
+        let process = try SpawnedProcess.spawn(
+            executable.path,
+            arguments: ["daemon", "--data-dir", directory.path, "--socket", socketPath, "--log-level", "info", "--metrics-port", "0"],
+            standardOutput: .null,
+            standardError: .descriptor(errors.fileHandleForWriting.fileDescriptor)
+        )
+        try? errors.fileHandleForWriting.close()
         self.process = process
         let started = await withTaskGroup(of: Bool.self) { group in
             group.addTask {
@@ -66,7 +68,7 @@ final class DaemonProcess: Sendable {
             return first
         }
         guard started else {
-            process.terminate()
+            process.send(SIGTERM)
             throw LocalAPIClientError.transport("The daemon did not start listening within 30 s. Its log: \(log.text.withLock { $0 })")
         }
     }
@@ -89,14 +91,13 @@ final class DaemonProcess: Sendable {
 
     /// Kills the process with SIGKILL, as a crash or a power cut would stop it, and waits for it to be gone.
     func kill9() {
-        kill(process.processIdentifier, SIGKILL)
+        process.send(SIGKILL)
         process.waitUntilExit()
     }
 
     /// Stops it gracefully.
     func stop() {
-        guard process.isRunning else { return }
-        process.terminate()
+        process.send(SIGTERM)
         process.waitUntilExit()
     }
 }
@@ -315,15 +316,15 @@ final class DaemonProcess: Sendable {
         let database = directory.appendingPathComponent("unotify.sqlite")
         let garbage = Data(repeating: 0x42, count: 8192)
         try garbage.write(to: database)
-        let process = Process()
-        process.executableURL = DaemonProcess.executable
-        process.arguments = ["daemon", "--data-dir", directory.path, "--socket", directory.appendingPathComponent("s.sock").path, "--metrics-port", "0"]
         let errors = Pipe()
-        process.standardError = errors
-        try process.run()
+        let process = try SpawnedProcess.spawn(
+            DaemonProcess.executable.path,
+            arguments: ["daemon", "--data-dir", directory.path, "--socket", directory.appendingPathComponent("s.sock").path, "--metrics-port", "0"],
+            standardError: .descriptor(errors.fileHandleForWriting.fileDescriptor)
+        )
+        try errors.fileHandleForWriting.close()
         let output = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus != 0)
+        #expect(process.waitUntilExit() != .exited(0))
         #expect(output.contains(database.path))
         #expect(output.contains("cannot be read"))
         #expect(try Data(contentsOf: database) == garbage, "nothing was changed")

@@ -2,6 +2,7 @@ import Foundation
 import NotificationCore
 import PushGateway
 import Synchronization
+import TestSupport
 import Testing
 
 /// Providers that authenticate with a TLS client certificate instead of a token, as APNs'
@@ -113,19 +114,10 @@ import Testing
         try Data(endpoint.authorityPEM.utf8).write(to: ca)
         try Data(certificate.certificatePEM.utf8).write(to: cert)
         try Data(certificate.privateKeyPEM.utf8).write(to: key)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["-sS", "-i", "--http2", "--cacert", ca.path, "--cert", cert.path, "--key", key.path]
+        let arguments = ["-sS", "-i", "--http2", "--cacert", ca.path, "--cert", cert.path, "--key", key.path]
             + headers.flatMap { ["-H", $0] }
             + ["-d", #"{"aps":{"alert":"Hello"}}"#, "\(endpoint.url)/3/device/\(ProviderServerTests.token)"]
-        let output = Pipe()
-        process.standardOutput = output
-        let exited = AsyncStream<Void> { continuation in
-            process.terminationHandler = { _ in continuation.finish() }
-        }
-        try process.run()
-        let text = ProcessLines.readAll(output.fileHandleForReading)
-        for await _ in exited {}
+        let text = try await Program.run("/usr/bin/curl", arguments).output
         let lines = text.split(separator: "\r\n", omittingEmptySubsequences: false)
         return (String(lines.first ?? ""), String(lines.last ?? ""))
     }

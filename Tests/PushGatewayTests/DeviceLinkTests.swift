@@ -284,21 +284,11 @@ import TestSupport
             defer { try? FileManager.default.removeItem(at: keyFile) }
             @Sendable func aioapns(_ pushes: [(token: String, payload: String)]) throws -> [[String: String]] {
                 let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Clients/aioapns_send.py")
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-                process.arguments = ["python3", script.path, "--host", "localhost", "--port", String(running.sandboxPort), "--ca", running.authorityPath,
-                                     "--key-file", keyFile.path, "--key-id", "KEY1234567", "--team", "TEAM123456", "--topic", "com.example.todo"]
-                    + pushes.flatMap { ["--push", "\($0.token)=\($0.payload)"] }
-                let output = Pipe()
-                let errors = Pipe()
-                process.standardOutput = output
-                process.standardError = errors
-                try process.run()
-                let text = ProcessLines.readAll(output.fileHandleForReading)
-                let problems = ProcessLines.readAll(errors.fileHandleForReading)
-                process.waitUntilExit()
-                #expect(process.terminationStatus == 0, "\(problems)")
-                return text.split(separator: "\n").compactMap { line in
+                let run = try Program.run("/usr/bin/env", ["python3", script.path, "--host", "localhost", "--port", String(running.sandboxPort), "--ca", running.authorityPath,
+                                                           "--key-file", keyFile.path, "--key-id", "KEY1234567", "--team", "TEAM123456", "--topic", "com.example.todo"]
+                    + pushes.flatMap { ["--push", "\($0.token)=\($0.payload)"] })
+                #expect(run.succeeded, "\(run.errors)")
+                return run.output.split(separator: "\n").compactMap { line in
                     (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?.compactMapValues { value in
                         value is NSNull ? nil : "\(value)"
                     }

@@ -8,6 +8,7 @@ import NIOSSL
 import NotificationCore
 import PushGateway
 import Synchronization
+import TestSupport
 import Testing
 
 /// Takes every push, refusing the tokens it is told to, and remembers what it took.
@@ -178,16 +179,8 @@ final class HoldingAcceptor: PushAcceptor {
     /// Runs nghttp (verbose: every frame it sends and receives) on one connection, posting `payload`
     /// to each of `urls` in turn; returns what it printed.
     static func nghttp(payload: URL, headers: [(String, String)], urls: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/nghttp")
-        process.arguments = ["-v", "-n", "-y", "-d", payload.path] + headers.flatMap { ["-H", "\($0.0): \($0.1)"] } + urls
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = ProcessLines.readAll(output.fileHandleForReading)
-        process.waitUntilExit()
-        return text
+        try Program.run("/usr/bin/nghttp", ["-v", "-n", "-y", "-d", payload.path] + headers.flatMap { ["-H", "\($0.0): \($0.1)"] } + urls,
+                        mergingErrors: true).output
     }
 
     /// What a frame-level client sees: APNs ends a `200` on its HEADERS frame (END_STREAM), and an

@@ -1,4 +1,5 @@
 import Foundation
+import ProcessSpawning
 import Synchronization
 
 #if canImport(Glibc)
@@ -19,7 +20,7 @@ package final class PostgresServer: Sendable {
 
     /// The folder of the server's socket (and of its data, in `data/`).
     package let folder: String
-    private let running = Mutex<Process?>(nil)
+    private let running = Mutex<SpawnedProcess?>(nil)
 
     private init(folder: String) {
         self.folder = folder
@@ -76,28 +77,16 @@ package final class PostgresServer: Sendable {
 
     /// Starts the server and waits until it accepts connections.
     ///
-    /// It runs in the foreground, a child of the test process, its log in a file. (Not through
-    /// `pg_ctl start`: a server it starts keeps open what Foundation's `Process` waits on.)
+    /// It runs in the foreground, a child of the test process, its log in a file.
     package func start() throws {
-        let server = Process()
         let postgres = try Self.binary("postgres")
         let arguments = ["-D", folder + "/data", "-k", folder, "-c", "listen_addresses=", "-p", "\(Self.port)", "-c", "max_connections=200"]
-        if Self.asRoot {
-            server.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-            server.arguments = ["-u", "postgres", "--", postgres] + arguments
-        } else {
-            server.executableURL = URL(fileURLWithPath: postgres)
-            server.arguments = arguments
-        }
-        if !FileManager.default.fileExists(atPath: folder + "/server.log") {
-            FileManager.default.createFile(atPath: folder + "/server.log", contents: nil)
-        }
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/server.log"))
-        log.seekToEndOfFile()
-        server.standardOutput = log
-        server.standardError = log
-        server.standardInput = FileHandle.nullDevice
-        try server.run()
+        let command = Self.asRoot ? ["/usr/sbin/runuser", "-u", "postgres", "--", postgres] + arguments : [postgres] + arguments
+        let log = open(folder + "/server.log", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard log >= 0 else { throw Unavailable(description: "Could not open \(folder)/server.log: \(String(cString: strerror(errno)))") }
+        defer { close(log) }
+        let server = try SpawnedProcess.spawn(command[0], arguments: Array(command.dropFirst()), standardInput: .null,
+                                              standardOutput: .descriptor(log), standardError: .descriptor(log))
         running.withLock { $0 = server }
         let deadline = Date().addingTimeInterval(60)
         while (try? Self.run("pg_isready", ["-h", folder, "-p", "\(Self.port)", "-U", Self.user, "-q"], asServer: false)) == nil {
@@ -112,8 +101,7 @@ package final class PostgresServer: Sendable {
     /// Stops the server at once, as a crash or an operator would: every connection is cut.
     package func stop() throws {
         try Self.run("pg_ctl", ["-D", folder + "/data", "-m", "immediate", "stop"])
-        let server = running.withLock { $0 }
-        while server?.isRunning == true { usleep(10_000) }
+        running.withLock { $0 }?.waitUntilExit()
     }
 
     /// The server's binaries: the newest installed version's.
@@ -134,30 +122,11 @@ package final class PostgresServer: Sendable {
     @discardableResult
     package static func run(_ program: String, _ arguments: [String], asServer: Bool = true) throws -> String {
         let path = program.hasPrefix("/") ? program : try binary(program)
-        let process = Process()
-        if asRoot && asServer {
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-            process.arguments = ["-u", "postgres", "--", path] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: path)
-            process.arguments = arguments
+        let command = asRoot && asServer ? ["/usr/sbin/runuser", "-u", "postgres", "--", path] + arguments : [path] + arguments
+        let run = try Program.run(command[0], Array(command.dropFirst()), directory: "/tmp", mergingErrors: true)
+        guard run.succeeded else {
+            throw Unavailable(description: "\(program) \(arguments.joined(separator: " ")) failed (\(run.termination)): \(run.output)")
         }
-        process.currentDirectoryURL = URL(fileURLWithPath: "/tmp")
-        // Into a file, not a pipe: nothing the program leaves running can hold the wait open.
-        let outputPath = "/tmp/pg-output-\(UUID().uuidString)"
-        FileManager.default.createFile(atPath: outputPath, contents: nil)
-        defer { try? FileManager.default.removeItem(atPath: outputPath) }
-        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        try? output.close()
-        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-        guard process.terminationStatus == 0 else {
-            throw Unavailable(description: "\(program) \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): \(text)")
-        }
-        return text
+        return run.output
     }
 }

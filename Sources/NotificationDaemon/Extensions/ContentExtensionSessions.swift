@@ -1,5 +1,6 @@
 package import Foundation
 package import Logging
+import ProcessSpawning
 package import NotificationCore
 import Synchronization
 #if canImport(Glibc)
@@ -69,7 +70,7 @@ package final class ContentExtensionSessions: Sendable {
     }
 
     private final class Live: Sendable {
-        let process: Process
+        let process: SpawnedProcess
         let input: FileHandle
         let sequence = Atomic<UInt64>(0)
         /// What waits for an answer, whether the process ended (nothing more will be answered), and
@@ -80,7 +81,7 @@ package final class ContentExtensionSessions: Sendable {
             var closing = false
             var answers: [UInt64: CheckedContinuation<ContentExtensionMessage, any Error>] = [:]
         }
-        init(process: Process, input: FileHandle) {
+        init(process: SpawnedProcess, input: FileHandle) {
             self.process = process
             self.input = input
         }
@@ -122,7 +123,7 @@ package final class ContentExtensionSessions: Sendable {
             throw DaemonError(.extensionFailed, "The content extension of \(app) could not be started: \(error).")
         }
         let process = started.process
-        ExtensionProcess.limit(process.processIdentifier, memoryBytes: limits.memoryBytes, cpuSeconds: limits.cpuSeconds, logger: logger)
+        ExtensionProcess.limit(process.pid, memoryBytes: limits.memoryBytes, cpuSeconds: limits.cpuSeconds, logger: logger)
 
         let live = Live(process: process, input: started.input)
         let id = DaemonEngine.makeKey()
@@ -148,7 +149,7 @@ package final class ContentExtensionSessions: Sendable {
         }
         reader.name = "content extension \(app)"
         reader.start()
-        logger.debug("content extension started", metadata: ["app": .string(app), "pid": .stringConvertible(process.processIdentifier)])
+        logger.debug("content extension started", metadata: ["app": .string(app), "pid": .stringConvertible(process.pid)])
 
         do {
             _ = try await ask(id, ContentExtensionMessage(type: .notification, notification: notification, actions: actions))

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ProcessSpawning
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,7 +23,7 @@ enum ExtensionProcess {
 
     /// A started extension: its process, the daemon's end of its standard input, and of its output.
     struct Started {
-        let process: Process
+        let process: SpawnedProcess
         let input: FileHandle
         let output: FileHandle
     }
@@ -30,18 +31,17 @@ enum ExtensionProcess {
     /// Starts an extension's executable, with no arguments, in `folder`, with its environment. What it
     /// prints to standard error goes to the daemon's, as an app's own output does.
     static func start(_ executable: String, folder: URL, caches: URL, app: String) throws -> Started {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = []
-        process.currentDirectoryURL = folder
-        process.environment = environment(folder: folder, caches: caches, app: app)
         let input = Pipe()
         let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.standardError
+        let process: SpawnedProcess
         do {
-            try process.run()
+            process = try SpawnedProcess.spawn(
+                executable,
+                environment: environment(folder: folder, caches: caches, app: app),
+                directory: folder.path,
+                standardInput: .descriptor(input.fileHandleForReading.fileDescriptor),
+                standardOutput: .descriptor(output.fileHandleForWriting.fileDescriptor)
+            )
         } catch {
             try? input.fileHandleForWriting.close()
             try? input.fileHandleForReading.close()
@@ -55,14 +55,12 @@ enum ExtensionProcess {
     }
 
     /// Stops the process at once, if it still runs.
-    static func kill(_ process: Process) {
-        guard process.isRunning else { return }
-        _ = Glibc.kill(process.processIdentifier, SIGKILL)
+    static func kill(_ process: SpawnedProcess) {
+        process.send(SIGKILL)
     }
 
     /// Bounds a process's memory (`RLIMIT_DATA`, its heap and other private writable memory) and CPU
-    /// time. Applied just after it starts (Foundation's `Process` runs nothing between `fork` and
-    /// `exec`), before it has read anything.
+    /// time. Applied just after it starts, before it has read anything.
     static func limit(_ pid: Int32, memoryBytes: UInt64, cpuSeconds: UInt64, logger: Logger) {
         var memory = rlimit(rlim_cur: rlim_t(memoryBytes), rlim_max: rlim_t(memoryBytes))
         var cpu = rlimit(rlim_cur: rlim_t(cpuSeconds), rlim_max: rlim_t(cpuSeconds) + 1)

@@ -1,6 +1,7 @@
 import DequeModule
 package import Foundation
 import Logging
+import ProcessSpawning
 package import NotificationCore
 import Synchronization
 #if canImport(Glibc)
@@ -73,10 +74,10 @@ final class ServiceExtensionRunner: Sendable {
     }
 
     private final class Running: Sendable {
-        let process: Process
+        let process: SpawnedProcess
         let input: FileHandle
         let warned = Mutex(false)
-        init(process: Process, input: FileHandle) {
+        init(process: SpawnedProcess, input: FileHandle) {
             self.process = process
             self.input = input
         }
@@ -180,7 +181,7 @@ final class ServiceExtensionRunner: Sendable {
             return
         }
         let process = started.process
-        applyLimits(to: process.processIdentifier, timeLimit: run.registration.timeLimit)
+        applyLimits(to: process.pid, timeLimit: run.registration.timeLimit)
         let running = Running(process: process, input: started.input)
         // The request goes first: until the run is registered below, a warning waits (`warnedEarly`).
         do {
@@ -194,7 +195,7 @@ final class ServiceExtensionRunner: Sendable {
             return (state.warnedEarly.remove(run.key) != nil, state.stopped.contains(run.key))
         }
         if stopped { ExtensionProcess.kill(process) }
-        logger.debug("service extension started", metadata: ["app": .string(run.key.app), "pid": .stringConvertible(process.processIdentifier)])
+        logger.debug("service extension started", metadata: ["app": .string(run.key.app), "pid": .stringConvertible(process.pid)])
         if warnNow { warn(running) }
         let reader = Thread { [self] in
             let result = Self.readAnswer(from: started.output, of: process)
@@ -234,7 +235,7 @@ final class ServiceExtensionRunner: Sendable {
     }
 
     /// Reads the extension's one answer: the first line it writes, or why there is none once it exits.
-    private static func readAnswer(from output: FileHandle, of process: Process) -> ServiceExtensionResult {
+    private static func readAnswer(from output: FileHandle, of process: SpawnedProcess) -> ServiceExtensionResult {
         var buffer = [UInt8]()
         let descriptor = output.fileDescriptor
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
@@ -250,15 +251,13 @@ final class ServiceExtensionRunner: Sendable {
                 return .failure("it answered more than \(ServiceExtensionMessage.maximumLineBytes) bytes")
             }
         }
-        process.waitUntilExit()
+        let termination = process.waitUntilExit()
         if !buffer.isEmpty { return answer(in: buffer) }
-        switch process.terminationReason {
-        case .uncaughtSignal:
-            return .failure("it crashed (signal \(process.terminationStatus)) without handing back content")
-        case .exit:
-            return .failure("it exited with status \(process.terminationStatus) without handing back content")
-        @unknown default:
-            return .failure("it ended without handing back content")
+        switch termination {
+        case .signalled(let signal):
+            return .failure("it crashed (signal \(signal)) without handing back content")
+        case .exited(let status):
+            return .failure("it exited with status \(status) without handing back content")
         }
     }
 

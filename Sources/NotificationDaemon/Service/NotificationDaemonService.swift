@@ -5,6 +5,7 @@ import HummingbirdWebSocket
 package import Logging
 import NotificationCore
 import PrivateFiles
+import ProcessSpawning
 package import ServiceLifecycle
 
 /// The daemon as services to run in one `ServiceGroup`: the scheduler and the local API's listeners.
@@ -39,7 +40,7 @@ package struct NotificationDaemonServices: Sendable {
             ?? configuration.dataDirectory.appendingPathComponent("attachments", isDirectory: true)
         engineConfiguration.privateFolder = engineConfiguration.privateFolder ?? configuration.dataDirectory
         adminKey = try Self.adminKey(at: configuration.adminKeyPath)
-        engine = await DaemonEngine(store: store, clock: clock, configuration: engineConfiguration, logger: logger, launcher: Self.launch)
+        engine = await DaemonEngine(store: store, clock: clock, configuration: engineConfiguration, logger: logger, launcher: { [logger] in Self.launch($0, logger: logger) })
         // Pushes whose service extension was running when the daemon last stopped are prepared again
         // (or shown as they came) now, before anything else, not when their time would have run out.
         await engine.resumePreparations()
@@ -113,15 +114,15 @@ package struct NotificationDaemonServices: Sendable {
 
     /// Starts an app with its launch command, to receive what waits for it. The app finds the push it
     /// was started for, if any, in its environment (`LaunchEnvironment`).
-    private static func launch(_ launch: AppLaunch) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", launch.command]
+    private static func launch(_ launch: AppLaunch, logger: Logger) {
         var environment = ProcessInfo.processInfo.environment
         environment["UNOTIFY_LAUNCHED_FOR"] = launch.bundleIdentifier
         environment[LaunchEnvironment.remoteNotificationVariable] = launch.remoteNotification.flatMap(LaunchEnvironment.value(for:))
-        process.environment = environment
-        try? process.run()
+        do {
+            _ = try SpawnedProcess.spawn("/bin/sh", arguments: ["-c", launch.command], environment: environment)
+        } catch {
+            logger.error("could not launch an app", metadata: ["app": .string(launch.bundleIdentifier), "error": .string("\(error)")])
+        }
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import ProcessSpawning
 import Synchronization
 
 /// A real process a test starts (`unotify`, the example app), typed into through its standard input
@@ -21,30 +22,31 @@ final class ChildProcess: Sendable {
     }
 
     let name: String
-    private let process: Process
+    private let process: SpawnedProcess
     private let input: Pipe
     private let output = Locked(Output())
-    private let exit = Locked<(status: Int32?, waiters: [CheckedContinuation<Int32, Never>])>((nil, []))
 
     /// Starts `executable` with `arguments`, with `environment` added to this process's own.
     init(_ executable: URL, _ arguments: [String], environment: [String: String] = [:], in directory: URL? = nil, name: String? = nil) throws {
         self.name = name ?? executable.lastPathComponent
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
         // A desktop session's bus only when the test gives one: a developer's own desktop never sees
         // the tests' notifications.
         var inherited = ProcessInfo.processInfo.environment
         inherited["DBUS_SESSION_BUS_ADDRESS"] = nil
         inherited["XDG_RUNTIME_DIR"] = nil
-        process.environment = inherited.merging(environment) { _, new in new }
-        if let directory { process.currentDirectoryURL = directory }
         let input = Pipe()
         let combined = Pipe()
-        process.standardInput = input
-        process.standardOutput = combined
-        process.standardError = combined
-        self.process = process
+        self.process = try SpawnedProcess.spawn(
+            executable.path,
+            arguments: arguments,
+            environment: inherited.merging(environment) { _, new in new },
+            directory: directory?.path,
+            standardInput: .descriptor(input.fileHandleForReading.fileDescriptor),
+            standardOutput: .descriptor(combined.fileHandleForWriting.fileDescriptor),
+            standardError: .descriptor(combined.fileHandleForWriting.fileDescriptor)
+        )
+        try? input.fileHandleForReading.close()
+        try? combined.fileHandleForWriting.close()
         self.input = input
         let output = self.output
         PipeReader.start(combined.fileHandleForReading, name: self.name) { data in
@@ -73,16 +75,6 @@ final class ChildProcess: Sendable {
             }
             for (continuation, line) in ready { continuation.resume(returning: line) }
         }
-        let exit = self.exit
-        process.terminationHandler = { process in
-            let waiters = exit.withLock { state in
-                state.status = process.terminationStatus
-                defer { state.waiters.removeAll() }
-                return state.waiters
-            }
-            for waiter in waiters { waiter.resume(returning: process.terminationStatus) }
-        }
-        try process.run()
     }
 
     /// Everything printed so far, one line an element.
@@ -155,7 +147,7 @@ final class ChildProcess: Sendable {
 
     /// Sends Ctrl-C (SIGINT), as a person stops a program in a terminal, and waits until it has exited.
     func interrupt() async {
-        if process.isRunning { _ = Foundation.kill(process.processIdentifier, SIGINT) }
+        process.send(SIGINT)
         await waitUntilExit()
     }
 
@@ -163,9 +155,7 @@ final class ChildProcess: Sendable {
     /// `nil` if it had not exited within 30 seconds (it is then killed).
     @discardableResult
     func stop(kill: Bool = false) async -> Int32? {
-        if process.isRunning {
-            if kill { _ = Foundation.kill(process.processIdentifier, SIGKILL) } else { process.terminate() }
-        }
+        process.send(kill ? SIGKILL : SIGTERM)
         return await waitUntilExit()
     }
 
@@ -175,13 +165,7 @@ final class ChildProcess: Sendable {
     func waitUntilExit(within seconds: Double = 30) async -> Int32? {
         await withTaskGroup(of: Int32?.self) { group in
             group.addTask {
-                await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
-                    let status = self.exit.withLock { state -> Int32? in
-                        if state.status == nil { state.waiters.append(continuation) }
-                        return state.status
-                    }
-                    if let status { continuation.resume(returning: status) }
-                }
+                await self.process.exit().status
             }
             group.addTask {
                 try? await Task.sleep(for: .seconds(seconds))
@@ -189,13 +173,13 @@ final class ChildProcess: Sendable {
             }
             let first = await group.next()!
             group.cancelAll()
-            if first == nil { _ = Foundation.kill(self.process.processIdentifier, SIGKILL) }
+            if first == nil { self.process.send(SIGKILL) }
             return first
         }
     }
 
     deinit {
-        if process.isRunning { process.terminate() }
+        process.send(SIGTERM)
     }
 }
 
