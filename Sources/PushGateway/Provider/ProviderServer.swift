@@ -77,7 +77,7 @@ package final class ProviderServer: Listener {
         package init() {}
     }
 
-    /// What every stream handler of the server reads.
+    /// What every connection handler of the server reads.
     struct Shared: Sendable {
         let configuration: Configuration
         let credentials: @Sendable () -> ProviderCredentials
@@ -264,13 +264,9 @@ package final class ProviderServer: Listener {
         var streams = NIOHTTP2Handler.StreamConfiguration()
         streams.streamResetFrameRateLimit.maximumCount = shared.configuration.cancelledRequestsPer30Seconds
         streams.streamResetFrameRateLimit.windowLength = .seconds(30)
-        _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
-            mode: .server, connectionConfiguration: connection, streamConfiguration: streams
-        ) { stream in
-            stream.eventLoop.makeCompletedFuture {
-                try stream.pipeline.syncOperations.addHandler(ProviderStreamHandler(connection: state, server: shared))
-            }
-        }
+        // No stream multiplexer: the requests are handled on the connection's own channel.
+        try channel.pipeline.syncOperations.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: connection, streamConfiguration: streams))
+        try channel.pipeline.syncOperations.addHandler(ProviderConnectionHandler(connection: state, server: shared))
     }
 }
 

@@ -1,0 +1,441 @@
+import Foundation
+import NIOCore
+import NIOHPACK
+import NIOHTTP2
+import NotificationCore
+
+/// The requests of one HTTP/2 provider connection: each stream one `POST /3/device/<token>`,
+/// answered as APNs answers it.
+///
+/// Works on the connection's frames directly, with no channel per stream: a stream's request is a
+/// value in a table keyed by its identifier, from its HEADERS to its answer. A `200` is a single
+/// HEADERS frame with END_STREAM, an error is HEADERS then one DATA frame with Apple's JSON body, and
+/// every answer carries `apns-id`. Received DATA is acknowledged (WINDOW_UPDATE) here, as the stream
+/// multiplexer otherwise would.
+final class ProviderConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame
+    typealias OutboundOut = HTTP2Frame
+
+    /// One stream's request as received so far.
+    private struct Request {
+        var headers: HPACKHeaders?
+        var body: [UInt8] = []
+        /// The body's size as sent; only the first bytes up to the largest allowed payload are kept.
+        var bodyBytes = 0
+        /// The request is complete (END_STREAM received): nothing more arrives on its stream.
+        var isComplete = false
+        var isAnswered = false
+        /// Whether the request reads the delivery log (its refusals are not pushes refused).
+        var readsDeliveryLog = false
+        /// Whether the request is the broadcast API's: its answers carry `apns-request-id`, not `apns-id`.
+        var isChannelRequest = false
+        /// Ends a request that stops sending before it is complete, with `400 IdleTimeout`.
+        var idleTimer: Scheduled<Void>?
+    }
+
+    /// The flow-control window each stream and the connection are kept at (HTTP/2's initial size).
+    private static let targetWindow = 65535
+
+    private let connection: NIOLoopBound<ProviderConnection>
+    private let server: ProviderServer.Shared
+    private var requests: [HTTP2StreamID: Request] = [:]
+    private var flushIsScheduled = false
+
+    init(connection: NIOLoopBound<ProviderConnection>, server: ProviderServer.Shared) {
+        self.connection = connection
+        self.server = server
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        for request in requests.values { request.idleTimer?.cancel() }
+        requests.removeAll()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        switch event {
+        case let closed as StreamClosedEvent:
+            guard let request = requests.removeValue(forKey: closed.streamID) else { break }
+            request.idleTimer?.cancel()
+            let connection = self.connection.value
+            connection.openStreams = requests.count
+            // The server is stopping and this was the last stream: the connection's work is done.
+            if connection.isStopping, requests.isEmpty {
+                context.flush()
+                context.close(promise: nil)
+            }
+        case let window as NIOHTTP2WindowUpdatedEvent:
+            acknowledgeData(window, context: context)
+        default:
+            break
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        var request: Request
+        switch (frame.payload, requests[frame.streamID]) {
+        case (.headers, nil):
+            // A new stream (the handler passes a frame on before it reports its stream created, and
+            // passes none for a stream once closed).
+            request = Request()
+        case (.headers, let known?), (.data, let known?):
+            request = known
+        default:
+            return
+        }
+        guard !request.isAnswered else { return }
+        switch frame.payload {
+        case .headers(let headers):
+            // Trailers, if any, carry nothing APNs reads.
+            if request.headers == nil { request.headers = headers.headers }
+            request.isComplete = headers.endStream
+        case .data(let data):
+            if case .byteBuffer(var buffer) = data.data {
+                request.bodyBytes += buffer.readableBytes
+                let room = APNs.PushType.voip.maximumPayloadBytes + 1 - request.body.count
+                if room > 0, let bytes = buffer.readBytes(length: min(room, buffer.readableBytes)) { request.body += bytes }
+            }
+            request.isComplete = data.endStream
+        default:
+            return
+        }
+        if request.isComplete {
+            request.isAnswered = true
+            request.idleTimer?.cancel()
+            request.idleTimer = nil
+        }
+        requests[frame.streamID] = request
+        connection.value.openStreams = requests.count
+        if request.isComplete {
+            process(frame.streamID, context: context, refreshed: false)
+        } else {
+            restartIdleTimer(frame.streamID, context: context)
+        }
+    }
+
+    /// Gives the provider back the window its DATA used, once less than half is left: for the
+    /// connection, and for a stream still sending its request.
+    private func acknowledgeData(_ event: NIOHTTP2WindowUpdatedEvent, context: ChannelHandlerContext) {
+        guard let size = event.inboundWindowSize, size < Self.targetWindow, Self.targetWindow - size >= size else { return }
+        if event.streamID != .rootStream {
+            guard let request = requests[event.streamID], !request.isComplete else { return }
+        }
+        let increment = Self.targetWindow - max(size, 0)
+        context.write(wrapOutboundOut(HTTP2Frame(streamID: event.streamID, payload: .windowUpdate(windowSizeIncrement: increment))), promise: nil)
+        flushSoon(context: context)
+    }
+
+    /// (Re)starts the wait for the request's next frame.
+    private func restartIdleTimer(_ stream: HTTP2StreamID, context: ChannelHandlerContext) {
+        requests[stream]?.idleTimer?.cancel()
+        let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+        requests[stream]?.idleTimer = context.eventLoop.scheduleTask(in: server.configuration.requestIdleTimeout) {
+            loopBoundSelf.value.idleTimedOut(stream, context: loopBoundContext.value)
+        }
+    }
+
+    /// The request stopped before its end: it is answered `400 IdleTimeout`, and the provider is
+    /// asked to send no more of it (RST_STREAM with NO_ERROR, once the answer is out).
+    private func idleTimedOut(_ stream: HTTP2StreamID, context: ChannelHandlerContext) {
+        guard let request = requests[stream], !request.isAnswered else { return }
+        requests[stream]?.isAnswered = true
+        refuse(APNs.Rejection(.idleTimeout), apnsID: request.headers?.first(name: "apns-id"), stream: stream, context: context)
+        context.flush()
+        context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .rstStream(.noError))), promise: nil)
+    }
+
+    /// Answers the request; `refreshed` is true once the providers' keys were read again for it.
+    private func process(_ stream: HTTP2StreamID, context: ChannelHandlerContext, refreshed: Bool) {
+        guard let request = requests[stream], let headers = request.headers else { return }
+        // Names as HTTP/2 has them, lower-case (the HTTP/2 handler refuses others).
+        let fields = headers.map { (name: $0.name, value: $0.value) }
+        func field(_ name: String) -> String? { fields.first { $0.name == name }?.value }
+        let givenID = field("apns-id").flatMap { APNs.isCanonicalUUID($0) ? $0 : nil }
+        let connection = self.connection.value
+
+        // A request that ends once the server is stopping is not taken, as APNs answers then.
+        if server.shutdown.isSet { return refuse(APNs.Rejection(.shutdown), apnsID: givenID, stream: stream, context: context) }
+
+        let method = field(":method") ?? "", path = field(":path") ?? ""
+        if method == "GET", path.hasPrefix(DeliveryLogResponse.pathPrefix) {
+            requests[stream]?.readsDeliveryLog = true
+            return readDeliveryLog(String(path.dropFirst(DeliveryLogResponse.pathPrefix.count)), stream: stream, refreshed: refreshed, context: context)
+        }
+
+        if APNs.isChannelPath(path) {
+            requests[stream]?.isChannelRequest = true
+            return processChannelRequest(stream, method: method, path: path, fields: fields, refreshed: refreshed, context: context)
+        }
+
+        let token: String
+        switch APNs.checkTarget(method: method, path: path, headers: fields) {
+        case .failure(let rejection): return refuse(rejection, apnsID: givenID, stream: stream, context: context)
+        case .success(let value): token = value
+        }
+
+        let now = server.clock()
+        guard authenticate(stream, now: now, apnsID: givenID, refreshed: refreshed, context: context) else { return }
+
+        let pushHeaders: APNs.PushHeaders
+        switch APNs.checkHeaders(deviceToken: token, headers: fields, payloadBytes: request.bodyBytes, newID: { TimeOrderedUUIDs.shared.make() }) {
+        case .failure(let rejection): return refuse(rejection, apnsID: givenID, stream: stream, context: context)
+        case .success(let value): pushHeaders = value
+        }
+
+        let authorized: ProviderConnectionAuthorization.Authorized
+        switch connection.authorization.authorizeTopic(pushHeaders.topic, pushType: pushHeaders.pushType) {
+        case .failure(let rejection): return refuse(rejection, apnsID: pushHeaders.apnsID, stream: stream, context: context)
+        case .success(let value): authorized = value
+        }
+
+        let push = ProviderPush(
+            headers: pushHeaders, bundleIdentifier: authorized.bundleIdentifier, teamID: authorized.teamID, keyID: authorized.keyID,
+            environment: connection.authorization.environment, payload: request.body, receivedAt: now
+        )
+        // As APNs, only the development environment tells the provider its push's unique id.
+        let uniqueID = connection.authorization.environment == .sandbox ? push.uniqueID : nil
+        let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
+        server.acceptor.accept(push) { rejection in
+            eventLoop.execute {
+                let handler = loopBoundSelf.value
+                let context = loopBoundContext.value
+                if let rejection {
+                    handler.refuse(rejection, apnsID: pushHeaders.apnsID, stream: stream, context: context)
+                } else {
+                    handler.server.metrics.accepted(push.environment, pushHeaders.pushType)
+                    handler.answer(status: 200, apnsID: pushHeaders.apnsID, uniqueID: uniqueID, body: nil, stream: stream, context: context)
+                }
+            }
+        }
+    }
+
+    /// Checks the request's provider token (or the connection's certificate) and returns whether it
+    /// may go on. Otherwise the request is refused, or, for a token of a key not read yet, processed
+    /// again once the keys are read again (a key created a moment ago).
+    private func authenticate(_ stream: HTTP2StreamID, now: Date, apnsID: String?, refreshed: Bool, context: ChannelHandlerContext) -> Bool {
+        let connection = self.connection.value
+        let authorization = requests[stream]?.headers?.first(name: "authorization")
+        switch connection.authorization.authenticate(authorization: authorization, now: now, credentials: server.credentials()) {
+        case .failure(let rejection) where rejection.reason == .invalidProviderToken && !refreshed:
+            let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
+            let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+            let eventLoop = context.eventLoop
+            server.refreshCredentials {
+                eventLoop.execute { loopBoundSelf.value.process(stream, context: loopBoundContext.value, refreshed: true) }
+            }
+            return false
+        case .failure(let rejection):
+            refuse(rejection, apnsID: apnsID, stream: stream, context: context)
+            return false
+        case .success(let isFirst):
+            if isFirst { allowConcurrentStreams(context: context) }
+            return true
+        }
+    }
+
+    /// Raises the connection's stream limit once its first token is accepted.
+    private func allowConcurrentStreams(context: ChannelHandlerContext) {
+        let connection = self.connection.value
+        guard !connection.isAuthenticated else { return }
+        connection.isAuthenticated = true
+        let settings: HTTP2Settings = [HTTP2Setting(parameter: .maxConcurrentStreams, value: server.configuration.maximumConcurrentStreams)]
+        context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings(settings)))), promise: nil)
+    }
+
+    private func refuse(_ rejection: APNs.Rejection, apnsID: String?, stream: HTTP2StreamID, context: ChannelHandlerContext) {
+        guard let request = requests[stream] else { return }
+        if !request.readsDeliveryLog { server.metrics.rejected(server.configuration.environment, rejection.reason) }
+        var body = context.channel.allocator.buffer(capacity: 64)
+        body.writeString(rejection.body)
+        answer(status: rejection.reason.status, apnsID: apnsID ?? UUID().uuidString.lowercased(), body: body, stream: stream, context: context)
+        guard connection.value.noteRefusal(rejection.reason, limit: server.configuration.errorLimit) else { return }
+        // Too many errors: the connection is told why and closed, as APNs does.
+        var reason = context.channel.allocator.buffer(capacity: 32)
+        reason.writeString(rejection.body)
+        let goAway = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: .maxID, errorCode: .noError, opaqueData: reason))
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(goAway)).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    /// What a request of the broadcast API is answered: a status, a channel identifier for a channel
+    /// created, a JSON body; or a refusal.
+    private enum ChannelAnswer: Sendable {
+        case answer(status: Int, channelID: String? = nil, uniqueID: String? = nil, json: [UInt8]? = nil)
+        case refusal(APNs.Rejection)
+    }
+
+    /// A request of APNs' broadcast API: channels created, read, deleted and listed
+    /// (`/1/apps/<bundle>/channels`, `/1/apps/<bundle>/all-channels`), and messages sent to one
+    /// (`POST /4/broadcasts/apps/<bundle>`), for the provider's own apps in its connection's environment.
+    private func processChannelRequest(_ stream: HTTP2StreamID, method: String, path: String, fields: [(name: String, value: String)],
+                                       refreshed: Bool, context: ChannelHandlerContext) {
+        guard let request = requests[stream] else { return }
+        let requestID = request.headers?.first(name: "apns-request-id").flatMap { APNs.isCanonicalUUID($0) ? $0 : nil } ?? TimeOrderedUUIDs.shared.make()
+        let channelRequest: APNs.ChannelRequest
+        switch APNs.checkChannelTarget(method: method, path: path, headers: fields) {
+        case .failure(let rejection): return refuse(rejection, apnsID: requestID, stream: stream, context: context)
+        case .success(let value): channelRequest = value
+        }
+        let now = server.clock()
+        guard authenticate(stream, now: now, apnsID: requestID, refreshed: refreshed, context: context) else { return }
+        guard let channels = server.channels else { return refuse(APNs.Rejection(.featureNotEnabled), apnsID: requestID, stream: stream, context: context) }
+        let authorization = connection.value.authorization
+        // Only the provider's own apps: its team's, or its certificate's.
+        if case .failure(let rejection) = authorization.authorizeTopic(channelRequest.bundleIdentifier, pushType: .alert) {
+            return refuse(rejection, apnsID: requestID, stream: stream, context: context)
+        }
+        start(channelRequest, of: request, stream: stream, channels: channels, environment: authorization.environment, requestID: requestID, now: now,
+              context: context)
+    }
+
+    /// Does the broadcast API request's work away from the event loop, then answers on it.
+    private func start(_ channelRequest: APNs.ChannelRequest, of request: Request, stream: HTTP2StreamID, channels: any BroadcastChannels,
+                       environment: APNs.Environment, requestID: String, now: Date, context: ChannelHandlerContext) {
+        let body = request.body
+        let bodyBytes = request.bodyBytes
+        let requestHeaders = request.headers ?? HPACKHeaders()
+        let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
+        Task {
+            let outcome = await ProviderConnectionHandler.answerChannelRequest(channelRequest, requestID: requestID, channels: channels,
+                                                                               environment: environment, headers: requestHeaders, body: body,
+                                                                               bodyBytes: bodyBytes, now: now)
+            eventLoop.execute { loopBoundSelf.value.finish(outcome, requestID: requestID, stream: stream, context: loopBoundContext.value) }
+        }
+    }
+
+    private func finish(_ outcome: ChannelAnswer, requestID: String, stream: HTTP2StreamID, context: ChannelHandlerContext) {
+        switch outcome {
+        case .refusal(let rejection):
+            refuse(rejection, apnsID: requestID, stream: stream, context: context)
+        case .answer(let status, let channelID, let uniqueID, let json):
+            answer(status: status, apnsID: requestID, uniqueID: uniqueID, channelID: channelID,
+                   body: json.map { context.channel.allocator.buffer(bytes: $0) }, stream: stream, context: context)
+        }
+    }
+
+    /// The app's channel in this environment; another app's, or the other environment's, is not registered here.
+    private static func ownChannel(_ channelID: String, of bundle: String, in environment: APNs.Environment, channels: any BroadcastChannels)
+        async throws(GatewayError) -> BroadcastChannel?
+    {
+        guard let channel = try await channels.channel(channelID), channel.bundleIdentifier == bundle, channel.environment == environment else { return nil }
+        return channel
+    }
+
+    /// Does what a broadcast API request asks, as APNs answers it.
+    private static func answerChannelRequest(
+        _ request: APNs.ChannelRequest, requestID: String, channels: any BroadcastChannels, environment: APNs.Environment, headers: HPACKHeaders,
+        body: [UInt8], bodyBytes: Int, now: Date
+    ) async -> ChannelAnswer {
+        let fields = headers.map { (name: $0.name, value: $0.value) }
+        do {
+            switch request {
+            case .create(let bundle):
+                guard bodyBytes <= APNs.maximumBroadcastBytes else { return .refusal(APNs.Rejection(.payloadTooLarge)) }
+                switch APNs.checkChannelCreation(body: body) {
+                case .failure(let rejection):
+                    return .refusal(rejection)
+                case .success(let settings):
+                    do {
+                        let channel = try await channels.createChannel(bundleIdentifier: bundle, environment: environment, settings: settings, at: now)
+                        return .answer(status: 201, channelID: channel.channelID)
+                    } catch {
+                        guard error.code == .limitReached else { throw error }
+                        return .refusal(APNs.Rejection(.cannotCreateChannelConfig))
+                    }
+                }
+            case .read(let bundle, let channelID):
+                guard let channel = try await ownChannel(channelID, of: bundle, in: environment, channels: channels) else { return .refusal(APNs.Rejection(.channelNotRegistered)) }
+                let pushType = channel.settings.pushType == .liveactivity ? "LiveActivity" : channel.settings.pushType.rawValue
+                return .answer(status: 200, json: Array(#"{"message-storage-policy":\#(channel.settings.storesMostRecent ? 1 : 0),"push-type":"\#(pushType)"}"#.utf8))
+            case .delete(let bundle, let channelID):
+                guard try await ownChannel(channelID, of: bundle, in: environment, channels: channels) != nil else { return .refusal(APNs.Rejection(.channelNotRegistered)) }
+                try await channels.deleteChannel(channelID)
+                return .answer(status: 204)
+            case .list(let bundle):
+                let list = try await channels.channels(of: bundle, environment: environment)
+                let json = (try? JSONEncoder().encode(["channels": list])).map(Array.init) ?? Array(#"{"channels":[]}"#.utf8)
+                return .answer(status: 200, json: json)
+            case .broadcast(let bundle, let channelID):
+                guard let channel = try await ownChannel(channelID, of: bundle, in: environment, channels: channels) else { return .refusal(APNs.Rejection(.channelNotRegistered)) }
+                // The subscribers' pushes carry the request's identifier, the one its answer gives.
+                switch APNs.checkBroadcastHeaders(headers: fields, payloadBytes: bodyBytes, channel: channel.settings, newID: { requestID }) {
+                case .failure(let rejection):
+                    return .refusal(rejection)
+                case .success(let headers):
+                    _ = try await channels.broadcast(to: channel, headers: headers, payload: body, at: now)
+                    return .answer(status: 200, uniqueID: TimeOrderedUUIDs.shared.make())
+                }
+            }
+        } catch {
+            return .refusal(APNs.Rejection(GatewayCore.reason(for: error)))
+        }
+    }
+
+    /// `GET /1/delivery-log/<id>`: the delivery log of the pushes whose `apns-id` or `apns-unique-id`
+    /// is `id`, those the connection's credentials could have sent (`Docs/delivery-log.md`).
+    private func readDeliveryLog(_ id: String, stream: HTTP2StreamID, refreshed: Bool, context: ChannelHandlerContext) {
+        let connection = self.connection.value
+        let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
+        guard authenticate(stream, now: server.clock(), apnsID: nil, refreshed: refreshed, context: context) else { return }
+        guard let reader = server.deliveryLog, !id.isEmpty, !id.contains("/") else {
+            return answer(status: 404, apnsID: UUID().uuidString.lowercased(), body: jsonBody(DeliveryLogResponse.notFound, context: context),
+                          stream: stream, context: context)
+        }
+        let authorization = connection.authorization
+        Task {
+            let records = (try? await reader.deliveryRecords(matching: id)) ?? []
+            let readable = records.filter { authorization.mayRead(teamID: $0.teamID, bundleIdentifier: $0.bundleIdentifier, environment: $0.environment) }
+            let body = readable.isEmpty ? DeliveryLogResponse.notFound : DeliveryLogResponse.json(id: id, records: readable)
+            eventLoop.execute {
+                let handler = loopBoundSelf.value
+                let context = loopBoundContext.value
+                handler.answer(status: readable.isEmpty ? 404 : 200, apnsID: UUID().uuidString.lowercased(),
+                               body: handler.jsonBody(body, context: context), stream: stream, context: context)
+            }
+        }
+    }
+
+    private func jsonBody(_ bytes: [UInt8], context: ChannelHandlerContext) -> ByteBuffer {
+        context.channel.allocator.buffer(bytes: bytes)
+    }
+
+    /// Writes the answer on its stream, unless the provider has reset the stream meanwhile.
+    private func answer(status: Int, apnsID: String, uniqueID: String? = nil, channelID: String? = nil, body: ByteBuffer?,
+                        stream: HTTP2StreamID, context: ChannelHandlerContext) {
+        guard let request = requests[stream] else { return }
+        var headers = HPACKHeaders()
+        headers.add(name: ":status", value: String(status))
+        headers.add(name: request.isChannelRequest ? "apns-request-id" : "apns-id", value: apnsID)
+        if let uniqueID { headers.add(name: "apns-unique-id", value: uniqueID) }
+        if let channelID { headers.add(name: "apns-channel-id", value: channelID) }
+        if let body {
+            headers.add(name: "content-type", value: "application/json")
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: headers)))), promise: nil)
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .data(.init(data: .byteBuffer(body), endStream: true)))), promise: nil)
+        } else {
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: headers, endStream: true)))), promise: nil)
+        }
+        flushSoon(context: context)
+    }
+
+    /// Flushes once the event loop has run what is queued now: answers that come together (a group
+    /// commit accepts many pushes at once) go out in one write.
+    private func flushSoon(context: ChannelHandlerContext) {
+        guard !flushIsScheduled else { return }
+        flushIsScheduled = true
+        let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.eventLoop.execute {
+            loopBoundSelf.value.flushIsScheduled = false
+            loopBoundContext.value.flush()
+        }
+    }
+}
