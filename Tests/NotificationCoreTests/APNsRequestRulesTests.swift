@@ -36,6 +36,9 @@ import Testing
         ("POST", "/3/device/xyz", "BadDeviceToken"),
         ("POST", "/3/device/abc", "BadDeviceToken"),
         ("POST", "/3/device/\(token)/extra", "BadDeviceToken"),
+        // Hexadecimal in ASCII only: fullwidth digits are digits to Unicode, not to APNs.
+        ("POST", "/3/device/\u{FF10}\u{FF11}", "BadDeviceToken"),
+        ("POST", "/3/device/0g", "BadDeviceToken"),
     ])
     func theTargetIsChecked(method: String, path: String, expected: String) {
         #expect(reason(target(method, path)) == expected)
@@ -94,6 +97,16 @@ import Testing
     @Test func anUpperCaseApnsIDIsTakenAsClientsSendIt() throws {
         let id = "EABEAE54-14A8-11E5-B60B-1697F925EC7B"
         #expect(try check([("apns-id", id), ("apns-topic", "com.example.app")]).get().apnsID == id)
+    }
+
+    @Test(arguments: [
+        ("eabeae54-14a8-11e5-b60b-1697f925ec7b", true), ("EABEAE54-14A8-11E5-B60B-1697F925EC7B", true),
+        ("eabeae5414a811e5b60b1697f925ec7b", false), ("eabeae54-14a8-11e5-b60b-1697f925ec7", false),
+        ("eabeae54-14a8-11e5-b60b-1697f925ec7b0", false), ("eabeae5-414a8-11e5-b60b-1697f925ec7b", false),
+        ("eabeae54-14a8-11e5-b60b-1697f925ec7g", false), ("eabeae54-14a8-11e5-b60b-1697f925ec7\u{FF10}", false), ("", false),
+    ])
+    func anApnsIDIsAUUIDIn8_4_4_4_12Form(_ text: String, valid: Bool) {
+        #expect(APNs.isCanonicalUUID(text) == valid)
     }
 
     @Test func theCollapseIDIsAtMost64Bytes() {

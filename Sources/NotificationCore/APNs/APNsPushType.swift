@@ -46,9 +46,13 @@ extension APNs {
         /// The type whose suffix `topic` ends with, if any: the longest suffix wins, as
         /// `.voip-ptt` and `.voip` share a beginning.
         package static func implied(byTopic topic: String) -> PushType? {
-            allCases
-                .filter { type in type.topicSuffix.map { topic.hasSuffix($0) } ?? false }
-                .max { ($0.topicSuffix?.count ?? 0) < ($1.topicSuffix?.count ?? 0) }
+            var implied: (type: PushType, suffixBytes: Int)?
+            for type in allCases {
+                guard let suffix = type.topicSuffix?.utf8, topic.utf8.count >= suffix.count, topic.utf8.suffix(suffix.count).elementsEqual(suffix),
+                      suffix.count > implied?.suffixBytes ?? 0 else { continue }
+                implied = (type, suffix.count)
+            }
+            return implied?.type
         }
     }
 }

@@ -37,19 +37,28 @@ extension APNs {
     /// - Returns: the device token, lower-cased.
     package static func checkTarget(method: String, path: String, headers: [(name: String, value: String)]) -> Result<String, Rejection> {
         guard method == "POST" else { return .failure(Rejection(.methodNotAllowed)) }
-        let prefix = "/3/device"
-        guard path == prefix || path.hasPrefix(prefix + "/") else { return .failure(Rejection(.badPath)) }
-        let token = path.dropFirst(prefix.count).drop { $0 == "/" }
+        let prefix = "/3/device".utf8
+        var token = path.utf8[...]
+        guard token.starts(with: prefix) else { return .failure(Rejection(.badPath)) }
+        token = token.dropFirst(prefix.count)
+        guard token.isEmpty || token.first == UInt8(ascii: "/") else { return .failure(Rejection(.badPath)) }
+        token = token.drop { $0 == UInt8(ascii: "/") }
         guard !token.isEmpty else { return .failure(Rejection(.missingDeviceToken)) }
         // Tokens are opaque hexadecimal bytes of no fixed length.
-        guard !token.contains("/"), token.count % 2 == 0, token.allSatisfy(\.isHexDigit) else {
-            return .failure(Rejection(.badDeviceToken))
+        var hasUpperCase = false
+        for byte in token {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): continue
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): hasUpperCase = true
+            default: return .failure(Rejection(.badDeviceToken))
+            }
         }
-        var seen = Set<String>()
-        for header in headers where singleHeaders.contains(header.name) {
-            guard seen.insert(header.name).inserted else { return .failure(Rejection(.duplicateHeaders)) }
+        guard token.count % 2 == 0 else { return .failure(Rejection(.badDeviceToken)) }
+        for (index, header) in headers.enumerated() where singleHeaders.contains(header.name) {
+            if headers[..<index].contains(where: { $0.name == header.name }) { return .failure(Rejection(.duplicateHeaders)) }
         }
-        return .success(token.lowercased())
+        let text = Substring(token)
+        return .success(hasUpperCase ? text.lowercased() : String(text))
     }
 
     /// The rest of Apple's header rules, for a request whose target passed ``checkTarget(method:path:headers:)``.
@@ -122,8 +131,18 @@ extension APNs {
     /// 8-4-4-4-12 hexadecimal digits. Apple's documentation shows them lower-case; clients send
     /// `UUID().uuidString`, upper-case, and APNs takes it.
     package static func isCanonicalUUID(_ text: String) -> Bool {
-        let groups = text.split(separator: "-", omittingEmptySubsequences: false)
-        return groups.map(\.count) == [8, 4, 4, 4, 12] && groups.allSatisfy { $0.allSatisfy(\.isHexDigit) }
+        var count = 0
+        for byte in text.utf8 {
+            switch (count, byte) {
+            case (8, UInt8(ascii: "-")), (13, UInt8(ascii: "-")), (18, UInt8(ascii: "-")), (23, UInt8(ascii: "-")): break
+            case (8, _), (13, _), (18, _), (23, _): return false
+            case (_, UInt8(ascii: "0")...UInt8(ascii: "9")), (_, UInt8(ascii: "a")...UInt8(ascii: "f")), (_, UInt8(ascii: "A")...UInt8(ascii: "F")): break
+            default: return false
+            }
+            count += 1
+            if count > 36 { return false }
+        }
+        return count == 36
     }
 
     /// A bundle identifier, with a push type's suffix or not (the suffixes are labels too): the

@@ -168,12 +168,21 @@ package enum RequestRules {
     /// digits and hyphens, in labels separated by single periods, at most 255 characters). It names
     /// the app's folders on disk, so nothing else is accepted: no `..`, no `/`, no leading period.
     package static func violation(inBundleIdentifier value: String) -> RuleViolation? {
-        let labels = value.split(separator: ".", omittingEmptySubsequences: false)
-        let valid = !value.isEmpty && value.utf8.count <= 255
-            && labels.allSatisfy { label in
-                !label.isEmpty && label.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-") }
+        // ASCII letters, digits and hyphens, in labels that are not empty.
+        var valid = !value.isEmpty && value.utf8.count <= 255
+        var labelIsEmpty = true
+        for byte in value.utf8 where valid {
+            switch byte {
+            case UInt8(ascii: "."):
+                valid = !labelIsEmpty
+                labelIsEmpty = true
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"):
+                labelIsEmpty = false
+            default:
+                valid = false
             }
-        guard valid else {
+        }
+        guard valid, !labelIsEmpty else {
             return RuleViolation(
                 "bundleIdentifierInvalid",
                 "\"\(value)\" is not a bundle identifier: use letters, digits and hyphens in labels separated by single periods, such as com.example.todo."
