@@ -50,7 +50,8 @@ struct AppsCommand: AsyncParsableCommand {
             let apps = try await location.adminClient().call(.GET, "/v1/admin/apps", as: [LocalAPI.AppSummary].self)
             if json { return try printJSON(apps) }
             for app in apps {
-                print(app.bundleIdentifier + (app.launchCommand.map { "  (launch: \($0))" } ?? ""))
+                let state = app.state.map { $0 == AppState.notRunning.rawValue ? "" : "  (\($0))" } ?? ""
+                print(app.bundleIdentifier + state + (app.launchCommand.map { "  (launch: \($0))" } ?? ""))
             }
         }
     }

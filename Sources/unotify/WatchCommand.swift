@@ -101,8 +101,13 @@ struct WatchCommand: AsyncParsableCommand {
         }
     }
 
-    /// Shows what is on screen now: authorization prompts waiting for an answer, and notifications.
+    /// Shows what is on screen now: the apps running, authorization prompts waiting for an answer,
+    /// and notifications.
     static func showState(admin: LocalAPIClient, only: String?, shown: Shown) async throws {
+        for app in try await admin.call(.GET, "/v1/admin/apps", as: [LocalAPI.AppSummary].self)
+        where (only == nil || app.bundleIdentifier == only) && app.state != nil && app.state != AppState.notRunning.rawValue {
+            Terminal.write("[\(app.bundleIdentifier)] is \(app.state ?? "")")
+        }
         for prompt in try await admin.call(.GET, "/v1/admin/prompts", as: [LocalAPI.AuthorizationPrompt].self)
         where only == nil || prompt.bundleIdentifier == only {
             showPrompt(prompt.bundleIdentifier, options: prompt.options)

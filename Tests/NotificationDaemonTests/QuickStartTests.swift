@@ -126,12 +126,12 @@ import Testing
         try await watch.line(containing: "went away; waiting for it to come back")
         serve = try await Self.serve(directory)
         try await watch.line(containing: "The daemon is back")
-        // Back within the link's back-off (at most 5 s between attempts), as the daemon counts it: the
-        // watch may subscribe again after the app has connected, and not see it happen.
-        let listening = try await serve.line(containing: "metrics listening")
-        let metrics = try #require(listening.firstMatch(of: /address=(http:\/\/127\.0\.0\.1:\d+\/metrics)/).map { String($0.1) })
-        let connected = try await MetricsEndpointTests.scrape(metrics, within: 15) { $0["unotify_daemon_apps_connected"] == 1 }
-        #expect(connected["unotify_daemon_apps_connected"] == 1)
+        // Back within the link's back-off (at most 5 s between attempts). The watch shows it whether
+        // the app connected before it subscribed again (it lists the apps running) or after (the event).
+        let foreground: @Sendable (String) -> Bool = { $0 == "[com.example.todo] is foreground" }
+        try await watch.line(number: 2, matching: foreground, within: 15)
+        let listed = try ChildProcess(ChildProcess.built("unotify"), ["apps", "list"], environment: environment, name: "unotify apps list")
+        #expect(await listed.completeOutput().contains("com.example.todo  (foreground)"))
 
         let file = directory.appendingPathComponent("after.apns")
         try Data(#"{"Simulator Target Bundle":"com.example.todo","aps":{"alert":{"title":"After","body":"A push"}}}"#.utf8).write(to: file)

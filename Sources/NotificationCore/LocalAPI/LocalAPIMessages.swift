@@ -308,9 +308,12 @@ package enum LocalAPI {
     package struct AppSummary: Codable, Sendable, Hashable {
         package var bundleIdentifier: String
         package var launchCommand: String?
-        package init(bundleIdentifier: String, launchCommand: String?) {
+        /// `foreground` or `background` while the app is connected, else `notRunning`.
+        package var state: String?
+        package init(bundleIdentifier: String, launchCommand: String?, state: String? = nil) {
             self.bundleIdentifier = bundleIdentifier
             self.launchCommand = launchCommand
+            self.state = state
         }
     }
 

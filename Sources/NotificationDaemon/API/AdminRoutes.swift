@@ -21,7 +21,11 @@ package struct AdminRoutes: Sendable {
         let engine = self.engine
         router.get("/v1/admin/apps") { request, _ in
             try authenticate(request)
-            return jsonResponse(try await engine.apps().map { LocalAPI.AppSummary(bundleIdentifier: $0.bundleIdentifier, launchCommand: $0.launchCommand) })
+            let running = await engine.runningApps()
+            return jsonResponse(try await engine.apps().map { app in
+                LocalAPI.AppSummary(bundleIdentifier: app.bundleIdentifier, launchCommand: app.launchCommand,
+                                    state: (running[app.bundleIdentifier] ?? .notRunning).rawValue)
+            })
         }
         router.post("/v1/admin/apps") { request, context in
             try authenticate(request)

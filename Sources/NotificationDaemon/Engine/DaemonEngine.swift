@@ -1322,6 +1322,15 @@ package actor DaemonEngine {
         try await read(bundleIdentifier) { machine in machine.appState }
     }
 
+    /// The state of each app connected now (an app not listed is not running).
+    package func runningApps() async -> [String: AppState] {
+        var states: [String: AppState] = [:]
+        for bundleIdentifier in connections.keys.sorted() {
+            states[bundleIdentifier] = try? await appState(bundleIdentifier)
+        }
+        return states
+    }
+
     // MARK: - The person
 
     /// A person's decision about an app's notifications, as `simctl privacy` offers.
