@@ -4,6 +4,7 @@ import Foundation
 import NotificationCore
 import NotificationDaemon
 import NotificationDaemonClient
+import ProcessSpawning
 import Synchronization
 
 /// What one measured daemon did.
@@ -53,15 +54,15 @@ struct DaemonMeasurement {
         var report = DaemonReport(label: label, pending: apps * pendingPerApp)
         report.expectedFires = fires
         // Start-up, three times: the first two daemons are stopped at once, the third is measured on.
-        var daemon: Process? = nil
+        var daemon: SpawnedProcess? = nil
         for attempt in 0..<3 {
             let (process, seconds) = try await start()
             report.startUpSeconds.append(seconds)
             if attempt < 2 { try await stop(process) } else { daemon = process }
         }
         guard let daemon else { fatalError("no daemon") }
-        defer { if daemon.isRunning { daemon.terminate() } }
-        report.idleResidentBytes = Self.memory(of: daemon.processIdentifier).resident
+        defer { daemon.send(SIGTERM) }
+        report.idleResidentBytes = Self.memory(of: daemon.pid).resident
 
         let adminKey = try String(contentsOfFile: directory.appendingPathComponent("admin.key").path, encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)
@@ -103,7 +104,7 @@ struct DaemonMeasurement {
         report.adds = adds
         report.addLatencies = latencies
         report.addSeconds = elapsed
-        let memory = Self.memory(of: daemon.processIdentifier)
+        let memory = Self.memory(of: daemon.pid)
         report.loadedResidentBytes = memory.resident
         report.peakResidentBytes = memory.peak
 
@@ -147,7 +148,7 @@ struct DaemonMeasurement {
         }
         stopAdding.withLock { $0 = true }
         report.addLatenciesDuringTimeZoneChange = try await zoneAdds.value
-        report.everyAppTouchedResidentBytes = Self.memory(of: daemon.processIdentifier).resident
+        report.everyAppTouchedResidentBytes = Self.memory(of: daemon.pid).resident
         try await admin.call(.POST, "/v1/admin/device", body: LocalAPI.DeviceChange(timeZone: "UTC"), timeout: .minutes(10))
 
         for app in stride(from: 0, to: apps, by: max(1, apps / 10)) {
@@ -164,25 +165,24 @@ struct DaemonMeasurement {
     }
 
     /// Starts the daemon and returns it with the seconds until its local API answered.
-    private func start() async throws -> (Process, Double) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: unotify)
-        process.arguments = ["daemon", "--data-dir", directory.path, "--socket", socketPath, "--metrics-port", "0", "--log-level", "warning"]
+    private func start() async throws -> (SpawnedProcess, Double) {
         let began = ContinuousClock.now
-        try process.run()
+        let process = try SpawnedProcess.spawn(
+            unotify, arguments: ["daemon", "--data-dir", directory.path, "--socket", socketPath, "--metrics-port", "0", "--log-level", "warning"]
+        )
         let health = LocalAPIClient(socketPath: socketPath, key: "")
         while true {
             if let answer = try? await health.raw(.GET, "/v1/health", timeout: .seconds(5)), answer.status == 200 { break }
-            guard process.isRunning else { throw BenchmarkError("the daemon exited with status \(process.terminationStatus)") }
+            if let ended = process.termination { throw BenchmarkError("the daemon exited with \(ended)") }
             try await Task.sleep(for: .milliseconds(2))
         }
         let elapsed = ContinuousClock.now - began
         return (process, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
     }
 
-    private func stop(_ process: Process) async throws {
-        process.terminate()
-        while process.isRunning { try await Task.sleep(for: .milliseconds(10)) }
+    private func stop(_ process: SpawnedProcess) async throws {
+        process.send(SIGTERM)
+        await process.exit()
     }
 
     private func addLoad() async throws -> (adds: Int, latencies: [Double], seconds: Double) {

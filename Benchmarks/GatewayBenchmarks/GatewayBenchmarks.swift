@@ -12,6 +12,7 @@ import NotificationCore
 import NotificationDaemonClient
 import OpenUserNotifications
 import OpenUserNotificationsLink
+import ProcessSpawning
 import PushGateway
 import Synchronization
 
@@ -88,12 +89,12 @@ struct Latency: AsyncParsableCommand {
         }
         print(Pacer.line("nghttpd, response at \(rate)/s (reference)", floor.latencies, sent: floor.sent, seconds: Double(seconds)))
 
-        let before = (serve: try CPUTime.of(system.serve.processIdentifier), benchmark: try CPUTime.ofThisProcess())
+        let before = (serve: try CPUTime.of(system.serve.pid), benchmark: try CPUTime.ofThisProcess())
         let steady = try await Pacer.measure(rate: rate, seconds: seconds) { id in
             try await system.push(http, id: id)
         }
         let delegate = system.arrivals.take(ids: steady.ids)
-        let spent = (serve: try CPUTime.of(system.serve.processIdentifier) - before.serve, benchmark: try CPUTime.ofThisProcess() - before.benchmark)
+        let spent = (serve: try CPUTime.of(system.serve.pid) - before.serve, benchmark: try CPUTime.ofThisProcess() - before.benchmark)
         print(Pacer.line("gateway, response at \(rate)/s", steady.latencies, sent: steady.sent, seconds: Double(seconds)))
         print(Pacer.line("gateway → delegate at \(rate)/s", delegate, sent: steady.sent, seconds: Double(seconds)))
         // Warm-up included: the pushes sent, not only the timed ones.
@@ -388,16 +389,16 @@ enum Pacer {
 /// connected in the foreground.
 final class RunningSystem: Sendable {
     let folder: URL
-    let serve: Process
+    let serve: SpawnedProcess
     let ports: (sandbox: Int, reference: Int)
     let jwt: String
     /// The apps pushed to, each with its token.
     let apps: [(bundleIdentifier: String, token: String)]
     let arrivals: Arrivals
-    private let reference = Mutex<Process?>(nil)
+    private let reference = Mutex<SpawnedProcess?>(nil)
     private let next = Atomic<Int>(0)
 
-    private init(folder: URL, serve: Process, ports: (sandbox: Int, reference: Int), jwt: String, apps: [(bundleIdentifier: String, token: String)],
+    private init(folder: URL, serve: SpawnedProcess, ports: (sandbox: Int, reference: Int), jwt: String, apps: [(bundleIdentifier: String, token: String)],
                  arrivals: Arrivals) {
         self.folder = folder
         self.serve = serve
@@ -548,41 +549,28 @@ final class RunningSystem: Sendable {
     func stop() {
         // SIGKILL: nghttpd started from here does not stop on SIGTERM (it was left running after every run).
         reference.withLock { process in
-            guard let process, process.isRunning else { return }
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            process?.send(SIGKILL)
+            process?.waitUntilExit()
         }
-        serve.terminate()
+        serve.send(SIGTERM)
         serve.waitUntilExit()
         try? FileManager.default.removeItem(at: folder)
     }
 
     // MARK: Processes and ports
 
-    static func spawn(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if !environment.isEmpty { process.environment = environment }
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
+    static func spawn(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> SpawnedProcess {
+        try SpawnedProcess.spawn(executable, arguments: arguments, environment: environment.isEmpty ? nil : environment,
+                                 standardOutput: .null, standardError: .null)
     }
 
     static func output(of executable: String, _ arguments: [String], environment: [String: String], in folder: URL) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = environment
-        process.currentDirectoryURL = folder
         let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try SpawnedProcess.spawn(executable, arguments: arguments, environment: environment, directory: folder.path,
+                                               standardOutput: .descriptor(pipe.fileHandleForWriting.fileDescriptor), standardError: .null)
+        try pipe.fileHandleForWriting.close()
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ValidationError("unotify \(arguments.joined(separator: " ")) failed") }
+        guard process.waitUntilExit() == .exited(0) else { throw ValidationError("unotify \(arguments.joined(separator: " ")) failed") }
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
@@ -652,12 +640,12 @@ struct Links: AsyncParsableCommand {
                                                                + (cleartext ? ["--cleartext"] : []),
                                              environment: ProcessInfo.processInfo.environment)
         defer {
-            gateway.terminate()
+            gateway.send(SIGTERM)
             gateway.waitUntilExit()
         }
         try await RunningSystem.waitUntil("the gateway to listen", timeout: 30) { RunningSystem.listens(linkPort) }
         try await Task.sleep(for: .seconds(1))
-        let idle = try Self.residentBytes(of: gateway.processIdentifier)
+        let idle = try Self.residentBytes(of: gateway.pid)
 
         var tls = TLSConfiguration.makeClientConfiguration()
         if !cleartext {
@@ -672,7 +660,7 @@ struct Links: AsyncParsableCommand {
         try await RunningSystem.waitUntil("every link to come up", timeout: 120) { welcomed.value == credentials.count }
         let opened = ContinuousClock.now - began
         try await Task.sleep(for: .seconds(2))
-        let linked = try Self.residentBytes(of: gateway.processIdentifier)
+        let linked = try Self.residentBytes(of: gateway.pid)
         let perDevice = Double(linked - idle) / Double(credentials.count)
         print("| devices linked | gateway RSS idle | with the links | per device | opened in |")
         print("| --- | --- | --- | --- | --- |")
@@ -789,12 +777,12 @@ struct BroadcastFanOut: AsyncParsableCommand {
                                                                + (database.map { ["--database", $0] } ?? []),
                                              environment: ProcessInfo.processInfo.environment)
         defer {
-            gateway.terminate()
+            gateway.send(SIGTERM)
             gateway.waitUntilExit()
         }
         try await RunningSystem.waitUntil("the gateway to listen", timeout: 30) { RunningSystem.listens(linkPort) && RunningSystem.listens(sandboxPort) }
         try await Task.sleep(for: .seconds(1))
-        let idle = try Links.residentBytes(of: gateway.processIdentifier)
+        let idle = try Links.residentBytes(of: gateway.pid)
 
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(gatewayFolder.appendingPathComponent("ca.pem").path))
@@ -813,7 +801,7 @@ struct BroadcastFanOut: AsyncParsableCommand {
         defer { links.cancel() }
         try await RunningSystem.waitUntil("every link to come up", timeout: 300) { welcomed.value == credentials.count }
         try await Task.sleep(for: .seconds(2))
-        let linked = try Links.residentBytes(of: gateway.processIdentifier)
+        let linked = try Links.residentBytes(of: gateway.pid)
 
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls))
         defer { _ = http.shutdown() as EventLoopFuture<Void> }
@@ -836,11 +824,11 @@ struct BroadcastFanOut: AsyncParsableCommand {
             guard answer.status == .ok else { throw ValidationError("the broadcast was answered \(answer.status)") }
             try await RunningSystem.waitUntil("every device to have the message", timeout: 300) { arrived.value == before + credentials.count }
             let last = (lastArrival.value ?? sent) - sent
-            let after = try Links.residentBytes(of: gateway.processIdentifier)
+            let after = try Links.residentBytes(of: gateway.pid)
             print("| \(message) | \(credentials.count) | \(answered) | \(last) | \(after / 1024) KiB |")
         }
         print("")
-        print("gateway RSS: idle \(idle / 1024) KiB, with \(credentials.count) links \(linked / 1024) KiB, peak \(try Self.peakResidentBytes(of: gateway.processIdentifier) / 1024) KiB")
+        print("gateway RSS: idle \(idle / 1024) KiB, with \(credentials.count) links \(linked / 1024) KiB, peak \(try Self.peakResidentBytes(of: gateway.pid) / 1024) KiB")
     }
 
     /// The `sequence` of a push message, read without decoding the rest.
