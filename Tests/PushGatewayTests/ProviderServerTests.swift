@@ -285,6 +285,50 @@ final class HoldingAcceptor: PushAcceptor {
         await #expect(throws: (any Error).self) { _ = try await FrameClient.connect(port: address.port!, authorityPEM: try authority.certificatePEM) }
     }
 
+    /// The answer that ends a stopping connection's last stream arrives whole before the connection
+    /// closes, a body included: here a request that ends after the stop began, answered `503 Shutdown`.
+    @Test(.timeLimit(.minutes(1))) func theLastAnswerOfAStoppingConnectionArrivesWhole() async throws {
+        let signingKey = P256.Signing.PrivateKey()
+        let credentials = ProviderCredentials(
+            keys: [ProviderKey(keyID: "KEY1234567", teamID: "TEAM123456", environment: nil, publicKey: signingKey.publicKey)],
+            appsByTeam: ["TEAM123456": ["com.example.todo"]]
+        )
+        let authority = try GatewayCertificateAuthority(name: "Test gateway CA")
+        let issued = try authority.issueServerCertificate(for: ["localhost"])
+        var configuration = ProviderServer.Configuration()
+        configuration.port = 0
+        configuration.tls = .init(certificateChainPEM: issued.certificatePEM, privateKeyPEM: issued.privateKeyPEM)
+        let server = ProviderServer(configuration: configuration, credentials: { credentials }, acceptor: RecordingAcceptor(), logger: Logger(label: "test"))
+        let address = try await server.start()
+        let client = try await FrameClient.connect(port: address.port!, authorityPEM: try authority.certificatePEM)
+        let bearer = try ProviderToken.make(keyID: "KEY1234567", teamID: "TEAM123456", issuedAt: Int64(Date().timeIntervalSince1970), key: signingKey)
+        let headers = [("authorization", "bearer \(bearer)"), ("apns-topic", "com.example.todo")]
+        let path = "/3/device/\(Self.token)"
+
+        let first = try await client.openStream()
+        try await first.sendHeaders(path: path, headers: headers)
+        try await first.sendBody(#"{"aps":{"alert":"1"}}"#)
+        #expect(await first.answer().status == "200")
+        // The last request sends its headers; a whole one sent after it is answered, so the server has
+        // read those headers too (frames of a connection are read in order) before the stop begins.
+        let last = try await client.openStream()
+        try await last.sendHeaders(path: path, headers: headers)
+        let after = try await client.openStream()
+        try await after.sendHeaders(path: path, headers: headers)
+        try await after.sendBody(#"{"aps":{"alert":"2"}}"#)
+        #expect(await after.answer().status == "200")
+
+        let stopping = Task { await server.stop(grace: .seconds(30)) }
+        var goAways = client.goAways.makeAsyncIterator()
+        #expect(await goAways.next() == #"{"reason":"Shutdown"}"#)
+        try await last.sendBody(#"{"aps":{"alert":"3"}}"#)
+        let refused = await last.answer()
+        #expect(refused.status == "503")
+        #expect(refused.body == #"{"reason":"Shutdown"}"#)
+        await client.close()
+        await stopping.value
+    }
+
     /// A request that stops sending before its end is answered `400 IdleTimeout`, and the connection
     /// goes on. (Two seconds of silence: a whole request sent on a loaded machine must not meet it.)
     @Test func aRequestThatStopsHalfWayIsIdleTimeout() async throws {

@@ -58,10 +58,15 @@ final class ProviderConnectionHandler: ChannelInboundHandler {
             request.idleTimer?.cancel()
             let connection = self.connection.value
             connection.openStreams = requests.count
-            // The server is stopping and this was the last stream: the connection's work is done.
+            // The server is stopping and this was the last stream: the connection's work is done. It
+            // is closed on the event loop's next turn: this event can come from within the HTTP/2
+            // handler's flush of the last answer, which a close now would cut short.
             if connection.isStopping, requests.isEmpty {
-                context.flush()
-                context.close(promise: nil)
+                let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+                context.eventLoop.execute {
+                    loopBoundContext.value.flush()
+                    loopBoundContext.value.close(promise: nil)
+                }
             }
         case let window as NIOHTTP2WindowUpdatedEvent:
             acknowledgeData(window, context: context)
@@ -137,13 +142,19 @@ final class ProviderConnectionHandler: ChannelInboundHandler {
     }
 
     /// The request stopped before its end: it is answered `400 IdleTimeout`, and the provider is
-    /// asked to send no more of it (RST_STREAM with NO_ERROR, once the answer is out).
+    /// asked to send no more of it (RST_STREAM with NO_ERROR, once the whole answer is written: a
+    /// reset sent earlier would discard the part still waiting for the provider's window).
     private func idleTimedOut(_ stream: HTTP2StreamID, context: ChannelHandlerContext) {
         guard let request = requests[stream], !request.isAnswered else { return }
         requests[stream]?.isAnswered = true
-        refuse(APNs.Rejection(.idleTimeout), apnsID: request.headers?.first(name: "apns-id"), stream: stream, context: context)
-        context.flush()
-        context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .rstStream(.noError))), promise: nil)
+        let written = context.eventLoop.makePromise(of: Void.self)
+        refuse(APNs.Rejection(.idleTimeout), apnsID: request.headers?.first(name: "apns-id"), stream: stream, context: context, written: written)
+        let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+        written.futureResult.whenSuccess {
+            let reset = HTTP2Frame(streamID: stream, payload: .rstStream(.noError))
+            loopBoundContext.value.writeAndFlush(loopBoundSelf.value.wrapOutboundOut(reset), promise: nil)
+        }
     }
 
     /// Answers the request; `refreshed` is true once the providers' keys were read again for it.
@@ -246,12 +257,18 @@ final class ProviderConnectionHandler: ChannelInboundHandler {
         context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings(settings)))), promise: nil)
     }
 
-    private func refuse(_ rejection: APNs.Rejection, apnsID: String?, stream: HTTP2StreamID, context: ChannelHandlerContext) {
-        guard let request = requests[stream] else { return }
+    /// Answers the request with Apple's status and reason; `written` completes once the answer is.
+    private func refuse(_ rejection: APNs.Rejection, apnsID: String?, stream: HTTP2StreamID, context: ChannelHandlerContext,
+                        written: EventLoopPromise<Void>? = nil) {
+        guard let request = requests[stream] else {
+            written?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
         if !request.readsDeliveryLog { server.metrics.rejected(server.configuration.environment, rejection.reason) }
         var body = context.channel.allocator.buffer(capacity: 64)
         body.writeString(rejection.body)
-        answer(status: rejection.reason.status, apnsID: apnsID ?? UUID().uuidString.lowercased(), body: body, stream: stream, context: context)
+        answer(status: rejection.reason.status, apnsID: apnsID ?? UUID().uuidString.lowercased(), body: body, stream: stream, context: context,
+               written: written)
         guard connection.value.noteRefusal(rejection.reason, limit: server.configuration.errorLimit) else { return }
         // Too many errors: the connection is told why and closed, as APNs does.
         var reason = context.channel.allocator.buffer(capacity: 32)
@@ -409,8 +426,11 @@ final class ProviderConnectionHandler: ChannelInboundHandler {
 
     /// Writes the answer on its stream, unless the provider has reset the stream meanwhile.
     private func answer(status: Int, apnsID: String, uniqueID: String? = nil, channelID: String? = nil, body: ByteBuffer?,
-                        stream: HTTP2StreamID, context: ChannelHandlerContext) {
-        guard let request = requests[stream] else { return }
+                        stream: HTTP2StreamID, context: ChannelHandlerContext, written: EventLoopPromise<Void>? = nil) {
+        guard let request = requests[stream] else {
+            written?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
         var headers = HPACKHeaders()
         headers.add(name: ":status", value: String(status))
         headers.add(name: request.isChannelRequest ? "apns-request-id" : "apns-id", value: apnsID)
@@ -419,9 +439,9 @@ final class ProviderConnectionHandler: ChannelInboundHandler {
         if let body {
             headers.add(name: "content-type", value: "application/json")
             context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: headers)))), promise: nil)
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .data(.init(data: .byteBuffer(body), endStream: true)))), promise: nil)
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .data(.init(data: .byteBuffer(body), endStream: true)))), promise: written)
         } else {
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: headers, endStream: true)))), promise: nil)
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: headers, endStream: true)))), promise: written)
         }
         flushSoon(context: context)
     }
