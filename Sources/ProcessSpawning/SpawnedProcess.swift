@@ -10,7 +10,8 @@ import Glibc
 /// `/proc/self/fd` entry and now and then crashes the process that starts a child (fixed in
 /// swift-corelibs-foundation after the toolchain in use), and it gives no way to retry a start that
 /// failed with `ETXTBSY` (below). The child gets only the standard descriptors it is given: every other
-/// descriptor is closed in it before its program runs, and its signals start at their defaults.
+/// descriptor is closed in it before its program runs. Its signals start at their defaults, and it
+/// leads a process group of its own.
 package final class SpawnedProcess: Sendable {
     /// How a process ended.
     package enum Termination: Sendable, Equatable, CustomStringConvertible {
@@ -93,15 +94,24 @@ package final class SpawnedProcess: Sendable {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
+        // The actions run in order in the child: a standard descriptor given as the source of another
+        // (stderr to this process's stdout) is copied above 2 first, so an earlier action cannot have
+        // replaced it. A descriptor given as itself is duplicated onto itself, which keeps it open
+        // across exec even if it is close-on-exec.
+        var copies: [Int32] = []
+        defer { for copy in copies { close(copy) } }
         for (stream, target) in [(standardInput, STDIN_FILENO), (standardOutput, STDOUT_FILENO), (standardError, STDERR_FILENO)] {
             switch stream {
             case .inherit:
                 break
             case .null:
                 posix_spawn_file_actions_addopen(&actions, target, "/dev/null", target == STDIN_FILENO ? O_RDONLY : O_WRONLY, 0)
-            case .descriptor(let descriptor) where descriptor == target:
-                break
-            case .descriptor(let descriptor):
+            case .descriptor(var descriptor):
+                if descriptor <= STDERR_FILENO, descriptor != target {
+                    descriptor = fcntl(descriptor, F_DUPFD_CLOEXEC, STDERR_FILENO + 1)
+                    guard descriptor >= 0 else { throw SpawnError(executable: executable, code: errno) }
+                    copies.append(descriptor)
+                }
                 posix_spawn_file_actions_adddup2(&actions, descriptor, target)
             }
         }
@@ -119,7 +129,10 @@ package final class SpawnedProcess: Sendable {
         sigfillset(&allSignals)
         posix_spawnattr_setsigmask(&attributes, &noSignals)
         posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        // A process group of its own, as Foundation's `Process` gives: Ctrl-C or a hang-up at the
+        // terminal of this process does not reach its children, which it stops itself.
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
 
         let argv = CStrings([executable] + arguments)
         let envp = environment.map { CStrings($0.map { "\($0.key)=\($0.value)" }) }
@@ -229,7 +242,8 @@ private final class CStrings {
 }
 
 /// glibc's `posix_spawn_file_actions_addchdir_np` (2.29) and `…_addclosefrom_np` (2.34), which Swift's
-/// Glibc module leaves out (they are GNU extensions), looked up by name.
+/// Glibc module leaves out (they are GNU extensions), looked up by name. With an older glibc every
+/// start fails with `ENOSYS` (the README names the glibc needed).
 private struct GNUSpawnFunctions: Sendable {
     typealias AddChangeDirectory = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
     typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32

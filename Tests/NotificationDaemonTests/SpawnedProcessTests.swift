@@ -31,6 +31,25 @@ import Glibc
         #expect(descriptors.count <= 4, "0, 1, 2 and the folder ls reads: \(descriptors.sorted())")
     }
 
+    /// A standard descriptor of this process given as the source of another is the one this
+    /// process has, not what an earlier redirection made of it in the child.
+    @Test func aStandardDescriptorGivenAsASourceIsThisProcesss() throws {
+        let folder = try makeTestDirectory()
+        let path = folder.appendingPathComponent("output").path
+        let file = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        defer { close(file) }
+        let process = try SpawnedProcess.spawn("/bin/sh", arguments: ["-c", "echo out; echo 'SpawnedProcessTests: this line belongs in the test output' >&2"],
+                                               standardOutput: .descriptor(file), standardError: .descriptor(STDOUT_FILENO))
+        #expect(process.waitUntilExit() == .exited(0))
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "out\n")
+    }
+
+    @Test func aChildLeadsAProcessGroupOfItsOwn() throws {
+        let run = try Program.run("/bin/sh", ["-c", "ps -o pgid= -p $$"])
+        let group = Int32(run.output.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(group != nil && group != getpgrp(), "its group: \(run.output), this process's: \(getpgrp())")
+    }
+
     @Test func aSignalThatEndsAChildIsReportedAndLaterSignalsGoNowhere() async throws {
         let process = try SpawnedProcess.spawn("/bin/sleep", arguments: ["60"], standardOutput: .null)
         #expect(process.isRunning)
