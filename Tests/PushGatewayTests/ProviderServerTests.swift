@@ -233,10 +233,11 @@ final class HoldingAcceptor: PushAcceptor {
         }
     }
 
-    /// Stopping gracefully, as APNs does: GOAWAY with `{"reason":"Shutdown"}`, a request that ends
-    /// after the stop began answered `503 Shutdown`, a request under way answered as usual.
-    @Test(.timeLimit(.minutes(1))) func aGracefulStopSaysShutdownAndFinishesWhatIsUnderWay() async throws {
-        let acceptor = HoldingAcceptor(holding: 1)
+    /// A server of the test's own, to stop (`withServer` stops its server itself), one
+    /// connection to it, and the headers of a valid push.
+    static func serverToStop(acceptor: any PushAcceptor) async throws
+        -> (server: ProviderServer, address: SocketAddress, authority: GatewayCertificateAuthority, client: FrameClient, headers: [(String, String)])
+    {
         let signingKey = P256.Signing.PrivateKey()
         let credentials = ProviderCredentials(
             keys: [ProviderKey(keyID: "KEY1234567", teamID: "TEAM123456", environment: nil, publicKey: signingKey.publicKey)],
@@ -251,7 +252,14 @@ final class HoldingAcceptor: PushAcceptor {
         let address = try await server.start()
         let client = try await FrameClient.connect(port: address.port!, authorityPEM: try authority.certificatePEM)
         let bearer = try ProviderToken.make(keyID: "KEY1234567", teamID: "TEAM123456", issuedAt: Int64(Date().timeIntervalSince1970), key: signingKey)
-        let headers = [("authorization", "bearer \(bearer)"), ("apns-topic", "com.example.todo")]
+        return (server, address, authority, client, [("authorization", "bearer \(bearer)"), ("apns-topic", "com.example.todo")])
+    }
+
+    /// Stopping gracefully, as APNs does: GOAWAY with `{"reason":"Shutdown"}`, a request that ends
+    /// after the stop began answered `503 Shutdown`, a request under way answered as usual.
+    @Test(.timeLimit(.minutes(1))) func aGracefulStopSaysShutdownAndFinishesWhatIsUnderWay() async throws {
+        let acceptor = HoldingAcceptor(holding: 1)
+        let (server, address, authority, client, headers) = try await Self.serverToStop(acceptor: acceptor)
         let path = "/3/device/\(Self.token)"
 
         // The first push authenticates the connection. Then a third sends its headers but not its end,
@@ -288,21 +296,7 @@ final class HoldingAcceptor: PushAcceptor {
     /// The answer that ends a stopping connection's last stream arrives whole before the connection
     /// closes, a body included: here a request that ends after the stop began, answered `503 Shutdown`.
     @Test(.timeLimit(.minutes(1))) func theLastAnswerOfAStoppingConnectionArrivesWhole() async throws {
-        let signingKey = P256.Signing.PrivateKey()
-        let credentials = ProviderCredentials(
-            keys: [ProviderKey(keyID: "KEY1234567", teamID: "TEAM123456", environment: nil, publicKey: signingKey.publicKey)],
-            appsByTeam: ["TEAM123456": ["com.example.todo"]]
-        )
-        let authority = try GatewayCertificateAuthority(name: "Test gateway CA")
-        let issued = try authority.issueServerCertificate(for: ["localhost"])
-        var configuration = ProviderServer.Configuration()
-        configuration.port = 0
-        configuration.tls = .init(certificateChainPEM: issued.certificatePEM, privateKeyPEM: issued.privateKeyPEM)
-        let server = ProviderServer(configuration: configuration, credentials: { credentials }, acceptor: RecordingAcceptor(), logger: Logger(label: "test"))
-        let address = try await server.start()
-        let client = try await FrameClient.connect(port: address.port!, authorityPEM: try authority.certificatePEM)
-        let bearer = try ProviderToken.make(keyID: "KEY1234567", teamID: "TEAM123456", issuedAt: Int64(Date().timeIntervalSince1970), key: signingKey)
-        let headers = [("authorization", "bearer \(bearer)"), ("apns-topic", "com.example.todo")]
+        let (server, _, _, client, headers) = try await Self.serverToStop(acceptor: RecordingAcceptor())
         let path = "/3/device/\(Self.token)"
 
         let first = try await client.openStream()
