@@ -152,7 +152,9 @@ package final class ContentExtensionSessions: Sendable {
         logger.debug("content extension started", metadata: ["app": .string(app), "pid": .stringConvertible(process.pid)])
 
         do {
-            _ = try await ask(id, ContentExtensionMessage(type: .notification, notification: notification, actions: actions))
+            // To the process just started, not by the session's id: one that has already ended may
+            // have had its session closed, and is refused as ended, not as an interface closed.
+            _ = try await ask(live, ContentExtensionMessage(type: .notification, notification: notification, actions: actions))
         } catch {
             // Not drawn: the interface never opened.
             close(id)
@@ -226,6 +228,12 @@ package final class ContentExtensionSessions: Sendable {
         }) else {
             throw DaemonError(.noContentExtension, "This content extension's interface is closed.")
         }
+        return try await ask(live, message)
+    }
+
+    /// Sends `message` to the extension and waits for its answer; fails if it has ended, or does not
+    /// answer in time (it is then stopped).
+    private func ask(_ live: Live, _ message: ContentExtensionMessage) async throws -> ContentExtensionMessage {
         let sequence = live.sequence.add(1, ordering: .relaxed).newValue
         var message = message
         message.sequence = sequence
