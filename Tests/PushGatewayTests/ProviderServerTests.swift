@@ -265,14 +265,11 @@ final class HoldingAcceptor: PushAcceptor {
         // The first push authenticates the connection. Then a third sends its headers but not its end,
         // and a second, sent whole after it, is held under way: once the second is held, the server
         // has read the third's headers too (frames of a connection are read in order).
-        let first = try await client.openStream()
-        try await first.sendHeaders(path: path, headers: headers)
+        let first = try await client.openStream(path: path, headers: headers)
         try await first.sendBody(#"{"aps":{"alert":"1"}}"#)
         #expect(await first.answer().status == "200")
-        let unfinished = try await client.openStream()
-        try await unfinished.sendHeaders(path: path, headers: headers)
-        let underWay = try await client.openStream()
-        try await underWay.sendHeaders(path: path, headers: headers)
+        let unfinished = try await client.openStream(path: path, headers: headers)
+        let underWay = try await client.openStream(path: path, headers: headers)
         try await underWay.sendBody(#"{"aps":{"alert":"2"}}"#)
         var held = acceptor.held.makeAsyncIterator()
         _ = await held.next()
@@ -299,16 +296,13 @@ final class HoldingAcceptor: PushAcceptor {
         let (server, _, _, client, headers) = try await Self.serverToStop(acceptor: RecordingAcceptor())
         let path = "/3/device/\(Self.token)"
 
-        let first = try await client.openStream()
-        try await first.sendHeaders(path: path, headers: headers)
+        let first = try await client.openStream(path: path, headers: headers)
         try await first.sendBody(#"{"aps":{"alert":"1"}}"#)
         #expect(await first.answer().status == "200")
         // The last request sends its headers; a whole one sent after it is answered, so the server has
         // read those headers too (frames of a connection are read in order) before the stop begins.
-        let last = try await client.openStream()
-        try await last.sendHeaders(path: path, headers: headers)
-        let after = try await client.openStream()
-        try await after.sendHeaders(path: path, headers: headers)
+        let last = try await client.openStream(path: path, headers: headers)
+        let after = try await client.openStream(path: path, headers: headers)
         try await after.sendBody(#"{"aps":{"alert":"2"}}"#)
         #expect(await after.answer().status == "200")
 
@@ -329,13 +323,11 @@ final class HoldingAcceptor: PushAcceptor {
         try await withServer(requestIdleTimeout: .seconds(2)) { running in
             let client = try await FrameClient.connect(port: running.endpoint.port, authorityPEM: running.endpoint.authorityPEM)
             let headers = [("authorization", try running.bearer()), ("apns-topic", "com.example.todo"), ("apns-id", "eabeae54-14a8-11e5-b60b-1697f925ec7b")]
-            let stalled = try await client.openStream()
-            try await stalled.sendHeaders(path: "/3/device/\(Self.token)", headers: headers)
+            let stalled = try await client.openStream(path: "/3/device/\(Self.token)", headers: headers)
             let answer = await stalled.answer()
             #expect(answer.status == "400")
             #expect(answer.body == #"{"reason":"IdleTimeout"}"#)
-            let next = try await client.openStream()
-            try await next.sendHeaders(path: "/3/device/\(Self.token)", headers: headers)
+            let next = try await client.openStream(path: "/3/device/\(Self.token)", headers: headers)
             try await next.sendBody(#"{"aps":{"alert":"whole"}}"#)
             #expect(await next.answer().status == "200")
             await client.close()
@@ -351,19 +343,16 @@ final class HoldingAcceptor: PushAcceptor {
             let client = try await FrameClient.connect(port: running.endpoint.port, authorityPEM: running.endpoint.authorityPEM)
             let headers = [("authorization", try running.bearer()), ("apns-topic", "com.example.todo")]
             let path = "/3/device/\(Self.token)"
-            let first = try await client.openStream()
-            try await first.sendHeaders(path: path, headers: headers)
+            let first = try await client.openStream(path: path, headers: headers)
             try await first.sendBody(#"{"aps":{"alert":"first"}}"#)
             #expect(await first.answer().status == "200")
             for _ in 0..<500 {
-                let cancelled = try await client.openStream()
-                try await cancelled.sendHeaders(path: path, headers: headers)
+                let cancelled = try await client.openStream(path: path, headers: headers)
                 // Closing a stream under way sends RST_STREAM (CANCEL); the close reports the stream
                 // as closed with CANCEL.
                 try? await cancelled.channel.close()
             }
-            let last = try await client.openStream()
-            try await last.sendHeaders(path: path, headers: headers)
+            let last = try await client.openStream(path: path, headers: headers)
             try await last.sendBody(#"{"aps":{"alert":"last"}}"#)
             #expect(await last.answer(within: .seconds(10))?.status == "200")
             await client.close()
@@ -375,8 +364,7 @@ final class HoldingAcceptor: PushAcceptor {
     @Test func aConnectionWithoutALPNSpeaksHTTP2() async throws {
         try await withServer { running in
             let client = try await FrameClient.connect(port: running.endpoint.port, authorityPEM: running.endpoint.authorityPEM, alpn: [])
-            let stream = try await client.openStream()
-            try await stream.sendHeaders(path: "/3/device/\(Self.token)", headers: [("authorization", try running.bearer()), ("apns-topic", "com.example.todo")])
+            let stream = try await client.openStream(path: "/3/device/\(Self.token)", headers: [("authorization", try running.bearer()), ("apns-topic", "com.example.todo")])
             try await stream.sendBody(#"{"aps":{"alert":"no ALPN"}}"#)
             #expect(await stream.answer().status == "200")
             await client.close()

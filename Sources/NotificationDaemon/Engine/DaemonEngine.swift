@@ -1325,7 +1325,7 @@ package actor DaemonEngine {
     /// The state of each app connected now (an app not listed is not running).
     package func runningApps() async -> [String: AppState] {
         var states: [String: AppState] = [:]
-        for bundleIdentifier in connections.keys.sorted() {
+        for bundleIdentifier in connections.keys {
             states[bundleIdentifier] = try? await appState(bundleIdentifier)
         }
         return states

@@ -340,67 +340,52 @@ package final class SQLiteDaemonStore: DaemonStore {
                 // Every row read straight from SQLite's columns: GRDB's generic rows copy each one
                 // with a dictionary of its column names, and its generic decoding looks up type
                 // metadata for every column; together they were a quarter of the cost of loading an app.
-                let appStatement = try db.cachedStatement(sql: """
+                let apps = try ColumnReader.rows(db, """
                     SELECT now, nextSequence, core, categories, keyHash, launchCommand, bootID FROM app WHERE bundleIdentifier = ?
-                    """)
-                let apps = try Row.fetchCursor(appStatement, arguments: [bundleIdentifier])
-                guard try apps.next() != nil else { return nil }
-                let app = ColumnReader(appStatement.sqliteStatement)
-                let now = Date(timeIntervalSinceReferenceDate: app.double(0) ?? 0)
-                let nextSequence = UInt64(bitPattern: app.integer(1) ?? 0)
-                let coreJSON = app.blob(2) ?? Data()
-                let categoriesJSON = app.blob(3) ?? Data()
-                let (keyHash, launchCommand, bootID) = (app.text(4) ?? "", app.text(5), app.text(6) ?? "")
+                    """, [bundleIdentifier]) { app in
+                    (now: Date(timeIntervalSinceReferenceDate: app.double(0) ?? 0), nextSequence: UInt64(bitPattern: app.integer(1) ?? 0),
+                     core: app.blob(2) ?? Data(), categories: app.blob(3) ?? Data(), keyHash: app.text(4) ?? "", launchCommand: app.text(5),
+                     bootID: app.text(6) ?? "")
+                }
+                guard let app = apps.first else { return nil }
 
                 let decoder = Self.decoder
                 // Up to 64 rows per app.
-                let statement = try db.cachedStatement(sql: """
+                let pending = try ColumnReader.rows(db, """
                     SELECT identifier, sequence, nextFireDate, insideRegion, triggerKind, triggerRepeats, triggerInterval, triggerDetail, content
                     FROM pending WHERE app = ?
-                    """)
-                let rows = try Row.fetchCursor(statement, arguments: [bundleIdentifier])
-                let columns = ColumnReader(statement.sqliteStatement)
-                var pending: [NotificationCenterMachine.PendingRequest] = []
-                while try rows.next() != nil {
+                    """, [bundleIdentifier]) { columns in
                     let trigger = StoredTrigger(kind: columns.text(4), repeats: columns.integer(5) != 0, interval: columns.double(6), detail: columns.blob(7))
-                    pending.append(NotificationCenterMachine.PendingRequest(
+                    return NotificationCenterMachine.PendingRequest(
                         // The content is decoded when first read: most steps never read it.
                         request: NotificationRequest(identifier: columns.text(0) ?? "", encodedContent: columns.bytes(8), trigger: try trigger.decoded()),
                         nextFireDate: columns.double(2).map(Date.init(timeIntervalSince1970:)),
                         insideRegion: columns.integer(3).map { $0 != 0 },
                         sequence: UInt64(bitPattern: columns.integer(1) ?? 0)
-                    ))
+                    )
                 }
-                let deliveredStatement = try db.cachedStatement(sql: "SELECT position, notification FROM delivered WHERE app = ?")
-                let deliveredRows = try Row.fetchCursor(deliveredStatement, arguments: [bundleIdentifier])
-                let delivered = ColumnReader(deliveredStatement.sqliteStatement)
-                var visible: [NotificationCenterMachine.VisibleRow] = []
-                while try deliveredRows.next() != nil {
-                    visible.append(NotificationCenterMachine.VisibleRow(
-                        shown: try decoder.decode(NotificationCenterMachine.VisibleNotification.self, from: delivered.blob(1) ?? Data()),
-                        position: UInt64(bitPattern: delivered.integer(0) ?? 0)
-                    ))
+                let visible = try ColumnReader.rows(db, "SELECT position, notification FROM delivered WHERE app = ?", [bundleIdentifier]) { columns in
+                    NotificationCenterMachine.VisibleRow(
+                        shown: try decoder.decode(NotificationCenterMachine.VisibleNotification.self, from: columns.blob(1) ?? Data()),
+                        position: UInt64(bitPattern: columns.integer(0) ?? 0)
+                    )
                 }
-                let queuedStatement = try db.cachedStatement(sql: "SELECT position, item FROM queued WHERE app = ?")
-                let queuedRows = try Row.fetchCursor(queuedStatement, arguments: [bundleIdentifier])
-                let queuedColumns = ColumnReader(queuedStatement.sqliteStatement)
-                var queued: [NotificationCenterMachine.QueuedRow] = []
-                while try queuedRows.next() != nil {
-                    queued.append(NotificationCenterMachine.QueuedRow(
-                        position: queuedColumns.integer(0) ?? 0,
-                        item: try decoder.decode(NotificationCenterMachine.QueuedForApp.self, from: queuedColumns.blob(1) ?? Data())
-                    ))
+                let queued = try ColumnReader.rows(db, "SELECT position, item FROM queued WHERE app = ?", [bundleIdentifier]) { columns in
+                    NotificationCenterMachine.QueuedRow(
+                        position: columns.integer(0) ?? 0,
+                        item: try decoder.decode(NotificationCenterMachine.QueuedForApp.self, from: columns.blob(1) ?? Data())
+                    )
                 }
                 let machine = NotificationCenterMachine(
-                    now: now,
-                    nextSequence: nextSequence,
-                    core: try Self.cores.decode(coreJSON, with: decoder),
-                    categories: try Self.categoryLists.decode(categoriesJSON, with: decoder),
+                    now: app.now,
+                    nextSequence: app.nextSequence,
+                    core: try Self.cores.decode(app.core, with: decoder),
+                    categories: try Self.categoryLists.decode(app.categories, with: decoder),
                     pending: pending,
                     visible: visible,
                     queued: queued
                 )
-                return StoredApp(bundleIdentifier: bundleIdentifier, keyHash: keyHash, launchCommand: launchCommand, machine: machine, bootID: bootID)
+                return StoredApp(bundleIdentifier: bundleIdentifier, keyHash: app.keyHash, launchCommand: app.launchCommand, machine: machine, bootID: app.bootID)
             }
         } catch let error as DecodingError {
             throw DaemonError(.databaseUnreadable, "The stored state of \(bundleIdentifier) in \(path) cannot be read: \(error).")
@@ -613,6 +598,17 @@ private struct ColumnReader {
 
     init(_ statement: SQLiteStatement) {
         self.statement = statement
+    }
+
+    /// Each row `sql` selects, read straight from its columns by `read`.
+    static func rows<Value>(_ db: Database, _ sql: String, _ arguments: StatementArguments,
+                            _ read: (ColumnReader) throws -> Value) throws -> [Value] {
+        let statement = try db.cachedStatement(sql: sql)
+        let cursor = try Row.fetchCursor(statement, arguments: arguments)
+        let columns = ColumnReader(statement.sqliteStatement)
+        var values: [Value] = []
+        while try cursor.next() != nil { values.append(try read(columns)) }
+        return values
     }
 
     private func isNull(_ index: Int32) -> Bool { sqlite3_column_type(statement, index) == SQLITE_NULL }

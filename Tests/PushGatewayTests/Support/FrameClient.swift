@@ -41,13 +41,17 @@ final class FrameClient: Sendable {
         return FrameClient(channel: channel, multiplexer: multiplexer, goAways: goAways)
     }
 
-    /// Opens a stream; what the server answers on it comes through the returned stream's `answers`.
-    func openStream() async throws -> FrameStream {
+    /// Opens a stream and sends a push's headers on it; the request is not over until
+    /// ``FrameStream/sendBody(_:)``. What the server answers comes through the stream's `answers`.
+    func openStream(path: String, headers: [(String, String)]) async throws -> FrameStream {
         let (answers, continuation) = AsyncStream.makeStream(of: HTTP2Frame.FramePayload.self)
-        let stream = try await multiplexer.createStreamChannel { stream in
+        let channel = try await multiplexer.createStreamChannel { stream in
             stream.eventLoop.makeCompletedFuture { try stream.pipeline.syncOperations.addHandler(AnswerCollector(continuation: continuation)) }
         }.get()
-        return FrameStream(channel: stream, answers: answers)
+        var fields = HPACKHeaders([(":method", "POST"), (":path", path), (":scheme", "https"), (":authority", "localhost")])
+        for (name, value) in headers { fields.add(name: name, value: value) }
+        try await channel.writeAndFlush(HTTP2Frame.FramePayload.headers(.init(headers: fields, endStream: false)))
+        return FrameStream(channel: channel, answers: answers)
     }
 
     func close() async {
@@ -92,13 +96,6 @@ final class FrameClient: Sendable {
 struct FrameStream: Sendable {
     let channel: any Channel
     let answers: AsyncStream<HTTP2Frame.FramePayload>
-
-    /// Sends a push's headers; with `endStream` false the request is not over until ``sendBody(_:)``.
-    func sendHeaders(path: String, headers: [(String, String)], endStream: Bool = false) async throws {
-        var fields = HPACKHeaders([(":method", "POST"), (":path", path), (":scheme", "https"), (":authority", "localhost")])
-        for (name, value) in headers { fields.add(name: name, value: value) }
-        try await channel.writeAndFlush(HTTP2Frame.FramePayload.headers(.init(headers: fields, endStream: endStream)))
-    }
 
     func sendBody(_ body: String) async throws {
         try await channel.writeAndFlush(HTTP2Frame.FramePayload.data(.init(data: .byteBuffer(ByteBuffer(string: body)), endStream: true)))
