@@ -227,7 +227,9 @@ import WebNotificationCenter
                 #expect(try await Self.settings(of: "com.example.todo", environment)["alertSetting"] as? Int == 1)
                 // Back to every app's list.
                 try await browser.click("#app-settings .back")
+                // The list shows at once and fills once the apps are read: waited for as a person looks.
                 try await browser.waitUntil("the list of apps", "return !document.getElementById('settings-apps').hidden && document.getElementById('app-settings').hidden")
+                try await browser.waitUntil("the app in the list", "return document.querySelectorAll(\"#settings-apps button[data-app='com.example.todo']\").length > 0")
                 #expect(try await browser.count("#settings-apps button[data-app='com.example.todo']") == 1)
 
                 // The next notification goes to the list only, though the app asks for a banner.
