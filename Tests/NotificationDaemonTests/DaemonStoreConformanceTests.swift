@@ -227,6 +227,10 @@ import Testing
         #expect(try await store.appsDue(by: Self.start.addingTimeInterval(59), limit: 10).isEmpty)
         #expect(try await store.appsDue(by: Self.start.addingTimeInterval(200), limit: 10) == ["com.example.soon", "com.example.middle"])
         #expect(try await store.appsDue(by: Self.start.addingTimeInterval(1000), limit: 2) == ["com.example.soon", "com.example.middle"])
+        let earliest = try await store.earliestWakeUps(limit: 2)
+        #expect(earliest.map(\.bundleIdentifier) == ["com.example.soon", "com.example.middle"])
+        #expect(earliest.map(\.date) == [Self.start.addingTimeInterval(60), Self.start.addingTimeInterval(120)])
+        #expect(try await store.earliestWakeUps(limit: 10).map(\.bundleIdentifier) == ["com.example.soon", "com.example.middle", "com.example.late"])
 
         // A saved state moves the app in the index; a postponed one waits without its state changing.
         var soon = try #require(try await store.app("com.example.soon")).machine

@@ -13,6 +13,7 @@ final class InstrumentedStore: DaemonStore {
         var batches: [[String]] = []
         var holding = false
         var held: [CheckedContinuation<Void, Never>] = []
+        var wakeUpReads = 0
     }
     private let state = Mutex(State())
 
@@ -21,6 +22,8 @@ final class InstrumentedStore: DaemonStore {
     func reads(of app: String) -> Int { state.withLock { $0.reads[app, default: 0] } }
     /// The apps of each batch saved so far, in order.
     var batches: [[String]] { state.withLock { $0.batches } }
+    /// How often the apps' wake-ups were read (what is due, and when the next is).
+    var wakeUpReads: Int { state.withLock { $0.wakeUpReads } }
     /// How many saves wait to be let through.
     var heldSaves: Int { state.withLock { $0.held.count } }
 
@@ -58,14 +61,24 @@ final class InstrumentedStore: DaemonStore {
     func replaceKey(of bundleIdentifier: String, with keyHash: String) async throws(DaemonError) { try await base.replaceKey(of: bundleIdentifier, with: keyHash) }
     func delete(_ bundleIdentifier: String) async throws(DaemonError) { try await base.delete(bundleIdentifier) }
     func apps() async throws(DaemonError) -> [(bundleIdentifier: String, launchCommand: String?)] { try await base.apps() }
-    func appsDue(by date: Date, limit: Int) async throws(DaemonError) -> [String] { try await base.appsDue(by: date, limit: limit) }
+    func appsDue(by date: Date, limit: Int) async throws(DaemonError) -> [String] {
+        state.withLock { $0.wakeUpReads += 1 }
+        return try await base.appsDue(by: date, limit: limit)
+    }
     func appsWatchingLocation() async throws(DaemonError) -> [String] { try await base.appsWatchingLocation() }
     func appsPreparingContent() async throws(DaemonError) -> [String] { try await base.appsPreparingContent() }
     func appsShowingNotifications() async throws(DaemonError) -> [String] { try await base.appsShowingNotifications() }
     func postponeWakeUp(of bundleIdentifier: String, to date: Date) async throws(DaemonError) { try await base.postponeWakeUp(of: bundleIdentifier, to: date) }
     func deviceState() async throws(DaemonError) -> DeviceState? { try await base.deviceState() }
     func saveDeviceState(_ state: DeviceState) async throws(DaemonError) { try await base.saveDeviceState(state) }
-    func earliestWakeUp() async throws(DaemonError) -> Date? { try await base.earliestWakeUp() }
+    func earliestWakeUp() async throws(DaemonError) -> Date? {
+        state.withLock { $0.wakeUpReads += 1 }
+        return try await base.earliestWakeUp()
+    }
+    func earliestWakeUps(limit: Int) async throws(DaemonError) -> [(bundleIdentifier: String, date: Date)] {
+        state.withLock { $0.wakeUpReads += 1 }
+        return try await base.earliestWakeUps(limit: limit)
+    }
     func linkSequence() async throws(DaemonError) -> Int64 { try await base.linkSequence() }
     func saveLinkSequence(_ sequence: Int64, reports: [DeliveryLog.Report]) async throws(DaemonError) {
         try await base.saveLinkSequence(sequence, reports: reports)

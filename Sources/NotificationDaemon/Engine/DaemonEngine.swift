@@ -13,6 +13,31 @@ package protocol DaemonClock: Sendable {
     var now: Date { get }
     /// Returns once `deadline` has come; throws when the waiting task is cancelled.
     func sleep(until deadline: Date) async throws
+    /// Calls `action` once `deadline` has come, unless the alarm is cancelled first.
+    func alarm(at deadline: Date, _ action: @escaping @Sendable () -> Void) -> DaemonAlarm
+}
+
+extension DaemonClock {
+    /// An alarm that sleeps in a task of its own.
+    package func alarm(at deadline: Date, _ action: @escaping @Sendable () -> Void) -> DaemonAlarm {
+        let task = Task {
+            try await sleep(until: deadline)
+            action()
+        }
+        return DaemonAlarm { task.cancel() }
+    }
+}
+
+/// An alarm set with ``DaemonClock/alarm(at:_:)``.
+package struct DaemonAlarm: Sendable {
+    private let onCancel: @Sendable () -> Void
+
+    package init(cancel: @escaping @Sendable () -> Void) {
+        onCancel = cancel
+    }
+
+    /// Stops the alarm if it has not gone off yet.
+    package func cancel() { onCancel() }
 }
 
 /// The wall clock.
@@ -24,6 +49,13 @@ package struct SystemDaemonClock: DaemonClock {
     package func sleep(until deadline: Date) async throws {
         let seconds = min(deadline.timeIntervalSinceNow, 86_400)
         if seconds > 0 { try await Task.sleep(for: .milliseconds(Int64((seconds * 1000).rounded(.up)))) }
+    }
+
+    /// Goes off on the alarm thread, at the deadline to the microsecond when a core is free: the
+    /// scheduler's wake-ups, which decide how late a notification is.
+    package func alarm(at deadline: Date, _ action: @escaping @Sendable () -> Void) -> DaemonAlarm {
+        let id = AlarmThread.shared.schedule(at: deadline, action)
+        return DaemonAlarm { AlarmThread.shared.cancel(id) }
     }
 }
 
@@ -154,6 +186,15 @@ package actor DaemonEngine {
     /// The passcode that unlocks the device on the notification center's page, once the person set one.
     private var passcode: DevicePasscode?
     private let workSignal = WorkSignal()
+    /// The apps that wake up first, kept with every save, so the scheduler reads no store to know
+    /// what is due (see ``UpcomingWakeUps``).
+    private var upcoming = UpcomingWakeUps(capacity: DaemonEngine.upcomingWakeUpsRead)
+    /// While the store's wake-ups are read into `upcoming`: the wake-ups saved meanwhile, applied
+    /// over what the read returns (its snapshot may be older than them).
+    private var wakeUpsSavedDuringRead: [(String, Date?)]?
+    /// When the scheduler's last round said it would next wake up (`distantFuture`: only when told):
+    /// a save that brings an app's wake-up before it wakes the scheduler.
+    private var scheduledWakeUp = Date.distantFuture
     /// The highest device-link sequence whose push is durable here (delivered or dropped): the link
     /// acknowledges up to it, and a push sent again after a crash is not delivered twice.
     package private(set) var linkSequence: Int64 = 0
@@ -221,6 +262,8 @@ package actor DaemonEngine {
             machine: machine,
             bootID: bootID
         ))
+        // A new app has nothing due; one of the same name removed before may have had.
+        noteWakeUp(bundleIdentifier, nil)
         logger.info("registered app", metadata: ["app": .string(bundleIdentifier)])
         return key
     }
@@ -236,6 +279,7 @@ package actor DaemonEngine {
     /// Removes an app with all its notifications.
     package func removeApp(_ bundleIdentifier: String) async throws(DaemonError) {
         try await store.delete(bundleIdentifier)
+        noteWakeUp(bundleIdentifier, nil)
         strings.removeValue(forKey: bundleIdentifier)
         if let file = stringsFile(of: bundleIdentifier) { try? FileManager.default.removeItem(at: file) }
         serviceExtensions.removeValue(forKey: bundleIdentifier)
@@ -660,6 +704,9 @@ package actor DaemonEngine {
                 if batch.contains(where: { !$0.save.deliveryReports.isEmpty }) { reportWatchers.notify() }
                 for item in batch { finish(item) }
             } catch {
+                // What the store's index holds is no longer known for sure: the scheduler reads it again.
+                upcoming.forgetAll()
+                workSignal.signal()
                 // The states queued after this batch were built on the states just lost: none is kept.
                 resolved += queuedSaves
                 queuedSaves.removeAll()
@@ -678,7 +725,6 @@ package actor DaemonEngine {
             let waiters = progressWaiters
             progressWaiters.removeAll()
             waiters.forEach { $0.resume() }
-            workSignal.signal()
         }
         if let failure = failedSaves.removeValue(forKey: ticket) { throw failure }
     }
@@ -716,6 +762,7 @@ package actor DaemonEngine {
     private func finish(_ item: QueuedSave) {
         let app = item.save.bundleIdentifier
         noteSaved(app)
+        noteWakeUp(app, item.save.nextWakeUp)
         carryOut(item.effects, for: app)
         // Only once the state that no longer refers to them is saved: a crash before this line leaves
         // a stray file behind, never a notification without its file.
@@ -723,6 +770,14 @@ package actor DaemonEngine {
         if item.isSettled, unsavedSteps[app] == nil, let waiters = answerWaiters.removeValue(forKey: app) {
             waiters.values.forEach { $0.resume() }
         }
+    }
+
+    /// Keeps `upcoming` as the store now is, after a durable change of an app's next wake-up, and
+    /// wakes the scheduler when the app now wakes up before it would.
+    private func noteWakeUp(_ app: String, _ wakeUp: Date?) {
+        upcoming.note(app, wakeUp: wakeUp)
+        wakeUpsSavedDuringRead?.append((app, wakeUp))
+        if let wakeUp, wakeUp < scheduledWakeUp { workSignal.signal() }
     }
 
     private func noteSaved(_ app: String) {
@@ -1670,10 +1725,17 @@ package actor DaemonEngine {
     /// retried a minute later rather than at once, so it cannot keep the scheduler spinning.
     @discardableResult
     package func processDue() async -> Date? {
+        let next = await processDueRound()
+        // Known only from the store's wake-ups kept up to date: until then, every saved wake-up wakes it.
+        scheduledWakeUp = upcoming.horizon == nil ? .distantFuture : next ?? .distantFuture
+        return next
+    }
+
+    private func processDueRound() async -> Date? {
         let now = clock.now
         let due: [String]
         do {
-            due = try await store.appsDue(by: now, limit: Self.appsPerRound)
+            if let known = upcoming.due(by: now, limit: Self.appsPerRound) { due = known } else { due = try await readWakeUps(dueBy: now) }
         } catch {
             logger.error("could not read what is due", metadata: ["error": .string("\(error)")])
             return now.addingTimeInterval(Self.retryDelay)
@@ -1684,9 +1746,13 @@ package actor DaemonEngine {
         for bundleIdentifier in due {
             do {
                 tickets.append(try await queueCatchUp(bundleIdentifier, urgent: true))
+            } catch let error as DaemonError where error.code == .appNotFound {
+                // Removed since its wake-up was read.
+                noteWakeUp(bundleIdentifier, nil)
             } catch {
                 logger.error("could not process an app", metadata: ["app": .string(bundleIdentifier), "error": .string("\(error)")])
-                try? await store.postponeWakeUp(of: bundleIdentifier, to: now.addingTimeInterval(Self.retryDelay))
+                let retry = now.addingTimeInterval(Self.retryDelay)
+                if (try? await store.postponeWakeUp(of: bundleIdentifier, to: retry)) != nil { noteWakeUp(bundleIdentifier, retry) }
             }
         }
         do {
@@ -1694,9 +1760,33 @@ package actor DaemonEngine {
         } catch {
             return now.addingTimeInterval(Self.retryDelay)
         }
-        let next = try? await store.earliestWakeUp()
+        let next: Date?
+        switch upcoming.next {
+        case .at(let date): next = date
+        case .unknown: next = try? await store.earliestWakeUp()
+        }
         if let next, next.timeIntervalSince(now) < Self.readAheadInterval { startReadingAhead(from: now) }
         return next
+    }
+
+    /// Reads the store's earliest wake-ups into `upcoming`, and returns the apps due by `now`.
+    private func readWakeUps(dueBy now: Date) async throws -> [String] {
+        // One read at a time; a caller that comes meanwhile asks the store.
+        guard wakeUpsSavedDuringRead == nil else { return try await store.appsDue(by: now, limit: Self.appsPerRound) }
+        wakeUpsSavedDuringRead = []
+        let earliest: [(bundleIdentifier: String, date: Date)]
+        do {
+            earliest = try await store.earliestWakeUps(limit: upcoming.capacity)
+        } catch {
+            wakeUpsSavedDuringRead = nil
+            throw error
+        }
+        upcoming.load(earliest)
+        for (app, wakeUp) in wakeUpsSavedDuringRead ?? [] { upcoming.note(app, wakeUp: wakeUp) }
+        wakeUpsSavedDuringRead = nil
+        if let due = upcoming.due(by: now, limit: Self.appsPerRound) { return due }
+        // More apps are due now than one read holds: the store says which come first.
+        return try await store.appsDue(by: now, limit: Self.appsPerRound)
     }
 
     /// Reads the apps due within ``readAheadInterval`` into the cache, off the scheduler's path, so
@@ -1708,7 +1798,10 @@ package actor DaemonEngine {
         readAhead = readAhead.filter { $0.value > stale }
         Task(priority: .high) {
             defer { self.isReadingAhead = false }
-            guard let due = try? await store.appsDue(by: now.addingTimeInterval(Self.readAheadInterval), limit: Self.appsPerRound) else { return }
+            let soon = now.addingTimeInterval(Self.readAheadInterval)
+            var due = upcoming.due(by: soon, limit: Self.appsPerRound)
+            if due == nil { due = try? await store.appsDue(by: soon, limit: Self.appsPerRound) }
+            guard let due else { return }
             // Never more than a quarter of the cache: the rest stays for the apps in use.
             for bundleIdentifier in due where cache[bundleIdentifier] == nil && readAhead.count < configuration.cachedApps / 4 {
                 guard (try? await loaded(bundleIdentifier)) != nil else { continue }
@@ -1722,21 +1815,20 @@ package actor DaemonEngine {
 
     /// How many apps one round of the scheduler steps at most.
     static let appsPerRound = 256
+    /// How many of the earliest wake-ups the scheduler reads from the store at once.
+    static let upcomingWakeUpsRead = 1024
     /// How long an app whose step failed waits before it is tried again, in seconds.
     static let retryDelay: TimeInterval = 60
 
     /// Waits until `deadline`, or until a step may have changed what is due next.
     package nonisolated func waitForWork(until deadline: Date?) async {
-        let clock = self.clock
         let signal = workSignal
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await signal.wait() }
-            if let deadline {
-                group.addTask { try? await clock.sleep(until: deadline) }
-            }
-            _ = await group.next()
-            group.cancelAll()
-        }
+        // The alarm signals as a step would: one continuation to resume, whichever comes first. An
+        // alarm going off after a step's signal leaves a signal for the next wait, which then looks
+        // once more for nothing.
+        let alarm = deadline.map { clock.alarm(at: $0) { signal.signal() } }
+        await signal.wait()
+        alarm?.cancel()
     }
 }
 

@@ -127,6 +127,8 @@ package protocol DaemonStore: Sendable {
     func saveDeviceState(_ state: DeviceState) async throws(DaemonError)
     /// The earliest time any app has something due.
     func earliestWakeUp() async throws(DaemonError) -> Date?
+    /// The apps with something due, each with its next wake-up, soonest first, at most `limit` of them.
+    func earliestWakeUps(limit: Int) async throws(DaemonError) -> [(bundleIdentifier: String, date: Date)]
     /// The highest device-link sequence received durably: by a saved step (``AppSave/linkSequence``)
     /// or by ``saveLinkSequence(_:)``; 0 if none.
     func linkSequence() async throws(DaemonError) -> Int64

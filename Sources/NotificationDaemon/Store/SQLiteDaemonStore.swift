@@ -587,11 +587,16 @@ package final class SQLiteDaemonStore: DaemonStore {
             try Double.fetchOne(db.cachedStatement(sql: "SELECT MIN(nextWakeUp) FROM app WHERE nextWakeUp IS NOT NULL"))
         }.map { Date(timeIntervalSince1970: $0) }
     }
+
+    package func earliestWakeUps(limit: Int) async throws(DaemonError) -> [(bundleIdentifier: String, date: Date)] {
+        try await read { db in
+            try ColumnReader.rows(
+                db, "SELECT bundleIdentifier, nextWakeUp FROM app WHERE nextWakeUp IS NOT NULL ORDER BY nextWakeUp, bundleIdentifier LIMIT ?", [limit]
+            ) { columns in (bundleIdentifier: columns.text(0) ?? "", date: Date(timeIntervalSince1970: columns.double(1) ?? 0)) }
+        }
+    }
 }
 
-/// A trigger as the `pending` table keeps it: its kind, whether it repeats and a time interval in
-/// columns of their own (no decoding for the most common kind), and the rest (date components, a
-/// region) as JSON.
 /// The columns of the row a statement is on, read with SQLite's own accessors; `nil` for NULL.
 private struct ColumnReader {
     let statement: SQLiteStatement
@@ -641,6 +646,9 @@ private struct ColumnReader {
     }
 }
 
+/// A trigger as the `pending` table keeps it: its kind, whether it repeats and a time interval in
+/// columns of their own (no decoding for the most common kind), and the rest (date components, a
+/// region) as JSON.
 private struct StoredTrigger {
     var kind: String?
     var repeats: Bool

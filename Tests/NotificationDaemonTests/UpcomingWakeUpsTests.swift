@@ -1,0 +1,118 @@
+import Foundation
+import NotificationCore
+@testable import NotificationDaemon
+import Testing
+
+/// The scheduler knows what falls due from the store's index read once and every save since, so a
+/// busy daemon does not read the store on each round, and a notification falling due waits for no read.
+@Suite(.timeLimit(.minutes(1))) struct UpcomingWakeUpsTests {
+    static let start = Date(timeIntervalSince1970: 1_767_225_600)
+
+    func at(_ seconds: TimeInterval) -> Date { Self.start.addingTimeInterval(seconds) }
+
+    @Test func beforeAnyReadNothingIsKnown() {
+        let upcoming = UpcomingWakeUps(capacity: 4)
+        #expect(upcoming.due(by: at(0), limit: 10) == nil)
+        #expect(upcoming.next == .unknown)
+    }
+
+    @Test func aReadOfFewerThanItsCapacityKnowsEveryWakeUp() {
+        var upcoming = UpcomingWakeUps(capacity: 4)
+        upcoming.load([("b", at(20)), ("a", at(10))])
+        #expect(upcoming.horizon == .distantFuture)
+        #expect(upcoming.next == .at(at(10)))
+        #expect(upcoming.due(by: at(5), limit: 10) == [])
+        #expect(upcoming.due(by: at(30), limit: 10) == ["a", "b"])
+        #expect(upcoming.due(by: at(30), limit: 1) == ["a"])
+        // Saves move, add and remove apps.
+        upcoming.note("a", wakeUp: at(40))
+        upcoming.note("c", wakeUp: at(15))
+        upcoming.note("b", wakeUp: nil)
+        #expect(upcoming.due(by: at(30), limit: 10) == ["c"])
+        #expect(upcoming.next == .at(at(15)))
+        upcoming.note("a", wakeUp: nil)
+        upcoming.note("c", wakeUp: nil)
+        #expect(upcoming.next == .at(nil), "nothing is due ever")
+    }
+
+    @Test func aFullReadKnowsOnlyWhatComesBeforeItsLastWakeUp() {
+        var upcoming = UpcomingWakeUps(capacity: 3)
+        // The store may hold more apps waking up with the last one read: they are not known.
+        upcoming.load([("a", at(10)), ("b", at(20)), ("c", at(30))])
+        let horizon = try! #require(upcoming.horizon)
+        #expect(horizon < at(30) && horizon > at(29.999))
+        #expect(upcoming.due(by: at(25), limit: 10) == ["a", "b"])
+        #expect(upcoming.due(by: at(30), limit: 10) == nil, "past the horizon: read the store")
+        // A save past the horizon is not kept; one before it is.
+        upcoming.note("d", wakeUp: at(31))
+        upcoming.note("e", wakeUp: at(5))
+        #expect(upcoming.due(by: at(25), limit: 10) == ["e", "a", "b"])
+        // With nothing before the horizon, the scheduler looks again there.
+        for app in ["a", "b", "e"] { upcoming.note(app, wakeUp: nil) }
+        #expect(upcoming.next == .at(horizon))
+    }
+
+    @Test func savesBeyondFourTimesItsCapacityKeepTheEarliest() {
+        var upcoming = UpcomingWakeUps(capacity: 2)
+        upcoming.load([])
+        for index in 0...8 { upcoming.note("app\(index)", wakeUp: at(Double(100 - index))) }
+        // Nine apps noted, at most eight kept: the two earliest, and the horizon before the third.
+        #expect(upcoming.due(by: at(93), limit: 10) == ["app8", "app7"])
+        #expect(upcoming.due(by: at(94), limit: 10) == nil)
+    }
+
+    @Test func theSchedulerReadsTheStoresWakeUpsOnceAndThenFollowsTheSaves() async throws {
+        let store = try InstrumentedStore(path: makeTestDirectory().appendingPathComponent("db.sqlite").path)
+        let clock = ManualDaemonClock()
+        var configuration = DaemonEngine.Configuration()
+        configuration.timeZone = TimeZone(identifier: "UTC")!
+        let engine = await DaemonEngine(store: store, clock: clock, configuration: configuration, launcher: { _ in })
+        var content = NotificationContent()
+        content.title = "Stand up"
+        for app in ["com.example.a", "com.example.b"] {
+            _ = try await engine.registerApp(app)
+            _ = try await engine.authorize(app, .grant)
+        }
+        try await engine.add("com.example.a", NotificationRequest(identifier: "later", content: content, trigger: .timeInterval(60, repeats: false)))
+        #expect(await engine.processDue() == clock.now.addingTimeInterval(60))
+        let reads = store.wakeUpReads
+
+        // Another app's request falls due sooner: the scheduler knows it from the save.
+        try await engine.add("com.example.b", NotificationRequest(identifier: "sooner", content: content, trigger: .timeInterval(10, repeats: false)))
+        #expect(await engine.processDue() == clock.now.addingTimeInterval(10))
+        clock.advance(by: 10)
+        #expect(await engine.processDue() == clock.now.addingTimeInterval(50))
+        #expect(try await engine.deliveredNotifications("com.example.b").map(\.request.identifier) == ["sooner"])
+
+        // A removed app wakes nobody; with nothing left, the scheduler waits for a save.
+        try await engine.removeApp("com.example.a")
+        #expect(await engine.processDue() == nil)
+        #expect(store.wakeUpReads == reads, "no read of the store's wake-ups after the first")
+
+        // An app registered again under a removed app's name starts with nothing due.
+        _ = try await engine.registerApp("com.example.a")
+        #expect(await engine.processDue() == nil)
+        #expect(try await engine.pendingRequests("com.example.a").isEmpty)
+    }
+}
+
+/// The alarms that wake the scheduler go off in their order, and a cancelled one never does.
+@Suite(.timeLimit(.minutes(1))) struct AlarmThreadTests {
+    @Test func alarmsGoOffInTheirOrderAndACancelledOneDoesNot() async throws {
+        let (fired, continuation) = AsyncStream.makeStream(of: String.self)
+        let now = Date()
+        let alarms = AlarmThread.shared
+        _ = alarms.schedule(at: now.addingTimeInterval(0.06)) { continuation.yield("third") }
+        let cancelled = alarms.schedule(at: now.addingTimeInterval(0.02)) { continuation.yield("cancelled") }
+        _ = alarms.schedule(at: now.addingTimeInterval(0.04)) { continuation.yield("second") }
+        _ = alarms.schedule(at: now.addingTimeInterval(-1)) { continuation.yield("first") }
+        alarms.cancel(cancelled)
+        var order: [String] = []
+        for await name in fired {
+            order.append(name)
+            if order.count == 3 { break }
+        }
+        #expect(order == ["first", "second", "third"])
+        #expect(Date().timeIntervalSince(now) >= 0.06, "not before its time")
+    }
+}
