@@ -116,3 +116,53 @@ import Testing
         #expect(Date().timeIntervalSince(now) >= 0.06, "not before its time")
     }
 }
+
+/// A notification is decided and made durable a little before its time, and shown at its time: a
+/// busy store does not make it late.
+@Suite(.timeLimit(.minutes(1))) struct FiringAheadTests {
+    @Test func aNotificationIsSavedAheadOfItsTimeAndShownAtItWithTheAppsLaterStepsAfterIt() async throws {
+        let clock = ManualDaemonClock()
+        let start = clock.now
+        var configuration = DaemonEngine.Configuration()
+        configuration.timeZone = TimeZone(identifier: "UTC")!
+        configuration.firesAhead = 0.025
+        let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
+        let engine = await DaemonEngine(store: try SQLiteDaemonStore(path: path), clock: clock, configuration: configuration, launcher: { _ in })
+        var content = NotificationContent()
+        content.title = "Stand up"
+        for app in ["com.example.due", "com.example.other"] { _ = try await engine.registerApp(app) }
+        _ = try await engine.authorize("com.example.due", .grant)
+        try await engine.add("com.example.due", NotificationRequest(identifier: "stand-up", content: content, trigger: .timeInterval(10, repeats: false)))
+        var events = await engine.watch().events.makeAsyncIterator()
+
+        // The scheduler wakes up a little before the time.
+        #expect(await engine.processDue() == start.addingTimeInterval(10 - 0.025))
+        clock.advance(by: 9.99)
+        _ = await engine.processDue()
+        // Decided and durable now: a store opened on the file sees it delivered, at its time.
+        let saved = try #require(try await SQLiteDaemonStore(path: path).app("com.example.due")).machine
+        #expect(saved.pendingRequests.isEmpty)
+        #expect(saved.deliveredNotifications.map(\.date) == [start.addingTimeInterval(10)])
+        // The app's later step waits behind it.
+        try await engine.setBadgeCount("com.example.due", 3)
+
+        // Not shown yet: another app's event, published now, comes first.
+        _ = try await engine.authorize("com.example.other", .grant)
+        #expect(await Self.next(&events) == "settingsChanged com.example.other")
+        clock.advance(by: 0.01)
+        #expect(await Self.next(&events) == "presented com.example.due stand-up at 10.0")
+        #expect(await Self.next(&events) == "badgeChanged com.example.due 3")
+    }
+
+    static func next(_ events: inout AsyncStream<DaemonEvent>.Iterator) async -> String? {
+        switch await events.next() {
+        case .presented(let app, let shown)?:
+            let start = ManualDaemonClock().now
+            return "presented \(app) \(shown.notification.request.identifier) at \(shown.notification.date.timeIntervalSince(start))"
+        case .settingsChanged(let app, _)?: return "settingsChanged \(app)"
+        case .badgeChanged(let app, let badge)?: return "badgeChanged \(app) \(badge)"
+        case let other?: return "\(other)"
+        case nil: return nil
+        }
+    }
+}

@@ -73,6 +73,13 @@ package struct SystemDaemonClock: DaemonClock {
 /// store's readers), encoding and writing the rows a batch of steps changed, and the sync that makes
 /// them durable (on the store's writer, one transaction and one sync per batch, shared by every step
 /// queued meanwhile). Each step writes only the rows it changed (see ``NotificationCenterMachine/Changes``).
+///
+/// A notification is shown at its time even when the store is busy: the scheduler steps an app a little
+/// before its wake-up (``Configuration/firesAhead``), as of that wake-up, and saves the step at once;
+/// what the step does (the banner, the app's `willPresent`) is carried out at the wake-up itself, and
+/// the app's later steps are carried out after it, in order. In between, the notification already reads
+/// as delivered, no longer pending, and a crash leaves it so (as after a crash between any step's save
+/// and its effects).
 package actor DaemonEngine {
     /// Configuration of the engine; the defaults are Apple's where Apple has one.
     package struct Configuration: Sendable {
@@ -103,6 +110,13 @@ package actor DaemonEngine {
         package var hostsContentExtensions = false
         /// Where the daemon's metrics go (``DaemonMetrics``); by default nowhere.
         package var metrics: any MetricsFactory = NOOPMetricsHandler.instance
+        /// How long before an app's wake-up the scheduler steps it, in seconds: what falls due is
+        /// decided and made durable ahead, and carried out (shown, handed to the app) at its time, so a
+        /// busy store does not make it late. 0 (the default, for tests on a manual clock) steps at the
+        /// time; the daemon uses ``defaultFiresAhead``.
+        package var firesAhead: TimeInterval = 0
+        /// The daemon's ``firesAhead``: above what a save takes under a heavy load (BENCHMARKS.md).
+        package static let defaultFiresAhead: TimeInterval = 0.025
 
         package init() {}
     }
@@ -195,6 +209,9 @@ package actor DaemonEngine {
     /// When the scheduler's last round said it would next wake up (`distantFuture`: only when told):
     /// a save that brings an app's wake-up before it wakes the scheduler.
     private var scheduledWakeUp = Date.distantFuture
+    /// What steps taken ahead of their time (``Configuration/firesAhead``) do, and every later step of
+    /// the same app, waiting in order to be carried out at that time.
+    private var held: [String: Deque<HeldStep>] = [:]
     /// The highest device-link sequence whose push is durable here (delivered or dropped): the link
     /// acknowledges up to it, and a push sent again after a crash is not delivered twice.
     package private(set) var linkSequence: Int64 = 0
@@ -289,6 +306,7 @@ package actor DaemonEngine {
         if let folder = extensionFolder(of: bundleIdentifier) { try? FileManager.default.removeItem(at: folder) }
         keys.forgetAll()
         forget(bundleIdentifier)
+        held.removeValue(forKey: bundleIdentifier)
         loads.removeValue(forKey: bundleIdentifier)
         connections.removeValue(forKey: bundleIdentifier)?.continuation.finish()
         if let folder = attachmentStore(of: bundleIdentifier)?.root {
@@ -622,13 +640,15 @@ package actor DaemonEngine {
         _ bundleIdentifier: String,
         linkSequence: Int64? = nil,
         urgent: Bool = false,
+        ahead time: Date? = nil,
         _ body: (inout NotificationCenterMachine) throws(Failure) -> (T, [NotificationCenterMachine.Effect])
     ) async throws -> (T, UInt64) {
         // The only suspension: from here on the step runs to its end without letting another in.
         _ = try await loaded(bundleIdentifier)
         if !readAhead.isEmpty { readAhead.removeValue(forKey: bundleIdentifier) }
         let pending = resumeEffects.isEmpty ? [] : resumeEffects[bundleIdentifier] ?? []
-        let (now, device) = (clock.now, device.applying(to: bundleIdentifier))
+        let (now, device) = (max(clock.now, time ?? .distantPast), device.applying(to: bundleIdentifier))
+        let showAt = time.flatMap { $0 > clock.now ? $0 : nil }
         // Bounded: an app with more due than this at once is caught up by the scheduler over several
         // steps, taking turns with every other app that has something due.
         let step = withCachedMachine(of: bundleIdentifier) { machine in
@@ -636,12 +656,12 @@ package actor DaemonEngine {
         }
         switch step.result {
         case .success(let value):
-            return (value, queueSave(for: bundleIdentifier, effects: step.effects, linkSequence: linkSequence, urgent: urgent))
+            return (value, queueSave(for: bundleIdentifier, effects: step.effects, linkSequence: linkSequence, urgent: urgent, showAt: showAt))
         case .failure(let error):
             // The body changed nothing; what catching up did is saved, and carried out, before the
             // caller hears of the failure.
             if step.changed {
-                let ticket = queueSave(for: bundleIdentifier, effects: step.effects, urgent: urgent)
+                let ticket = queueSave(for: bundleIdentifier, effects: step.effects, urgent: urgent, showAt: showAt)
                 try? await makeDurable(ticket)
             }
             throw error
@@ -660,7 +680,8 @@ package actor DaemonEngine {
         for bundleIdentifier: String,
         effects: [NotificationCenterMachine.Effect],
         linkSequence: Int64? = nil,
-        urgent: Bool = false
+        urgent: Bool = false,
+        showAt: Date? = nil
     ) -> UInt64 {
         let ticket = nextSaveTicket
         nextSaveTicket += 1
@@ -668,16 +689,17 @@ package actor DaemonEngine {
             (AppSave(bundleIdentifier: bundleIdentifier, machine: &machine), machine.takeUnreferencedAttachments(), machine.openTickets == 0)
         }
         save.linkSequence = linkSequence
-        queuedSaves.append(QueuedSave(ticket: ticket, save: save, effects: effects, unusedFiles: unusedFiles, isSettled: isSettled, urgent: urgent))
+        queuedSaves.append(QueuedSave(ticket: ticket, save: save, effects: effects, unusedFiles: unusedFiles, isSettled: isSettled, urgent: urgent, showAt: showAt))
         unsavedSteps[bundleIdentifier, default: 0] += 1
         if !resumeEffects.isEmpty { resumeEffects.removeValue(forKey: bundleIdentifier) }
         return ticket
     }
 
     /// Queues a step that only brings an app up to date (fires what is due, applies the device's
-    /// state); returns its ticket. An urgent step's save is written ahead of the others queued.
-    private func queueCatchUp(_ bundleIdentifier: String, urgent: Bool = false) async throws -> UInt64 {
-        try await stepQueued(bundleIdentifier, urgent: urgent) { (_: inout NotificationCenterMachine) throws(Never) in ((), []) }.1
+    /// state); returns its ticket. An urgent step's save is written ahead of the others queued. A step
+    /// `ahead` brings the app to that time, and what it does is carried out then.
+    private func queueCatchUp(_ bundleIdentifier: String, urgent: Bool = false, ahead time: Date? = nil) async throws -> UInt64 {
+        try await stepQueued(bundleIdentifier, urgent: urgent, ahead: time) { (_: inout NotificationCenterMachine) throws(Never) in ((), []) }.1
     }
 
     /// Returns once the save of `ticket` is durable and the effects of its step (and of every earlier
@@ -763,13 +785,38 @@ package actor DaemonEngine {
         let app = item.save.bundleIdentifier
         noteSaved(app)
         noteWakeUp(app, item.save.nextWakeUp)
-        carryOut(item.effects, for: app)
         // Only once the state that no longer refers to them is saved: a crash before this line leaves
         // a stray file behind, never a notification without its file.
         if !item.unusedFiles.isEmpty { attachmentStore(of: app)?.release(item.unusedFiles) }
-        if item.isSettled, unsavedSteps[app] == nil, let waiters = answerWaiters.removeValue(forKey: app) {
-            waiters.values.forEach { $0.resume() }
+        if let showAt = item.showAt, showAt > clock.now {
+            held[app, default: []].append(HeldStep(effects: item.effects, showAt: showAt, isSettled: item.isSettled))
+            let clock = self.clock
+            // The alarm's action runs on the clock's thread; the effects are carried out on the actor.
+            _ = clock.alarm(at: showAt) { Task(priority: .high) { await self.carryOutHeld(of: app, through: showAt) } }
+        } else if held[app] != nil {
+            // After what waits for its time: an app hears of its steps in their order.
+            held[app]!.append(HeldStep(effects: item.effects, showAt: nil, isSettled: item.isSettled))
+        } else {
+            carryOut(item.effects, for: app)
+            if item.isSettled, unsavedSteps[app] == nil { resumeAnswerWaiters(of: app) }
         }
+    }
+
+    /// Carries out, in order, what an app's steps taken ahead of their time do once that time has come,
+    /// and what its later steps did meanwhile. `time` has come, whatever the wall clock says (the
+    /// alarm that calls this follows the monotonic clock).
+    private func carryOutHeld(of app: String, through time: Date) {
+        let now = max(clock.now, time)
+        while let step = held[app]?.first, step.showAt.map({ $0 <= now }) ?? true {
+            held[app]!.removeFirst()
+            if held[app]!.isEmpty { held[app] = nil }
+            carryOut(step.effects, for: app)
+            if held[app] == nil, step.isSettled, unsavedSteps[app] == nil { resumeAnswerWaiters(of: app) }
+        }
+    }
+
+    private func resumeAnswerWaiters(of app: String) {
+        answerWaiters.removeValue(forKey: app)?.values.forEach { $0.resume() }
     }
 
     /// Keeps `upcoming` as the store now is, after a durable change of an app's next wake-up, and
@@ -777,7 +824,7 @@ package actor DaemonEngine {
     private func noteWakeUp(_ app: String, _ wakeUp: Date?) {
         upcoming.note(app, wakeUp: wakeUp)
         wakeUpsSavedDuringRead?.append((app, wakeUp))
-        if let wakeUp, wakeUp < scheduledWakeUp { workSignal.signal() }
+        if let wakeUp, wakeUp.addingTimeInterval(-configuration.firesAhead) < scheduledWakeUp { workSignal.signal() }
     }
 
     private func noteSaved(_ app: String) {
@@ -1347,7 +1394,8 @@ package actor DaemonEngine {
     package func waitUntilAnswered(_ bundleIdentifier: String) async {
         // Its last step must also be durable and carried out (files released, calls answered): the cache
         // holds a step's state before its save is done.
-        guard let machine = cache[bundleIdentifier]?.machine, machine.openTickets > 0 || unsavedSteps[bundleIdentifier] != nil else { return }
+        guard let machine = cache[bundleIdentifier]?.machine,
+              machine.openTickets > 0 || unsavedSteps[bundleIdentifier] != nil || held[bundleIdentifier] != nil else { return }
         let id = UUID()
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -1725,7 +1773,7 @@ package actor DaemonEngine {
     /// retried a minute later rather than at once, so it cannot keep the scheduler spinning.
     @discardableResult
     package func processDue() async -> Date? {
-        let next = await processDueRound()
+        let next = await processDueRound()?.addingTimeInterval(-configuration.firesAhead)
         // Known only from the store's wake-ups kept up to date: until then, every saved wake-up wakes it.
         scheduledWakeUp = upcoming.horizon == nil ? .distantFuture : next ?? .distantFuture
         return next
@@ -1733,9 +1781,15 @@ package actor DaemonEngine {
 
     private func processDueRound() async -> Date? {
         let now = clock.now
-        let due: [String]
+        // Apps are stepped up to `firesAhead` before their wake-up, each brought to that wake-up.
+        let horizon = now.addingTimeInterval(configuration.firesAhead)
+        let due: [(bundleIdentifier: String, wakeUp: Date?)]
         do {
-            if let known = upcoming.due(by: now, limit: Self.appsPerRound) { due = known } else { due = try await readWakeUps(dueBy: now) }
+            if let known = upcoming.dueWakeUps(by: horizon, limit: Self.appsPerRound) {
+                due = known.map { ($0.bundleIdentifier, $0.date) }
+            } else {
+                due = try await readWakeUps(dueBy: horizon, now: now)
+            }
         } catch {
             logger.error("could not read what is due", metadata: ["error": .string("\(error)")])
             return now.addingTimeInterval(Self.retryDelay)
@@ -1743,9 +1797,9 @@ package actor DaemonEngine {
         // Every due app's step is queued, and their saves share one commit, written ahead of the
         // other calls' saves queued meanwhile.
         var tickets: [UInt64] = []
-        for bundleIdentifier in due {
+        for (bundleIdentifier, wakeUp) in due {
             do {
-                tickets.append(try await queueCatchUp(bundleIdentifier, urgent: true))
+                tickets.append(try await queueCatchUp(bundleIdentifier, urgent: true, ahead: wakeUp.flatMap { $0 > now ? $0 : nil }))
             } catch let error as DaemonError where error.code == .appNotFound {
                 // Removed since its wake-up was read.
                 noteWakeUp(bundleIdentifier, nil)
@@ -1769,10 +1823,15 @@ package actor DaemonEngine {
         return next
     }
 
-    /// Reads the store's earliest wake-ups into `upcoming`, and returns the apps due by `now`.
-    private func readWakeUps(dueBy now: Date) async throws -> [String] {
+    /// Reads the store's earliest wake-ups into `upcoming`, and returns the apps due by `horizon`
+    /// with their wake-ups, or when `upcoming` cannot say, the apps due by `now` (with none: stepped
+    /// at once).
+    private func readWakeUps(dueBy horizon: Date, now: Date) async throws -> [(bundleIdentifier: String, wakeUp: Date?)] {
+        func dueNow() async throws -> [(bundleIdentifier: String, wakeUp: Date?)] {
+            try await store.appsDue(by: now, limit: Self.appsPerRound).map { ($0, nil) }
+        }
         // One read at a time; a caller that comes meanwhile asks the store.
-        guard wakeUpsSavedDuringRead == nil else { return try await store.appsDue(by: now, limit: Self.appsPerRound) }
+        guard wakeUpsSavedDuringRead == nil else { return try await dueNow() }
         wakeUpsSavedDuringRead = []
         let earliest: [(bundleIdentifier: String, date: Date)]
         do {
@@ -1784,9 +1843,9 @@ package actor DaemonEngine {
         upcoming.load(earliest)
         for (app, wakeUp) in wakeUpsSavedDuringRead ?? [] { upcoming.note(app, wakeUp: wakeUp) }
         wakeUpsSavedDuringRead = nil
-        if let due = upcoming.due(by: now, limit: Self.appsPerRound) { return due }
+        if let due = upcoming.dueWakeUps(by: horizon, limit: Self.appsPerRound) { return due.map { ($0.bundleIdentifier, $0.date) } }
         // More apps are due now than one read holds: the store says which come first.
-        return try await store.appsDue(by: now, limit: Self.appsPerRound)
+        return try await dueNow()
     }
 
     /// Reads the apps due within ``readAheadInterval`` into the cache, off the scheduler's path, so
@@ -1842,6 +1901,16 @@ private struct QueuedSave {
     let isSettled: Bool
     /// Whether it is the scheduler's, written ahead of the others queued.
     let urgent: Bool
+    /// For a step taken ahead of its time: that time, when what it does is carried out.
+    let showAt: Date?
+}
+
+/// What a durable step does, waiting to be carried out at its time (or after an earlier step's).
+private struct HeldStep {
+    let effects: [NotificationCenterMachine.Effect]
+    /// The time of a step taken ahead of it; `nil` for a later step, carried out after the one before.
+    let showAt: Date?
+    let isSettled: Bool
 }
 
 /// An app to start for what waits for it (a response, a background push, its settings).

@@ -31,11 +31,16 @@ package struct UpcomingWakeUps: Sendable, Equatable {
     /// The apps with a wake-up due by `now`, soonest first, at most `limit`; `nil` when `now` is past
     /// the horizon (read the store).
     package func due(by now: Date, limit: Int) -> [String]? {
+        dueWakeUps(by: now, limit: limit)?.map(\.bundleIdentifier)
+    }
+
+    /// ``due(by:limit:)`` with each app's wake-up.
+    package func dueWakeUps(by now: Date, limit: Int) -> [(bundleIdentifier: String, date: Date)]? {
         guard let horizon, now <= horizon else { return nil }
         return dates.filter { $0.value <= now }
             .sorted { ($0.value, $0.key) < ($1.value, $1.key) }
             .prefix(limit)
-            .map(\.key)
+            .map { ($0.key, $0.value) }
     }
 
     /// When the earliest app wakes up, or ``Next/unknown`` before the store was read.

@@ -23,6 +23,7 @@ package struct DaemonConfiguration: Sendable {
         self.dataDirectory = dataDirectory
         self.socketPath = socketPath ?? dataDirectory.appendingPathComponent("unotify.sock").path
         self.tcpPort = tcpPort
+        engine.firesAhead = DaemonEngine.Configuration.defaultFiresAhead
     }
 
     /// The configuration the environment describes, with the defaults above.

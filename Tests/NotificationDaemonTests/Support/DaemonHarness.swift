@@ -109,6 +109,9 @@ func withDaemon<T: Sendable>(
     let directory = try directory ?? makeTestDirectory()
     var configuration = DaemonConfiguration(dataDirectory: directory)
     configuration.engine.timeZone = TimeZone(identifier: "UTC")!
+    // The tests move a manual clock to each wake-up and expect what falls due then; firing ahead of
+    // the time has tests of its own (`FiringAheadTests`, and every test of the real binary).
+    configuration.engine.firesAhead = 0
     configure(&configuration)
     var logger = logHandler.map { handler in Logger(label: "test.daemon", factory: { _ in handler }) } ?? Logger(label: "test.daemon")
     if logHandler == nil { logger.logLevel = .critical }
