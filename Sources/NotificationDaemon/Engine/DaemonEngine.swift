@@ -117,6 +117,9 @@ package actor DaemonEngine {
         package var firesAhead: TimeInterval = 0
         /// The daemon's ``firesAhead``: above what a save takes under a heavy load (BENCHMARKS.md).
         package static let defaultFiresAhead: TimeInterval = 0.025
+        /// How many of the earliest wake-ups the scheduler reads from the store at once (see
+        /// ``UpcomingWakeUps``).
+        package var wakeUpsReadAtOnce = 1024
 
         package init() {}
     }
@@ -202,7 +205,7 @@ package actor DaemonEngine {
     private let workSignal = WorkSignal()
     /// The apps that wake up first, kept with every save, so the scheduler reads no store to know
     /// what is due (see ``UpcomingWakeUps``).
-    private var upcoming = UpcomingWakeUps(capacity: DaemonEngine.upcomingWakeUpsRead)
+    private var upcoming: UpcomingWakeUps
     /// While the store's wake-ups are read into `upcoming`: the wake-ups saved meanwhile, applied
     /// over what the read returns (its snapshot may be older than them).
     private var wakeUpsSavedDuringRead: [(String, Date?)]?
@@ -238,6 +241,7 @@ package actor DaemonEngine {
         self.store = store
         self.clock = clock
         self.configuration = configuration
+        upcoming = UpcomingWakeUps(capacity: configuration.wakeUpsReadAtOnce)
         self.logger = logger
         self.launcher = launcher
         metrics = DaemonMetrics(factory: configuration.metrics)
@@ -307,6 +311,8 @@ package actor DaemonEngine {
         keys.forgetAll()
         forget(bundleIdentifier)
         held.removeValue(forKey: bundleIdentifier)
+        // Nothing of it will ever be answered.
+        resumeAnswerWaiters(of: bundleIdentifier)
         loads.removeValue(forKey: bundleIdentifier)
         connections.removeValue(forKey: bundleIdentifier)?.continuation.finish()
         if let folder = attachmentStore(of: bundleIdentifier)?.root {
@@ -726,9 +732,9 @@ package actor DaemonEngine {
                 if batch.contains(where: { !$0.save.deliveryReports.isEmpty }) { reportWatchers.notify() }
                 for item in batch { finish(item) }
             } catch {
-                // What the store's index holds is no longer known for sure: the scheduler reads it again.
+                // What the store's index holds is no longer known for sure: the scheduler's next round
+                // reads it again (not at once: a store that fails every save would keep it spinning).
                 upcoming.forgetAll()
-                workSignal.signal()
                 // The states queued after this batch were built on the states just lost: none is kept.
                 resolved += queuedSaves
                 queuedSaves.removeAll()
@@ -800,6 +806,12 @@ package actor DaemonEngine {
             carryOut(item.effects, for: app)
             if item.isSettled, unsavedSteps[app] == nil { resumeAnswerWaiters(of: app) }
         }
+    }
+
+    /// Carries out everything held for its time, at once: the daemon is stopping, and what is durable
+    /// is better shown a few milliseconds early than not at all.
+    package func carryOutEverythingHeld() {
+        for app in Array(held.keys) { carryOutHeld(of: app, through: .distantFuture) }
     }
 
     /// Carries out, in order, what an app's steps taken ahead of their time do once that time has come,
@@ -936,9 +948,10 @@ package actor DaemonEngine {
         while leaving > 0, looked < entries, let entry = evictionOrder.popFirst() {
             looked += 1
             guard let cached = cache[entry.app], cached.load == entry.load else { continue }
-            // An app whose last step is not saved yet stays: the store does not have its state.
+            // An app whose last step is not saved yet stays: the store does not have its state. So does
+            // one whose steps wait for their time: carrying them out (a launch) reads its state.
             let mustStay = entry.app == app || connections[entry.app] != nil || unsavedSteps[entry.app] != nil
-                || readAhead[entry.app] != nil
+                || readAhead[entry.app] != nil || held[entry.app] != nil
             if mustStay || cached.recentlyUsed {
                 if cached.recentlyUsed { cache[entry.app]!.recentlyUsed = false }
                 evictionOrder.append(entry)
@@ -1844,8 +1857,9 @@ package actor DaemonEngine {
         for (app, wakeUp) in wakeUpsSavedDuringRead ?? [] { upcoming.note(app, wakeUp: wakeUp) }
         wakeUpsSavedDuringRead = nil
         if let due = upcoming.dueWakeUps(by: horizon, limit: Self.appsPerRound) { return due.map { ($0.bundleIdentifier, $0.date) } }
-        // More apps are due now than one read holds: the store says which come first.
-        return try await dueNow()
+        // More apps wake up by the horizon, or at one time, than one read holds: the rows just read,
+        // soonest first, are the first due (a save meanwhile only makes a step find less to do).
+        return earliest.lazy.filter { $0.date <= horizon }.prefix(Self.appsPerRound).map { ($0.bundleIdentifier, $0.date) }
     }
 
     /// Reads the apps due within ``readAheadInterval`` into the cache, off the scheduler's path, so
@@ -1874,8 +1888,6 @@ package actor DaemonEngine {
 
     /// How many apps one round of the scheduler steps at most.
     static let appsPerRound = 256
-    /// How many of the earliest wake-ups the scheduler reads from the store at once.
-    static let upcomingWakeUpsRead = 1024
     /// How long an app whose step failed waits before it is tried again, in seconds.
     static let retryDelay: TimeInterval = 60
 
@@ -1885,7 +1897,9 @@ package actor DaemonEngine {
         // The alarm signals as a step would: one continuation to resume, whichever comes first. An
         // alarm going off after a step's signal leaves a signal for the next wait, which then looks
         // once more for nothing.
-        let alarm = deadline.map { clock.alarm(at: $0) { signal.signal() } }
+        // At most a minute: the alarm follows the monotonic clock, so the scheduler looks at the wall
+        // clock again after a suspend or a change of the system's time.
+        let alarm = deadline.map { clock.alarm(at: min($0, clock.now.addingTimeInterval(60))) { signal.signal() } }
         await signal.wait()
         alarm?.cancel()
     }

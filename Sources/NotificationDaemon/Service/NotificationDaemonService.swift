@@ -144,6 +144,8 @@ struct SchedulerService: Service {
                 }
             }
         }
+        // Notifications made durable ahead of their time are shown now, not lost with the stop.
+        await engine.carryOutEverythingHeld()
         // Extensions still running are stopped with the daemon; each runs again when it next starts.
         engine.stopServiceExtensions()
     }
