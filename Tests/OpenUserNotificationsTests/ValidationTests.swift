@@ -2,6 +2,7 @@ import Foundation
 import OpenUserNotifications
 import OpenUserNotificationsTesting
 import Testing
+import TestSupport
 
 /// Every invalid call gets Apple's `UNError` code and changes nothing.
 @Suite struct ValidationTests {
@@ -95,8 +96,7 @@ import Testing
     let folder: URL
 
     init() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("attachments-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        folder = try TemporaryFolders.make("attachments-")
     }
 
     /// Writes a file of exactly `size` bytes starting with `header`.

@@ -23,8 +23,7 @@ import Testing
     static func open(_ kind: Kind) async throws -> Opened {
         switch kind {
         case .sqlite:
-            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-store-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let folder = try TemporaryFolders.make("gateway-store-")
             let path = folder.appendingPathComponent("gateway.sqlite").path
             return Opened(store: try SQLiteGatewayStore(path: path), reopen: { try SQLiteGatewayStore(path: path) })
         case .postgres:

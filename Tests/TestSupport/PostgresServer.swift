@@ -60,6 +60,8 @@ package final class PostgresServer: Sendable {
                 // The process ends: so do its servers.
                 for data in PostgresServer.clusters.withLock({ $0 }) {
                     _ = try? PostgresServer.run("pg_ctl", ["-D", data, "-m", "immediate", "stop"])
+                    // Its folder too: a cluster takes some 370 MB.
+                    try? FileManager.default.removeItem(atPath: (data as NSString).deletingLastPathComponent)
                 }
             }
         }

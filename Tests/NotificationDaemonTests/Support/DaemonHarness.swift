@@ -5,6 +5,7 @@ import NotificationCore
 import NotificationDaemonClient
 import ServiceLifecycle
 import Synchronization
+import TestSupport
 
 /// A clock that moves only when a test moves it; sleepers wake when it passes their deadline.
 final class ManualDaemonClock: DaemonClock {
@@ -93,9 +94,8 @@ struct RunningDaemon: Sendable {
 /// A fresh folder for one test's daemon. Unix socket paths are limited to about 100 bytes, so the
 /// folder is short and directly under /tmp.
 func makeTestDirectory() throws -> URL {
-    let url = URL(fileURLWithPath: "/tmp/un-\(UUID().uuidString.prefix(8))", isDirectory: true)
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
+    // Short: a Unix socket's path in it must fit in 108 bytes.
+    try TemporaryFolders.make("un-", in: URL(fileURLWithPath: "/tmp", isDirectory: true))
 }
 
 /// Runs a daemon over `directory` for the duration of `body`, then shuts it down gracefully.
