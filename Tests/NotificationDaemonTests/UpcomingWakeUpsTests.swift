@@ -121,29 +121,46 @@ import Testing
 /// A notification is decided and made durable a little before its time, and shown at its time: a
 /// busy store does not make it late.
 @Suite(.timeLimit(.minutes(1))) struct FiringAheadTests {
-    @Test func aNotificationIsSavedAheadOfItsTimeAndShownAtItWithTheAppsLaterStepsAfterIt() async throws {
-        let clock = ManualDaemonClock()
-        let start = clock.now
+    let clock = ManualDaemonClock()
+    let path: String
+    let store: InstrumentedStore
+    let engine: DaemonEngine
+
+    init() async throws {
         var configuration = DaemonEngine.Configuration()
         configuration.timeZone = TimeZone(identifier: "UTC")!
         configuration.firesAhead = 0.025
-        let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
-        let engine = await DaemonEngine(store: try SQLiteDaemonStore(path: path), clock: clock, configuration: configuration, launcher: { _ in })
+        configuration.wakeUpsReadAtOnce = 4
+        path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
+        store = try InstrumentedStore(path: path)
+        engine = await DaemonEngine(store: store, clock: clock, configuration: configuration, launcher: { _ in })
+    }
+
+    /// The seconds from the clock's start to `date`.
+    func seconds(_ date: Date) -> TimeInterval { date.timeIntervalSince(ManualDaemonClock().now) }
+
+    /// Registers `app`, allows it, and adds a request due in `seconds`.
+    func addDue(_ app: String, _ identifier: String, in seconds: TimeInterval) async throws {
         var content = NotificationContent()
-        content.title = "Stand up"
-        for app in ["com.example.due", "com.example.other"] { _ = try await engine.registerApp(app) }
-        _ = try await engine.authorize("com.example.due", .grant)
-        try await engine.add("com.example.due", NotificationRequest(identifier: "stand-up", content: content, trigger: .timeInterval(10, repeats: false)))
+        content.title = identifier
+        _ = try await engine.registerApp(app)
+        _ = try await engine.authorize(app, .grant)
+        try await engine.add(app, NotificationRequest(identifier: identifier, content: content, trigger: .timeInterval(seconds, repeats: false)))
+    }
+
+    @Test func aNotificationIsSavedAheadOfItsTimeAndShownAtItWithTheAppsLaterStepsAfterIt() async throws {
+        try await addDue("com.example.due", "stand-up", in: 10)
+        _ = try await engine.registerApp("com.example.other")
         var events = await engine.watch().events.makeAsyncIterator()
 
         // The scheduler wakes up a little before the time.
-        #expect(await engine.processDue() == start.addingTimeInterval(10 - 0.025))
+        #expect(await engine.processDue() == ManualDaemonClock().now.addingTimeInterval(10 - 0.025))
         clock.advance(by: 9.99)
         _ = await engine.processDue()
         // Decided and durable now: a store opened on the file sees it delivered, at its time.
         let saved = try #require(try await SQLiteDaemonStore(path: path).app("com.example.due")).machine
         #expect(saved.pendingRequests.isEmpty)
-        #expect(saved.deliveredNotifications.map(\.date) == [start.addingTimeInterval(10)])
+        #expect(saved.deliveredNotifications.map { seconds($0.date) } == [10])
         // The app's later step waits behind it.
         try await engine.setBadgeCount("com.example.due", 3)
 
@@ -156,25 +173,11 @@ import Testing
     }
 
     @Test func moreAppsWakingUpAtOnceThanOneReadHoldsAreAllFiredAheadWithoutSpinning() async throws {
-        let clock = ManualDaemonClock()
-        let start = clock.now
-        var configuration = DaemonEngine.Configuration()
-        configuration.timeZone = TimeZone(identifier: "UTC")!
-        configuration.firesAhead = 0.025
-        configuration.wakeUpsReadAtOnce = 4
-        let store = try InstrumentedStore(path: makeTestDirectory().appendingPathComponent("db.sqlite").path)
-        let engine = await DaemonEngine(store: store, clock: clock, configuration: configuration, launcher: { _ in })
-        var content = NotificationContent()
-        content.title = "On the hour"
         let apps = (0..<10).map { "com.example.app\($0)" }
-        for app in apps {
-            _ = try await engine.registerApp(app)
-            _ = try await engine.authorize(app, .grant)
-            try await engine.add(app, NotificationRequest(identifier: "hour", content: content, trigger: .timeInterval(60, repeats: false)))
-        }
-        // Known up to just before that time (more apps may wake up at it than were read).
+        for app in apps { try await addDue(app, "hour", in: 60) }
+        // Known up to just before that time (more apps may wake up at it than the four read).
         let first = try #require(await engine.processDue())
-        #expect(abs(first.timeIntervalSince(start.addingTimeInterval(60 - 0.025))) < 0.001)
+        #expect(abs(seconds(first) - (60 - 0.025)) < 0.001)
 
         // Ten apps at one time, four read at once: each round steps what it read, none goes round empty.
         clock.advance(by: 59.99)
@@ -184,24 +187,13 @@ import Testing
             try #require(rounds < 10, "the scheduler goes round without stepping anything")
         }
         for app in apps {
-            let delivered = try await engine.deliveredNotifications(app)
-            #expect(delivered.map(\.date) == [start.addingTimeInterval(60)], "\(app)")
+            #expect(try await engine.deliveredNotifications(app).map { seconds($0.date) } == [60], "\(app)")
         }
         #expect(store.wakeUpReads <= 8)
     }
 
     @Test func aStoppingDaemonShowsWhatWaitsForItsTimeAtOnce() async throws {
-        let clock = ManualDaemonClock()
-        var configuration = DaemonEngine.Configuration()
-        configuration.timeZone = TimeZone(identifier: "UTC")!
-        configuration.firesAhead = 0.025
-        let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
-        let engine = await DaemonEngine(store: try SQLiteDaemonStore(path: path), clock: clock, configuration: configuration, launcher: { _ in })
-        var content = NotificationContent()
-        content.title = "Stand up"
-        _ = try await engine.registerApp("com.example.due")
-        _ = try await engine.authorize("com.example.due", .grant)
-        try await engine.add("com.example.due", NotificationRequest(identifier: "stand-up", content: content, trigger: .timeInterval(10, repeats: false)))
+        try await addDue("com.example.due", "stand-up", in: 10)
         var events = await engine.watch().events.makeAsyncIterator()
         _ = await engine.processDue()
         clock.advance(by: 9.99)
