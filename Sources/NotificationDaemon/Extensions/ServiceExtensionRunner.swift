@@ -172,7 +172,16 @@ final class ServiceExtensionRunner: Sendable {
 
     // MARK: - One run
 
+    /// Runs `run` on a thread of its own, from its start to its end: starting a process takes a while
+    /// (up to 0.4 s when its file is being written, see `SpawnedProcess`), and the caller is the
+    /// engine's actor, which every app's steps wait for.
     private func launch(_ run: Run) {
+        let thread = Thread { [self] in self.runToItsEnd(run) }
+        thread.name = "service extension \(run.key.app)"
+        thread.start()
+    }
+
+    private func runToItsEnd(_ run: Run) {
         let started: ExtensionProcess.Started
         do {
             started = try ExtensionProcess.start(run.registration.executable, folder: run.folder, caches: run.caches, app: run.key.app)
@@ -197,17 +206,13 @@ final class ServiceExtensionRunner: Sendable {
         if stopped { ExtensionProcess.kill(process) }
         logger.debug("service extension started", metadata: ["app": .string(run.key.app), "pid": .stringConvertible(process.pid)])
         if warnNow { warn(running) }
-        let reader = Thread { [self] in
-            let result = Self.readAnswer(from: started.output, of: process)
-            // Answered (or failed to): it has nothing more to do, as on iOS.
-            ExtensionProcess.kill(process)
-            process.waitUntilExit()
-            try? started.output.close()
-            try? running.input.close()
-            finish(run, running, result)
-        }
-        reader.name = "service extension \(run.key.app)"
-        reader.start()
+        let result = Self.readAnswer(from: started.output, of: process)
+        // Answered (or failed to): it has nothing more to do, as on iOS.
+        ExtensionProcess.kill(process)
+        process.waitUntilExit()
+        try? started.output.close()
+        try? running.input.close()
+        finish(run, running, result)
     }
 
     private func warn(_ running: Running) {
