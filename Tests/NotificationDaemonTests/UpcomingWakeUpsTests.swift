@@ -122,6 +122,7 @@ import Testing
 /// busy store does not make it late.
 @Suite(.timeLimit(.minutes(1))) struct FiringAheadTests {
     let clock = ManualDaemonClock()
+    let start: Date
     let path: String
     let store: InstrumentedStore
     let engine: DaemonEngine
@@ -131,13 +132,14 @@ import Testing
         configuration.timeZone = TimeZone(identifier: "UTC")!
         configuration.firesAhead = 0.025
         configuration.wakeUpsReadAtOnce = 4
+        start = clock.now
         path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
         store = try InstrumentedStore(path: path)
         engine = await DaemonEngine(store: store, clock: clock, configuration: configuration, launcher: { _ in })
     }
 
     /// The seconds from the clock's start to `date`.
-    func seconds(_ date: Date) -> TimeInterval { date.timeIntervalSince(ManualDaemonClock().now) }
+    func seconds(_ date: Date) -> TimeInterval { date.timeIntervalSince(start) }
 
     /// Registers `app`, allows it, and adds a request due in `seconds`.
     func addDue(_ app: String, _ identifier: String, in seconds: TimeInterval) async throws {
@@ -154,7 +156,7 @@ import Testing
         var events = await engine.watch().events.makeAsyncIterator()
 
         // The scheduler wakes up a little before the time.
-        #expect(await engine.processDue() == ManualDaemonClock().now.addingTimeInterval(10 - 0.025))
+        #expect(await engine.processDue() == start.addingTimeInterval(10 - 0.025))
         clock.advance(by: 9.99)
         _ = await engine.processDue()
         // Decided and durable now: a store opened on the file sees it delivered, at its time.
@@ -166,10 +168,10 @@ import Testing
 
         // Not shown yet: another app's event, published now, comes first.
         _ = try await engine.authorize("com.example.other", .grant)
-        #expect(await Self.next(&events) == "settingsChanged com.example.other")
+        #expect(await next(&events) == "settingsChanged com.example.other")
         clock.advance(by: 0.01)
-        #expect(await Self.next(&events) == "presented com.example.due stand-up at 10.0")
-        #expect(await Self.next(&events) == "badgeChanged com.example.due 3")
+        #expect(await next(&events) == "presented com.example.due stand-up at 10.0")
+        #expect(await next(&events) == "badgeChanged com.example.due 3")
     }
 
     @Test func moreAppsWakingUpAtOnceThanOneReadHoldsAreAllFiredAheadWithoutSpinning() async throws {
@@ -201,14 +203,14 @@ import Testing
 
         // What the scheduler runs last when the daemon stops: the clock has not reached the time.
         await engine.carryOutEverythingHeld()
-        #expect(await Self.next(&events) == "presented com.example.due stand-up at 10.0")
+        #expect(await next(&events) == "presented com.example.due stand-up at 10.0")
     }
 
-    static func next(_ events: inout AsyncStream<DaemonEvent>.Iterator) async -> String? {
+    /// The next event, in a line.
+    func next(_ events: inout AsyncStream<DaemonEvent>.Iterator) async -> String? {
         switch await events.next() {
         case .presented(let app, let shown)?:
-            let start = ManualDaemonClock().now
-            return "presented \(app) \(shown.notification.request.identifier) at \(shown.notification.date.timeIntervalSince(start))"
+            return "presented \(app) \(shown.notification.request.identifier) at \(seconds(shown.notification.date))"
         case .settingsChanged(let app, _)?: return "settingsChanged \(app)"
         case .badgeChanged(let app, let badge)?: return "badgeChanged \(app) \(badge)"
         case let other?: return "\(other)"

@@ -11,21 +11,8 @@ internal import DequeModule
 /// Where the daemon reads the time and how it waits; tests pass a manual clock.
 package protocol DaemonClock: Sendable {
     var now: Date { get }
-    /// Returns once `deadline` has come; throws when the waiting task is cancelled.
-    func sleep(until deadline: Date) async throws
-    /// Calls `action` once `deadline` has come, unless the alarm is cancelled first.
+    /// Calls `action` once `deadline` has come (at once if it has), unless the alarm is cancelled first.
     func alarm(at deadline: Date, _ action: @escaping @Sendable () -> Void) -> DaemonAlarm
-}
-
-extension DaemonClock {
-    /// An alarm that sleeps in a task of its own.
-    package func alarm(at deadline: Date, _ action: @escaping @Sendable () -> Void) -> DaemonAlarm {
-        let task = Task {
-            try await sleep(until: deadline)
-            action()
-        }
-        return DaemonAlarm { task.cancel() }
-    }
 }
 
 /// An alarm set with ``DaemonClock/alarm(at:_:)``.
@@ -44,12 +31,6 @@ package struct DaemonAlarm: Sendable {
 package struct SystemDaemonClock: DaemonClock {
     package init() {}
     package var now: Date { Date() }
-    /// Sleeps at most a day at a time: a deadline centuries away is as good as none, and whoever waits
-    /// looks again when it wakes.
-    package func sleep(until deadline: Date) async throws {
-        let seconds = min(deadline.timeIntervalSinceNow, 86_400)
-        if seconds > 0 { try await Task.sleep(for: .milliseconds(Int64((seconds * 1000).rounded(.up)))) }
-    }
 
     /// Goes off on the alarm thread, at the deadline to the microsecond when a core is free: the
     /// scheduler's wake-ups, which decide how late a notification is.
@@ -796,9 +777,8 @@ package actor DaemonEngine {
         if !item.unusedFiles.isEmpty { attachmentStore(of: app)?.release(item.unusedFiles) }
         if let showAt = item.showAt, showAt > clock.now {
             held[app, default: []].append(HeldStep(effects: item.effects, showAt: showAt, isSettled: item.isSettled))
-            let clock = self.clock
             // The alarm's action runs on the clock's thread; the effects are carried out on the actor.
-            _ = clock.alarm(at: showAt) { Task(priority: .high) { await self.carryOutHeld(of: app, through: showAt) } }
+            _ = self.clock.alarm(at: showAt) { Task(priority: .high) { await self.carryOutHeld(of: app, through: showAt) } }
         } else if held[app] != nil {
             // After what waits for its time: an app hears of its steps in their order.
             held[app]!.append(HeldStep(effects: item.effects, showAt: nil, isSettled: item.isSettled))

@@ -7,11 +7,11 @@ import ServiceLifecycle
 import Synchronization
 import TestSupport
 
-/// A clock that moves only when a test moves it; sleepers wake when it passes their deadline.
+/// A clock that moves only when a test moves it; alarms go off when it passes their deadline.
 final class ManualDaemonClock: DaemonClock {
     private struct State {
         var now: Date
-        var sleepers: [UUID: (deadline: Date, continuation: CheckedContinuation<Void, any Error>)] = [:]
+        var alarms: [UUID: (deadline: Date, action: @Sendable () -> Void)] = [:]
     }
 
     private let state: Mutex<State>
@@ -23,13 +23,13 @@ final class ManualDaemonClock: DaemonClock {
     var now: Date { state.withLock { $0.now } }
 
     func advance(by seconds: TimeInterval) {
-        let due = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+        let due = state.withLock { state -> [@Sendable () -> Void] in
             state.now = state.now.addingTimeInterval(seconds)
-            let ready = state.sleepers.filter { $0.value.deadline <= state.now }
-            for id in ready.keys { state.sleepers.removeValue(forKey: id) }
-            return ready.values.map(\.continuation)
+            let ready = state.alarms.filter { $0.value.deadline <= state.now }
+            for id in ready.keys { state.alarms.removeValue(forKey: id) }
+            return ready.values.sorted { $0.deadline < $1.deadline }.map(\.action)
         }
-        due.forEach { $0.resume() }
+        due.forEach { $0() }
     }
 
     /// Moves the clock forward to `date`; a date in the past leaves it where it is.
@@ -37,27 +37,15 @@ final class ManualDaemonClock: DaemonClock {
         advance(by: max(0, date.timeIntervalSince(now)))
     }
 
-    func sleep(until deadline: Date) async throws {
+    func alarm(at deadline: Date, _ action: @escaping @Sendable () -> Void) -> DaemonAlarm {
         let id = UUID()
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                // Checked under the lock: a cancellation that came before the sleeper was stored found
-                // nothing to resume, so the sleeper must not wait.
-                let outcome = state.withLock { state -> Result<Bool, CancellationError> in
-                    if Task.isCancelled { return .failure(CancellationError()) }
-                    if deadline <= state.now { return .success(true) }
-                    state.sleepers[id] = (deadline, continuation)
-                    return .success(false)
-                }
-                switch outcome {
-                case .failure(let error): continuation.resume(throwing: error)
-                case .success(true): continuation.resume()
-                case .success(false): break
-                }
-            }
-        } onCancel: {
-            state.withLock { $0.sleepers.removeValue(forKey: id) }?.continuation.resume(throwing: CancellationError())
+        let isDue = state.withLock { state -> Bool in
+            guard deadline > state.now else { return true }
+            state.alarms[id] = (deadline, action)
+            return false
         }
+        if isDue { action() }
+        return DaemonAlarm { _ = self.state.withLock { $0.alarms.removeValue(forKey: id) } }
     }
 }
 
