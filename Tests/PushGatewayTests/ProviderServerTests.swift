@@ -265,9 +265,7 @@ final class HoldingAcceptor: PushAcceptor {
         // The first push authenticates the connection. Then a third sends its headers but not its end,
         // and a second, sent whole after it, is held under way: once the second is held, the server
         // has read the third's headers too (frames of a connection are read in order).
-        let first = try await client.openStream(path: path, headers: headers)
-        try await first.sendBody(#"{"aps":{"alert":"1"}}"#)
-        #expect(await first.answer().status == "200")
+        #expect(try await client.push(path: path, headers: headers, body: #"{"aps":{"alert":"1"}}"#).status == "200")
         let unfinished = try await client.openStream(path: path, headers: headers)
         let underWay = try await client.openStream(path: path, headers: headers)
         try await underWay.sendBody(#"{"aps":{"alert":"2"}}"#)
@@ -296,15 +294,11 @@ final class HoldingAcceptor: PushAcceptor {
         let (server, _, _, client, headers) = try await Self.serverToStop(acceptor: RecordingAcceptor())
         let path = "/3/device/\(Self.token)"
 
-        let first = try await client.openStream(path: path, headers: headers)
-        try await first.sendBody(#"{"aps":{"alert":"1"}}"#)
-        #expect(await first.answer().status == "200")
+        #expect(try await client.push(path: path, headers: headers, body: #"{"aps":{"alert":"1"}}"#).status == "200")
         // The last request sends its headers; a whole one sent after it is answered, so the server has
         // read those headers too (frames of a connection are read in order) before the stop begins.
         let last = try await client.openStream(path: path, headers: headers)
-        let after = try await client.openStream(path: path, headers: headers)
-        try await after.sendBody(#"{"aps":{"alert":"2"}}"#)
-        #expect(await after.answer().status == "200")
+        #expect(try await client.push(path: path, headers: headers, body: #"{"aps":{"alert":"2"}}"#).status == "200")
 
         let stopping = Task { await server.stop(grace: .seconds(30)) }
         var goAways = client.goAways.makeAsyncIterator()
@@ -327,9 +321,7 @@ final class HoldingAcceptor: PushAcceptor {
             let answer = await stalled.answer()
             #expect(answer.status == "400")
             #expect(answer.body == #"{"reason":"IdleTimeout"}"#)
-            let next = try await client.openStream(path: "/3/device/\(Self.token)", headers: headers)
-            try await next.sendBody(#"{"aps":{"alert":"whole"}}"#)
-            #expect(await next.answer().status == "200")
+            #expect(try await client.push(path: "/3/device/\(Self.token)", headers: headers, body: #"{"aps":{"alert":"whole"}}"#).status == "200")
             await client.close()
             #expect(running.acceptor.accepted.withLock { $0.count } == 1)
         }
@@ -343,9 +335,7 @@ final class HoldingAcceptor: PushAcceptor {
             let client = try await FrameClient.connect(port: running.endpoint.port, authorityPEM: running.endpoint.authorityPEM)
             let headers = [("authorization", try running.bearer()), ("apns-topic", "com.example.todo")]
             let path = "/3/device/\(Self.token)"
-            let first = try await client.openStream(path: path, headers: headers)
-            try await first.sendBody(#"{"aps":{"alert":"first"}}"#)
-            #expect(await first.answer().status == "200")
+            #expect(try await client.push(path: path, headers: headers, body: #"{"aps":{"alert":"first"}}"#).status == "200")
             for _ in 0..<500 {
                 let cancelled = try await client.openStream(path: path, headers: headers)
                 // Closing a stream under way sends RST_STREAM (CANCEL); the close reports the stream
@@ -364,9 +354,8 @@ final class HoldingAcceptor: PushAcceptor {
     @Test func aConnectionWithoutALPNSpeaksHTTP2() async throws {
         try await withServer { running in
             let client = try await FrameClient.connect(port: running.endpoint.port, authorityPEM: running.endpoint.authorityPEM, alpn: [])
-            let stream = try await client.openStream(path: "/3/device/\(Self.token)", headers: [("authorization", try running.bearer()), ("apns-topic", "com.example.todo")])
-            try await stream.sendBody(#"{"aps":{"alert":"no ALPN"}}"#)
-            #expect(await stream.answer().status == "200")
+            let headers = [("authorization", try running.bearer()), ("apns-topic", "com.example.todo")]
+            #expect(try await client.push(path: "/3/device/\(Self.token)", headers: headers, body: #"{"aps":{"alert":"no ALPN"}}"#).status == "200")
             await client.close()
             #expect(running.acceptor.accepted.withLock { $0.count } == 1)
         }

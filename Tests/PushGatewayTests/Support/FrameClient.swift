@@ -54,6 +54,13 @@ final class FrameClient: Sendable {
         return FrameStream(channel: channel, answers: answers)
     }
 
+    /// Sends a whole push on a stream of its own and returns the answer.
+    func push(path: String, headers: [(String, String)], body: String) async throws -> (status: String?, body: String) {
+        let stream = try await openStream(path: path, headers: headers)
+        try await stream.sendBody(body)
+        return await stream.answer()
+    }
+
     func close() async {
         try? await channel.close()
     }
