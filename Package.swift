@@ -69,6 +69,14 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
+            name: "SQLiteCheckpoints",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
             name: "NotificationAttachmentStore",
             dependencies: ["NotificationCore"],
             swiftSettings: strictSettings
@@ -124,6 +132,7 @@ let package = Package(
             name: "NotificationDaemon",
             dependencies: [
                 "NotificationCore",
+                "SQLiteCheckpoints",
                 "PrivateFiles",
                 "NotificationAttachmentStore",
                 "NotificationDaemonClient",
@@ -150,6 +159,7 @@ let package = Package(
             name: "PushGateway",
             dependencies: [
                 "NotificationCore",
+                "SQLiteCheckpoints",
                 "PrivateFiles",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -318,6 +328,7 @@ let package = Package(
             name: "NotificationDaemonTests",
             dependencies: [
                 "TestSupport",
+                "SQLiteCheckpoints",
                 "ProcessSpawning",
                 "DBus",
                 "DesktopNotifications",

@@ -1,6 +1,7 @@
 package import Foundation
 internal import GRDB
 internal import GRDBSQLite
+internal import SQLiteCheckpoints
 internal import Synchronization
 package import NotificationCore
 
@@ -21,6 +22,7 @@ package import NotificationCore
 /// types that would make stored rows unreadable fails a test.
 package final class SQLiteDaemonStore: DaemonStore {
     private let database: DatabasePool
+    private let checkpointer: BackgroundCheckpointer
     /// Where the database file is.
     package let path: String
 
@@ -35,6 +37,7 @@ package final class SQLiteDaemonStore: DaemonStore {
     ///   message says which file and what to do. Nothing in it is changed.
     package init(path: String, walSizeLimit: Int = SQLiteDaemonStore.defaultWALSizeLimit) throws(DaemonError) {
         self.path = path
+        checkpointer = BackgroundCheckpointer(path: path)
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         do {
@@ -42,10 +45,12 @@ package final class SQLiteDaemonStore: DaemonStore {
             // Every commit synced before a call is answered: NORMAL is durable across a process
             // crash in WAL mode, FULL also across a power loss. Set on the writer after the pool
             // opens, because opening a pool in WAL mode sets NORMAL (after `prepareDatabase` runs).
-            // The writer also runs the checkpoints, so it is the one that cuts the log back.
-            try database.writeWithoutTransaction { db in
+            // The writer restarts the log after a checkpoint, so it is the one that cuts it back.
+            // Its checkpoints run on a connection of their own, outside its commits.
+            try database.writeWithoutTransaction { [checkpointer] db in
                 try db.execute(sql: "PRAGMA synchronous = FULL")
                 try db.execute(sql: "PRAGMA journal_size_limit = \(max(0, walSizeLimit))")
+                checkpointer.takeCheckpoints(of: db)
             }
             try Self.migrator.migrate(database)
         } catch {
@@ -223,6 +228,22 @@ package final class SQLiteDaemonStore: DaemonStore {
             return try await database.write(body)
         } catch let error as DaemonError {
             throw error
+        } catch {
+            throw DaemonError(.storageFailed, "Writing to \(path) failed: \(Self.describe(error)).")
+        }
+    }
+
+    /// A transaction committed without waiting for the disk, for bookkeeping that is safe to lose in
+    /// a power cut (never in a crash of the process: its pages are in the log). A later synced commit
+    /// makes it durable with itself, as the log is synced whole.
+    private func writeUnsynced(_ body: @escaping @Sendable (Database) throws -> Void) async throws(DaemonError) {
+        do {
+            try await database.writeWithoutTransaction { db in
+                try db.cachedStatement(sql: "PRAGMA synchronous = NORMAL").execute()
+                let written = Result { try db.inTransaction { try body(db); return .commit } }
+                try db.cachedStatement(sql: "PRAGMA synchronous = FULL").execute()
+                try written.get()
+            }
         } catch {
             throw DaemonError(.storageFailed, "Writing to \(path) failed: \(Self.describe(error)).")
         }
@@ -559,15 +580,19 @@ package final class SQLiteDaemonStore: DaemonStore {
 
     package func deliveryReports(limit: Int) async throws(DaemonError) -> (through: Int64, reports: [DeliveryLog.Report])? {
         try await read { db in
-            let rows = try Row.fetchAll(db, sql: "SELECT number, report FROM link_report ORDER BY number LIMIT ?", arguments: [limit])
+            let rows = try ColumnReader.rows(db, "SELECT number, report FROM link_report ORDER BY number LIMIT ?", [limit]) { columns in
+                (number: columns.integer(0) ?? 0, report: columns.blob(1) ?? Data())
+            }
             guard let last = rows.last else { return nil }
             // One that does not decode (written by a later version) is skipped, and forgotten with the rest.
-            return (last["number"], rows.compactMap { try? Self.decoder.decode(DeliveryLog.Report.self, from: $0["report"] as Data) })
+            return (last.number, rows.compactMap { try? Self.decoder.decode(DeliveryLog.Report.self, from: $0.report) })
         }
     }
 
     package func forgetDeliveryReports(through number: Int64) async throws(DaemonError) {
-        try await write { db in try db.execute(sql: "DELETE FROM link_report WHERE number <= ?", arguments: [number]) }
+        // Not synced: reports forgotten and back after a power cut are sent again, and the gateway
+        // skips those it has.
+        try await writeUnsynced { db in try db.cachedStatement(sql: "DELETE FROM link_report WHERE number <= ?").execute(arguments: [number]) }
     }
 
     package func waitingCounts() async throws(DaemonError) -> (appMessages: Int, deliveryReports: Int) {
@@ -577,9 +602,9 @@ package final class SQLiteDaemonStore: DaemonStore {
     }
 
     private static func recordLinkSequence(_ sequence: Int64, in db: Database) throws {
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT INTO link (id, sequence) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET sequence = max(sequence, excluded.sequence)
-            """, arguments: [sequence])
+            """).execute(arguments: [sequence])
     }
 
     package func earliestWakeUp() async throws(DaemonError) -> Date? {

@@ -1,5 +1,6 @@
 package import Foundation
 import GRDB
+import SQLiteCheckpoints
 package import NotificationCore
 
 /// The gateway's store in one SQLite file (WAL mode, every commit synced), through GRDB: the
@@ -9,12 +10,14 @@ package import NotificationCore
 /// daemon does for its own.
 package final class SQLiteGatewayStore: GatewayStore {
     private let database: DatabasePool
+    private let checkpointer: BackgroundCheckpointer
     package let path: String
 
     /// - Parameter busyTimeout: how long a write waits for another process's transaction (the CLI
     ///   writing beside a running gateway) before it fails.
     package init(path: String, busyTimeout: TimeInterval = 10) throws(GatewayError) {
         self.path = path
+        checkpointer = BackgroundCheckpointer(path: path)
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout)
         configuration.foreignKeysEnabled = true
@@ -22,9 +25,11 @@ package final class SQLiteGatewayStore: GatewayStore {
             database = try DatabasePool(path: path, configuration: configuration)
             // Each commit synced (FULL: durable across a power loss too), and the write-ahead log cut
             // back to 64 MiB after a checkpoint instead of keeping its largest size for good.
-            try database.writeWithoutTransaction { db in
+            // Its checkpoints run on a connection of their own, outside the writer's commits.
+            try database.writeWithoutTransaction { [checkpointer] db in
                 try db.execute(sql: "PRAGMA synchronous = FULL")
                 try db.execute(sql: "PRAGMA journal_size_limit = \(64 << 20)")
+                checkpointer.takeCheckpoints(of: db)
             }
             try Self.migrator.migrate(database)
         } catch {
@@ -161,6 +166,24 @@ package final class SQLiteGatewayStore: GatewayStore {
     private func write<T: Sendable>(_ body: @Sendable @escaping (Database) throws -> T) async throws(GatewayError) -> T {
         do {
             return try await database.write(body)
+        } catch let error as GatewayError {
+            throw error
+        } catch {
+            throw GatewayError(.storageFailed, "Writing to \(path) failed: \(error).")
+        }
+    }
+
+    /// A transaction committed without waiting for the disk, for what is safe to lose in a power cut
+    /// (never in a crash of the process: its pages are in the log). A later synced commit makes it
+    /// durable with itself, as the log is synced whole.
+    private func writeUnsynced(_ body: @Sendable @escaping (Database) throws -> Void) async throws(GatewayError) {
+        do {
+            try await database.writeWithoutTransaction { db in
+                try db.cachedStatement(sql: "PRAGMA synchronous = NORMAL").execute()
+                let written = Result { try db.inTransaction { try body(db); return .commit } }
+                try db.cachedStatement(sql: "PRAGMA synchronous = FULL").execute()
+                try written.get()
+            }
         } catch let error as GatewayError {
             throw error
         } catch {
@@ -415,9 +438,9 @@ package final class SQLiteGatewayStore: GatewayStore {
 
     package func pushes(for deviceID: String, after sequence: Int64, now: Date, limit: Int) async throws(GatewayError) -> [QueuedPush] {
         try await read { db in
-            try Row.fetchAll(db, sql: """
+            try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT * FROM push WHERE deviceID = ? AND sequence > ? AND expiresAt > ? AND NOT held ORDER BY sequence LIMIT ?
-                """, arguments: [deviceID, sequence, now.timeIntervalSince1970, limit]).map { row in
+                """), arguments: [deviceID, sequence, now.timeIntervalSince1970, limit]).map { row in
                 var push = QueuedPush(
                     sequence: row["sequence"], deviceID: row["deviceID"], token: row["token"], bundleIdentifier: row["bundleIdentifier"],
                     environment: APNs.Environment(rawValue: row["environment"]) ?? .sandbox, apnsID: row["apnsID"], pushType: APNs.PushType(rawValue: row["pushType"]) ?? .alert, priority: row["priority"],
@@ -433,7 +456,9 @@ package final class SQLiteGatewayStore: GatewayStore {
     package func acknowledge(_ acknowledgements: [Acknowledgement]) async throws(GatewayError) {
         let merged = Acknowledgement.merged(acknowledgements)
         guard !merged.isEmpty else { return }
-        try await write { db in
+        // Not synced: pushes acknowledged and back after a power cut are sent again, and the device
+        // recognizes them by their sequence.
+        try await writeUnsynced { db in
             let logAcknowledged = try db.cachedStatement(sql: """
                 INSERT INTO delivery_stage (uniqueID, at, stage)
                 SELECT d.uniqueID, ?, 'acknowledged' FROM push p JOIN delivery d ON d.uniqueID = p.uniqueID
@@ -614,16 +639,23 @@ package final class SQLiteGatewayStore: GatewayStore {
     }
 
     package func recordDeviceReports(_ reports: [DeliveryLog.Report], from deviceID: String, through: Int64) async throws(GatewayError) {
-        try await write { db in
-            guard let recorded = try Int64.fetchOne(db, sql: "SELECT reportedThrough FROM device WHERE deviceID = ?", arguments: [deviceID]),
+        // Not synced: what a power cut takes back is the newest of the log, not a push.
+        try await writeUnsynced { db in
+            guard let recorded = try Int64.fetchOne(db.cachedStatement(sql: "SELECT reportedThrough FROM device WHERE deviceID = ?"), arguments: [deviceID]),
                   through > recorded
             else { return }
             // Only the device's own pushes, and only the stages a device reports.
-            let own = try Set(String.fetchAll(db, sql: "SELECT uniqueID FROM delivery WHERE deviceID = ? AND uniqueID IN (SELECT value FROM json_each(?))",
-                                              arguments: [deviceID, String(decoding: try JSONEncoder().encode(Set(reports.map(\.uniqueID))), as: UTF8.self)]))
-            try Self.insertStages(db, reports.filter { $0.stage.isReportedByDevice && own.contains($0.uniqueID) },
-                                  limitPerPush: DeliveryLog.maximumStagesPerPush)
-            try db.execute(sql: "UPDATE device SET reportedThrough = ? WHERE deviceID = ?", arguments: [through, deviceID])
+            let owner = try db.cachedStatement(sql: "SELECT 1 FROM delivery WHERE uniqueID = ? AND deviceID = ?")
+            var own: [String: Bool] = [:]
+            let reported = try reports.filter { report in
+                guard report.stage.isReportedByDevice else { return false }
+                if let known = own[report.uniqueID] { return known }
+                let isOwn = try Int.fetchOne(owner, arguments: [report.uniqueID, deviceID]) != nil
+                own[report.uniqueID] = isOwn
+                return isOwn
+            }
+            try Self.insertStages(db, reported, limitPerPush: DeliveryLog.maximumStagesPerPush)
+            try db.cachedStatement(sql: "UPDATE device SET reportedThrough = ? WHERE deviceID = ?").execute(arguments: [through, deviceID])
         }
     }
 
