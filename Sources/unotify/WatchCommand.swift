@@ -132,6 +132,9 @@ struct WatchCommand: AsyncParsableCommand {
         case "presented":
             guard let notification = event.notification else { return }
             if notification.presentation.isVisible {
+                // One listed when the watch connected may also come as the event that brought it,
+                // if it arrived between the subscription and the listing: it is shown once.
+                guard !shown.contains(notification) else { return }
                 Terminal.write("#\(shown.add(notification)) \(describe(notification))")
             } else {
                 Terminal.write("[\(event.bundleIdentifier)] \(notification.notification.request.identifier) arrived but is not shown")
@@ -249,6 +252,13 @@ final class Shown: @unchecked Sendable {
         }
         items.append(notification)
         return items.count
+    }
+
+    /// Whether `notification` has a number already.
+    func contains(_ notification: LocalAPI.VisibleNotification) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return items.contains { $0.bundleIdentifier == notification.bundleIdentifier && $0.notification == notification.notification }
     }
 
     subscript(number: Int) -> LocalAPI.VisibleNotification? {
