@@ -139,7 +139,8 @@ package protocol DaemonStore: Sendable {
     /// (numbers increase in the order reports were saved); nil when there are none. At most
     /// ``deliveryReportLimit`` are kept: beyond that, the oldest are forgotten unsent.
     func deliveryReports(limit: Int) async throws(DaemonError) -> (through: Int64, reports: [DeliveryLog.Report])?
-    /// Forgets the reports numbered up to `number`: the gateway has them.
+    /// Forgets the reports numbered up to `number`: the gateway has them. It need not wait for the
+    /// disk: reports back after a power cut are sent again, and the gateway skips those it has.
     func forgetDeliveryReports(through number: Int64) async throws(DaemonError)
     /// How much waits: items kept in apps' queues for them (responses, background pushes), and
     /// delivery-log reports not yet forgotten.

@@ -255,6 +255,9 @@ package protocol GatewayStore: Sendable {
     /// Forgets, for each acknowledgement (one per device), the device's pushes up to and including its
     /// sequence: the device has them (logged as acknowledged at its time, after the `sent` stages
     /// given). Held pushes stay. One transaction for all: many devices' acknowledgements share a commit.
+    /// It need not wait for the disk: a store may lose it in a power cut or a crash of its database
+    /// server (never in a crash of the gateway), and the pushes are then sent again, which the device
+    /// recognizes by their sequence.
     func acknowledge(_ acknowledgements: [Acknowledgement]) async throws(GatewayError)
     /// Forgets pushes that expired by `date` (logged as expired); returns how many.
     func removeExpired(before date: Date) async throws(GatewayError) -> Int
@@ -289,6 +292,8 @@ package protocol GatewayStore: Sendable {
     /// Records what a device reported up to its report number `through`: only stages a device
     /// reports, only for pushes sent to that device, at most ``DeliveryLog/maximumStagesPerPush``
     /// per push; reports numbered `through` or lower that were recorded already are not recorded again.
+    /// Like ``acknowledge(_:)``, it need not wait for the disk: what a power cut takes back is the
+    /// newest of the log.
     func recordDeviceReports(_ reports: [DeliveryLog.Report], from deviceID: String, through: Int64) async throws(GatewayError)
     /// The logged pushes whose `apns-id` or `apns-unique-id` is `id`, oldest first.
     func deliveryRecords(matching id: String) async throws(GatewayError) -> [DeliveryRecord]

@@ -666,7 +666,9 @@ package final class PostgresGatewayStore: GatewayStore, Service {
         guard !merged.isEmpty else { return }
         let sent = merged.flatMap(\.sent)
         let (devices, throughs, ats) = (merged.map(\.deviceID), merged.map(\.through), merged.map(\.at.timeIntervalSince1970))
-        try await transaction("acknowledging pushes") { connection, logger in
+        // Not waiting for the disk: pushes acknowledged and back after a crash of the server are sent
+        // again, and the device recognizes them by their sequence.
+        try await transaction("acknowledging pushes", waitsForDisk: false) { connection, logger in
             if !sent.isEmpty {
                 try await connection.query("""
                     INSERT INTO delivery_stage (unique_id, at, stage)
@@ -1092,7 +1094,8 @@ package final class PostgresGatewayStore: GatewayStore, Service {
     }
 
     package func recordDeviceReports(_ reports: [DeliveryLog.Report], from deviceID: String, through: Int64) async throws(GatewayError) {
-        try await transaction("recording a device's reports") { connection, logger in
+        // Not waiting for the disk: what a crash of the server takes back is the newest of the log, not a push.
+        try await transaction("recording a device's reports", waitsForDisk: false) { connection, logger in
             // The device's row locked: the same reports from two links of one device are recorded once.
             guard let recorded = try await Self.column(connection.query(
                 "SELECT reported_through FROM device WHERE device_id = \(deviceID) FOR UPDATE", logger: logger), as: Int64.self).first,

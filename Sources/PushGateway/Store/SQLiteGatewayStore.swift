@@ -3,8 +3,9 @@ import GRDB
 import SQLiteCheckpoints
 package import NotificationCore
 
-/// The gateway's store in one SQLite file (WAL mode, every commit synced), through GRDB: the
-/// embedded default of `unotify gateway` and `unotify serve`.
+/// The gateway's store in one SQLite file (WAL mode, every commit synced but those of
+/// acknowledgements and device reports), through GRDB: the embedded default of `unotify gateway`
+/// and `unotify serve`.
 ///
 /// The caller creates the file's folder private (0700) and the file 0600 before opening it, as the
 /// daemon does for its own.
