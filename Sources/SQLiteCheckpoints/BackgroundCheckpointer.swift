@@ -45,20 +45,36 @@ package final class BackgroundCheckpointer: Sendable {
 
     /// Makes `writer` leave its checkpoints to this checkpointer, for as long as the checkpointer
     /// lives (the connection holds it weakly).
+    ///
+    /// A log can only start again from its beginning when a write begins after a checkpoint that
+    /// copied all of it; under a steady stream of commits, one running beside the writer may keep
+    /// missing that moment. So once the log holds four times `pagesBeforeCheckpoint` (or the
+    /// checkpointer is gone), the writer checkpoints in its commit, as SQLite's own checkpoints do:
+    /// the log stays bounded, and only under that load does a commit pay for it.
     package func takeCheckpoints(of writer: Database) {
-        let hook = Unmanaged.passRetained(Hook(self)).toOpaque()
+        let hook = Unmanaged.passRetained(Hook(self, writerCheckpointsAt: pagesBeforeCheckpoint.multipliedReportingOverflow(by: 4).partialValue)).toOpaque()
         // The hook's few bytes stay with the connection for good: SQLite has no destructor for them,
         // and a commit may come after the checkpointer is gone.
-        sqlite3_wal_hook(writer.sqliteConnection, { context, _, _, pages in
-            guard let context, let checkpointer = Unmanaged<Hook>.fromOpaque(context).takeUnretainedValue().checkpointer else { return SQLITE_OK }
-            if pages >= checkpointer.pagesBeforeCheckpoint { checkpointer.schedule() }
+        sqlite3_wal_hook(writer.sqliteConnection, { context, connection, _, pages in
+            guard let context else { return SQLITE_OK }
+            let hook = Unmanaged<Hook>.fromOpaque(context).takeUnretainedValue()
+            if pages >= hook.writerCheckpointsAt {
+                // Called after the commit, with the write lock released: as SQLite's own hook does.
+                sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+            } else if let checkpointer = hook.checkpointer, pages >= checkpointer.pagesBeforeCheckpoint {
+                checkpointer.schedule()
+            }
             return SQLITE_OK
         }, hook)
     }
 
     private final class Hook: Sendable {
         weak let checkpointer: BackgroundCheckpointer?
-        init(_ checkpointer: BackgroundCheckpointer) { self.checkpointer = checkpointer }
+        let writerCheckpointsAt: Int32
+        init(_ checkpointer: BackgroundCheckpointer, writerCheckpointsAt: Int32) {
+            self.checkpointer = checkpointer
+            self.writerCheckpointsAt = writerCheckpointsAt
+        }
     }
 
     /// Waits until no checkpoint is running or waiting to run.

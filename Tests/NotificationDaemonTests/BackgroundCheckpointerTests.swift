@@ -52,16 +52,19 @@ import Testing
         #expect(try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM blob") } == 40)
     }
 
-    /// The writer no longer checkpoints in its commits: with the checkpointer gone, its log keeps
-    /// everything past SQLite's own threshold of 1,000 pages.
-    @Test func theWriterRunsNoCheckpointOfItsOwn() throws {
+    /// The writer no longer checkpoints in its commits while its log is small: with the checkpointer
+    /// gone, the log keeps its 100 or so pages at a threshold of 64. Past four times the threshold it
+    /// checkpoints itself, so the log stays bounded whatever happens beside it.
+    @Test func theWriterCheckpointsOnlyWhenTheLogOutgrowsFourTimesTheThreshold() throws {
         let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
-        var checkpointer: BackgroundCheckpointer? = BackgroundCheckpointer(path: path)
+        var checkpointer: BackgroundCheckpointer? = BackgroundCheckpointer(path: path, pagesBeforeCheckpoint: 64)
         let pool = try Self.pool(at: path, checkpointer)
         checkpointer = nil
-        for _ in 0..<15 { try Self.write(pool) }
-
-        #expect(try Self.fileSize(path + "-wal") > 1_000 * 4096)
+        try Self.write(pool)
         #expect(try Self.fileSize(path) < 8 * 8192)
+
+        for _ in 0..<4 { try Self.write(pool) }
+        #expect(try Self.fileSize(path) >= 100 * 8192)
+        #expect(try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM blob") } == 200)
     }
 }
