@@ -69,7 +69,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
-            name: "SQLiteCheckpoints",
+            name: "SQLiteDurability",
             dependencies: [
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -132,7 +132,7 @@ let package = Package(
             name: "NotificationDaemon",
             dependencies: [
                 "NotificationCore",
-                "SQLiteCheckpoints",
+                "SQLiteDurability",
                 "PrivateFiles",
                 "NotificationAttachmentStore",
                 "NotificationDaemonClient",
@@ -159,7 +159,7 @@ let package = Package(
             name: "PushGateway",
             dependencies: [
                 "NotificationCore",
-                "SQLiteCheckpoints",
+                "SQLiteDurability",
                 "PrivateFiles",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -328,7 +328,7 @@ let package = Package(
             name: "NotificationDaemonTests",
             dependencies: [
                 "TestSupport",
-                "SQLiteCheckpoints",
+                "SQLiteDurability",
                 "ProcessSpawning",
                 "DBus",
                 "DesktopNotifications",

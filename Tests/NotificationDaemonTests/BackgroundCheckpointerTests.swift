@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import SQLiteCheckpoints
+import SQLiteDurability
 import TestSupport
 import Testing
 
@@ -66,5 +66,28 @@ import Testing
         for _ in 0..<4 { try Self.write(pool) }
         #expect(try Self.fileSize(path) >= 100 * 8192)
         #expect(try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM blob") } == 200)
+    }
+
+    /// A write that does not wait for the disk leaves the writer syncing every other commit, whether
+    /// it commits or fails (and is then rolled back).
+    @Test func aWriteThatDoesNotWaitForTheDiskLeavesTheWriterSyncingTheRest() async throws {
+        let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
+        let pool = try Self.pool(at: path, nil)
+        try await pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+
+        try await pool.writeWithoutWaitingForTheDisk { db in
+            #expect(try Int.fetchOne(db, sql: "PRAGMA synchronous") == 1)
+            try db.execute(sql: "INSERT INTO blob (data) VALUES (x'01')")
+        }
+        struct Refused: Error {}
+        await #expect(throws: Refused.self) {
+            try await pool.writeWithoutWaitingForTheDisk { db in
+                try db.execute(sql: "INSERT INTO blob (data) VALUES (x'02')")
+                throw Refused()
+            }
+        }
+
+        #expect(try await pool.write { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } == 2)
+        #expect(try await pool.read { db in try Data.fetchAll(db, sql: "SELECT data FROM blob") } == [Data([1])])
     }
 }

@@ -1,7 +1,7 @@
 package import Foundation
 internal import GRDB
 internal import GRDBSQLite
-internal import SQLiteCheckpoints
+internal import SQLiteDurability
 internal import Synchronization
 package import NotificationCore
 
@@ -234,16 +234,10 @@ package final class SQLiteDaemonStore: DaemonStore {
     }
 
     /// A transaction committed without waiting for the disk, for bookkeeping that is safe to lose in
-    /// a power cut (never in a crash of the process: its pages are in the log). A later synced commit
-    /// makes it durable with itself, as the log is synced whole.
+    /// a power cut (see `DatabaseWriter.writeWithoutWaitingForTheDisk(_:)`).
     private func writeUnsynced(_ body: @escaping @Sendable (Database) throws -> Void) async throws(DaemonError) {
         do {
-            try await database.writeWithoutTransaction { db in
-                try db.cachedStatement(sql: "PRAGMA synchronous = NORMAL").execute()
-                let written = Result { try db.inTransaction { try body(db); return .commit } }
-                try db.cachedStatement(sql: "PRAGMA synchronous = FULL").execute()
-                try written.get()
-            }
+            try await database.writeWithoutWaitingForTheDisk(body)
         } catch {
             throw DaemonError(.storageFailed, "Writing to \(path) failed: \(Self.describe(error)).")
         }

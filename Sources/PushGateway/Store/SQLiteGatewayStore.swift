@@ -1,6 +1,6 @@
 package import Foundation
 import GRDB
-import SQLiteCheckpoints
+import SQLiteDurability
 package import NotificationCore
 
 /// The gateway's store in one SQLite file (WAL mode, every commit synced but those of
@@ -175,16 +175,10 @@ package final class SQLiteGatewayStore: GatewayStore {
     }
 
     /// A transaction committed without waiting for the disk, for what is safe to lose in a power cut
-    /// (never in a crash of the process: its pages are in the log). A later synced commit makes it
-    /// durable with itself, as the log is synced whole.
+    /// (see `DatabaseWriter.writeWithoutWaitingForTheDisk(_:)`).
     private func writeUnsynced(_ body: @Sendable @escaping (Database) throws -> Void) async throws(GatewayError) {
         do {
-            try await database.writeWithoutTransaction { db in
-                try db.cachedStatement(sql: "PRAGMA synchronous = NORMAL").execute()
-                let written = Result { try db.inTransaction { try body(db); return .commit } }
-                try db.cachedStatement(sql: "PRAGMA synchronous = FULL").execute()
-                try written.get()
-            }
+            try await database.writeWithoutWaitingForTheDisk(body)
         } catch let error as GatewayError {
             throw error
         } catch {
