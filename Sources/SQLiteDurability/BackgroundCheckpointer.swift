@@ -3,8 +3,9 @@ package import GRDB
 internal import GRDBSQLite
 internal import Synchronization
 
-/// Copies a database's write-ahead log back into its file on a connection and a thread of its own,
-/// so that the writer never does it inside a commit.
+/// Copies a database's write-ahead log back into its file on a connection and a queue of its own,
+/// so that the writer does not do it inside a commit (unless the log outgrows four times the
+/// threshold; see ``takeCheckpoints(of:)``).
 ///
 /// SQLite's automatic checkpoint runs in the connection that commits, once the log holds 1,000
 /// pages: that commit (and every write waiting behind it) then also copies the log's pages into the
