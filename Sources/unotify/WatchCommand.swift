@@ -237,20 +237,24 @@ final class Watched: Sendable {
 /// The notifications shown so far, by their number on screen.
 final class Shown: @unchecked Sendable {
     // Sendable: every access goes through `lock`.
+    private struct Key: Hashable {
+        var bundleIdentifier: String
+        var notification: DeliveredNotification
+    }
+
     private let lock = NSLock()
     private var items: [LocalAPI.VisibleNotification] = []
+    private var numbers: [Key: Int] = [:]
 
     /// The number of `notification`: a new one, or the one it already has when it is shown again
     /// (listed after an event brought it, or listed again after the watch fell behind).
     func add(_ notification: LocalAPI.VisibleNotification) -> Int {
         lock.lock()
         defer { lock.unlock() }
-        if let index = items.lastIndex(where: {
-            $0.bundleIdentifier == notification.bundleIdentifier && $0.notification == notification.notification
-        }) {
-            return index + 1
-        }
+        let key = Key(bundleIdentifier: notification.bundleIdentifier, notification: notification.notification)
+        if let number = numbers[key] { return number }
         items.append(notification)
+        numbers[key] = items.count
         return items.count
     }
 
@@ -258,7 +262,7 @@ final class Shown: @unchecked Sendable {
     func contains(_ notification: LocalAPI.VisibleNotification) -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        return items.contains { $0.bundleIdentifier == notification.bundleIdentifier && $0.notification == notification.notification }
+        return numbers[Key(bundleIdentifier: notification.bundleIdentifier, notification: notification.notification)] != nil
     }
 
     subscript(number: Int) -> LocalAPI.VisibleNotification? {
