@@ -134,8 +134,9 @@ struct WatchCommand: AsyncParsableCommand {
             if notification.presentation.isVisible {
                 // One listed when the watch connected may also come as the event that brought it,
                 // if it arrived between the subscription and the listing: it is shown once.
-                guard !shown.contains(notification) else { return }
-                Terminal.write("#\(shown.add(notification)) \(describe(notification))")
+                let (number, isNew) = shown.number(of: notification)
+                guard isNew else { return }
+                Terminal.write("#\(number) \(describe(notification))")
             } else {
                 Terminal.write("[\(event.bundleIdentifier)] \(notification.notification.request.identifier) arrived but is not shown")
             }
@@ -246,23 +247,21 @@ final class Shown: @unchecked Sendable {
     private var items: [LocalAPI.VisibleNotification] = []
     private var numbers: [Key: Int] = [:]
 
-    /// The number of `notification`: a new one, or the one it already has when it is shown again
-    /// (listed after an event brought it, or listed again after the watch fell behind).
-    func add(_ notification: LocalAPI.VisibleNotification) -> Int {
+    /// The number of `notification`, and whether it is new: the one it already has when it is shown
+    /// again (listed after an event brought it, or listed again after the watch fell behind).
+    func number(of notification: LocalAPI.VisibleNotification) -> (number: Int, isNew: Bool) {
         lock.lock()
         defer { lock.unlock() }
         let key = Key(bundleIdentifier: notification.bundleIdentifier, notification: notification.notification)
-        if let number = numbers[key] { return number }
+        if let number = numbers[key] { return (number, false) }
         items.append(notification)
         numbers[key] = items.count
-        return items.count
+        return (items.count, true)
     }
 
-    /// Whether `notification` has a number already.
-    func contains(_ notification: LocalAPI.VisibleNotification) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return numbers[Key(bundleIdentifier: notification.bundleIdentifier, notification: notification.notification)] != nil
+    /// The number of `notification`, a new one if it has none yet.
+    func add(_ notification: LocalAPI.VisibleNotification) -> Int {
+        number(of: notification).number
     }
 
     subscript(number: Int) -> LocalAPI.VisibleNotification? {

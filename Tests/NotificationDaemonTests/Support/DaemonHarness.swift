@@ -82,7 +82,6 @@ struct RunningDaemon: Sendable {
 /// A fresh folder for one test's daemon. Unix socket paths are limited to about 100 bytes, so the
 /// folder is short and directly under /tmp.
 func makeTestDirectory() throws -> URL {
-    // Short: a Unix socket's path in it must fit in 108 bytes.
     try TemporaryFolders.make("un-", in: URL(fileURLWithPath: "/tmp", isDirectory: true))
 }
 
