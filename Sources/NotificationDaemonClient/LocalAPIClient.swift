@@ -32,7 +32,7 @@ package struct LocalAPIClient: Sendable {
         self.http = http
     }
 
-    private static let encoder = JSONEncoder()
+    private static let encoder = StreamingJSONEncoder()
     private static let decoder = JSONDecoder()
 
     /// Calls `method path` with an optional JSON body and decodes the JSON answer.

@@ -315,14 +315,14 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
                         key: client.key
                     ) { connection -> Bool in
                         // The app speaks first: its state now, which may have changed since it last connected.
-                        guard let state = currentState(), let hello = try? JSONEncoder().encode(LocalAPI.AppReply.state(state)) else { return false }
+                        guard let state = currentState(), let hello = try? StreamingJSONEncoder().encode(LocalAPI.AppReply.state(state)) else { return false }
                         try await connection.send(String(decoding: hello, as: UTF8.self))
                         let sawConnected = ConnectedFlag()
                         await withTaskGroup(of: Void.self) { group in
                             group.addTask {
                                 // Each connection takes what is queued from where the last one stopped.
                                 while let reply = await replies.next() {
-                                    guard let data = try? JSONEncoder().encode(reply) else { continue }
+                                    guard let data = try? StreamingJSONEncoder().encode(reply) else { continue }
                                     do { try await connection.send(String(decoding: data, as: UTF8.self)) } catch { return }
                                     // After `released` this connection sends nothing more; the daemon closes it.
                                     if case .released = reply { break }

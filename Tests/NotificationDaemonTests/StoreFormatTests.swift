@@ -182,7 +182,7 @@ import Testing
         encoder.outputFormatting = .sortedKeys
         // Twice each: once encoding the settled half, once taking it as kept.
         for core in [whole.core!, busy, elsewhere, busy, whole.core!, elsewhere] {
-            let stored = try SQLiteDaemonStore.coreJSON.encode(core, with: encoder)
+            let stored = try SQLiteDaemonStore.coreJSON.encode(core, with: StreamingJSONEncoder(sortsKeys: true))
             let own = try JSONSerialization.jsonObject(with: try encoder.encode(core)) as? NSDictionary
             #expect(try JSONSerialization.jsonObject(with: stored) as? NSDictionary == own)
             #expect(try JSONDecoder().decode(NotificationCenterMachine.Core.self, from: stored) == core)

@@ -265,7 +265,7 @@ package struct AdminRoutes: Sendable {
     }
 
     /// Encodes the events sent to presenters: one for every event of every presenter, not one each.
-    package static let eventEncoder = JSONEncoder()
+    package static let eventEncoder = StreamingJSONEncoder()
 
     /// Carries out the person's action on a notification, as every surface sends it.
     package static func perform(_ body: LocalAPI.Respond, on identifier: String, of app: String, engine: DaemonEngine) async throws {

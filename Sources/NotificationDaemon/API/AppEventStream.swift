@@ -29,7 +29,7 @@ enum AppEventStream {
         }
         let (connection, messages) = try await engine.connect(bundle, state: state)
         let remaining = RemainingMessages(iterator: replies)
-        let encoder = JSONEncoder()
+        let encoder = StreamingJSONEncoder()
         // Tells the app it is connected: from here on it is reachable.
         do {
             let hello = try encoder.encode(LocalAPI.AppEvent.connected(contentExtensions: engine.hostsContentExtensions))

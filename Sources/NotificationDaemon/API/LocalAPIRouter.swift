@@ -229,11 +229,7 @@ private func describe(_ error: DecodingError) -> String {
     }
 }
 
-private let jsonEncoder: JSONEncoder = {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys]
-    return encoder
-}()
+private let jsonEncoder = StreamingJSONEncoder(sortsKeys: true)
 
 /// A `200 OK` JSON response.
 package func jsonResponse(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {

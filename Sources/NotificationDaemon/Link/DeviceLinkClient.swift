@@ -191,7 +191,7 @@ package final class DeviceLinkClient: Service, Sendable {
         let (reported, confirmReported) = AsyncStream.makeStream(of: Int64.self, bufferingPolicy: .bufferingNewest(1))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                let encoder = JSONEncoder()
+                let encoder = StreamingJSONEncoder()
                 for await message in outbox {
                     try await outbound.write(.text(String(decoding: try encoder.encode(message), as: UTF8.self)))
                 }

@@ -253,14 +253,9 @@ package final class SQLiteDaemonStore: DaemonStore {
         }
     }
 
-    fileprivate static let encoder = {
-        let encoder = JSONEncoder()
-        // The same state is stored as the same bytes, whatever the order of a dictionary.
-        encoder.outputFormatting = .sortedKeys
-        // Contents without their default fields: a pending request's row is mostly its content.
-        encoder.userInfo[.omitsDefaultContent] = true
-        return encoder
-    }()
+    /// The same state is stored as the same bytes, whatever the order of a dictionary (sorted keys);
+    /// contents without their default fields, since a pending request's row is mostly its content.
+    fileprivate static let encoder = StreamingJSONEncoder(sortsKeys: true, userInfo: [.omitsDefaultContent: true])
     fileprivate static let decoder = JSONDecoder()
     /// Decoded cores and category lists by their stored bytes: most apps of a device hold the same
     /// core (the same settings, calendar and time zone, nothing open), and many the same categories,
@@ -725,7 +720,7 @@ final class CoreJSON: Sendable {
     private static var capacity: Int { 64 }
     private let settled = Mutex<[Settled: Data]>([:])
 
-    func encode(_ core: NotificationCenterMachine.Core, with encoder: JSONEncoder) throws -> Data {
+    func encode(_ core: NotificationCenterMachine.Core, with encoder: StreamingJSONEncoder) throws -> Data {
         let key = Settled(core)
         let head: Data
         if let known = settled.withLock({ $0[key] }) {

@@ -419,7 +419,7 @@ final class LinkSession: Sendable {
     /// Writes messages to the device, in order, as text frames; nothing once the link is closed.
     func send(_ messages: [DeviceLink.GatewayMessage]) {
         let channel = self.channel
-        let encoder = JSONEncoder()
+        let encoder = StreamingJSONEncoder()
         let frames = messages.compactMap { message -> WebSocketFrame? in
             guard let data = try? encoder.encode(message) else { return nil }
             return WebSocketFrame(fin: true, opcode: .text, data: channel.allocator.buffer(bytes: data))
