@@ -8,4 +8,5 @@ let benchmarks: @Sendable () -> Void = {
     registerCalendarNextFireBenchmarks()
     registerMachineSchedulingBenchmarks()
     registerHarnessSchedulingBenchmarks()
+    registerJSONEncodingBenchmarks()
 }

@@ -230,6 +230,8 @@ import Testing
             #expect(try await get("/v1/health", key: nil).status == 200)
             #expect(try await get("/v1/requests", key: nil).status == 401)
             #expect(try await get("/v1/requests", key: "not-a-key").status == 401)
+            #expect(try await get("/v1/requests", key: " ").status == 401)
+            #expect(try await get("/v1/requests", key: "\t \(app.key) ").status == 200, "white space around the key is not part of it")
             let answer = try await get("/v1/requests", key: app.key)
             #expect(answer.status == 200)
             let pending = try JSONDecoder().decode([LocalAPI.PendingRequest].self, from: answer.body)
