@@ -13,7 +13,7 @@ import Testing
         for id in ids {
             #expect(APNs.isCanonicalUUID(id), "\(id)")
             #expect(id == id.lowercased())
-            #expect(UUID(uuidString: id) != nil)
+            #expect(UUID(uuidString: id)?.uuidString.lowercased() == id, "the same UUID read back")
             let characters = Array(id)
             #expect(characters[14] == "7", "version 7: \(id)")
             #expect("89ab".contains(characters[19]), "variant 10: \(id)")
