@@ -70,6 +70,8 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     private let answerer: any NotificationPromptAnswerer
     private let observer: (@Sendable (InProcessEvent) -> Void)?
     private let attachments: AttachmentStore
+    /// Whether the attachment folder is a temporary one this system made (no folder was configured).
+    private let attachmentFolderIsTemporary: Bool
     private let centerBox = Mutex<UNUserNotificationCenter?>(nil)
 
     /// Creates a system. Use ``center`` to talk to it as an app does.
@@ -84,6 +86,7 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
         self.observer = observer
         self.attachments = AttachmentStore(root: configuration.attachmentStore
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("OpenUserNotifications-\(UUID().uuidString)"))
+        attachmentFolderIsTemporary = configuration.attachmentStore == nil
         self.shell = Mutex(Shell(machine: NotificationCenterMachine(
             now: time.now,
             calendar: configuration.calendar,
@@ -99,6 +102,13 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
         time: WallClockTimeSource(),
         answerer: AllowingPromptAnswerer()
     )
+
+    /// Deletes the temporary folder this system copied attachment files into (none when a folder was
+    /// configured: that one is its owner's), for a system whose notifications no one will read again.
+    package func removeTemporaryAttachmentFolder() {
+        guard attachmentFolderIsTemporary else { return }
+        try? FileManager.default.removeItem(at: attachments.root)
+    }
 
     /// The app's center for this system.
     package var center: UNUserNotificationCenter {

@@ -44,7 +44,8 @@ public final class NotificationTestHarness: Sendable {
     ///     in the foreground (3 by default, as Apple advises); `nil` for no limit.
     ///   - delegateGrace: how long, in real time, advancing the clock waits for the delegate to answer
     ///     before time moves on.
-    ///   - attachmentStore: the folder attachment files are copied into; a fresh temporary folder by default.
+    ///   - attachmentStore: the folder attachment files are copied into; by default a fresh temporary
+    ///     folder, deleted with the harness.
     public init(
         clock: ManualClock = ManualClock(),
         calendar: Calendar = Calendar(identifier: .gregorian),
@@ -82,6 +83,12 @@ public final class NotificationTestHarness: Sendable {
         self.system = system
         self.person = SimulatedPerson(system: system, answers: answerer)
         self.app = SimulatedApp(system: system)
+    }
+
+    /// A harness made its own temporary folder for attachment files unless given one: it goes with
+    /// the harness, so that a test suite does not leave a folder behind for every test.
+    deinit {
+        system.removeTemporaryAttachmentFolder()
     }
 
     /// The app's notification center in this harness.

@@ -188,6 +188,22 @@ import TestSupport
 }
 
 extension AttachmentValidationTests {
+    @Test func aHarnessDeletesTheTemporaryFolderOfItsCopiesWhenItGoes() async throws {
+        func addWithAnImage() async throws -> URL {
+            let harness = try await NotificationTestHarness.authorized()
+            let content = UNMutableNotificationContent()
+            content.attachments = [try UNNotificationAttachment(identifier: "i", url: try file("u.png", header: Self.png, size: 16))]
+            try await harness.center.add(UNNotificationRequest(identifier: "r", content: content, trigger: nil))
+            let copy = try #require(await harness.center.deliveredNotifications().first?.request.content.attachments.first).url
+            #expect(FileManager.default.fileExists(atPath: copy.path), "copied while the harness lives")
+            // `<store>/<a folder per request>/<file>`
+            return copy.deletingLastPathComponent().deletingLastPathComponent()
+        }
+        let folder = try await addWithAnImage()
+        #expect(folder.lastPathComponent.hasPrefix("OpenUserNotifications-"), "\(folder.path)")
+        #expect(!FileManager.default.fileExists(atPath: folder.path), "left behind: \(folder.path)")
+    }
+
     @Test func aRefusedRequestLeavesNoCopyBehind() async throws {
         let store = folder.appendingPathComponent("store")
         let harness = try await NotificationTestHarness.authorized(attachmentStore: store)
