@@ -1,0 +1,51 @@
+import Benchmark
+import Foundation
+import NotificationCore
+
+/// Encoding what a push carries through the daemon, with `JSONEncoder` and with
+/// `StreamingJSONEncoder`: the notification as the store keeps it (sorted keys, without default
+/// fields) and the `willPresent` event as the app receives it.
+///
+/// Each iteration encodes 1_000 values (the scaling factor, so results read per value).
+func registerJSONEncodingBenchmarks() {
+    var content = NotificationContent()
+    (content.title, content.body, content.threadIdentifier, content.categoryIdentifier) = ("Lunch", "Ana: are we still on for noon?", "ana", "message")
+    content.badge = 3
+    content.sound = NotificationSound(kind: .default)
+    content.userInfo = [
+        "aps": .dictionary([
+            "alert": .dictionary(["title": .string("Lunch"), "body": .string("Ana: are we still on for noon?")]),
+            "badge": .integer(3), "sound": .string("default"), "thread-id": .string("ana"), "category": .string("message"),
+        ]),
+        "conversation": .string("c-1842"), "sender": .integer(77),
+    ]
+    let delivered = DeliveredNotification(
+        request: NotificationRequest(identifier: "3F2504E0-4F89-11D3-9A0C-0305E82C3301", content: content, trigger: .push),
+        date: Date(timeIntervalSinceReferenceDate: 785_000_000.25)
+    )
+    let event = LocalAPI.AppEvent.willPresent(ticket: 18_446, notification: delivered)
+
+    let foundationStored = JSONEncoder()
+    foundationStored.outputFormatting = .sortedKeys
+    foundationStored.userInfo[.omitsDefaultContent] = true
+    let streamingStored = StreamingJSONEncoder(sortsKeys: true, userInfo: [.omitsDefaultContent: true])
+    let foundationWire = JSONEncoder()
+    let streamingWire = StreamingJSONEncoder()
+
+    let cases: [(name: String, encode: @Sendable () throws -> Int)] = [
+        ("JSON stored notification: JSONEncoder", { try foundationStored.encode(delivered).count }),
+        ("JSON stored notification: streaming", { try streamingStored.encode(delivered).count }),
+        ("JSON willPresent event: JSONEncoder", { try foundationWire.encode(event).count }),
+        ("JSON willPresent event: streaming", { try streamingWire.encode(event).count }),
+    ]
+    for entry in cases {
+        Benchmark(
+            entry.name,
+            configuration: .init(metrics: [.wallClock, .cpuTotal, .mallocCountTotal, .throughput], scalingFactor: .kilo, maxDuration: .seconds(3))
+        ) { benchmark in
+            var bytes = 0
+            for _ in benchmark.scaledIterations { bytes += try entry.encode() }
+            blackHole(bytes)
+        }
+    }
+}
