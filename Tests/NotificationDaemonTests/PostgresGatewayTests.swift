@@ -36,14 +36,28 @@ import Testing
             return await command.completeOutput().last ?? ""
         }
 
-        /// A gateway node on the database, with ports of its own.
+        /// A gateway node on the database, with ports of its own: chosen by the system as it binds them
+        /// (a port found free beforehand may be taken by another test's process meanwhile), and read
+        /// from what it logs.
         func startNode(_ name: String) async throws -> (process: ChildProcess, sandbox: Int, links: Int) {
-            let (sandbox, production, links) = (try PushCrashSafetyTests.freePort(), try PushCrashSafetyTests.freePort(), try PushCrashSafetyTests.freePort())
-            let node = try ChildProcess(unotify, ["gateway", "serve", "--database", database, "--sandbox-port", "\(sandbox)",
-                                                  "--production-port", "\(production)", "--device-link-port", "\(links)", "--metrics-port", "0"],
+            let node = try ChildProcess(unotify, ["gateway", "serve", "--database", database, "--sandbox-port", "0",
+                                                  "--production-port", "0", "--device-link-port", "0", "--metrics-port", "0"],
                                         environment: environment, name: "unotify gateway \(name)")
-            try await node.line(containing: "environment=sandbox")
+            let sandbox = try #require(Self.port(in: try await node.line(containing: "environment=sandbox"), before: " environment=sandbox"))
+            let links = try #require(Self.port(in: try await node.line(containing: "device links listening"), after: "port="))
             return (node, sandbox, links)
+        }
+
+        /// The port written in a log line just before `suffix` (`…:8443 environment=…`) or just after `prefix` (`port=8443`).
+        static func port(in line: String, before suffix: String? = nil, after prefix: String? = nil) -> Int? {
+            if let suffix, let end = line.range(of: suffix) {
+                let digits = line[..<end.lowerBound].reversed().prefix(while: \.isNumber)
+                return Int(String(digits.reversed()))
+            }
+            if let prefix, let start = line.range(of: prefix) {
+                return Int(String(line[start.upperBound...].prefix(while: \.isNumber)))
+            }
+            return nil
         }
 
         /// Sets up the provider and the device; returns the provider's JWT and the device's credential file.
