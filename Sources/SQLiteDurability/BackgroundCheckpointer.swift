@@ -61,7 +61,12 @@ package final class BackgroundCheckpointer: Sendable {
             let hook = Unmanaged<Hook>.fromOpaque(context).takeUnretainedValue()
             if pages >= hook.writerCheckpointsAt {
                 // Called after the commit, with the write lock released: as SQLite's own hook does.
-                sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+                // Busy: the checkpointer's own is under way, and copies only what was committed when it
+                // began; one more after it copies this commit (else, on a slow disk, the last commits
+                // of a burst stayed in the log until the next write).
+                if sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil) == SQLITE_BUSY {
+                    hook.checkpointer?.schedule()
+                }
             } else if let checkpointer = hook.checkpointer, pages >= checkpointer.pagesBeforeCheckpoint {
                 checkpointer.schedule()
             }
