@@ -36,28 +36,13 @@ import Testing
             return await command.completeOutput().last ?? ""
         }
 
-        /// A gateway node on the database, with ports of its own: chosen by the system as it binds them
-        /// (a port found free beforehand may be taken by another test's process meanwhile), and read
-        /// from what it logs.
+        /// A gateway node on the database, with ports of its own (chosen by the system as it binds them).
         func startNode(_ name: String) async throws -> (process: ChildProcess, sandbox: Int, links: Int) {
             let node = try ChildProcess(unotify, ["gateway", "serve", "--database", database, "--sandbox-port", "0",
                                                   "--production-port", "0", "--device-link-port", "0", "--metrics-port", "0"],
                                         environment: environment, name: "unotify gateway \(name)")
-            let sandbox = try #require(Self.port(in: try await node.line(containing: "environment=sandbox"), before: " environment=sandbox"))
-            let links = try #require(Self.port(in: try await node.line(containing: "device links listening"), after: "port="))
-            return (node, sandbox, links)
-        }
-
-        /// The port written in a log line just before `suffix` (`…:8443 environment=…`) or just after `prefix` (`port=8443`).
-        static func port(in line: String, before suffix: String? = nil, after prefix: String? = nil) -> Int? {
-            if let suffix, let end = line.range(of: suffix) {
-                let digits = line[..<end.lowerBound].reversed().prefix(while: \.isNumber)
-                return Int(String(digits.reversed()))
-            }
-            if let prefix, let start = line.range(of: prefix) {
-                return Int(String(line[start.upperBound...].prefix(while: \.isNumber)))
-            }
-            return nil
+            let ports = try await node.gatewayPorts()
+            return (node, ports.sandbox, ports.links)
         }
 
         /// Sets up the provider and the device; returns the provider's JWT and the device's credential file.

@@ -15,22 +15,6 @@ import Glibc
 /// answered `200` is lost, and none reaches the person twice. The real `unotify gateway` and
 /// `unotify daemon` processes, a real provider over HTTP/2 and TLS.
 @Suite(.serialized, .timeLimit(.minutes(5))) struct PushCrashSafetyTests {
-    /// A TCP port free now on loopback, for a process to listen on again after a restart.
-    static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
-        }
-        try #require(bound, "no free port")
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     /// The identifiers of the notifications presented, as a presenter saw them, across daemon restarts.
     final class Presented: Sendable {
         private let seen = Mutex<[String]>([])
@@ -71,7 +55,8 @@ import Glibc
         let directory = try makeTestDirectory()
         let environment = QuickStartTests.environment(directory)
         let unotify = ChildProcess.built("unotify")
-        let (sandbox, production, links) = (try Self.freePort(), try Self.freePort(), try Self.freePort())
+        // Chosen by the system when the gateway first binds them, and asked for again after each restart.
+        let ports = Locked<(sandbox: Int, production: Int, links: Int)?>(nil)
 
         func run(_ arguments: [String]) async throws -> String {
             let command = try ChildProcess(unotify, arguments, environment: environment, in: directory, name: "unotify \(arguments.prefix(3).joined(separator: " "))")
@@ -79,13 +64,16 @@ import Glibc
             return await command.completeOutput().last ?? ""
         }
         func startGateway() async throws -> ChildProcess {
+            let (sandbox, production, links) = ports.withLock { $0 } ?? (0, 0, 0)
             let gateway = try ChildProcess(unotify, ["gateway", "serve", "--sandbox-port", "\(sandbox)", "--production-port", "\(production)",
                                                      "--device-link-port", "\(links)", "--metrics-port", "0"], environment: environment, name: "unotify gateway")
-            try await gateway.line(containing: "environment=sandbox")
+            let bound = try await gateway.gatewayPorts()
+            ports.withLock { $0 = bound }
             return gateway
         }
         let credentialPath = directory.appendingPathComponent("device.credential").path
         func startDaemon() async throws -> ChildProcess {
+            let links = try #require(ports.withLock { $0 }?.links, "the gateway started first")
             let daemon = try ChildProcess(unotify, ["daemon", "--gateway", "wss://localhost:\(links)", "--gateway-credential", credentialPath,
                                                     "--gateway-ca", directory.appendingPathComponent("gateway/ca.pem").path, "--metrics-port", "0"],
                                           environment: environment, name: "unotify daemon")
@@ -94,6 +82,7 @@ import Glibc
         }
 
         var gateway = try await startGateway()
+        let sandbox = try #require(ports.withLock { $0 }?.sandbox)
         _ = try await run(["gateway", "teams", "add", "ABCDE12345", "--name", "Example"])
         _ = try await run(["gateway", "apps", "add", "com.example.todo", "--team", "ABCDE12345"])
         let keyID = try await run(["gateway", "keys", "create", "--team", "ABCDE12345"])
