@@ -8,5 +8,5 @@ let benchmarks: @Sendable () -> Void = {
     registerCalendarNextFireBenchmarks()
     registerMachineSchedulingBenchmarks()
     registerHarnessSchedulingBenchmarks()
-    registerJSONEncodingBenchmarks()
+    registerJSONBenchmarks()
 }

@@ -12,21 +12,29 @@ extension PropertyListValue: Codable {
 
     /// Strings, numbers, booleans, arrays and objects are plain JSON; dates and data, which JSON lacks,
     /// are objects with one key: `{"$date": <seconds since 1970>}` and `{"$data": "<base64>"}`.
+    ///
+    /// Each kind is tried in turn, and a kind that does not match throws an error, which costs more
+    /// than decoding the value: strings and objects, the commonest in a payload, are tried first. No
+    /// JSON value decodes as two of these kinds but an integer (`Int`, then `Double`), so the order
+    /// changes only the time taken.
     package init(from decoder: any Decoder) throws {
         let single = try decoder.singleValueContainer()
-        if let value = try? single.decode(Bool.self) {
+        if let value = try? single.decode(String.self) {
+            self = .string(value)
+        } else if let keyed = try? decoder.container(keyedBy: CodingKeys.self) {
+            if keyed.allKeys.count == 1, let tagged = try Self.tagged(keyed) {
+                self = tagged
+            } else {
+                self = .dictionary(try single.decode([String: PropertyListValue].self))
+            }
+        } else if let value = try? single.decode(Bool.self) {
             self = .bool(value)
         } else if let value = try? single.decode(Int.self) {
             self = .integer(value)
         } else if let value = try? single.decode(Double.self) {
             self = .double(value)
-        } else if let value = try? single.decode(String.self) {
-            self = .string(value)
         } else if let value = try? single.decode([PropertyListValue].self) {
             self = .array(value)
-        } else if let keyed = try? decoder.container(keyedBy: CodingKeys.self), keyed.allKeys.count == 1,
-                  let tagged = try Self.tagged(keyed) {
-            self = tagged
         } else {
             self = .dictionary(try single.decode([String: PropertyListValue].self))
         }

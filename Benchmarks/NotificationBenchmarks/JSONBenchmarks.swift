@@ -4,10 +4,10 @@ import NotificationCore
 
 /// Encoding what a push carries through the daemon, with `JSONEncoder` and with
 /// `StreamingJSONEncoder`: the notification as the store keeps it (sorted keys, without default
-/// fields) and the `willPresent` event as the app receives it.
+/// fields) and the `willPresent` event as the app receives it; and decoding that event, as the app does.
 ///
-/// Each iteration encodes 1_000 values (the scaling factor, so results read per value).
-func registerJSONEncodingBenchmarks() {
+/// Each iteration encodes or decodes 1_000 values (the scaling factor, so results read per value).
+func registerJSONBenchmarks() {
     var content = NotificationContent()
     (content.title, content.body, content.threadIdentifier, content.categoryIdentifier) = ("Lunch", "Ana: are we still on for noon?", "ana", "message")
     content.badge = 3
@@ -31,12 +31,15 @@ func registerJSONEncodingBenchmarks() {
     let streamingStored = StreamingJSONEncoder(sortsKeys: true, userInfo: [.omitsDefaultContent: true])
     let foundationWire = JSONEncoder()
     let streamingWire = StreamingJSONEncoder()
+    let eventJSON = try! JSONEncoder().encode(event)
+    let decoder = JSONDecoder()
 
     let cases: [(name: String, encode: @Sendable () throws -> Int)] = [
         ("JSON stored notification: JSONEncoder", { try foundationStored.encode(delivered).count }),
         ("JSON stored notification: streaming", { try streamingStored.encode(delivered).count }),
         ("JSON willPresent event: JSONEncoder", { try foundationWire.encode(event).count }),
         ("JSON willPresent event: streaming", { try streamingWire.encode(event).count }),
+        ("JSON willPresent event: decode", { try decoder.decode(LocalAPI.AppEvent.self, from: eventJSON) == event ? 1 : 0 }),
     ]
     for entry in cases {
         Benchmark(
