@@ -184,14 +184,9 @@ private final class JSONOutput {
         }
         let count = keys.count - base
         guard count > 1 else { return }
-        var order = Array(base..<keys.count)
-        var inOrder = true
-        for position in 1..<count where !Self.precedes(keys[base + position - 1], keys[base + position]) {
-            inOrder = false
-            break
-        }
-        if inOrder { return }
-        order.sort { Self.precedes(keys[$0], keys[$1]) }
+        // Written in order already (no key twice, then): nothing to check or move.
+        if (1..<count).allSatisfy({ Self.precedes(keys[base + $0 - 1], keys[base + $0]) }) { return }
+        let order = (base..<keys.count).sorted { Self.precedes(keys[$0], keys[$1]) }
         for position in 1..<count where keys[order[position - 1]] == keys[order[position]] {
             // Written twice: `JSONEncoder` keeps the last.
             isOutOfOrder = true
@@ -232,6 +227,7 @@ private final class JSONOutput {
     // MARK: Values
 
     /// Writes `value` into the open slot at `level`.
+    ///
     /// The types `JSONEncoder` writes itself rather than through their `encode(to:)` (data, URLs,
     /// decimals), and the common ones written faster here; compared by type, not cast one by one.
     func writeValue<T: Encodable>(_ value: T, level: Int) throws {
