@@ -524,6 +524,11 @@ package final class SQLiteDaemonStore: DaemonStore {
         }
     }
 
+    /// Waits until no checkpoint of the write-ahead log is running or waiting to run (for tests).
+    package func waitUntilCheckpointsAreDone() {
+        checkpointer.waitUntilIdle()
+    }
+
     /// The writer's `PRAGMA synchronous` level (2 = FULL: each commit is synced before it returns).
     package func writerSynchronousLevel() async throws(DaemonError) -> Int {
         try await write { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
