@@ -7,10 +7,6 @@ import NotificationDaemonClient
 import Synchronization
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// A `kill -9` of the gateway, then of the daemon, while a provider pushes: no push the gateway
 /// answered `200` is lost, and none reaches the person twice. The real `unotify gateway` and
 /// `unotify daemon` processes, a real provider over HTTP/2 and TLS.
