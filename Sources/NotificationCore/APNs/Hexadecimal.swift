@@ -1,8 +1,21 @@
 import Foundation
 
+/// `bytes` as lower-case hexadecimal, two digits each: device tokens, hashes kept of keys and secrets,
+/// and the groups of a UUID.
+package func hexadecimal(_ bytes: some Sequence<UInt8>) -> String {
+    let digits = Array("0123456789abcdef".utf8)
+    var text: [UInt8] = []
+    text.reserveCapacity(bytes.underestimatedCount * 2)
+    for byte in bytes {
+        text.append(digits[Int(byte >> 4)])
+        text.append(digits[Int(byte & 0x0F)])
+    }
+    return String(decoding: text, as: UTF8.self)
+}
+
 /// `count` random bytes, as lower-case hexadecimal: device tokens (32 bytes, as APNs gives them),
 /// device identifiers and secrets.
 package func randomHex(bytes count: Int) -> String {
     var generator = SystemRandomNumberGenerator()
-    return (0..<count).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max, using: &generator)) }.joined()
+    return hexadecimal((0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
 }

@@ -590,14 +590,7 @@ package actor DaemonEngine {
     }
 
     package static func hash(_ key: String) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var hex: [UInt8] = []
-        hex.reserveCapacity(64)
-        for byte in SHA256.hash(data: Data(key.utf8)) {
-            hex.append(digits[Int(byte >> 4)])
-            hex.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: hex, as: UTF8.self)
+        hexadecimal(SHA256.hash(data: Data(key.utf8)))
     }
 
     // MARK: - Steps

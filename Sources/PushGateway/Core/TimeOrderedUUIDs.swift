@@ -1,4 +1,5 @@
 package import Foundation
+import NotificationCore
 import Synchronization
 
 /// Makes UUIDs of version 7 (RFC 9562), in APNs' lower-case canonical form: the time in milliseconds first,
@@ -45,14 +46,6 @@ package final class TimeOrderedUUIDs: Sendable {
     /// (`UUID.uuidString` formats with `snprintf`, and then it had to be lower-cased: 1 % of the
     /// gateway's time under a load of pushes.)
     private static func canonical(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(36)
-        for (index, byte) in bytes.enumerated() {
-            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
+        [0..<4, 4..<6, 6..<8, 8..<10, 10..<16].map { hexadecimal(bytes[$0]) }.joined(separator: "-")
     }
 }

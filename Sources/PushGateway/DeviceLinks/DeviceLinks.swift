@@ -88,7 +88,7 @@ package final class DeviceLinks: Sendable {
 
     /// The hash the store keeps of a device's secret.
     package static func hash(_ secret: some StringProtocol) -> String {
-        SHA256.hash(data: Data(secret.utf8)).map { String(format: "%02x", $0) }.joined()
+        hexadecimal(SHA256.hash(data: Data(secret.utf8)))
     }
 
     /// Enrolls a new device in `store` and returns its credential, `<device id>.<secret>`: a random
