@@ -232,6 +232,72 @@ import TestSupport
         }
     }
 
+    /// A link that has sent everything stored is handed each new push as it is stored, without
+    /// reading it back; pushes and broadcasts stored at the same time still reach the device once
+    /// each, in the order of their sequences.
+    @Test func pushesAndBroadcastsStoredTogetherReachTheDeviceOnceEachInOrder() async throws {
+        try await withGateway { running in
+            let (core, links) = (running.gateway.core, running.gateway.links)
+            let registered = try await core.register(deviceID: "device-1", bundleIdentifier: "com.example.todo", environment: .sandbox, at: Date())
+            let channel = try await core.createChannel(bundleIdentifier: "com.example.todo", environment: .sandbox,
+                                                       settings: APNs.ChannelSettings(storesMostRecent: false, pushType: .alert), at: Date())
+            try await running.gateway.store.setSubscribed(true, deviceID: "device-1", bundleIdentifier: "com.example.todo", environment: .sandbox,
+                                                          channelID: channel.channelID, at: Date())
+            let headers = try APNs.checkBroadcastHeaders(headers: [("apns-push-type", "alert"), ("apns-expiration", "0"), ("apns-priority", "10")],
+                                                         payloadBytes: 20, channel: channel.settings, newID: { UUID().uuidString }).get()
+            try await running.link { side in
+                // One at a time, each acknowledged (and the acknowledgement handled, as the answer to
+                // a registration after it shows) before the next is sent: the link is caught up each time.
+                var handedOverBefore = links.pushesHandedOver
+                for index in 0..<5 {
+                    if index == 1 { handedOverBefore = links.pushesHandedOver }
+                    #expect(try await running.post(registered.token, #"{"aps":{"alert":"one \#(index)"}}"#) == 200)
+                    let push = try await side.nextPush()
+                    #expect(push.payload == #"{"aps":{"alert":"one \#(index)"}}"#)
+                    try await side.send(.ack(through: push.sequence))
+                    _ = try await side.register("com.example.todo")
+                }
+                // The first may have come while the link was reading what was stored as it opened.
+                #expect(links.pushesHandedOver - handedOverBefore == 4)
+
+                let (pushes, broadcasts) = (30, 10)
+                async let sent: Void = withThrowingTaskGroup(of: Void.self) { group in
+                    for index in 0..<pushes {
+                        group.addTask {
+                            let status = try await running.post(registered.token, #"{"aps":{"alert":"p\#(index)"}}"#)
+                            #expect(status == 200)
+                        }
+                    }
+                    for index in 0..<broadcasts {
+                        group.addTask {
+                            let reached = try await core.broadcast(to: channel, headers: headers, payload: Array(#"{"aps":{"alert":"b\#(index)"}}"#.utf8), at: Date())
+                            #expect(reached == 1)
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                var received: [DeviceLink.Push] = []
+                while received.count < pushes + broadcasts {
+                    let push = try await side.nextPush()
+                    received.append(push)
+                    try await side.send(.ack(through: push.sequence))
+                }
+                try await sent
+                let sequences = received.map(\.sequence)
+                #expect(sequences == sequences.sorted() && Set(sequences).count == sequences.count)
+                let expected = Set((0..<pushes).map { #"{"aps":{"alert":"p\#($0)"}}"# } + (0..<broadcasts).map { #"{"aps":{"alert":"b\#($0)"}}"# })
+                #expect(Set(received.map(\.payload)) == expected)
+                // Nothing more comes: a registration's answer is the next message.
+                try await side.send(.register(requestID: "last", bundleIdentifier: "com.example.todo", environment: .sandbox))
+                guard case .registered? = try await side.next() else {
+                    Issue.record("a push came twice")
+                    return
+                }
+            }
+            #expect(try await running.gateway.store.pushes(for: "device-1", after: 0, now: Date(), limit: 100).isEmpty)
+        }
+    }
+
     @Test func pushesStoredWhileTheDeviceIsAwayComeHighestPriorityFirst() async throws {
         try await withGateway(window: 2) { running in
             let registered = try await running.gateway.core.register(deviceID: "device-1", bundleIdentifier: "com.example.todo", environment: .sandbox, at: Date())

@@ -45,6 +45,9 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
     private let wake: @Sendable ([String: Bool]) -> Void
     private let logsDeliveries: Bool
     private let clock: @Sendable () -> Date
+    /// Broadcasts being written now: until each has woken its devices' links, the core's pushes are
+    /// not handed to links directly (see ``DeviceLinks/stored(_:)``).
+    private let broadcastsBeingStored = Atomic<Int>(0)
 
     /// - Parameters:
     ///   - logsDeliveries: whether accepted pushes are written to the delivery log.
@@ -180,6 +183,9 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
     }
 
     // MARK: - Pushes
+
+    /// Whether a broadcast is being stored now (and has not woken its devices' links yet).
+    package var isStoringBroadcasts: Bool { broadcastsBeingStored.load(ordering: .sequentiallyConsistent) > 0 }
 
     /// Pushes accepted and not yet durable.
     package var unwrittenPushes: Int { state.withLock { $0.unwritten } }
@@ -363,6 +369,8 @@ extension GatewayCore: BroadcastChannels {
             // Expired already: accepted, and stored for no one.
             guard expiresAt > date else { return 0 }
         }
+        broadcastsBeingStored.add(1, ordering: .sequentiallyConsistent)
+        defer { broadcastsBeingStored.subtract(1, ordering: .sequentiallyConsistent) }
         let linked = state.withLock { $0.connectedDevices }
         let stored = try await store.enqueue(Broadcast(channel: target, requestID: headers.requestID, priority: headers.priority, expiresAt: expiresAt,
                                                        payload: payload, receivedAt: date), linked: linked)

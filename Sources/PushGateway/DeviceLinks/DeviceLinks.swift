@@ -23,10 +23,15 @@ package final class DeviceLinks: Sendable {
     private let metrics: GatewayMetrics
     private let logger: Logger
     private let clock: @Sendable () -> Date
+    /// Whether the core's pushes may reach a link without being read back from the store: only when
+    /// no other node stores pushes in it (another node's may take sequences in between).
+    private let handsOverStoredPushes: Bool
+    private let handedOver = Atomic<Int>(0)
 
     package init(store: any GatewayStore, core: GatewayCore, window: Int = 64, metrics: GatewayMetrics = GatewayMetrics(), logger: Logger,
                  clock: @escaping @Sendable () -> Date = { Date() }) {
         self.store = store
+        handsOverStoredPushes = !store.isSharedByNodes
         acknowledgements = AcknowledgementWriter(store: store, logger: logger)
         self.core = core
         self.window = window
@@ -34,6 +39,9 @@ package final class DeviceLinks: Sendable {
         self.logger = logger
         self.clock = clock
     }
+
+    /// The pushes sent to links as the core stored them, without a read of the store.
+    package var pushesHandedOver: Int { handedOver.load(ordering: .relaxed) }
 
     /// Sets the gauges of the links: how many, and how many pushes they have in flight.
     package func sampleMetrics() {
@@ -49,11 +57,21 @@ package final class DeviceLinks: Sendable {
     /// Delivery reports recorded from one message; the rest of a longer one are ignored.
     static let reportsPerMessage = 500
 
-    /// Tells the links of these pushes' devices that more is stored for them.
+    /// Tells the links of these pushes' devices, just stored by the core in one batch, that more is
+    /// stored for them. A link that has sent everything stored for its device before them is handed
+    /// them as they are (``handOver(_:to:)``) instead of reading them back from the store.
     package func stored(_ pushes: [QueuedPush]) {
-        var devices: [String: Bool] = [:]
-        for push in pushes { devices[push.deviceID, default: false] = devices[push.deviceID, default: false] || push.held }
-        wake(devices)
+        var byDevice: [String: [QueuedPush]] = [:]
+        for push in pushes { byDevice[push.deviceID, default: []].append(push) }
+        // A broadcast being stored may have taken sequences before these: its devices read it first.
+        let handsOver = handsOverStoredPushes && !core.isStoringBroadcasts
+        var woken: [String: Bool] = [:]
+        for (device, pushes) in byDevice {
+            let held = pushes.contains(where: \.held)
+            if handsOver, !held, let session = links.withLock({ $0[device] }), handOver(pushes, to: session) { continue }
+            woken[device] = held
+        }
+        if !woken.isEmpty { wake(woken) }
     }
 
     /// Tells every link of this node that more may be stored for it, held pushes included.
@@ -66,8 +84,11 @@ package final class DeviceLinks: Sendable {
     package func wake(_ devices: [String: Bool]) {
         let woken = links.withLock { links in devices.compactMap { device, held in links[device].map { ($0, held) } } }
         for (session, held) in woken {
-            // Stored held (the device was not linked yet when they came): the link promotes them.
-            if held { session.withState { $0.mayHaveHeld = true } }
+            session.withState { state in
+                state.isCaughtUp = false
+                // Stored held (the device was not linked yet when they came): the link promotes them.
+                if held { state.mayHaveHeld = true }
+            }
             pump(session)
         }
     }
@@ -202,18 +223,52 @@ package final class DeviceLinks: Sendable {
             return true
         }
         guard start else { return }
-        Task {
-            repeat {
-                await self.sendWithinWindow(session)
-            } while session.withState { state in
-                guard state.pumpAgain, !state.isClosed else {
-                    state.isPumping = false
-                    return false
-                }
-                state.pumpAgain = false
-                return true
+        Task { await keepPumping(session) }
+    }
+
+    private func keepPumping(_ session: LinkSession) async {
+        repeat {
+            await sendWithinWindow(session)
+        } while pumpsAgain(session)
+    }
+
+    /// Ends a turn of sending, unless something changed during it: then the link reads the store again.
+    private func pumpsAgain(_ session: LinkSession) -> Bool {
+        session.withState { state in
+            guard state.pumpAgain, !state.isClosed else {
+                state.isPumping = false
+                return false
             }
+            state.pumpAgain = false
+            return true
         }
+    }
+
+    /// Sends pushes the core has just stored for the link's device, as a read of the store would
+    /// find them (in their order, unexpired), when the link had sent everything stored before them,
+    /// is not reading now, and has room for them in its window. Otherwise sends nothing and returns
+    /// false: the link then reads them.
+    ///
+    /// Safe because, with one node, pushes reach the store by the core's batches (told here in the
+    /// order they were written), by broadcasts (none being stored, see ``stored(_:)``), and by the
+    /// link's own promotions of held pushes (done while it reads): a link caught up after a read has
+    /// missed nothing stored before these.
+    private func handOver(_ pushes: [QueuedPush], to session: LinkSession) -> Bool {
+        guard let first = pushes.first, let last = pushes.last else { return true }
+        let now = clock()
+        let unexpired = pushes.filter { $0.expiresAt > now }
+        let start = session.withState { state -> Bool in
+            guard state.isCaughtUp, !state.isPumping, !state.isClosed, first.sequence > state.sent,
+                  unexpired.count <= window - state.unacknowledged.count else { return false }
+            state.isPumping = true
+            state.sent = last.sequence
+            return true
+        }
+        guard start else { return false }
+        send(unexpired, on: session)
+        handedOver.add(unexpired.count, ordering: .relaxed)
+        if pumpsAgain(session) { Task { await keepPumping(session) } }
+        return true
     }
 
     /// Sends the device's pushes in their order, within the window. Once those run out, the pushes
@@ -221,7 +276,11 @@ package final class DeviceLinks: Sendable {
     private func sendWithinWindow(_ session: LinkSession) async {
         let deviceID = session.deviceID
         while true {
-            let (after, room, closed) = session.withState { ($0.sent, window - $0.unacknowledged.count, $0.isClosed) }
+            let (after, room, closed) = session.withState { state in
+                // Caught up again only once a read finds nothing more.
+                state.isCaughtUp = false
+                return (state.sent, window - state.unacknowledged.count, state.isClosed)
+            }
             guard !closed else { return }
             guard room > 0 else { return }
             let pushes: [QueuedPush]
@@ -229,11 +288,20 @@ package final class DeviceLinks: Sendable {
                 pushes = try await store.pushes(for: deviceID, after: after, now: clock(), limit: room)
                 if pushes.isEmpty {
                     // Cleared before looking: pushes stored held meanwhile set it again, and are looked for.
-                    guard session.withState({ state in defer { state.mayHaveHeld = false }; return state.mayHaveHeld }) else { return }
+                    let mayHaveHeld = session.withState { state in
+                        defer { state.mayHaveHeld = false }
+                        state.isCaughtUp = !state.mayHaveHeld
+                        return state.mayHaveHeld
+                    }
+                    guard mayHaveHeld else { return }
                     let promoted = try await store.promoteHeld(deviceID: deviceID, now: clock(), limit: room)
                     // As many as there was room for: there may be more.
                     if promoted == room { session.withState { $0.mayHaveHeld = true } }
-                    guard promoted > 0 else { return }
+                    guard promoted > 0 else {
+                        // None held either: caught up, unless some were stored held meanwhile.
+                        session.withState { state in state.isCaughtUp = !state.mayHaveHeld }
+                        return
+                    }
                     continue
                 }
             } catch {
@@ -243,23 +311,30 @@ package final class DeviceLinks: Sendable {
                 return
             }
             guard let last = pushes.last else { return }
-            let now = clock()
-            session.withState { state in
-                state.sent = last.sequence
-                state.unacknowledged.append(contentsOf: pushes.lazy.map(\.sequence))
-                for push in pushes { state.inFlight[push.sequence] = InFlightPush(uniqueID: push.uniqueID, sentAt: now, receivedAt: push.receivedAt) }
-            }
-            metrics.sent.increment(by: pushes.count)
-            session.send(pushes.map { push in
-                .push(DeviceLink.Push(
-                    sequence: push.sequence, token: push.token, bundleIdentifier: push.bundleIdentifier,
-                    environment: push.environment, apnsID: push.apnsID, pushType: push.pushType,
-                    priority: push.priority, expiresAt: push.expiresAt.timeIntervalSince1970, collapseID: push.collapseID,
-                    payload: String(decoding: push.payload, as: UTF8.self), receivedAt: push.receivedAt.timeIntervalSince1970,
-                    uniqueID: push.uniqueID
-                ))
-            })
+            session.withState { $0.sent = last.sequence }
+            send(pushes, on: session)
         }
+    }
+
+    /// Sends pushes on the link, noting them as unacknowledged (the caller has advanced the link's
+    /// `sent` past them, and is the link's one sender now).
+    private func send(_ pushes: [QueuedPush], on session: LinkSession) {
+        guard !pushes.isEmpty else { return }
+        let now = clock()
+        session.withState { state in
+            state.unacknowledged.append(contentsOf: pushes.lazy.map(\.sequence))
+            for push in pushes { state.inFlight[push.sequence] = InFlightPush(uniqueID: push.uniqueID, sentAt: now, receivedAt: push.receivedAt) }
+        }
+        metrics.sent.increment(by: pushes.count)
+        session.send(pushes.map { push in
+            .push(DeviceLink.Push(
+                sequence: push.sequence, token: push.token, bundleIdentifier: push.bundleIdentifier,
+                environment: push.environment, apnsID: push.apnsID, pushType: push.pushType,
+                priority: push.priority, expiresAt: push.expiresAt.timeIntervalSince1970, collapseID: push.collapseID,
+                payload: String(decoding: push.payload, as: UTF8.self), receivedAt: push.receivedAt.timeIntervalSince1970,
+                uniqueID: push.uniqueID
+            ))
+        })
     }
 
     private func handle(_ message: DeviceLink.DeviceMessage, session: LinkSession) async {
@@ -280,8 +355,9 @@ package final class DeviceLinks: Sendable {
                 metrics.delivery.recordNanoseconds(Int64(max(0, now.timeIntervalSince(push.receivedAt)) * 1_000_000_000))
             }
             // The window has room again now: what follows is read after the last sequence sent, so it
-            // need not wait for the acknowledgement to be written.
-            pump(session)
+            // need not wait for the acknowledgement to be written. A link that has sent everything
+            // stored has nothing to read.
+            if !session.withState(\.isCaughtUp) { pump(session) }
             await acknowledgements.write(Acknowledgement(deviceID: deviceID, through: acknowledged, at: now,
                                                          sent: pushes.compactMap { push in push.uniqueID.map { ($0, push.sentAt) } }))
         case .register(let requestID, let bundleIdentifier, let environment):
@@ -395,6 +471,9 @@ final class LinkSession: Sendable {
         var inFlight: [Int64: InFlightPush] = [:]
         /// Whether held pushes may wait for the device: at first, and when some are stored.
         var mayHaveHeld = true
+        /// Whether everything stored for the device has been sent on this link, as of the last read
+        /// of the store (which found nothing more) and what the core handed over since.
+        var isCaughtUp = false
         var isPumping = false
         var pumpAgain = false
         /// The device's messages not handled yet, in order.

@@ -302,6 +302,9 @@ package protocol GatewayStore: Sendable {
     func pruneDeliveryLog(acceptedBefore date: Date, keepingAtMost limit: Int) async throws(GatewayError) -> Int
 
     // Several nodes
+    /// Whether other nodes may store pushes in it too (then a node's links read every push back from
+    /// it, in the order it gives them).
+    var isSharedByNodes: Bool { get }
     /// Hears of what other nodes change, the pushes they store included (a node wakes its own links
     /// for what it stores), until the task is cancelled, so that the node holding a device's link
     /// sends its pushes at once and no node answers from what it read before. Returns at once for a
@@ -374,6 +377,7 @@ extension GatewayStore {
 
 extension GatewayStore {
     /// One node's store: its own pushes wake its links directly.
+    package var isSharedByNodes: Bool { false }
     package func followChanges(_ changed: @escaping @Sendable (GatewayStoreChange) -> Void) async {}
     package func setLinked(_ devices: [String: Bool]) async throws(GatewayError) {}
     package func devicesLinkedElsewhere(_ devices: Set<String>) async throws(GatewayError) -> Set<String> { [] }

@@ -1039,6 +1039,8 @@ package final class PostgresGatewayStore: GatewayStore, Service {
         }
     }
 
+    package var isSharedByNodes: Bool { true }
+
     package func takeFromTokenBuckets(_ counts: [String: Int], at date: Date, burst: Int, perSecond: Double) async throws(GatewayError) -> [String: Int] {
         guard !counts.isEmpty else { return [:] }
         let tokens = counts.keys.sorted()
