@@ -166,4 +166,38 @@ extension RemotePushTests.LinkedSystem {
             #expect(stages.first { $0.stage == "notShown" }?.detail == "the app is not on the device")
         }
     }
+
+    /// While pushes keep coming, the device reports them at most every 100 ms, each message with all
+    /// that gathered meanwhile: not a message (and three writes) per push.
+    @Test func aStreamOfPushesIsReportedInAFewMessages() async throws {
+        try await RemotePushTests().withLinkedSystem { system in
+            _ = try await system.daemon.authorizedApp("com.example.todo")
+            let token = try await system.link.register("com.example.todo", environment: .sandbox)
+            var events = await system.daemon.engine.watch().events.makeAsyncIterator()
+            var confirmations = system.link.reportsConfirmed.makeAsyncIterator()
+            let ids = (0..<20).map { String(format: "5f5a5b0e-8d7c-4a31-9d1e-%012d", $0) }
+            let began = ContinuousClock.now
+            // One after the other, each shown before the next is sent: without the pacing, each
+            // would be reported on its own.
+            for id in ids {
+                #expect(try await system.send(to: token, #"{"aps":{"alert":"Hello"}}"#, headers: ["apns-id": id]).status.code == 200)
+                while let event = await events.next() {
+                    if case .presented("com.example.todo", _) = event { break }
+                }
+            }
+            // Every report sent and confirmed, counting the messages.
+            var messages = 0
+            while try await system.daemon.engine.unsentDeliveryReports(limit: 1) != nil {
+                guard await confirmations.next() != nil else { break }
+                messages += 1
+            }
+            let elapsed = ContinuousClock.now - began
+            // The first at once, then one at most every 100 ms (none is full: 200 reports).
+            #expect(messages <= 1 + Int(elapsed / .milliseconds(100)), "\(messages) messages in \(elapsed)")
+            for id in ids {
+                let stages = try await system.gateway.core.deliveryRecords(matching: id).first?.stages.map(\.stage) ?? []
+                #expect(stages.contains(.presented), "\(id): \(stages)")
+            }
+        }
+    }
 }

@@ -242,15 +242,27 @@ package final class DeviceLinkClient: Service, Sendable {
 
     /// Sends the delivery-log reports the engine saved, oldest first, one message at a time: each is
     /// forgotten once the gateway confirms it, and the rest are sent again on the next link.
+    ///
+    /// After a quiet spell the first report goes at once; while reports keep coming, a message goes
+    /// at most every ``reportInterval``, with everything saved meanwhile (a full one is followed at
+    /// once). Each message costs a read
+    /// and a write here and a write at the gateway: under a steady stream of pushes, one per push
+    /// would be most of what the two stores write.
     private func sendDeliveryReports(post: AsyncStream<DeviceLink.DeviceMessage>.Continuation, reported: AsyncStream<Int64>) async throws {
         var confirmations = reported.makeAsyncIterator()
         var written = engine.deliveryReportsWritten().makeAsyncIterator()
+        var lastSent: ContinuousClock.Instant?
         while !Task.isCancelled {
+            if let lastSent, case let wait = lastSent + Self.reportInterval - .now, wait > .zero {
+                try await Task.sleep(for: wait)
+            }
             guard let (through, reports) = try await engine.unsentDeliveryReports(limit: Self.reportsPerMessage) else {
                 // Nothing to send: wait until a step saves some.
                 guard await written.next() != nil else { return }
                 continue
             }
+            // A full message leaves more behind: the next follows at once.
+            lastSent = reports.count < Self.reportsPerMessage ? .now : nil
             post.yield(.report(through: through, reports: reports))
             while true {
                 guard let confirmed = await confirmations.next() else { return }
@@ -263,6 +275,9 @@ package final class DeviceLinkClient: Service, Sendable {
 
     /// Reports sent in one message.
     static let reportsPerMessage = 200
+    /// The least time between two messages of reports: the gateway's delivery log trails the device
+    /// by at most this much while pushes keep coming.
+    static let reportInterval: Duration = .milliseconds(100)
 
     private func answer(_ requestID: String, _ message: DeviceLink.GatewayMessage) {
         state.withLock { $0.waiting.removeValue(forKey: requestID) }?.resume(returning: message)
