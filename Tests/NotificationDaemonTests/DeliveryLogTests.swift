@@ -167,14 +167,16 @@ extension RemotePushTests.LinkedSystem {
         }
     }
 
-    /// While pushes keep coming, the device reports them at most every 100 ms, each message with all
-    /// that gathered meanwhile: not a message (and three writes) per push.
-    @Test func aStreamOfPushesIsReportedInAFewMessages() async throws {
+    /// While pushes keep coming, the device acknowledges them at most every 10 ms and reports them at
+    /// most every 100 ms, each message covering all that gathered meanwhile: not a message (and a write
+    /// or three) per push.
+    @Test func aStreamOfPushesIsAcknowledgedAndReportedInAFewMessages() async throws {
         try await RemotePushTests().withLinkedSystem { system in
             _ = try await system.daemon.authorizedApp("com.example.todo")
             let token = try await system.link.register("com.example.todo", environment: .sandbox)
             var events = await system.daemon.engine.watch().events.makeAsyncIterator()
             var confirmations = system.link.reportsConfirmed.makeAsyncIterator()
+            var acknowledgements = system.link.acknowledgements.makeAsyncIterator()
             let ids = (0..<20).map { String(format: "5f5a5b0e-8d7c-4a31-9d1e-%012d", $0) }
             let began = ContinuousClock.now
             // One after the other, each shown before the next is sent: without the pacing, each
@@ -185,6 +187,16 @@ extension RemotePushTests.LinkedSystem {
                     if case .presented("com.example.todo", _) = event { break }
                 }
             }
+            // Every push acknowledged, counting the acknowledgements.
+            let last = await system.daemon.engine.linkSequence
+            var acknowledged: Int64 = 0
+            var acknowledgementCount = 0
+            while acknowledged < last, let through = await acknowledgements.next() {
+                (acknowledged, acknowledgementCount) = (through, acknowledgementCount + 1)
+            }
+            let acknowledgedAfter = ContinuousClock.now - began
+            // The first at once, then one at most every 10 ms.
+            #expect(acknowledgementCount <= 1 + Int(acknowledgedAfter / .milliseconds(10)), "\(acknowledgementCount) in \(acknowledgedAfter)")
             // Every report sent and confirmed, counting the messages.
             var messages = 0
             while try await system.daemon.engine.unsentDeliveryReports(limit: 1) != nil {

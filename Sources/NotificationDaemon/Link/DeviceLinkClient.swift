@@ -181,7 +181,7 @@ package final class DeviceLinkClient: Service, Sendable {
 
     /// Runs one link: the one writer sends what the outbox holds; the reader answers requests and
     /// gathers pushes, which the deliverer hands to the engine in batches (all that arrived while the
-    /// previous batch was made durable), acknowledging each batch once it is durable.
+    /// previous batch was made durable); the acknowledger acknowledges what is durable.
     private func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, address: String) async throws {
         let (outbox, post) = AsyncStream.makeStream(of: DeviceLink.DeviceMessage.self)
         state.withLock { $0.outbox = post }
@@ -196,12 +196,29 @@ package final class DeviceLinkClient: Service, Sendable {
                     try await outbound.write(.text(String(decoding: try encoder.encode(message), as: UTF8.self)))
                 }
             }
+            let (durable, madeDurable) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
             group.addTask {
+                defer { madeDurable.finish() }
                 for await _ in arrived.arrivals {
                     let batch = arrived.takeAll()
                     guard !batch.isEmpty else { continue }
                     try await self.engine.receivePushes(batch)
+                    madeDurable.yield()
+                }
+            }
+            group.addTask {
+                // After a quiet spell the first acknowledgement goes at once; while pushes keep coming,
+                // one at most every `acknowledgementInterval`, for every push made durable meanwhile.
+                var lastSent: ContinuousClock.Instant?
+                var acknowledged: Int64 = 0
+                for await _ in durable {
+                    if let lastSent, case let wait = lastSent + Self.acknowledgementInterval - .now, wait > .zero {
+                        try await Task.sleep(for: wait)
+                    }
                     let through = await self.engine.linkSequence
+                    guard through > acknowledged else { continue }
+                    acknowledged = through
+                    lastSent = .now
                     post.yield(.ack(through: through))
                     self.acknowledgementsContinuation.yield(through)
                 }
@@ -272,6 +289,11 @@ package final class DeviceLinkClient: Service, Sendable {
             reportsConfirmedContinuation.yield(through)
         }
     }
+
+    /// The least time between two acknowledgements while pushes keep coming. Each costs the gateway
+    /// a write; the window (64 by default) leaves room for far more pushes in this time than a device
+    /// takes.
+    static let acknowledgementInterval: Duration = .milliseconds(10)
 
     /// Reports sent in one message.
     static let reportsPerMessage = 200
