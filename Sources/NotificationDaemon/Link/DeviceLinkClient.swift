@@ -181,7 +181,8 @@ package final class DeviceLinkClient: Service, Sendable {
 
     /// Runs one link: the one writer sends what the outbox holds; the reader answers requests and
     /// gathers pushes, which the deliverer hands to the engine in batches (all that arrived while the
-    /// previous batch was made durable); the acknowledger acknowledges what is durable.
+    /// previous batch was made durable), and acknowledges them once they are durable (paced:
+    /// ``AcknowledgementPacer``).
     private func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, address: String) async throws {
         let (outbox, post) = AsyncStream.makeStream(of: DeviceLink.DeviceMessage.self)
         state.withLock { $0.outbox = post }
@@ -196,31 +197,17 @@ package final class DeviceLinkClient: Service, Sendable {
                     try await outbound.write(.text(String(decoding: try encoder.encode(message), as: UTF8.self)))
                 }
             }
-            let (durable, madeDurable) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+            let pacer = AcknowledgementPacer(interval: Self.acknowledgementInterval) { through in
+                post.yield(.ack(through: through))
+                self.acknowledgementsContinuation.yield(through)
+            }
+            defer { pacer.close() }
             group.addTask {
-                defer { madeDurable.finish() }
                 for await _ in arrived.arrivals {
                     let batch = arrived.takeAll()
                     guard !batch.isEmpty else { continue }
                     try await self.engine.receivePushes(batch)
-                    madeDurable.yield()
-                }
-            }
-            group.addTask {
-                // After a quiet spell the first acknowledgement goes at once; while pushes keep coming,
-                // one at most every `acknowledgementInterval`, for every push made durable meanwhile.
-                var lastSent: ContinuousClock.Instant?
-                var acknowledged: Int64 = 0
-                for await _ in durable {
-                    if let lastSent, case let wait = lastSent + Self.acknowledgementInterval - .now, wait > .zero {
-                        try await Task.sleep(for: wait)
-                    }
-                    let through = await self.engine.linkSequence
-                    guard through > acknowledged else { continue }
-                    acknowledged = through
-                    lastSent = .now
-                    post.yield(.ack(through: through))
-                    self.acknowledgementsContinuation.yield(through)
+                    pacer.madeDurable(through: await self.engine.linkSequence, count: batch.count)
                 }
             }
             group.addTask {
@@ -235,8 +222,9 @@ package final class DeviceLinkClient: Service, Sendable {
                         continue
                     }
                     switch message {
-                    case .welcome(let deviceID, _):
+                    case .welcome(let deviceID, let window):
                         self.state.withLock { $0.isWelcomed = true }
+                        pacer.setWindow(window)
                         self.logger.info("linked to the push gateway", metadata: ["gateway": .string(address), "device": .string(deviceID)])
                         self.linkedContinuation.yield()
                     case .push(let push):
@@ -290,9 +278,8 @@ package final class DeviceLinkClient: Service, Sendable {
         }
     }
 
-    /// The least time between two acknowledgements while pushes keep coming. Each costs the gateway
-    /// a write; the window (64 by default) leaves room for far more pushes in this time than a device
-    /// takes.
+    /// The least time between two acknowledgements while pushes keep coming (unless half the window
+    /// waits for one). Each costs the gateway a write and the handling of a message.
     static let acknowledgementInterval: Duration = .milliseconds(10)
 
     /// Reports sent in one message.
@@ -346,5 +333,74 @@ private final class ArrivedPushes: Sendable {
             defer { pending.removeAll(keepingCapacity: true) }
             return pending
         }
+    }
+}
+
+/// When a link acknowledges the pushes the engine made durable: at once after a quiet spell; while
+/// pushes keep coming, at most once an `interval` (each acknowledgement covering every push made
+/// durable meanwhile), or at once when half the gateway's window waits for one, so the window never
+/// holds the link back.
+final class AcknowledgementPacer: Sendable {
+    private struct State {
+        var durable: Int64 = 0
+        var acknowledged: Int64 = 0
+        /// Pushes made durable since the last acknowledgement.
+        var waiting = 0
+        var urgentAt = 32
+        var lastSent: ContinuousClock.Instant?
+        var isScheduled = false
+        var isClosed = false
+    }
+
+    private let state = Mutex(State())
+    private let interval: Duration
+    /// Sends an acknowledgement; called with the pacer's lock held, so that they go in order.
+    private let send: @Sendable (Int64) -> Void
+
+    init(interval: Duration, send: @escaping @Sendable (Int64) -> Void) {
+        self.interval = interval
+        self.send = send
+    }
+
+    /// The gateway's window, from its welcome.
+    func setWindow(_ window: Int) {
+        state.withLock { $0.urgentAt = max(1, window / 2) }
+    }
+
+    /// The pushes up to `through` are durable, `count` more of them.
+    func madeDurable(through: Int64, count: Int) {
+        let wait = state.withLock { state -> Duration? in
+            state.durable = max(state.durable, through)
+            state.waiting += count
+            guard !state.isClosed, state.durable > state.acknowledged else { return nil }
+            if let last = state.lastSent, state.waiting < state.urgentAt, case let wait = last + interval - .now, wait > .zero {
+                guard !state.isScheduled else { return nil }
+                state.isScheduled = true
+                return wait
+            }
+            acknowledge(&state)
+            return nil
+        }
+        guard let wait else { return }
+        Task {
+            try? await Task.sleep(for: wait)
+            self.state.withLock { state in
+                state.isScheduled = false
+                guard !state.isClosed, state.durable > state.acknowledged else { return }
+                self.acknowledge(&state)
+            }
+        }
+    }
+
+    /// The link ended: nothing more is sent.
+    func close() {
+        state.withLock { $0.isClosed = true }
+    }
+
+    private func acknowledge(_ state: inout State) {
+        state.acknowledged = state.durable
+        state.waiting = 0
+        state.lastSent = .now
+        send(state.durable)
     }
 }
