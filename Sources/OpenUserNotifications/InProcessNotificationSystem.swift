@@ -110,6 +110,12 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
         try? FileManager.default.removeItem(at: attachments.root)
     }
 
+    /// Lets go of the app's center, for a system whose owner is gone: the center holds the system (its
+    /// backend), so until then neither is ever freed.
+    package func releaseCenter() {
+        _ = centerBox.withLock { $0.take() }
+    }
+
     /// The app's center for this system.
     package var center: UNUserNotificationCenter {
         if let center = centerBox.withLock({ $0 }) { return center }

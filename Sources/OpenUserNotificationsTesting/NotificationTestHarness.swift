@@ -89,6 +89,8 @@ public final class NotificationTestHarness: Sendable {
     /// the harness, so that a test suite does not leave a folder behind for every test.
     deinit {
         system.removeTemporaryAttachmentFolder()
+        // The center and the system hold each other: without this, neither would ever be freed.
+        system.releaseCenter()
     }
 
     /// The app's notification center in this harness.

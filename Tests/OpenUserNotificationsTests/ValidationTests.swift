@@ -204,6 +204,22 @@ extension AttachmentValidationTests {
         #expect(!FileManager.default.fileExists(atPath: folder.path), "left behind: \(folder.path)")
     }
 
+    @Test func aHarnessAndItsCenterAreFreedWhenTheyGo() async throws {
+        final class Delegate: NSObject, UNUserNotificationCenterDelegate {}
+        weak var center: UNUserNotificationCenter?
+        let delegate = Delegate()
+        do {
+            let harness = try await NotificationTestHarness.authorized()
+            harness.center.delegate = delegate
+            let content = UNMutableNotificationContent()
+            content.title = "Hello"
+            try await harness.center.add(UNNotificationRequest(identifier: "r", content: content, trigger: nil))
+            #expect(await harness.center.deliveredNotifications().count == 1)
+            center = harness.center
+        }
+        #expect(center == nil, "the center (and the system it holds) outlived its harness")
+    }
+
     @Test func aRefusedRequestLeavesNoCopyBehind() async throws {
         let store = folder.appendingPathComponent("store")
         let harness = try await NotificationTestHarness.authorized(attachmentStore: store)
