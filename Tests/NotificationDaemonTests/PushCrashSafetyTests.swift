@@ -51,7 +51,7 @@ import Testing
         let directory = try makeTestDirectory()
         let environment = QuickStartTests.environment(directory)
         let unotify = ChildProcess.built("unotify")
-        // Chosen by the system when the gateway first binds them, and asked for again after each restart.
+        // Chosen when the gateway first starts, and asked for again after each restart.
         let ports = Locked<(sandbox: Int, production: Int, links: Int)?>(nil)
 
         func run(_ arguments: [String]) async throws -> String {
@@ -59,13 +59,34 @@ import Testing
             #expect(await command.waitUntilExit() == 0, "unotify \(arguments.joined(separator: " ")): \(command.lines)")
             return await command.completeOutput().last ?? ""
         }
+        func startGateway(on chosen: (sandbox: Int, production: Int, links: Int)) throws -> ChildProcess {
+            try ChildProcess(unotify, ["gateway", "serve", "--sandbox-port", "\(chosen.sandbox)", "--production-port", "\(chosen.production)",
+                                       "--device-link-port", "\(chosen.links)", "--metrics-port", "0"], environment: environment, name: "unotify gateway")
+        }
         func startGateway() async throws -> ChildProcess {
-            let (sandbox, production, links) = ports.withLock { $0 } ?? (0, 0, 0)
-            let gateway = try ChildProcess(unotify, ["gateway", "serve", "--sandbox-port", "\(sandbox)", "--production-port", "\(production)",
-                                                     "--device-link-port", "\(links)", "--metrics-port", "0"], environment: environment, name: "unotify gateway")
-            let bound = try await gateway.gatewayPorts()
-            ports.withLock { $0 = bound }
-            return gateway
+            if let chosen = ports.withLock({ $0 }) {
+                let gateway = try startGateway(on: chosen)
+                _ = try await gateway.gatewayPorts()
+                return gateway
+            }
+            // Below the system's range of ephemeral ports (32768 and up here), which it hands out for
+            // every port-0 bind and outgoing connection of the tests running beside this one: a port
+            // from that range could be taken while the gateway is down (killed, below), and the gateway
+            // could not come back on it. A port already taken here fails the first start: others are tried.
+            var failures: [String] = []
+            for _ in 0..<10 {
+                let base = Int.random(in: 20_000..<32_000)
+                let gateway = try startGateway(on: (base, base + 1, base + 2))
+                do {
+                    let bound = try await gateway.gatewayPorts()
+                    ports.withLock { $0 = bound }
+                    return gateway
+                } catch {
+                    failures.append("\(base): \(error)")
+                    await gateway.stop(kill: true)
+                }
+            }
+            throw GatewayPortsNotLogged(lines: failures)
         }
         let credentialPath = directory.appendingPathComponent("device.credential").path
         func startDaemon() async throws -> ChildProcess {
