@@ -114,15 +114,30 @@ package struct NotificationRequest: Sendable, Hashable, Codable {
     /// answers true, and the content is decoded to be sure. Quotes inside JSON strings are escaped,
     /// so text in a title or body never looks like the key.
     static func mayNameAttachments(_ json: [UInt8]) -> Bool {
-        var rest = json[...]
-        while let key = rest.firstRange(of: attachmentsKey) {
-            rest = rest[key.upperBound...].drop { isJSONSpace($0) }
-            for expected in [UInt8(ascii: ":"), UInt8(ascii: "["), UInt8(ascii: "]")] {
-                guard rest.first == expected else { return true }
-                rest = rest.dropFirst().drop { isJSONSpace($0) }
+        // A loop over the bytes: the generic `firstRange(of:)` was 2% of the daemon's time under a
+        // load of adds, each replacing a request whose content it scanned.
+        json.withUnsafeBufferPointer { bytes in
+            let key = attachmentsKey
+            var index = 0
+            while index + key.count <= bytes.count {
+                guard bytes[index] == key[0], bytes[index + 1] == key[1], matches(key, in: bytes, at: index) else {
+                    index += 1
+                    continue
+                }
+                index += key.count
+                for expected in [UInt8(ascii: ":"), UInt8(ascii: "["), UInt8(ascii: "]")] {
+                    while index < bytes.count, isJSONSpace(bytes[index]) { index += 1 }
+                    guard index < bytes.count, bytes[index] == expected else { return true }
+                    index += 1
+                }
             }
+            return false
         }
-        return false
+    }
+
+    private static func matches(_ key: [UInt8], in bytes: UnsafeBufferPointer<UInt8>, at start: Int) -> Bool {
+        for offset in key.indices where bytes[start + offset] != key[offset] { return false }
+        return true
     }
 
     private static func isJSONSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
