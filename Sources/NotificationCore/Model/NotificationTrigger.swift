@@ -120,7 +120,7 @@ package struct NotificationRequest: Sendable, Hashable, Codable {
             let key = attachmentsKey
             var index = 0
             while index + key.count <= bytes.count {
-                guard bytes[index] == key[0], bytes[index + 1] == key[1], matches(key, in: bytes, at: index) else {
+                guard matches(key, in: bytes, at: index) else {
                     index += 1
                     continue
                 }

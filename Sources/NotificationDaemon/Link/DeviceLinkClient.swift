@@ -250,9 +250,8 @@ package final class DeviceLinkClient: Service, Sendable {
     ///
     /// After a quiet spell the first report goes at once; while reports keep coming, a message goes
     /// at most every ``reportInterval``, with everything saved meanwhile (a full one is followed at
-    /// once). Each message costs a read
-    /// and a write here and a write at the gateway: under a steady stream of pushes, one per push
-    /// would be most of what the two stores write.
+    /// once). Each message costs a read and a write here and a write at the gateway: under a steady
+    /// stream of pushes, one per push would be most of what the two stores write.
     private func sendDeliveryReports(post: AsyncStream<DeviceLink.DeviceMessage>.Continuation, reported: AsyncStream<Int64>) async throws {
         var confirmations = reported.makeAsyncIterator()
         var written = engine.deliveryReportsWritten().makeAsyncIterator()

@@ -185,7 +185,7 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
     // MARK: - Pushes
 
     /// Whether a broadcast is being stored now (and has not woken its devices' links yet).
-    package var isStoringBroadcasts: Bool { broadcastsBeingStored.load(ordering: .sequentiallyConsistent) > 0 }
+    var isStoringBroadcasts: Bool { broadcastsBeingStored.load(ordering: .sequentiallyConsistent) > 0 }
 
     /// Pushes accepted and not yet durable.
     package var unwrittenPushes: Int { state.withLock { $0.unwritten } }

@@ -46,6 +46,6 @@ package final class TimeOrderedUUIDs: Sendable {
     /// (`UUID.uuidString` formats with `snprintf`, and then it had to be lower-cased: 1 % of the
     /// gateway's time under a load of pushes.)
     private static func canonical(_ bytes: [UInt8]) -> String {
-        [0..<4, 4..<6, 6..<8, 8..<10, 10..<16].map { hexadecimal(bytes[$0]) }.joined(separator: "-")
+        hexadecimal(bytes, dashesBefore: [4, 6, 8, 10])
     }
 }
