@@ -465,6 +465,7 @@ if Context.environment["OUN_BENCHMARKS"] != nil {
         .executableTarget(
             name: "GatewayBenchmarks",
             dependencies: [
+                "BenchmarkSupport",
                 "NotificationCore",
                 "PushGateway",
                 "OpenUserNotifications",

@@ -75,10 +75,11 @@ struct DaemonBenchmarks: AsyncParsableCommand {
         print("")
         print(DaemonReport.table(reports, fires: fires))
         print("")
-        print("| run | adds/s | ÷ raw SQLite rows/s (\(String(format: "%.0f", raw.rowsPerSecond)), the limit) |")
-        print("| --- | --- | --- |")
+        print("| run | adds/s | ÷ raw SQLite rows/s (\(String(format: "%.0f", raw.rowsPerSecond)), the limit) | daemon CPU per add | driver CPU per add |")
+        print("| --- | --- | --- | --- | --- |")
         for report in reports {
-            print("| \(report.label) | \(String(format: "%.0f", report.addsPerSecond)) | \(String(format: "%.3f", report.addsPerSecond / raw.rowsPerSecond)) |")
+            print("| \(report.label) | \(String(format: "%.0f", report.addsPerSecond)) | \(String(format: "%.3f", report.addsPerSecond / raw.rowsPerSecond))"
+                  + " | \(DaemonReport.microseconds(report.daemonCPUPerAdd)) | \(DaemonReport.microseconds(report.driverCPUPerAdd)) |")
         }
     }
 }
@@ -101,7 +102,8 @@ extension DaemonReport {
         "  start-up \(startUpSeconds.map(Self.ms)) · RSS idle \(Self.mib(idleResidentBytes)), after load \(Self.mib(loadedResidentBytes)), peak \(Self.mib(peakResidentBytes))"
             + " · database \(Self.mib(databaseBytes))\n"
             + "  adds \(adds) in \(String(format: "%.1f", addSeconds)) s = \(String(format: "%.0f", addsPerSecond))/s,"
-            + " latency p50 \(Self.ms(Self.percentile(addLatencies, 50))) p99 \(Self.ms(Self.percentile(addLatencies, 99)))\n"
+            + " latency p50 \(Self.ms(Self.percentile(addLatencies, 50))) p99 \(Self.ms(Self.percentile(addLatencies, 99))),"
+            + " CPU per add: daemon \(Self.microseconds(daemonCPUPerAdd)), driver \(Self.microseconds(driverCPUPerAdd))\n"
             + "  fired \(lateness.count) of \(expectedFires): lateness p50 \(Self.ms(Self.percentile(lateness, 50)))"
             + " p99 \(Self.ms(Self.percentile(lateness, 99))) max \(Self.ms(lateness.max() ?? .nan))"
             + " · pending in sampled apps \(sampledPending)\n"

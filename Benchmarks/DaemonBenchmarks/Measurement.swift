@@ -19,6 +19,10 @@ struct DaemonReport: Sendable {
     var adds = 0
     var addSeconds = 0.0
     var addLatencies: [Double] = []
+    /// CPU seconds (user and system) the daemon and this driver spent during the adds: on a shared
+    /// machine, CPU per add moves less with the neighbours than adds per second do.
+    var daemonCPUSeconds = 0.0
+    var driverCPUSeconds = 0.0
     var lateness: [Double] = []
     var expectedFires = 0
     var sampledPending: [Int] = []
@@ -35,6 +39,8 @@ struct DaemonReport: Sendable {
     var everyAppTouchedResidentBytes = 0
 
     var addsPerSecond: Double { Double(adds) / addSeconds }
+    var daemonCPUPerAdd: Double { daemonCPUSeconds / Double(max(adds, 1)) }
+    var driverCPUPerAdd: Double { driverCPUSeconds / Double(max(adds, 1)) }
 }
 
 /// Measures a running `unotify daemon` over a seeded data directory: start-up, memory, adds through
@@ -100,7 +106,10 @@ struct DaemonMeasurement {
         }
 
         // The load: `concurrency` clients replacing random apps' requests for `loadSeconds`.
+        let cpuBefore = (daemon: try CPUTime.of(daemon.pid), driver: try CPUTime.ofThisProcess())
         let (adds, latencies, elapsed) = try await addLoad()
+        report.daemonCPUSeconds = try CPUTime.of(daemon.pid) - cpuBefore.daemon
+        report.driverCPUSeconds = try CPUTime.ofThisProcess() - cpuBefore.driver
         report.adds = adds
         report.addLatencies = latencies
         report.addSeconds = elapsed

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AsyncHTTPClient
+import BenchmarkSupport
 import Crypto
 import Foundation
 import Histogram
@@ -109,27 +110,6 @@ struct Latency: AsyncParsableCommand {
         print(Pacer.line("gateway → delegate at saturation (\(concurrency) in flight)", saturatedDelegate, sent: saturated.sent,
                          seconds: Double(saturationSeconds)))
         Pacer.printFailures(["nghttpd": floor, "gateway at \(rate)/s": steady, "gateway at saturation": saturated], arrivals: system.arrivals)
-    }
-}
-
-/// A process's CPU time (user and system), in seconds, from `/proc`.
-enum CPUTime {
-    static func of(_ pid: Int32) throws -> Double {
-        try read("/proc/\(pid)/stat")
-    }
-
-    static func ofThisProcess() throws -> Double {
-        try read("/proc/self/stat")
-    }
-
-    private static func read(_ path: String) throws -> Double {
-        let text = try String(contentsOfFile: path, encoding: .utf8)
-        // The fields after the command's name, which is in parentheses and may hold spaces.
-        guard let end = text.lastIndex(of: ")") else { throw ValidationError("unreadable \(path)") }
-        let fields = text[text.index(after: end)...].split(separator: " ")
-        // utime and stime are the 14th and 15th fields of the whole line, the 12th and 13th after the name.
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { throw ValidationError("unreadable \(path)") }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 }
 

@@ -47,6 +47,9 @@ struct DaemonOptions: ParsableArguments {
     @Flag(name: .long, help: "Be the desktop's notification server (org.freedesktop.Notifications) when no other owns the name: notify-send and every libnotify program's notifications are kept here.")
     var freedesktop = false
 
+    @Option(name: .long, help: "How many apps' states the daemon keeps in memory (apps connected to it are always kept). An app of 64 pending requests takes about 50 KB.")
+    var cachedApps: Int = DaemonEngine.Configuration().cachedApps
+
     @OptionGroup var metrics: MetricsOptions
 
     var logger: Logger {
@@ -60,6 +63,8 @@ struct DaemonOptions: ParsableArguments {
         var configuration = location.configuration
         configuration.tcpPort = tcpPort
         configuration.tcpHost = tcpHost
+        guard cachedApps >= 1 else { throw ValidationError("--cached-apps needs at least 1.") }
+        configuration.engine.cachedApps = cachedApps
         if let gateway {
             guard let credentialFile = gatewayCredential,
                   let credential = try? String(contentsOfFile: credentialFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),

@@ -29,8 +29,9 @@ final class DaemonProcess: Sendable {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("unotify")
     }
 
-    /// Starts the daemon over `directory` and returns once it listens (it says so on its log).
-    init(directory: URL) async throws {
+    /// Starts the daemon over `directory`, with `arguments` after the usual ones, and returns once it
+    /// listens (it says so on its log).
+    init(directory: URL, arguments extra: [String] = []) async throws {
         self.directory = directory
         socketPath = directory.appendingPathComponent("unotify.sock").path
         let executable = Self.executable
@@ -48,7 +49,7 @@ final class DaemonProcess: Sendable {
         }
         let process = try SpawnedProcess.spawn(
             executable.path,
-            arguments: ["daemon", "--data-dir", directory.path, "--socket", socketPath, "--log-level", "info", "--metrics-port", "0"],
+            arguments: ["daemon", "--data-dir", directory.path, "--socket", socketPath, "--log-level", "info", "--metrics-port", "0"] + extra,
             standardOutput: .null,
             standardError: .descriptor(errors.fileHandleForWriting.fileDescriptor)
         )
@@ -309,6 +310,39 @@ final class DaemonProcess: Sendable {
         }
         #expect(received.map(\.1) == ["a", "sentinel"], "the unconfirmed response arrived once after the crash, and nothing twice")
         #expect(received.first?.0 == handed, "with the ticket it had")
+    }
+
+    @Test func aDaemonWithRoomForOneAppInMemoryKeepsEveryAppsRequestsApart() async throws {
+        let directory = try makeTestDirectory()
+        let daemon = try await DaemonProcess(directory: directory, arguments: ["--cached-apps", "1"])
+        defer { daemon.stop() }
+        let apps = ["com.example.a", "com.example.b", "com.example.c"]
+        var clients: [LocalAPIClient] = []
+        for app in apps { clients.append(try await daemon.registerAuthorizedApp(app)) }
+        var content = NotificationContent()
+        content.title = "In memory or not"
+        // In turns, so that each add finds its app gone from memory and reads it back.
+        for round in 0..<3 {
+            for (index, client) in clients.enumerated() {
+                try await client.call(.POST, "/v1/requests", body: NotificationRequest(
+                    identifier: "\(apps[index])-\(round)", content: content, trigger: .timeInterval(3600, repeats: false)))
+            }
+        }
+        for (index, client) in clients.enumerated() {
+            let pending = try await client.call(.GET, "/v1/requests", as: [LocalAPI.PendingRequest].self).map(\.request.identifier)
+            #expect(pending.sorted() == (0..<3).map { "\(apps[index])-\($0)" }, "\(apps[index]) sees its own three")
+        }
+
+        let refused = Pipe()
+        let process = try SpawnedProcess.spawn(
+            DaemonProcess.executable.path,
+            arguments: ["daemon", "--data-dir", try makeTestDirectory().path, "--cached-apps", "0", "--metrics-port", "0"],
+            standardError: .descriptor(refused.fileHandleForWriting.fileDescriptor)
+        )
+        try refused.fileHandleForWriting.close()
+        let output = String(decoding: refused.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.waitUntilExit() != .exited(0))
+        #expect(output.contains("--cached-apps needs at least 1"))
     }
 
     @Test func aCorruptDatabaseIsReportedAtStartAndLeftAlone() async throws {

@@ -565,18 +565,17 @@ package actor DaemonEngine {
 
     /// The app a key belongs to.
     ///
-    /// Keys once found are remembered, so an app's calls cost no store read and no wait for the
-    /// engine; renewing or removing any app's key forgets them all.
+    /// Keys once found are remembered, so an app's calls cost no store read, no hash and no wait for
+    /// the engine; renewing or removing any app's key forgets them all.
     ///
     /// - Throws: `unauthorized` for a key that belongs to no app.
     package nonisolated func authenticate(key: String) async throws(DaemonError) -> String {
-        let hash = Self.hash(key)
-        if let bundleIdentifier = keys.bundleIdentifier(forHash: hash) { return bundleIdentifier }
+        if let bundleIdentifier = keys.bundleIdentifier(forKey: key) { return bundleIdentifier }
         let generation = keys.generation
-        guard let bundleIdentifier = try await store.bundleIdentifier(forKeyHash: hash) else {
+        guard let bundleIdentifier = try await store.bundleIdentifier(forKeyHash: Self.hash(key)) else {
             throw DaemonError(.unauthorized, "The key does not belong to any registered app.")
         }
-        keys.remember(hash, bundleIdentifier, ifStillAt: generation)
+        keys.remember(key, bundleIdentifier, ifStillAt: generation)
         return bundleIdentifier
     }
 
@@ -624,7 +623,7 @@ package actor DaemonEngine {
         _ body: (inout NotificationCenterMachine) throws(Failure) -> (T, [NotificationCenterMachine.Effect])
     ) async throws -> (T, UInt64) {
         // The only suspension: from here on the step runs to its end without letting another in.
-        _ = try await loaded(bundleIdentifier)
+        try await load(bundleIdentifier)
         if !readAhead.isEmpty { readAhead.removeValue(forKey: bundleIdentifier) }
         let pending = resumeEffects.isEmpty ? [] : resumeEffects[bundleIdentifier] ?? []
         let (now, device) = (max(clock.now, time ?? .distantPast), device.applying(to: bundleIdentifier))
@@ -848,11 +847,18 @@ package actor DaemonEngine {
     ///
     /// Concurrent callers for the same app share one read of the store.
     private func loaded(_ bundleIdentifier: String) async throws -> NotificationCenterMachine {
+        try await load(bundleIdentifier)
+        guard let app = cache[bundleIdentifier] else { preconditionFailure("an app just loaded is in the cache") }
+        return app.machine
+    }
+
+    /// Makes sure an app's machine is in the cache (see ``loaded(_:)``), without copying it out: a
+    /// step changes it in place.
+    private func load(_ bundleIdentifier: String) async throws {
         while true {
-            if let app = cache[bundleIdentifier] {
-                if !app.recentlyUsed { cache[bundleIdentifier]!.recentlyUsed = true }
-                return app.machine
-            }
+            // In place, one lookup: copying the entry out retains (and then releases) every part of
+            // the machine.
+            if (cache[bundleIdentifier]?.recentlyUsed = true) != nil { return }
             let load: Load
             if let running = loads[bundleIdentifier] {
                 load = running
@@ -888,7 +894,7 @@ package actor DaemonEngine {
                 // Mostly apps forgotten since (removed, or dropped after a failed save): keep the others.
                 evictionOrder.removeAll { cache[$0.app]?.load != $0.load }
             }
-            return machine
+            return
         }
     }
 
@@ -1850,7 +1856,7 @@ package actor DaemonEngine {
             guard let due else { return }
             // Never more than a quarter of the cache: the rest stays for the apps in use.
             for bundleIdentifier in due where cache[bundleIdentifier] == nil && readAhead.count < configuration.cachedApps / 4 {
-                guard (try? await loaded(bundleIdentifier)) != nil else { continue }
+                guard (try? await load(bundleIdentifier)) != nil else { continue }
                 readAhead[bundleIdentifier] = now
             }
         }
@@ -1933,22 +1939,24 @@ private struct Load {
     let task: Task<StoredApp?, any Error>
 }
 
-/// Keys' hashes and the apps they belong to, as found in the store. A lookup that started before the
-/// cache was last cleared is not remembered: its answer may be of a key since renewed.
+/// Keys and the apps they belong to, as found in the store (which keeps only the keys' hashes: the
+/// keys themselves stay in the daemon's memory, where every call brings them anyway). A lookup that
+/// started before the cache was last cleared is not remembered: its answer may be of a key since
+/// renewed.
 final class KeyCache: Sendable {
     private let state = Mutex<(generation: UInt64, apps: [String: String])>((0, [:]))
 
     var generation: UInt64 { state.withLock { $0.generation } }
 
-    func bundleIdentifier(forHash hash: String) -> String? {
-        state.withLock { $0.apps[hash] }
+    func bundleIdentifier(forKey key: String) -> String? {
+        state.withLock { $0.apps[key] }
     }
 
-    func remember(_ hash: String, _ bundleIdentifier: String, ifStillAt generation: UInt64) {
+    func remember(_ key: String, _ bundleIdentifier: String, ifStillAt generation: UInt64) {
         state.withLock { state in
             // Bounded: past this many keys the cache starts again.
             if state.apps.count >= 100_000 { state.apps.removeAll() }
-            if state.generation == generation { state.apps[hash] = bundleIdentifier }
+            if state.generation == generation { state.apps[key] = bundleIdentifier }
         }
     }
 
