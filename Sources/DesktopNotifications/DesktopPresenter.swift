@@ -114,9 +114,9 @@ actor DesktopSession {
             for shown in notifications { await show(shown, of: app) }
         case .notificationsRemoved(let app, let identifiers):
             for identifier in identifiers { await close(.init(bundleIdentifier: app, identifier: identifier)) }
-        case .responseDelivered(let app, let response):
-            // Answered on another surface: it leaves the desktop too.
-            await close(.init(bundleIdentifier: app, identifier: response.notification.request.identifier))
+        case .actedOn(let app, let identifier, _):
+            // Answered or dismissed on another surface: it leaves the desktop too.
+            await close(.init(bundleIdentifier: app, identifier: identifier))
         case .badgeChanged(let app, let badge):
             await showBadge(badge, of: app)
         default:

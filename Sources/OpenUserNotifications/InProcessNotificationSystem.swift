@@ -286,7 +286,7 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
                  .person(.responseDelivered), .person(.responseNotCompleted), .person(.willPresentTimedOut),
                  .person(.discardedOverLimit), .person(.remoteNotificationDelivered), .person(.remoteNotificationHeld),
                  .person(.remoteNotificationNotCompleted), .person(.contentPreparing), .person(.contentPrepared), .person(.notificationsRemoved),
-                 .person(.summaryDelivered):
+                 .person(.actedOn), .person(.summaryDelivered):
                 // The observer (a test's history, a presenter) shows these.
                 break
             case .launch:

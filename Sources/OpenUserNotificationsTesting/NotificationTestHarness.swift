@@ -256,6 +256,9 @@ extension NotificationEvent {
             case .notificationsRemoved:
                 // What the app removed itself: the app's own call, not something that happened to it.
                 return nil
+            case .personActed:
+                // The test's own action on the notification: what the app hears of it is the response.
+                return nil
             case .prepareContent, .preparationTimeWillExpire, .preparationEnded:
                 // The in-process system runs no service extension.
                 return nil

@@ -166,6 +166,15 @@ struct WatchCommand: AsyncParsableCommand {
             case "interrupted": Terminal.write("[\(event.bundleIdentifier)] \(identifier): its service extension was interrupted twice; shown as it came")
             default: Terminal.write("[\(event.bundleIdentifier)] \(identifier): its service extension failed (\(event.reason ?? "no reason")); shown as it came")
             }
+        case "actedOn":
+            guard let identifier = event.identifiers?.first else { return }
+            let which = shown.number(of: identifier, of: event.bundleIdentifier).map { "#\($0)" } ?? identifier
+            let what = switch event.actionIdentifier {
+            case SystemActionIdentifier.default: "opened"
+            case SystemActionIdentifier.dismiss: "dismissed"
+            default: "answered with \(event.actionIdentifier ?? "?")"
+            }
+            Terminal.write("[\(event.bundleIdentifier)] \(which) \(what)")
         case "notificationsRemoved":
             Terminal.write("[\(event.bundleIdentifier)] removed \((event.identifiers ?? []).joined(separator: ", "))")
         case "deviceLockChanged":
@@ -268,6 +277,13 @@ final class Shown: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return items.indices.contains(number - 1) ? items[number - 1] : nil
+    }
+
+    /// The number of the latest notification shown with this app and identifier, if any.
+    func number(of identifier: String, of bundleIdentifier: String) -> Int? {
+        lock.lock()
+        defer { lock.unlock() }
+        return items.lastIndex { $0.bundleIdentifier == bundleIdentifier && $0.notification.request.identifier == identifier }.map { $0 + 1 }
     }
 }
 

@@ -51,8 +51,8 @@ import Testing
     @Test func responsesForAStoppedAppWaitAndArriveInOrderWhenItConnects() throws {
         var machine = stoppedApp()
         for id in ["a", "b", "c"] { _ = try machine.add(request(id)) }
-        #expect(try machine.respond(to: "b", with: .open) == [.launchApp(.foreground)])
-        #expect(try machine.respond(to: "a", with: .open) == [.launchApp(.foreground)])
+        #expect(try machine.respond(to: "b", with: .open) == [.personActed(identifier: "b", actionIdentifier: SystemActionIdentifier.default), .launchApp(.foreground)])
+        #expect(try machine.respond(to: "a", with: .open) == [.personActed(identifier: "a", actionIdentifier: SystemActionIdentifier.default), .launchApp(.foreground)])
         #expect(machine.queuedForAppCount == 2)
         #expect(machine.appState == .notRunning)
 

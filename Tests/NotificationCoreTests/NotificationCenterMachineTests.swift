@@ -717,8 +717,10 @@ struct NotificationCenterMachineResponseTests {
     func plainAction() throws {
         var (machine, notification) = try Self.withVisibleNotification()
         let effects = try machine.respond(to: "n", with: .action("done"))
-        guard case .deliverResponse(let ticket, let response) = effects.first, effects.count == 1 else {
-            Issue.record("expected one deliverResponse, got \(effects)")
+        // Every surface hears that it left the screen, then the app gets the response.
+        guard effects.first == .personActed(identifier: "n", actionIdentifier: "done"),
+              case .deliverResponse(let ticket, let response) = effects.last, effects.count == 2 else {
+            Issue.record("expected personActed then deliverResponse, got \(effects)")
             return
         }
         #expect(response == NotificationResponse(notification: notification, actionIdentifier: "done"))
@@ -756,7 +758,7 @@ struct NotificationCenterMachineResponseTests {
     func replyCarriesText() throws {
         var (machine, notification) = try Self.withVisibleNotification()
         let effects = try machine.respond(to: "n", with: .reply("reply", text: "On my way"))
-        guard case .deliverResponse(_, let response) = effects.first else {
+        guard case .deliverResponse(_, let response) = effects.last else {
             Issue.record("expected deliverResponse, got \(effects)")
             return
         }
@@ -784,21 +786,23 @@ struct NotificationCenterMachineResponseTests {
         var (machine, _) = try Self.withVisibleNotification(categoryOptions: [.customDismissAction])
         machine.setDeviceLocked(true)
         let effects = try machine.respond(to: "n", with: action)
-        #expect(effects.count == 1)
+        #expect(effects.count == 2, "it leaves the screen, and the app hears of it")
         #expect(machine.appState == .background)
     }
 
     @Test("a dismissal reaches the app only with customDismissAction")
     func dismissNeedsCustomDismissAction() throws {
         var (quiet, _) = try Self.withVisibleNotification()
-        #expect(try quiet.respond(to: "n", with: .dismiss) == [])
+        // Only the surfaces hear of it: the notification leaves every one of them.
+        #expect(try quiet.respond(to: "n", with: .dismiss) == [.personActed(identifier: "n", actionIdentifier: SystemActionIdentifier.dismiss)])
         #expect(quiet.visibleNotifications.isEmpty)
         #expect(quiet.openTickets == 0)
 
         var (reported, notification) = try Self.withVisibleNotification(categoryOptions: [.customDismissAction])
         let effects = try reported.respond(to: "n", with: .dismiss)
-        guard case .deliverResponse(_, let response) = effects.first, effects.count == 1 else {
-            Issue.record("expected one deliverResponse, got \(effects)")
+        guard effects.first == .personActed(identifier: "n", actionIdentifier: SystemActionIdentifier.dismiss),
+              case .deliverResponse(_, let response) = effects.last, effects.count == 2 else {
+            Issue.record("expected personActed then deliverResponse, got \(effects)")
             return
         }
         #expect(response == NotificationResponse(notification: notification, actionIdentifier: SystemActionIdentifier.dismiss))
@@ -809,9 +813,10 @@ struct NotificationCenterMachineResponseTests {
     func openBringsAppForward() throws {
         var (machine, notification) = try Self.withVisibleNotification()
         let effects = try machine.respond(to: "n", with: .open)
-        #expect(effects.first == .appStateChanged(.foreground))
-        guard case .deliverResponse(_, let response) = effects.last, effects.count == 2 else {
-            Issue.record("expected appStateChanged then deliverResponse, got \(effects)")
+        #expect(effects.first == .personActed(identifier: "n", actionIdentifier: SystemActionIdentifier.default))
+        #expect(effects.dropFirst().first == .appStateChanged(.foreground))
+        guard case .deliverResponse(_, let response) = effects.last, effects.count == 3 else {
+            Issue.record("expected personActed, appStateChanged then deliverResponse, got \(effects)")
             return
         }
         #expect(response.actionIdentifier == SystemActionIdentifier.default)
@@ -823,7 +828,7 @@ struct NotificationCenterMachineResponseTests {
     func foregroundActionBringsAppForward() throws {
         var (machine, _) = try Self.withVisibleNotification()
         let effects = try machine.respond(to: "n", with: .action("open"))
-        #expect(effects.first == .appStateChanged(.foreground))
+        #expect(effects.dropFirst().first == .appStateChanged(.foreground))
         #expect(machine.appState == .foreground)
 
         var (plain, _) = try Self.withVisibleNotification()
@@ -835,7 +840,7 @@ struct NotificationCenterMachineResponseTests {
     func plainActionLaunchesInBackground() throws {
         var (machine, _) = try Self.withVisibleNotification(appState: .notRunning)
         let effects = try machine.respond(to: "n", with: .action("done"))
-        #expect(effects.first == .appStateChanged(.background))
+        #expect(effects.dropFirst().first == .appStateChanged(.background))
         #expect(machine.appState == .background)
     }
 
@@ -844,7 +849,7 @@ struct NotificationCenterMachineResponseTests {
         var (machine, _) = try Self.withVisibleNotification()
         _ = machine.advance(to: at(100))
         let effects = try machine.respond(to: "n", with: .action("done"))
-        guard case .deliverResponse(let ticket, let response) = effects.first else {
+        guard case .deliverResponse(let ticket, let response) = effects.last else {
             Issue.record("expected deliverResponse, got \(effects)")
             return
         }
@@ -860,7 +865,7 @@ struct NotificationCenterMachineResponseTests {
     func actionsAreFixedAtPresentation() throws {
         var (machine, _) = try Self.withVisibleNotification()
         try machine.setCategories([])
-        #expect(try machine.respond(to: "n", with: .action("done")).count == 1)
+        #expect(try machine.respond(to: "n", with: .action("done")).count == 2)
     }
 
     @Test("a notification whose category is not registered has no actions")

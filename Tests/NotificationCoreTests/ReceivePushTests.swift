@@ -50,9 +50,9 @@ import Testing
         _ = try machine.add(NotificationRequest(identifier: "local", content: content, trigger: nil))
         #expect(machine.launchRemoteNotification == nil, "nothing waits for the app")
 
-        #expect(try machine.respond(to: "local", with: .open) == [.launchApp(.foreground)])
+        #expect(try machine.respond(to: "local", with: .open) == [.personActed(identifier: "local", actionIdentifier: SystemActionIdentifier.default), .launchApp(.foreground)])
         #expect(machine.launchRemoteNotification == nil, "an answer to a local notification: no push")
-        #expect(try machine.respond(to: "pushed", with: .open) == [.launchApp(.foreground)])
+        #expect(try machine.respond(to: "pushed", with: .open) == [.personActed(identifier: "pushed", actionIdentifier: SystemActionIdentifier.default), .launchApp(.foreground)])
         #expect(machine.launchRemoteNotification?["chat"] == .string("42"))
         #expect(machine.launchRemoteNotification?["aps"] != nil, "the whole payload, as on iOS")
     }

@@ -82,9 +82,20 @@ import Testing
             try await engine.removeDeliveredNotifications(app, ["m1"])
             try await desktop.waitUntilDisplayed(0)
 
+            // Dismissed on another surface (the watch, the web): it leaves the desktop too, though
+            // without `customDismissAction` the app hears nothing of it.
+            var plain = Self.message("m4", "Swipe me away")
+            plain.content.categoryIdentifier = ""
+            try await engine.add(app, plain)
+            _ = try await desktop.shown(number: before + 3)
+            try await desktop.waitUntilDisplayed(1)
+            try await engine.respond(app, to: "m4", with: .dismiss)
+            // Well before dunst lets it expire by itself (10 s).
+            try await desktop.waitUntilDisplayed(0, within: 5)
+
             // Closed while the app is not running: the dismissal waits for it.
             try await engine.add(app, Self.message("m2", "Closing"))
-            _ = try await desktop.shown(number: before + 3)
+            _ = try await desktop.shown(number: before + 4)
             try await desktop.close()
             try await desktop.waitUntilDisplayed(0)
             try await waitFor("the dismissal to be taken", within: 20) { (try? await engine.deliveredNotifications(app).isEmpty) == true }
@@ -95,7 +106,7 @@ import Testing
             #expect(dismissed.actionIdentifier == "com.apple.UNNotificationDismissActionIdentifier")
 
             try await engine.add(app, Self.message("m3", "Click me"))
-            let clickable = try await desktop.shown(number: before + 4)
+            let clickable = try await desktop.shown(number: before + 5)
             // Another program on the bus claims the person pressed Delete: not the server, so ignored.
             let forger = try await DBusConnection.connect(to: desktop.busAddress)
             try await forger.send(.signal(path: "/org/freedesktop/Notifications", interface: "org.freedesktop.Notifications",

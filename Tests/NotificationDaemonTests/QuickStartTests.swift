@@ -44,6 +44,7 @@ import Testing
 
         try watch.type("1 INPUT all done")
         try await app.line(containing: "the person replied to \"daily-report\": all done")
+        try await watch.line(containing: "[com.example.todo] #1 answered with INPUT")
         try await watch.line(containing: "[com.example.todo] received INPUT \"all done\" for daily-report")
         await app.interrupt()
 
@@ -78,6 +79,25 @@ import Testing
         let watch = try ChildProcess(unotify, ["watch"], environment: environment, name: "unotify watch")
         try await watch.line(containing: "Watching")
         return (serve, watch, environment.merging(["UNOTIFY_APP_ID": "com.example.todo"]) { $1 })
+    }
+
+    /// A notification swiped away in the watch leaves it with a word, and the app, whose category asks
+    /// for dismissals, hears of it; a second swipe finds it gone.
+    @Test func aNotificationDismissedInTheWatchSaysSo() async throws {
+        let (serve, watch, appEnvironment) = try await Self.serveAppAndWatch(directory: try makeTestDirectory())
+        let app = try ChildProcess(ChildProcess.built("todo-example"), ["--schedule", "1"], environment: appEnvironment, name: "todo-example")
+        try await app.line(containing: "arrived while running: 📌 Daily reminder")
+        try await watch.line(containing: "#1 [com.example.todo] daily-report")
+        try watch.type("1 dismiss")
+        try await watch.line(containing: "[com.example.todo] #1 dismissed")
+        try await app.line(containing: "the person dismissed \"daily-report\"")
+        try watch.type("1 dismiss")
+        try await watch.line(containing: "Refused:")
+
+        await app.stop()
+        try watch.endInput()
+        _ = await watch.waitUntilExit()
+        await serve.stop()
     }
 
     /// An app runs as one process: a second one takes over, the first stops, and neither reconnects

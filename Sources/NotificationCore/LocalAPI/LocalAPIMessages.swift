@@ -487,7 +487,7 @@ package enum LocalAPI {
         /// `presented`, `authorizationPrompt`, `settingsChanged`, `badgeChanged`, `appStateChanged`,
         /// `responseDelivered`, `responseNotCompleted`, `willPresentTimedOut`, `discardedOverLimit`,
         /// `remoteNotificationDelivered`, `remoteNotificationHeld`, `remoteNotificationNotCompleted`,
-        /// `contentPreparing`, `contentPrepared`, `notificationsRemoved`, `deviceLockChanged`, `focusChanged`,
+        /// `contentPreparing`, `contentPrepared`, `notificationsRemoved`, `actedOn`, `deviceLockChanged`, `focusChanged`,
         /// `summaryChanged`, `summaryDelivered` or `timeZoneChanged`; `subscribed` first, and `overflowed` when the presenter fell
         /// behind and must read the state again.
         package var type: String
@@ -505,8 +505,12 @@ package enum LocalAPI {
         /// or `interrupted`, and why it failed.
         package var outcome: String?
         package var reason: String?
-        /// The notifications an app removed (`notificationsRemoved`).
+        /// The notifications an app removed (`notificationsRemoved`), or the one the person acted on (`actedOn`).
         package var identifiers: [String]?
+        /// What the person did (`actedOn`): the response's action identifier, Apple's
+        /// `com.apple.UNNotificationDefaultActionIdentifier` (opened) or
+        /// `com.apple.UNNotificationDismissActionIdentifier` (dismissed), or the action's own.
+        package var actionIdentifier: String?
         /// Whether the device is now locked (`deviceLockChanged`).
         package var locked: Bool?
         /// The Focus now on (`focusChanged`); absent when the person turned it off.

@@ -30,6 +30,16 @@ package enum PersonAction: Sendable, Hashable {
     case reply(String, text: String)
     /// Swipes the notification away.
     case dismiss
+
+    /// The action identifier of the response it gives: Apple's default action for `open`, its dismiss
+    /// action for `dismiss`, otherwise the action's own.
+    package var actionIdentifier: String {
+        switch self {
+        case .open: SystemActionIdentifier.default
+        case .dismiss: SystemActionIdentifier.dismiss
+        case .action(let identifier), .reply(let identifier, _): identifier
+        }
+    }
 }
 
 /// Why the system refused something a person tried to do with a notification.

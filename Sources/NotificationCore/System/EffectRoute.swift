@@ -60,6 +60,8 @@ package enum PersonEvent: Sendable, Hashable {
     case discardedOverLimit(NotificationRequest)
     /// The app removed these delivered notifications.
     case notificationsRemoved([String])
+    /// The person acted on a notification (open, dismiss, an action): it left the screen.
+    case actedOn(identifier: String, actionIdentifier: String)
     /// A background or VoIP push was handed to the app.
     case remoteNotificationDelivered(RemoteNotification)
     /// A background push waits for the app (not running, or over its budget); a newer one replaces it.
@@ -91,6 +93,7 @@ extension NotificationCenterMachine.Effect {
         case .responseTimedOut(_, let response): [.person(.responseNotCompleted(response))]
         case .discardedOverLimit(let request): [.person(.discardedOverLimit(request))]
         case .notificationsRemoved(let identifiers): [.person(.notificationsRemoved(identifiers))]
+        case .personActed(let identifier, let actionIdentifier): [.person(.actedOn(identifier: identifier, actionIdentifier: actionIdentifier))]
         case .summaryDelivered(let shown): [.person(.summaryDelivered(shown))]
         case .launchApp(let state): [.launch(state)]
         case .deliverRemoteNotification(let ticket, let remote): [.app(.remoteNotification(ticket: ticket, remote)), .person(.remoteNotificationDelivered(remote))]

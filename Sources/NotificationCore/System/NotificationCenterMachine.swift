@@ -135,6 +135,10 @@ package struct NotificationCenterMachine: Sendable, Codable {
         case discardedOverLimit(NotificationRequest)
         /// The app removed these delivered notifications: they left the screen and the list.
         case notificationsRemoved([String])
+        /// The person acted on a notification (`actionIdentifier` as in the response: Apple's default or
+        /// dismiss identifier, or the action's): it left the screen and the list, on every surface,
+        /// whether or not the app hears of it.
+        case personActed(identifier: String, actionIdentifier: String)
         /// The Scheduled Summary came: these notifications, held for it, are now shown (in the order they arrived).
         case summaryDelivered([VisibleNotification])
         /// The app must be started (in this state) to receive what the person did; it is kept until then.
@@ -984,19 +988,20 @@ package struct NotificationCenterMachine: Sendable, Codable {
         let (shown, decided, targetState) = try decide(action, on: identifier, offeredActions: offeredActions)
         let response = forwardingToApp ? decided : nil
         removeVisible(identifier)
+        let acted: [Effect] = [.personActed(identifier: identifier, actionIdentifier: action.actionIdentifier)]
         switch action {
         case .open: report(shown.notification.request, .opened)
         case .action(let actionIdentifier): report(shown.notification.request, .action, actionIdentifier)
         case .reply(let actionIdentifier, _): report(shown.notification.request, .replied, actionIdentifier)
         case .dismiss: report(shown.notification.request, .dismissed)
         }
-        guard let response else { return [] }
+        guard let response else { return acted }
         let ticket = takeSequence()
         guard isAppReachable else {
             queuedForApp.append(.response(ticket: ticket, response))
-            return [.launchApp(targetState)]
+            return acted + [.launchApp(targetState)]
         }
-        return setAppState(targetState) + deliver(response, ticket: ticket)
+        return acted + setAppState(targetState) + deliver(response, ticket: ticket)
     }
 
     /// The response the person's action would give, checked as ``respond(to:with:offeredActions:forwardingToApp:)``

@@ -380,6 +380,11 @@ package struct AdminRoutes: Sendable {
             var value = LocalAPI.WatchEvent(type: "notificationsRemoved", bundleIdentifier: app)
             value.identifiers = identifiers
             return value
+        case .actedOn(let app, let identifier, let actionIdentifier):
+            var value = LocalAPI.WatchEvent(type: "actedOn", bundleIdentifier: app)
+            value.identifiers = [identifier]
+            value.actionIdentifier = actionIdentifier
+            return value
         case .deviceLockChanged(let locked):
             var value = LocalAPI.WatchEvent(type: "deviceLockChanged", bundleIdentifier: "")
             value.locked = locked

@@ -1007,7 +1007,7 @@ package actor DaemonEngine {
         case .summaryDelivered(let shown):
             logger.info("the Scheduled Summary came", metadata: ["app": .string(app), "notifications": .stringConvertible(shown.count)])
         case .authorizationPrompt, .settingsChanged, .presented, .badgeChanged, .appStateChanged, .responseDelivered, .remoteNotificationDelivered,
-             .contentPreparing, .contentPrepared, .notificationsRemoved:
+             .contentPreparing, .contentPrepared, .notificationsRemoved, .actedOn:
             break
         }
     }

@@ -54,6 +54,8 @@ package enum DaemonEvent: Sendable, Hashable {
     case contentPrepared(bundleIdentifier: String, NotificationRequest, PreparationOutcome)
     /// An app removed delivered notifications.
     case notificationsRemoved(bundleIdentifier: String, [String])
+    /// The person acted on one of an app's notifications, on any surface: it left the screen.
+    case actedOn(bundleIdentifier: String, identifier: String, actionIdentifier: String)
     /// The device was locked or unlocked.
     case deviceLockChanged(locked: Bool)
     /// The person turned a Focus on, changed it, or turned it off (`nil`).
@@ -80,6 +82,8 @@ extension DaemonEvent {
         case .willPresentTimedOut(let notification): self = .willPresentTimedOut(bundleIdentifier: bundleIdentifier, notification)
         case .discardedOverLimit(let request): self = .discardedOverLimit(bundleIdentifier: bundleIdentifier, request)
         case .notificationsRemoved(let identifiers): self = .notificationsRemoved(bundleIdentifier: bundleIdentifier, identifiers)
+        case .actedOn(let identifier, let actionIdentifier):
+            self = .actedOn(bundleIdentifier: bundleIdentifier, identifier: identifier, actionIdentifier: actionIdentifier)
         case .remoteNotificationDelivered(let remote): self = .remoteNotificationDelivered(bundleIdentifier: bundleIdentifier, remote)
         case .remoteNotificationHeld(let remote): self = .remoteNotificationHeld(bundleIdentifier: bundleIdentifier, remote)
         case .remoteNotificationNotCompleted(let remote): self = .remoteNotificationNotCompleted(bundleIdentifier: bundleIdentifier, remote)
