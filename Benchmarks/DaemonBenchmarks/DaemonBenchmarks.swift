@@ -56,7 +56,7 @@ struct DaemonBenchmarks: AsyncParsableCommand {
 
         let step = try StepCost.measure(perApp: perApp)
         print("An add to an app with \(perApp) pending writes \(step.bytes) bytes, encoded in \(DaemonReport.microseconds(step.encodeSeconds));"
-            + " loading the app builds it in \(DaemonReport.microseconds(step.decodeSeconds))")
+            + " loading the app builds it in \(DaemonReport.microseconds(step.decodeSeconds)), and it takes \(step.heapBytesPerApp) bytes of memory")
 
         let raw = try RawSQLiteReference.measure(in: root)
         print("Raw SQLite on this disk: \(String(format: "%.0f", raw.rowsPerSecond)) rows/s of \(raw.rowBytes) bytes, in transactions of 64")

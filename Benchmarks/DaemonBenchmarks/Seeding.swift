@@ -62,6 +62,8 @@ struct StepCost {
     var bytes = 0
     var encodeSeconds = 0.0
     var decodeSeconds = 0.0
+    /// The memory one app of `perApp` pending takes, built as the daemon's cache keeps it.
+    var heapBytesPerApp = 0
 
     static func measure(perApp: Int, repetitions: Int = 500) throws -> StepCost {
         var calendar = Calendar(identifier: .gregorian)
@@ -117,6 +119,30 @@ struct StepCost {
             )
         }
         cost.decodeSeconds = (ContinuousClock.now - decodeStart).seconds / Double(repetitions)
+
+        // The memory an app takes once built, as the daemon's cache holds it: what 2,000 apps built
+        // from rows of their own (nothing shared between them) add to this process's resident set.
+        func build() throws -> NotificationCenterMachine {
+            let pending = whole.pending.indices.map { index in
+                NotificationCenterMachine.PendingRequest(
+                    request: NotificationRequest(identifier: whole.pending[index].request.identifier, encodedContent: Array(rows[index]),
+                                                 trigger: whole.pending[index].request.trigger),
+                    nextFireDate: whole.pending[index].nextFireDate, insideRegion: nil, sequence: whole.pending[index].sequence
+                )
+            }
+            var built = NotificationCenterMachine(
+                now: whole.now, nextSequence: whole.nextSequence,
+                core: try decoder.decode(NotificationCenterMachine.Core.self, from: core),
+                categories: try decoder.decode([NotificationCategory].self, from: categories),
+                pending: pending, visible: [], queued: []
+            )
+            built.startRecordingChanges()
+            return built
+        }
+        let residentBefore = DaemonMeasurement.memory(of: getpid()).resident
+        let built = try (0..<2_000).map { _ in try build() }
+        cost.heapBytesPerApp = (DaemonMeasurement.memory(of: getpid()).resident - residentBefore) / built.count
+        withExtendedLifetime(built) {}
         return cost
     }
 }

@@ -299,26 +299,34 @@ extension NotificationContent: Codable {
         case relevanceScore, filterCriteria
     }
 
-    /// Every field is optional on input and takes its default when missing, as on
+    /// Every field is optional on input and takes its default when missing (or `null`), as on
     /// `UNMutableNotificationContent()`.
+    ///
+    /// Only the keys present are decoded: a typical content has three of the sixteen, and looking each
+    /// of the others up was most of the time an add spent decoding its request.
     package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        title = try container.decodeIfPresent(String.self, forKey: .title) ?? ""
-        subtitle = try container.decodeIfPresent(String.self, forKey: .subtitle) ?? ""
-        body = try container.decodeIfPresent(String.self, forKey: .body) ?? ""
-        attachments = try container.decodeIfPresent([NotificationAttachment].self, forKey: .attachments) ?? []
-        badge = try container.decodeIfPresent(Int.self, forKey: .badge)
-        sound = try container.decodeIfPresent(NotificationSound.self, forKey: .sound)
-        launchImageName = try container.decodeIfPresent(String.self, forKey: .launchImageName) ?? ""
-        userInfo = try container.decodeIfPresent([String: PropertyListValue].self, forKey: .userInfo) ?? [:]
-        categoryIdentifier = try container.decodeIfPresent(String.self, forKey: .categoryIdentifier) ?? ""
-        threadIdentifier = try container.decodeIfPresent(String.self, forKey: .threadIdentifier) ?? ""
-        summaryArgument = try container.decodeIfPresent(String.self, forKey: .summaryArgument) ?? ""
-        summaryArgumentCount = try container.decodeIfPresent(Int.self, forKey: .summaryArgumentCount) ?? 1
-        targetContentIdentifier = try container.decodeIfPresent(String.self, forKey: .targetContentIdentifier)
-        interruptionLevel = try container.decodeIfPresent(InterruptionLevel.self, forKey: .interruptionLevel) ?? .active
-        relevanceScore = try container.decodeIfPresent(Double.self, forKey: .relevanceScore) ?? 0
-        filterCriteria = try container.decodeIfPresent(String.self, forKey: .filterCriteria)
+        self.init()
+        for key in container.allKeys {
+            switch key {
+            case .title: title = try container.decodeIfPresent(String.self, forKey: key) ?? ""
+            case .subtitle: subtitle = try container.decodeIfPresent(String.self, forKey: key) ?? ""
+            case .body: body = try container.decodeIfPresent(String.self, forKey: key) ?? ""
+            case .attachments: attachments = try container.decodeIfPresent([NotificationAttachment].self, forKey: key) ?? []
+            case .badge: badge = try container.decodeIfPresent(Int.self, forKey: key)
+            case .sound: sound = try container.decodeIfPresent(NotificationSound.self, forKey: key)
+            case .launchImageName: launchImageName = try container.decodeIfPresent(String.self, forKey: key) ?? ""
+            case .userInfo: userInfo = try container.decodeIfPresent([String: PropertyListValue].self, forKey: key) ?? [:]
+            case .categoryIdentifier: categoryIdentifier = try container.decodeIfPresent(String.self, forKey: key) ?? ""
+            case .threadIdentifier: threadIdentifier = try container.decodeIfPresent(String.self, forKey: key) ?? ""
+            case .summaryArgument: summaryArgument = try container.decodeIfPresent(String.self, forKey: key) ?? ""
+            case .summaryArgumentCount: summaryArgumentCount = try container.decodeIfPresent(Int.self, forKey: key) ?? 1
+            case .targetContentIdentifier: targetContentIdentifier = try container.decodeIfPresent(String.self, forKey: key)
+            case .interruptionLevel: interruptionLevel = try container.decodeIfPresent(InterruptionLevel.self, forKey: key) ?? .active
+            case .relevanceScore: relevanceScore = try container.decodeIfPresent(Double.self, forKey: key) ?? 0
+            case .filterCriteria: filterCriteria = try container.decodeIfPresent(String.self, forKey: key)
+            }
+        }
     }
 
     /// Every field, as clients of the local API read it; with ``CodingUserInfoKey/omitsDefaultContent``
