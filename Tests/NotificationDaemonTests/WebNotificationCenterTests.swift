@@ -209,6 +209,26 @@ import WebNotificationCenter
         }
     }
 
+    /// A notification the person swipes away elsewhere (the watch, `unotify respond`) leaves the open
+    /// page at once, though its app hears nothing of it (no category asks for dismissals).
+    @Test func aNotificationDismissedElsewhereLeavesThePage() async throws {
+        try await Self.withServed(app: "com.example.todo") { environment, url in
+            try await Self.unotify(["authorize", "--app", "com.example.todo", "grant"], environment)
+            try await Self.withPage(url) { browser in
+                try await Self.unotify(["push", "com.example.todo", "--payload", #"{"aps":{"alert":{"title":"Swipe me","body":"away"}}}"#], environment)
+                try await browser.waitUntil("the push to be listed", "return document.querySelectorAll('#list .notification').length === 1")
+                let listed = try await Self.unotify(["delivered", "--app", "com.example.todo", "--json"], environment)
+                let delivered = try #require(try JSONSerialization.jsonObject(with: Data(listed.utf8)) as? [[String: Any]])
+                let request = try #require(delivered.first?["request"] as? [String: Any])
+                let identifier = try #require(request["identifier"] as? String)
+                try await Self.unotify(["respond", identifier, "--app", "com.example.todo", "--dismiss"], environment)
+                // Nothing else happens meanwhile: only the dismissal can make the page read the list again.
+                try await browser.waitUntil("the dismissed notification to leave the page", within: 5,
+                                           "return document.querySelectorAll('#list .notification').length === 0")
+            }
+        }
+    }
+
     @Test func turningBannersOffInSettingsChangesTheNextNotification() async throws {
         try await Self.withServed(app: "com.example.todo") { environment, url in
             try await Self.unotify(["authorize", "--app", "com.example.todo", "grant"], environment)
