@@ -44,6 +44,9 @@ struct Common: ParsableArguments {
     @Option(help: "The measured unotify's --delivery-log-days (0 keeps no delivery log, to see what it costs); its default when not given.")
     var deliveryLogDays: Double?
 
+    @Option(help: "How the benchmark sends as a provider: lean (HTTP/2 frames on one connection, the least CPU taken from the system on the same cores) or async-http-client (the library).")
+    var providerClient: ProviderClientKind = .lean
+
     /// The arguments that set up the measured server's metrics endpoint and delivery log.
     var serverArguments: [String] {
         let metrics: [String] = switch self.metrics {
@@ -83,7 +86,7 @@ struct Latency: AsyncParsableCommand {
         try await RunningSystem.measure(common, apps: apps) { try await measure($0, $1) }
     }
 
-    private func measure(_ system: RunningSystem, _ http: HTTPClient) async throws {
+    private func measure(_ system: RunningSystem, _ http: any ProviderClient) async throws {
         let reference = try await system.startReference()
         let floor = try await Pacer.measure(rate: rate, seconds: seconds) { _ in
             try await system.send(http, to: reference, path: "/3/device/\(system.apps[0].token)", topic: system.apps[0].bundleIdentifier)
@@ -138,7 +141,7 @@ struct Extensions: AsyncParsableCommand {
         try await RunningSystem.measure(common, apps: apps, serviceExtension: extensionPath) { try await measure($0, $1) }
     }
 
-    private func measure(_ system: RunningSystem, _ http: HTTPClient) async throws {
+    private func measure(_ system: RunningSystem, _ http: any ProviderClient) async throws {
         // In turn, so that both kinds meet the same load: even pushes plain, odd ones through the extension.
         let turn = Atomic<Int>(0)
         let kinds = Mutex<[String: Bool]>([:])
@@ -165,7 +168,7 @@ struct Extensions: AsyncParsableCommand {
     /// Sends `burst` pushes as fast as the gateway answers (64 in flight) and returns how many reached
     /// the delegate, how many of them the extension changed, and the seconds from the first request to
     /// the last arrival.
-    private func burst(_ system: RunningSystem, _ http: HTTPClient, mutableContent: Bool) async throws -> (Int, Int, Double) {
+    private func burst(_ system: RunningSystem, _ http: any ProviderClient, mutableContent: Bool) async throws -> (Int, Int, Double) {
         let ids = (0..<burst).map { _ in UUID().uuidString.lowercased() }
         let began = DispatchTime.now().uptimeNanoseconds
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -443,11 +446,11 @@ final class RunningSystem: Sendable {
     /// Starts the system, waits until the gateway knows every app, and runs `body` with a provider
     /// client connected after that; stops everything once `body` is done.
     static func measure(_ common: Common, apps: Int, serviceExtension: String? = nil,
-                        _ body: (RunningSystem, HTTPClient) async throws -> Void) async throws {
+                        _ body: (RunningSystem, any ProviderClient) async throws -> Void) async throws {
         let system = try await start(unotify: common.unotify, apps: apps, serviceExtension: serviceExtension, arguments: common.serverArguments)
         defer { system.stop() }
-        try await system.waitForApps()
-        let http = try system.providerClient()
+        try await system.waitForApps(common.providerClient)
+        let http = try system.providerClient(common.providerClient)
         do {
             try await body(system, http)
         } catch {
@@ -474,23 +477,19 @@ final class RunningSystem: Sendable {
         return ports.reference
     }
 
-    func providerClient() throws -> HTTPClient {
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(folder.appendingPathComponent("gateway/ca.pem").path))
-        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
-        configuration.httpVersion = .automatic
-        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    func providerClient(_ kind: ProviderClientKind) throws -> any ProviderClient {
+        try kind.make(trusting: folder.appendingPathComponent("gateway/ca.pem").path)
     }
 
     /// Returns once the gateway knows every app, which it reads again once a second: a push to the
     /// app set up last is accepted (until then it is refused `TopicDisallowed`). Each try opens its
     /// own connection, as a provider connection keeps the apps its team had when it opened (as on
     /// APNs): the measuring client connects only after this.
-    func waitForApps() async throws {
+    func waitForApps(_ kind: ProviderClientKind) async throws {
         let app = apps[apps.count - 1]
         let deadline = Date().addingTimeInterval(10)
         while true {
-            let http = try providerClient()
+            let http = try providerClient(kind)
             do {
                 try await send(http, to: ports.sandbox, path: "/3/device/\(app.token)", topic: app.bundleIdentifier)
                 try await http.shutdown()
@@ -504,25 +503,20 @@ final class RunningSystem: Sendable {
 
     /// One push to the next app in turn, timed for its delegate from now; with `mutableContent`, for
     /// the app's service extension.
-    func push(_ http: HTTPClient, id: String, mutableContent: Bool = false) async throws {
+    func push(_ http: any ProviderClient, id: String, mutableContent: Bool = false) async throws {
         let app = apps[next.add(1, ordering: .relaxed).oldValue % apps.count]
         arrivals.noteSent(id, at: DispatchTime.now().uptimeNanoseconds)
         try await send(http, to: ports.sandbox, path: "/3/device/\(app.token)", topic: app.bundleIdentifier, id: id, mutableContent: mutableContent)
     }
 
-    func send(_ http: HTTPClient, to port: Int, path: String, topic: String, id: String? = nil, mutableContent: Bool = false) async throws {
-        var request = HTTPClientRequest(url: "https://localhost:\(port)\(path)")
-        request.method = .POST
-        request.headers.add(name: "authorization", value: "bearer \(jwt)")
-        request.headers.add(name: "apns-topic", value: topic)
-        request.headers.add(name: "apns-push-type", value: "alert")
-        if let id { request.headers.add(name: "apns-id", value: id) }
+    func send(_ http: any ProviderClient, to port: Int, path: String, topic: String, id: String? = nil, mutableContent: Bool = false) async throws {
+        var headers = [("authorization", "bearer \(jwt)"), ("apns-topic", topic), ("apns-push-type", "alert")]
+        if let id { headers.append(("apns-id", id)) }
         let mutable = mutableContent ? #","mutable-content":1"# : ""
-        request.body = .bytes(ByteBuffer(string: #"{"aps":{"alert":{"title":"Benchmark","body":"A push of a typical size, with a title and a body."}\#(mutable)}}"#))
-        let response = try await http.execute(request, timeout: .seconds(30))
-        guard response.status == .ok else {
-            let body = try await response.body.collect(upTo: 1024)
-            throw ValidationError("the push was answered \(response.status) \(String(buffer: body))")
+        let body = ByteBuffer(string: #"{"aps":{"alert":{"title":"Benchmark","body":"A push of a typical size, with a title and a body."}\#(mutable)}}"#)
+        let answer = try await http.post(port: port, path: path, headers: headers, body: body)
+        guard answer.status == 200 else {
+            throw ValidationError("the push was answered \(answer.status) \(answer.body)")
         }
     }
 

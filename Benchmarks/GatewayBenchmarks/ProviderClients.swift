@@ -1,0 +1,206 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHPACK
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+import Synchronization
+
+/// How the benchmark sends as a provider: `POST`s over HTTP/2 and TLS, each answered with its status
+/// and body.
+protocol ProviderClient: Sendable {
+    func post(port: Int, path: String, headers: [(String, String)], body: ByteBuffer) async throws -> (status: Int, body: String)
+    func shutdown() async throws
+}
+
+/// Which provider client sends: `lean` writes HTTP/2 frames on one connection per port and nothing
+/// more, so that the load costs the two cores it shares with the system as little as it can;
+/// `async-http-client`, the library, as providers in Swift use it (a child channel and a request's
+/// state machines per push).
+enum ProviderClientKind: String, CaseIterable, Sendable, ExpressibleByArgument {
+    case lean
+    case asyncHTTPClient = "async-http-client"
+
+    func make(trusting authority: String) throws -> any ProviderClient {
+        let roots = try NIOSSLCertificate.fromPEMFile(authority)
+        return switch self {
+        case .lean: try LeanProviderClient(trusting: roots)
+        case .asyncHTTPClient: LibraryProviderClient(trusting: roots)
+        }
+    }
+}
+
+/// async-http-client, configured as a provider would: HTTP/2 when the server offers it.
+struct LibraryProviderClient: ProviderClient {
+    let http: HTTPClient
+
+    init(trusting roots: [NIOSSLCertificate]) {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates(roots)
+        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+        configuration.httpVersion = .automatic
+        http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    func post(port: Int, path: String, headers: [(String, String)], body: ByteBuffer) async throws -> (status: Int, body: String) {
+        var request = HTTPClientRequest(url: "https://localhost:\(port)\(path)")
+        request.method = .POST
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        request.body = .bytes(body)
+        let response = try await http.execute(request, timeout: .seconds(30))
+        let text = response.status == .ok ? "" : String(buffer: try await response.body.collect(upTo: 1024))
+        return (Int(response.status.code), text)
+    }
+
+    func shutdown() async throws {
+        try await http.shutdown()
+    }
+}
+
+/// One HTTP/2 connection per port, opened at the first request to it; each request is a HEADERS
+/// and a DATA frame written on the connection's channel, and its answer the frames that come back on
+/// its stream.
+final class LeanProviderClient: ProviderClient {
+    private let context: NIOSSLContext
+    private let connections = Mutex<[Int: EventLoopFuture<Channel>]>([:])
+
+    init(trusting roots: [NIOSSLCertificate]) throws {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates(roots)
+        tls.applicationProtocols = ["h2"]
+        context = try NIOSSLContext(configuration: tls)
+    }
+
+    func post(port: Int, path: String, headers: [(String, String)], body: ByteBuffer) async throws -> (status: Int, body: String) {
+        let channel = try await connection(to: port).get()
+        var all = HPACKHeaders([(":method", "POST"), (":scheme", "https"), (":authority", "localhost:\(port)"), (":path", path)])
+        all.add(contentsOf: headers)
+        let request = FrameResponses.Request(headers: all, body: body)
+        return try await withCheckedThrowingContinuation { continuation in
+            channel.eventLoop.execute {
+                do {
+                    try channel.pipeline.syncOperations.handler(type: FrameResponses.self).send(request, answer: continuation)
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+
+    private func connection(to port: Int) -> EventLoopFuture<Channel> {
+        connections.withLock { connections in
+            if let open = connections[port] { return open }
+            let context = self.context
+            let opening = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: context, serverHostname: "localhost"))
+                        try channel.pipeline.syncOperations.addHandler(NIOHTTP2Handler(mode: .client))
+                        try channel.pipeline.syncOperations.addHandler(FrameResponses())
+                    }
+                }
+                .connect(host: "127.0.0.1", port: port)
+            connections[port] = opening
+            return opening
+        }
+    }
+
+    func shutdown() async throws {
+        let open = connections.withLock { connections in
+            defer { connections.removeAll() }
+            return Array(connections.values)
+        }
+        for opening in open { try? await opening.get().close() }
+    }
+}
+
+/// The answers on a client connection's streams, matched to the requests sent on them.
+private final class FrameResponses: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame
+    typealias OutboundOut = HTTP2Frame
+
+    struct Request {
+        var headers: HPACKHeaders
+        var body: ByteBuffer
+    }
+
+    private struct Pending {
+        var answer: CheckedContinuation<(status: Int, body: String), any Error>
+        var status: Int?
+        var body = ""
+    }
+
+    struct Refused: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    private var context: ChannelHandlerContext?
+    private var pending: [HTTP2StreamID: Pending] = [:]
+    private var nextStream = 1
+    private var closedReason: String?
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func send(_ request: Request, answer: CheckedContinuation<(status: Int, body: String), any Error>) {
+        guard let context, closedReason == nil else {
+            answer.resume(throwing: Refused(description: "the connection is closed: \(closedReason ?? "gone")"))
+            return
+        }
+        let stream = HTTP2StreamID(nextStream)
+        nextStream += 2
+        pending[stream] = Pending(answer: answer)
+        context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: request.headers)))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .data(.init(data: .byteBuffer(request.body), endStream: true)))),
+                              promise: nil)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        switch frame.payload {
+        case .headers(let headers):
+            if let status = headers.headers.first(name: ":status").flatMap(Int.init) { pending[frame.streamID]?.status = status }
+            if headers.endStream { finish(frame.streamID) }
+        case .data(let data):
+            if case .byteBuffer(let bytes) = data.data, bytes.readableBytes > 0 {
+                pending[frame.streamID]?.body += String(buffer: bytes)
+                // The connection's window back, for the next answers' bodies.
+                context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: bytes.readableBytes))),
+                                      promise: nil)
+            }
+            if data.endStream { finish(frame.streamID) }
+        case .rstStream(let code):
+            pending.removeValue(forKey: frame.streamID)?.answer.resume(throwing: Refused(description: "stream reset (\(code))"))
+        case .goAway(let last, let code, _):
+            closedReason = "GOAWAY (\(code))"
+            for stream in pending.keys where stream > last {
+                pending.removeValue(forKey: stream)?.answer.resume(throwing: Refused(description: "GOAWAY (\(code)) before its answer"))
+            }
+        default:
+            break
+        }
+    }
+
+    private func finish(_ stream: HTTP2StreamID) {
+        guard let done = pending.removeValue(forKey: stream) else { return }
+        done.answer.resume(returning: (done.status ?? 0, done.body))
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        closedReason = closedReason ?? "closed"
+        for (_, waiting) in pending { waiting.answer.resume(throwing: Refused(description: "the connection closed before its answer")) }
+        pending.removeAll()
+        self.context = nil
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        closedReason = "\(error)"
+        for (_, waiting) in pending { waiting.answer.resume(throwing: error) }
+        pending.removeAll()
+        context.close(promise: nil)
+    }
+}
