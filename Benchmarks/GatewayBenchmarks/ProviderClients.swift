@@ -59,9 +59,10 @@ struct LibraryProviderClient: ProviderClient {
     }
 }
 
-/// One HTTP/2 connection per port, opened at the first request to it; each request is a HEADERS
-/// and a DATA frame written on the connection's channel, and its answer the frames that come back on
-/// its stream.
+/// One HTTP/2 connection per port, opened at the first request to it and again after the server
+/// closed it (a GOAWAY, as the gateway sends to a connection with too many errors); each request is
+/// a HEADERS and a DATA frame written on the connection's channel, and its answer the frames that
+/// come back on its stream.
 final class LeanProviderClient: ProviderClient {
     private let context: NIOSSLContext
     private let connections = Mutex<[Int: EventLoopFuture<Channel>]>([:])
@@ -74,37 +75,58 @@ final class LeanProviderClient: ProviderClient {
     }
 
     func post(port: Int, path: String, headers: [(String, String)], body: ByteBuffer) async throws -> (status: Int, body: String) {
-        let channel = try await connection(to: port).get()
         var all = HPACKHeaders([(":method", "POST"), (":scheme", "https"), (":authority", "localhost:\(port)"), (":path", path)])
         all.add(contentsOf: headers)
         let request = FrameResponses.Request(headers: all, body: body)
-        return try await withCheckedThrowingContinuation { continuation in
-            channel.eventLoop.execute {
-                do {
-                    try channel.pipeline.syncOperations.handler(type: FrameResponses.self).send(request, answer: continuation)
-                } catch {
-                    continuation.resume(throwing: error)
+        // A request that a closing connection did not take goes once more, on a new one.
+        for attempt in 1...2 {
+            let opening = connection(to: port)
+            let channel = try await opening.get()
+            do {
+                return try await withCheckedThrowingContinuation { continuation in
+                    channel.eventLoop.execute {
+                        guard let handler = try? channel.pipeline.syncOperations.handler(type: FrameResponses.self) else {
+                            continuation.resume(throwing: FrameResponses.NotTaken())
+                            return
+                        }
+                        handler.send(request, answer: continuation)
+                    }
                 }
+            } catch is FrameResponses.NotTaken where attempt == 1 {
+                forget(opening, of: port)
             }
         }
+        throw FrameResponses.NotTaken()
     }
 
     private func connection(to port: Int) -> EventLoopFuture<Channel> {
         connections.withLock { connections in
             if let open = connections[port] { return open }
             let context = self.context
+            // Set once the future exists: the handler only calls it from the channel's event loop,
+            // after the connection is up.
+            let forget = CloseAction()
             let opening = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: context, serverHostname: "localhost"))
                         try channel.pipeline.syncOperations.addHandler(NIOHTTP2Handler(mode: .client))
-                        try channel.pipeline.syncOperations.addHandler(FrameResponses())
+                        try channel.pipeline.syncOperations.addHandler(FrameResponses { forget.run() })
                     }
                 }
                 .connect(host: "127.0.0.1", port: port)
+            // A connection the server is closing takes no more requests: the next one opens another.
+            forget.set { [weak self] in self?.forget(opening, of: port) }
+            opening.whenFailure { [weak self] _ in self?.forget(opening, of: port) }
             connections[port] = opening
             return opening
+        }
+    }
+
+    private func forget(_ connection: EventLoopFuture<Channel>, of port: Int) {
+        connections.withLock { connections in
+            if connections[port] === connection { connections.removeValue(forKey: port) }
         }
     }
 
@@ -114,6 +136,19 @@ final class LeanProviderClient: ProviderClient {
             return Array(connections.values)
         }
         for opening in open { try? await opening.get().close() }
+    }
+}
+
+/// What a connection does once it stops taking requests, known only after it was started.
+private final class CloseAction: Sendable {
+    private let action = Mutex<(@Sendable () -> Void)?>(nil)
+
+    func set(_ action: @escaping @Sendable () -> Void) {
+        self.action.withLock { $0 = action }
+    }
+
+    func run() {
+        action.withLock { $0 }?()
     }
 }
 
@@ -137,10 +172,23 @@ private final class FrameResponses: ChannelInboundHandler {
         var description: String
     }
 
+    /// The connection was closing: the request was not sent.
+    struct NotTaken: Error, CustomStringConvertible {
+        var description: String { "the connection was closing; the request was not sent" }
+    }
+
     private var context: ChannelHandlerContext?
     private var pending: [HTTP2StreamID: Pending] = [:]
     private var nextStream = 1
-    private var closedReason: String?
+    private var closedReason: String? {
+        didSet { if oldValue == nil, closedReason != nil { onClose() } }
+    }
+    /// Called once, when the connection stops taking requests.
+    private let onClose: () -> Void
+
+    init(onClose: @escaping () -> Void) {
+        self.onClose = onClose
+    }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
@@ -148,7 +196,7 @@ private final class FrameResponses: ChannelInboundHandler {
 
     func send(_ request: Request, answer: CheckedContinuation<(status: Int, body: String), any Error>) {
         guard let context, closedReason == nil else {
-            answer.resume(throwing: Refused(description: "the connection is closed: \(closedReason ?? "gone")"))
+            answer.resume(throwing: NotTaken())
             return
         }
         let stream = HTTP2StreamID(nextStream)
