@@ -50,7 +50,9 @@ package enum NotificationTrigger: Sendable, Hashable {
     case timeInterval(TimeInterval, repeats: Bool)
     /// Indirect: `DateComponents` is large, and every request would otherwise carry its size.
     indirect case calendar(DateComponents, repeats: Bool)
-    case location(CircularRegion, repeats: Bool)
+    /// Indirect too: a region (48 bytes) made every request, and every pending request in the
+    /// daemon's cache, 32 bytes larger than a time interval needs.
+    indirect case location(CircularRegion, repeats: Bool)
     case push
 
     package var repeats: Bool {
