@@ -110,8 +110,11 @@ struct RespondCommand: AsyncParsableCommand {
             body = LocalAPI.Respond(kind: "action", actionIdentifier: action)
         }
         try await admin.call(.POST, "/v1/admin/apps/\(segment(target.bundleIdentifier))/notifications/\(segment(identifier))/respond", body: body)
+        // As on iOS, a dismissal reaches the app only when its category asks for it.
+        let reachesApp = !dismiss || target.categoryOptions.contains(.customDismissAction)
         print("Done: \(body.kind) \(body.actionIdentifier.map { "\($0) " } ?? "")on \(identifier) of \(target.bundleIdentifier)."
-            + " The app receives it now if it runs, or when it next starts.")
+            + (reachesApp ? " The app receives it now if it runs, or when it next starts."
+                          : " The app hears nothing of it: its category does not ask for dismissals (customDismissAction)."))
     }
 }
 

@@ -221,7 +221,8 @@ import WebNotificationCenter
                 let delivered = try #require(try JSONSerialization.jsonObject(with: Data(listed.utf8)) as? [[String: Any]])
                 let request = try #require(delivered.first?["request"] as? [String: Any])
                 let identifier = try #require(request["identifier"] as? String)
-                try await Self.unotify(["respond", identifier, "--app", "com.example.todo", "--dismiss"], environment)
+                let said = try await Self.unotify(["respond", identifier, "--app", "com.example.todo", "--dismiss"], environment)
+                #expect(said.contains("The app hears nothing of it"), "\(said)")
                 // Nothing else happens meanwhile: only the dismissal can make the page read the list again.
                 try await browser.waitUntil("the dismissed notification to leave the page", within: 5,
                                            "return document.querySelectorAll('#list .notification').length === 0")
