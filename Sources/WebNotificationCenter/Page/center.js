@@ -684,11 +684,13 @@ elements.unlock.addEventListener("submit", async (event) => {
   event.preventDefault();
   const body = state.device.hasPasscode ? { passcode: elements.passcode.value } : {};
   elements.passcode.value = "";
+  // Taken before the unlock is asked for: the page may hear that the device unlocked (and draw the
+  // list, which forgets what waited for an unlock) before the answer to this request arrives.
+  const perform = afterUnlock;
   if (!(await send("POST", "/api/device/unlock", body))) {
     elements.passcode.focus();
     return;
   }
-  const perform = afterUnlock;
   forgetAfterUnlock();
   state.device.locked = false;
   render();
