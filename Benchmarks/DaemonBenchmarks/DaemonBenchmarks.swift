@@ -26,6 +26,9 @@ struct DaemonBenchmarks: AsyncParsableCommand {
     @Option(help: "Seconds of adds through the local API.")
     var loadSeconds: Double = 20
 
+    @Option(help: "Seconds of adds before those measured (0 for none): every app touched then has been resumed after the daemon's start, so the adds measured are the steady state's rather than a start's.")
+    var warmUpSeconds: Double = 0
+
     @Option(help: "Clients adding at the same time.")
     var concurrency: Int = 8
 
@@ -65,7 +68,7 @@ struct DaemonBenchmarks: AsyncParsableCommand {
         for round in stride(from: 1, through: rounds, by: 1) {
             for (label, directory, count) in [("reference", reference, referenceApps), ("measured", measured, apps)] {
                 let measurement = DaemonMeasurement(unotify: unotify, directory: directory, apps: count, pendingPerApp: perApp,
-                                                    loadSeconds: loadSeconds, concurrency: concurrency, fires: fires)
+                                                    loadSeconds: loadSeconds, warmUpSeconds: warmUpSeconds, concurrency: concurrency, fires: fires)
                 print("Round \(round): \(label) (\(count * perApp) pending)")
                 let report = try await measurement.run(label: "\(label) #\(round)")
                 print(report.line)

@@ -51,6 +51,7 @@ struct DaemonMeasurement {
     var apps: Int
     var pendingPerApp: Int
     var loadSeconds: Double
+    var warmUpSeconds: Double
     var concurrency: Int
     var fires: Int
 
@@ -94,6 +95,8 @@ struct DaemonMeasurement {
         defer { watcher.cancel() }
         var signals = allFired.stream.makeAsyncIterator()
         _ = await signals.next()  // subscribed
+        // `warmUpSeconds` of the same load as below, not measured, before anything measured.
+        if warmUpSeconds > 0 { _ = try await addLoad(seconds: warmUpSeconds, seed: 0x3A12) }
 
         // The requests whose lateness is measured: one each for `fires` apps, due 5 to 15 s from now.
         var generator = SeededGenerator(seed: 0xF14E)
@@ -107,7 +110,7 @@ struct DaemonMeasurement {
 
         // The load: `concurrency` clients replacing random apps' requests for `loadSeconds`.
         let cpuBefore = (daemon: try CPUTime.of(daemon.pid), driver: try CPUTime.ofThisProcess())
-        let (adds, latencies, elapsed) = try await addLoad()
+        let (adds, latencies, elapsed) = try await addLoad(seconds: loadSeconds, seed: 0xADD5)
         report.daemonCPUSeconds = try CPUTime.of(daemon.pid) - cpuBefore.daemon
         report.driverCPUSeconds = try CPUTime.ofThisProcess() - cpuBefore.driver
         report.adds = adds
@@ -194,7 +197,7 @@ struct DaemonMeasurement {
         await process.exit()
     }
 
-    private func addLoad() async throws -> (adds: Int, latencies: [Double], seconds: Double) {
+    private func addLoad(seconds: Double, seed: UInt64) async throws -> (adds: Int, latencies: [Double], seconds: Double) {
         // One connection and one thread per client, as `concurrency` app processes would hold. The
         // bodies are encoded before the clock starts: the driver shares the cores with the daemon.
         let encoder = JSONEncoder()
@@ -206,12 +209,12 @@ struct DaemonMeasurement {
         let results = Mutex<(latencies: [Double], failure: (any Error)?)>(([], nil))
         let finished = DispatchGroup()
         let began = ContinuousClock.now
-        let deadline = began + .milliseconds(Int64(loadSeconds * 1000))
+        let deadline = began + .milliseconds(Int64(seconds * 1000))
         for (worker, connection) in connections.enumerated() {
             finished.enter()
             Thread.detachNewThread { [apps] in
                 defer { finished.leave() }
-                var generator = SeededGenerator(seed: 0xADD5 &+ UInt64(worker))
+                var generator = SeededGenerator(seed: seed &+ UInt64(worker))
                 var latencies: [Double] = []
                 latencies.reserveCapacity(4096)
                 do {

@@ -142,6 +142,7 @@ struct DaemonCommand: AsyncParsableCommand {
     @OptionGroup var options: DaemonOptions
 
     func run() async throws {
+        MallocArenas.limitToProcessorCount()
         try await options.run(configuration: options.configuration(), metrics: options.metrics.makeRegistry(), defaultMetricsPort: MetricsOptions.daemonPort,
                               webPort: options.webPort)
     }
@@ -162,6 +163,7 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup var deliveryLog: DeliveryLogOptions
 
     func run() async throws {
+        MallocArenas.limitToProcessorCount()
         umask(0o077)
         var configuration = try options.configuration()
         var gatewayConfiguration = GatewayConfiguration(dataDirectory: configuration.dataDirectory.appendingPathComponent("gateway", isDirectory: true))

@@ -1,0 +1,359 @@
+/// Reads the JSON of a ``NotificationRequest`` straight from its bytes, for the forms apps send most.
+///
+/// `POST /v1/requests` is the local API's busiest call, and `JSONDecoder` took a tenth of the
+/// daemon's CPU for each (a container, a key lookup and type metadata per field, for the sixteen
+/// fields of a content the framework writes whole). This reader walks the bytes once and builds the
+/// request itself.
+///
+/// It takes only what it can read exactly as `JSONDecoder` with the model's `Decodable` conformances
+/// reads it, and gives up (`nil`) on anything else, for the caller to decode the usual way: escaped
+/// strings, numbers with an exponent, or with a fraction where an integer is wanted, attachments, a
+/// `userInfo` value other than a string, a boolean or an integer, calendar and location triggers,
+/// a key it does not know or that comes twice, malformed JSON. So a request read here is the request
+/// `JSONDecoder` reads, and every error is `JSONDecoder`'s.
+package enum RequestJSONReader {
+    /// The request in `bytes`, or `nil` when they are not in a form this reader takes.
+    package static func request(from bytes: UnsafeRawBufferPointer) -> NotificationRequest? {
+        var reader = Cursor(bytes: bytes)
+        guard let request = reader.request() else { return nil }
+        reader.skipSpace()
+        return reader.isAtEnd ? request : nil
+    }
+
+    /// The request in `bytes`, or `nil` (see ``request(from:)-(UnsafeRawBufferPointer)``).
+    package static func request(from bytes: some Collection<UInt8>) -> NotificationRequest? {
+        bytes.withContiguousStorageIfAvailable { request(from: UnsafeRawBufferPointer($0)) }
+            ?? Array(bytes).withUnsafeBytes { request(from: $0) }
+    }
+}
+
+private struct Cursor {
+    let bytes: UnsafeRawBufferPointer
+    var index = 0
+
+    init(bytes: UnsafeRawBufferPointer) {
+        self.bytes = bytes
+    }
+
+    var isAtEnd: Bool { index >= bytes.count }
+
+    private var current: UInt8? { index < bytes.count ? bytes[index] : nil }
+
+    mutating func skipSpace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
+    }
+
+    /// Skips white space, then takes `byte` if it comes next.
+    private mutating func take(_ byte: UInt8) -> Bool {
+        skipSpace()
+        guard current == byte else { return false }
+        index += 1
+        return true
+    }
+
+    private mutating func takeLiteral(_ literal: StaticString) -> Bool {
+        skipSpace()
+        let count = literal.utf8CodeUnitCount
+        guard index + count <= bytes.count else { return false }
+        for offset in 0..<count where bytes[index + offset] != literal.utf8Start[offset] { return false }
+        index += count
+        // A literal is followed by a delimiter, never by more letters (`nullx`, `truely`).
+        if let next = current, (0x61...0x7A).contains(next) || (0x41...0x5A).contains(next) || (0x30...0x39).contains(next) { return false }
+        return true
+    }
+
+    /// `null`, taken if it comes next.
+    private mutating func takeNull() -> Bool {
+        skipSpace()
+        guard current == UInt8(ascii: "n") else { return false }
+        return takeLiteral("null")
+    }
+
+    /// The members of an object, each handed to `member` with its key; `nil` when the JSON is not an
+    /// object, a key comes twice (as `seen` records), or `member` gives up.
+    private mutating func object(_ member: (inout Cursor, String) -> Bool) -> Bool {
+        guard take(UInt8(ascii: "{")) else { return false }
+        if take(UInt8(ascii: "}")) { return true }
+        var keys: [String] = []
+        while true {
+            skipSpace()
+            guard let key = string(), take(UInt8(ascii: ":")) else { return false }
+            guard !keys.contains(key) else { return false }
+            keys.append(key)
+            guard member(&self, key) else { return false }
+            if take(UInt8(ascii: ",")) { continue }
+            return take(UInt8(ascii: "}"))
+        }
+    }
+
+    /// A string without escapes, of valid UTF-8 and no control characters.
+    mutating func string() -> String? {
+        skipSpace()
+        guard current == UInt8(ascii: "\"") else { return nil }
+        let start = index + 1
+        var end = start
+        while end < bytes.count {
+            let byte = bytes[end]
+            if byte == UInt8(ascii: "\"") { break }
+            // An escape is left to `JSONDecoder`; a control character is malformed JSON.
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { return nil }
+            end += 1
+        }
+        guard end < bytes.count else { return nil }
+        index = end + 1
+        return String(validating: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+    }
+
+    /// A string, or `fallback` for `null`.
+    private mutating func string(orNull fallback: String) -> String? {
+        takeNull() ? fallback : string()
+    }
+
+    private mutating func bool() -> Bool? {
+        skipSpace()
+        if current == UInt8(ascii: "t") { return takeLiteral("true") ? true : nil }
+        if current == UInt8(ascii: "f") { return takeLiteral("false") ? false : nil }
+        return nil
+    }
+
+    /// The bytes of a JSON number without an exponent, checked against JSON's grammar, and whether it
+    /// has a fraction.
+    private mutating func number() -> (text: UnsafeRawBufferPointer, isInteger: Bool)? {
+        skipSpace()
+        let start = index
+        var end = index
+        func digits(_ end: inout Int) -> Int {
+            let from = end
+            while end < bytes.count, (0x30...0x39).contains(bytes[end]) { end += 1 }
+            return end - from
+        }
+        if end < bytes.count, bytes[end] == UInt8(ascii: "-") { end += 1 }
+        let integerStart = end
+        let integerDigits = digits(&end)
+        guard integerDigits > 0, !(integerDigits > 1 && bytes[integerStart] == UInt8(ascii: "0")) else { return nil }
+        var isInteger = true
+        if end < bytes.count, bytes[end] == UInt8(ascii: ".") {
+            end += 1
+            guard digits(&end) > 0 else { return nil }
+            isInteger = false
+        }
+        // An exponent is left to `JSONDecoder`, which refuses some that JSON allows (`0e5`).
+        if end < bytes.count, bytes[end] == UInt8(ascii: "e") || bytes[end] == UInt8(ascii: "E") { return nil }
+        index = end
+        return (UnsafeRawBufferPointer(rebasing: bytes[start..<end]), isInteger)
+    }
+
+    /// An integer written without a fraction, that fits in an `Int`.
+    private mutating func integer() -> Int? {
+        guard let (text, isInteger) = number(), isInteger else { return nil }
+        return Int(String(decoding: text, as: UTF8.self))
+    }
+
+    /// Any finite number, as a `Double`.
+    private mutating func double() -> Double? {
+        guard let (text, _) = number(), let value = Double(String(decoding: text, as: UTF8.self)), value.isFinite else { return nil }
+        return value
+    }
+
+    // MARK: - The model
+
+    mutating func request() -> NotificationRequest? {
+        var identifier: String?
+        var content = NotificationContent()
+        var trigger: NotificationTrigger?
+        var pushUniqueID: String?
+        let read = object { cursor, key in
+            switch key {
+            case "identifier":
+                identifier = cursor.string()
+                return identifier != nil
+            case "content":
+                if cursor.takeNull() { return true }
+                guard let read = cursor.content() else { return false }
+                content = read
+                return true
+            case "trigger":
+                if cursor.takeNull() { return true }
+                trigger = cursor.trigger()
+                return trigger != nil
+            case "pushUniqueID":
+                if cursor.takeNull() { return true }
+                pushUniqueID = cursor.string()
+                return pushUniqueID != nil
+            default:
+                return false
+            }
+        }
+        guard read, let identifier else { return nil }
+        var request = NotificationRequest(identifier: identifier, content: content, trigger: trigger)
+        request.pushUniqueID = pushUniqueID
+        return request
+    }
+
+    private mutating func content() -> NotificationContent? {
+        var content = NotificationContent()
+        let read = object { cursor, key in
+            switch key {
+            case "title": return cursor.string(orNull: "").map { content.title = $0 } != nil
+            case "subtitle": return cursor.string(orNull: "").map { content.subtitle = $0 } != nil
+            case "body": return cursor.string(orNull: "").map { content.body = $0 } != nil
+            case "launchImageName": return cursor.string(orNull: "").map { content.launchImageName = $0 } != nil
+            case "categoryIdentifier": return cursor.string(orNull: "").map { content.categoryIdentifier = $0 } != nil
+            case "threadIdentifier": return cursor.string(orNull: "").map { content.threadIdentifier = $0 } != nil
+            case "summaryArgument": return cursor.string(orNull: "").map { content.summaryArgument = $0 } != nil
+            case "targetContentIdentifier":
+                if cursor.takeNull() { return true }
+                content.targetContentIdentifier = cursor.string()
+                return content.targetContentIdentifier != nil
+            case "filterCriteria":
+                if cursor.takeNull() { return true }
+                content.filterCriteria = cursor.string()
+                return content.filterCriteria != nil
+            case "attachments":
+                // Only none: an attachment's URL and options are `JSONDecoder`'s to read.
+                if cursor.takeNull() { return true }
+                return cursor.take(UInt8(ascii: "[")) && cursor.take(UInt8(ascii: "]"))
+            case "badge":
+                if cursor.takeNull() { return true }
+                content.badge = cursor.integer()
+                return content.badge != nil
+            case "summaryArgumentCount":
+                if cursor.takeNull() { return true }
+                guard let count = cursor.integer() else { return false }
+                content.summaryArgumentCount = count
+                return true
+            case "relevanceScore":
+                if cursor.takeNull() { return true }
+                guard let score = cursor.double() else { return false }
+                content.relevanceScore = score
+                return true
+            case "interruptionLevel":
+                if cursor.takeNull() { return true }
+                guard let raw = cursor.integer(), raw >= 0, let level = InterruptionLevel(rawValue: UInt(raw)) else { return false }
+                content.interruptionLevel = level
+                return true
+            case "sound":
+                if cursor.takeNull() { return true }
+                content.sound = cursor.sound()
+                return content.sound != nil
+            case "userInfo":
+                if cursor.takeNull() { return true }
+                guard let userInfo = cursor.userInfo() else { return false }
+                content.userInfo = userInfo
+                return true
+            default:
+                return false
+            }
+        }
+        return read ? content : nil
+    }
+
+    /// Values that are strings, booleans or integers: how `PropertyListValue` decodes each of them
+    /// leaves no doubt (an object could be a tagged date or data, a fraction an integer or not).
+    private mutating func userInfo() -> [String: PropertyListValue]? {
+        var userInfo: [String: PropertyListValue] = [:]
+        let read = object { cursor, key in
+            cursor.skipSpace()
+            guard let first = cursor.current else { return false }
+            switch first {
+            case UInt8(ascii: "\""):
+                guard let value = cursor.string() else { return false }
+                userInfo[key] = .string(value)
+            case UInt8(ascii: "t"), UInt8(ascii: "f"):
+                guard let value = cursor.bool() else { return false }
+                userInfo[key] = .bool(value)
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                guard let value = cursor.integer() else { return false }
+                userInfo[key] = .integer(value)
+            default:
+                return false
+            }
+            return true
+        }
+        return read ? userInfo : nil
+    }
+
+    private mutating func sound() -> NotificationSound? {
+        var type: String?
+        var name: String?
+        var critical = false
+        var volume = 1.0
+        let read = object { cursor, key in
+            switch key {
+            case "type":
+                type = cursor.string()
+                return type != nil
+            case "name":
+                if cursor.takeNull() { return true }
+                name = cursor.string()
+                return name != nil
+            case "critical":
+                if cursor.takeNull() { return true }
+                guard let value = cursor.bool() else { return false }
+                critical = value
+                return true
+            case "volume":
+                if cursor.takeNull() { return true }
+                guard let value = cursor.double() else { return false }
+                volume = value
+                return true
+            default:
+                return false
+            }
+        }
+        guard read, let type else { return nil }
+        let kind: NotificationSound.Kind
+        switch type {
+        case "default": kind = .default
+        case "defaultRingtone": kind = .defaultRingtone
+        case "named":
+            guard let name else { return nil }
+            kind = .named(name)
+        case "ringtone":
+            guard let name else { return nil }
+            kind = .ringtone(name)
+        default:
+            return nil
+        }
+        return NotificationSound(kind: kind, isCritical: critical, volume: Float(min(max(volume, 0), 1)))
+    }
+
+    /// A time-interval or push trigger; calendar and location triggers are `JSONDecoder`'s to read.
+    private mutating func trigger() -> NotificationTrigger? {
+        var type: String?
+        var interval: Double?
+        var repeats = false
+        let read = object { cursor, key in
+            switch key {
+            case "type":
+                type = cursor.string()
+                return type != nil
+            case "interval":
+                interval = cursor.double()
+                return interval != nil
+            case "repeats":
+                if cursor.takeNull() { return true }
+                guard let value = cursor.bool() else { return false }
+                repeats = value
+                return true
+            default:
+                return false
+            }
+        }
+        guard read else { return nil }
+        switch type {
+        case "timeInterval":
+            guard let interval else { return nil }
+            return .timeInterval(interval, repeats: repeats)
+        case "push":
+            return interval == nil ? .push : nil
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,189 @@
+import Foundation
+import NotificationCore
+import Testing
+
+/// The request reader the local API tries before `JSONDecoder`: whatever it reads, it reads as
+/// `JSONDecoder` does; whatever it does not take is left to `JSONDecoder` (`nil`).
+@Suite struct RequestJSONReaderTests {
+    func decoded(_ bytes: [UInt8]) -> NotificationRequest? {
+        try? JSONDecoder().decode(NotificationRequest.self, from: Data(bytes))
+    }
+
+    func read(_ json: String) -> NotificationRequest? {
+        RequestJSONReader.request(from: Array(json.utf8))
+    }
+
+    /// Requests with every field the reader takes, set or not, at random (seeded).
+    func requests(count: Int) -> [NotificationRequest] {
+        var generator = SplitMix(seed: 0x5EED)
+        func chance() -> Bool { generator.next() % 2 == 0 }
+        func text(_ label: String) -> String {
+            ["", "\(label)", "Ünïcödé \(label) ✓ 🎉", String(repeating: "x", count: Int(generator.next() % 300))][Int(generator.next() % 4)]
+        }
+        return (0..<count).map { index in
+            var content = NotificationContent()
+            if chance() { content.title = text("title") }
+            if chance() { content.subtitle = text("subtitle") }
+            if chance() { content.body = text("body") }
+            if chance() { content.badge = Int(generator.next() % 200) - 100 }
+            if chance() {
+                let kinds: [NotificationSound.Kind] = [.default, .defaultRingtone, .named("ding.caf"), .ringtone("ring.caf")]
+                content.sound = NotificationSound(kind: kinds[Int(generator.next() % 4)], isCritical: chance(),
+                                                  volume: Float(generator.next() % 11) / 10)
+            }
+            if chance() { content.launchImageName = text("launch") }
+            if chance() {
+                content.userInfo = ["id": .integer(Int(generator.next() % 1_000_000)), "kind": .string(text("kind")),
+                                    "urgent": .bool(chance()), "negative": .integer(-Int(generator.next() % 1000))]
+            }
+            if chance() { content.categoryIdentifier = text("category") }
+            if chance() { content.threadIdentifier = text("thread") }
+            if chance() { content.summaryArgument = text("summary") }
+            if chance() { content.summaryArgumentCount = Int(generator.next() % 10) }
+            if chance() { content.targetContentIdentifier = text("target") }
+            if chance() { content.interruptionLevel = InterruptionLevel(rawValue: UInt(generator.next() % 4))! }
+            if chance() { content.relevanceScore = [0.5, 1, 0.1, 1.0 / 3, 0.123456789012345678][Int(generator.next() % 5)] }
+            if chance() { content.filterCriteria = text("filter") }
+            let triggers: [NotificationTrigger?] = [
+                nil, .push, .timeInterval(5, repeats: false), .timeInterval(3600, repeats: true), .timeInterval(0.25, repeats: false),
+                .timeInterval(86_400 * 3.5, repeats: false),
+            ]
+            return NotificationRequest(identifier: "request-\(index)", content: content, trigger: triggers[Int(generator.next() % 6)])
+        }
+    }
+
+    /// The JSON of `request` in the forms clients write: every field (the framework, `JSONEncoder`),
+    /// only what differs from the defaults, keys sorted, pretty-printed.
+    func encodings(of request: NotificationRequest) throws -> [[UInt8]] {
+        var forms: [[UInt8]] = []
+        for formatting: JSONEncoder.OutputFormatting in [[], [.sortedKeys], [.prettyPrinted, .withoutEscapingSlashes]] {
+            for omitsDefaults in [false, true] {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = formatting
+                encoder.userInfo[.omitsDefaultContent] = omitsDefaults
+                forms.append(Array(try encoder.encode(request)))
+            }
+        }
+        return forms
+    }
+
+    @Test func theFormsClientsSendAreReadAsJSONDecoderReadsThem() throws {
+        for request in requests(count: 300) {
+            for json in try encodings(of: request) {
+                let read = try #require(RequestJSONReader.request(from: json), "not taken: \(String(decoding: json, as: UTF8.self))")
+                #expect(read == decoded(json))
+                #expect(read == request)
+                #expect(read.content.relevanceScore.bitPattern == request.content.relevanceScore.bitPattern)
+            }
+        }
+    }
+
+    @Test func nullsWhiteSpaceAndAbsentKeysReadAsTheirDefaults() throws {
+        let json = """
+             { "identifier" : "a" ,"content":{"title":null,"badge":null,"sound":null,"attachments":null,"userInfo":null,
+            "summaryArgumentCount":null,"interruptionLevel":null,"relevanceScore":null,"targetContentIdentifier":null},
+            "trigger":null,"pushUniqueID":null}\t\r\n
+            """
+        #expect(read(json) == NotificationRequest(identifier: "a", content: NotificationContent(), trigger: nil))
+        #expect(read(json) == decoded(Array(json.utf8)))
+        #expect(read(#"{"identifier":"b","content":{}}"#) == NotificationRequest(identifier: "b", content: NotificationContent(), trigger: nil))
+        #expect(read(#"{"identifier":"c","trigger":{"type":"timeInterval","interval":60,"repeats":null}}"#)
+            == NotificationRequest(identifier: "c", content: NotificationContent(), trigger: .timeInterval(60, repeats: false)))
+    }
+
+    /// Each of these is left to `JSONDecoder`: some it reads (escapes, calendar triggers,
+    /// attachments, nested `userInfo`), some it refuses with the error the client is told.
+    @Test func whatItDoesNotTakeIsLeftToJSONDecoder() {
+        let left = [
+            #"{"identifier":"a\nb"}"#,  // an escape
+            #"{"identifier":"a","content":{"title":"say \"hi\""}}"#,
+            #"{"identifier":"a","content":{"badge":1e2}}"#,  // an integer with an exponent
+            #"{"identifier":"a","content":{"badge":1.0}}"#,
+            #"{"identifier":"a","content":{"userInfo":{"nested":{"a":1}}}}"#,
+            #"{"identifier":"a","content":{"userInfo":{"date":{"$date":1}}}}"#,
+            #"{"identifier":"a","content":{"userInfo":{"fraction":0.5}}}"#,
+            #"{"identifier":"a","content":{"userInfo":{"list":[1]}}}"#,
+            #"{"identifier":"a","content":{"attachments":[{"identifier":"i","url":"file:///x.png","type":"public.png","thumbnailHidden":false}]}}"#,
+            #"{"identifier":"a","trigger":{"type":"calendar","dateComponents":{"hour":8},"repeats":true}}"#,
+            #"{"identifier":"a","trigger":{"type":"location","region":{}}}"#,
+            #"{"identifier":"a","trigger":{"type":"push","interval":1}}"#,
+            #"{"identifier":"a","somethingElse":1}"#,  // a key it does not know
+            #"{"identifier":"a","content":{"title":"x","title":"y"}}"#,  // a key twice
+            #"{"identifier":"a","content":{"interruptionLevel":7}}"#,
+            #"{"identifier":"a","content":{"interruptionLevel":-1}}"#,
+            #"{"identifier":"a","content":{"sound":{"type":"named"}}}"#,
+            #"{"identifier":"a","content":{"sound":{"type":"loud"}}}"#,
+            #"{"identifier":"a","content":{"badge":99999999999999999999}}"#,
+            #"{"identifier":"a","content":{"relevanceScore":1e999}}"#,
+            #"{"identifier":"a","content":{"sound":{"type":"default","volume":0e5}}}"#,  // valid JSON that JSONDecoder refuses
+            #"{"identifier":"a","content":{"title":1}}"#,  // the wrong type
+            #"{"identifier":null}"#,
+            #"{"content":{}}"#,  // no identifier
+            #"{"identifier":"a","trigger":{"type":"timeInterval"}}"#,
+            #"{"identifier":"a","trigger":{"interval":5}}"#,
+            #"{"identifier":"a"} x"#,  // trailing bytes
+            #"{"identifier":"a",}"#,
+            #"{"identifier":"a""#,
+            #"["identifier"]"#,
+            #"{"identifier":"a","content":{"badge":01}}"#,
+            #"{"identifier":"a","content":{"badge":-}}"#,
+            #"{"identifier":"a","content":{"relevanceScore":.5}}"#,
+            #"{"identifier":"a","trigger":{"type":"timeInterval","interval":5,"repeats":truex}}"#,
+            "{\"identifier\":\"a\tb\"}",  // a control character
+            "",
+        ]
+        for json in left {
+            #expect(read(json) == nil, "taken: \(json)")
+        }
+        // Bytes that are not UTF-8.
+        #expect(RequestJSONReader.request(from: Array(#"{"identifier":""#.utf8) + [0xFF, 0xFE] + Array(#""}"#.utf8)) == nil)
+    }
+
+    /// Damaged at every byte, or cut short: whatever the reader still takes, `JSONDecoder` reads the same.
+    @Test func neverTakesWhatJSONDecoderReadsDifferentlyOrRefuses() throws {
+        var request = NotificationRequest(identifier: "r1", content: NotificationContent(), trigger: .timeInterval(90, repeats: true))
+        request.content.title = "Title"
+        request.content.body = "Body ✓"
+        request.content.badge = 12
+        request.content.sound = NotificationSound(kind: .named("a.caf"), isCritical: true, volume: 0.5)
+        request.content.userInfo = ["n": .integer(-3), "s": .string("v"), "b": .bool(true)]
+        request.content.relevanceScore = 0.75
+        request.content.interruptionLevel = .timeSensitive
+        let replacements: [UInt8] = Array(#" "{}[],:0-1.e+tfn\x"#.utf8) + [0x00, 0xC3, 0xFF]
+        var taken = 0
+        for json in try encodings(of: request) {
+            for end in 0..<json.count {
+                let cut = Array(json[..<end])
+                if let read = RequestJSONReader.request(from: cut) {
+                    #expect(read == decoded(cut), "cut at \(end)")
+                    taken += 1
+                }
+            }
+            for position in json.indices {
+                for byte in replacements where byte != json[position] {
+                    var damaged = json
+                    damaged[position] = byte
+                    guard let read = RequestJSONReader.request(from: damaged) else { continue }
+                    taken += 1
+                    let reference = decoded(damaged)
+                    #expect(reference != nil && read == reference, "\(String(decoding: damaged, as: UTF8.self))")
+                }
+            }
+        }
+        // Many damaged forms are still valid JSON that both read (a digit for a digit, a letter in a string).
+        #expect(taken > 100)
+    }
+}
+
+/// A small seeded generator, so that the generated requests are the same at every run.
+private struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
