@@ -47,8 +47,11 @@ struct DaemonOptions: ParsableArguments {
     @Flag(name: .long, help: "Be the desktop's notification server (org.freedesktop.Notifications) when no other owns the name: notify-send and every libnotify program's notifications are kept here.")
     var freedesktop = false
 
-    @Option(name: .long, help: "How many apps' states the daemon keeps in memory (apps connected to it are always kept). An app of 64 pending requests takes about 50 KB.")
-    var cachedApps: Int = DaemonEngine.Configuration().cachedApps
+    @Option(name: .long, help: ArgumentHelp("How much memory the apps' states the daemon keeps in memory may take (apps connected to it are always kept), as bytes or with K, M or G: by default a sixteenth of this machine's memory, at least 64M. An app of 64 pending requests takes about 42K.", valueName: "size"))
+    var cacheMemory: String?
+
+    @Option(name: .long, help: "How many apps' states the daemon keeps in memory at most, whatever their size (apps connected to it are always kept); no bound but --cache-memory by default.")
+    var cachedApps: Int?
 
     @OptionGroup var metrics: MetricsOptions
 
@@ -58,13 +61,40 @@ struct DaemonOptions: ParsableArguments {
         return logger
     }
 
+    /// A size as the options take it: bytes, or a number with `K`, `M` or `G` (powers of 1024, with
+    /// or without a following `B` or `iB`); `nil` when it is not one.
+    static func bytes(in text: String) -> Int? {
+        var digits = Substring(text.trimmingCharacters(in: .whitespaces))
+        for suffix in ["iB", "B"] where digits.uppercased().hasSuffix(suffix.uppercased()) && digits.count > suffix.count {
+            digits = digits.dropLast(suffix.count)
+            break
+        }
+        let units: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+        var unit = 1
+        if let last = digits.last?.uppercased().first, let value = units[last] {
+            unit = value
+            digits = digits.dropLast()
+        }
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let number = Int(digits), number >= 0 else { return nil }
+        let (bytes, overflow) = number.multipliedReportingOverflow(by: unit)
+        return overflow ? nil : bytes
+    }
+
     /// The daemon's configuration from these options.
     func configuration() throws -> DaemonConfiguration {
         var configuration = location.configuration
         configuration.tcpPort = tcpPort
         configuration.tcpHost = tcpHost
-        guard cachedApps >= 1 else { throw ValidationError("--cached-apps needs at least 1.") }
-        configuration.engine.cachedApps = cachedApps
+        if let cachedApps {
+            guard cachedApps >= 1 else { throw ValidationError("--cached-apps needs at least 1.") }
+            configuration.engine.cachedApps = cachedApps
+        }
+        if let cacheMemory {
+            guard let bytes = Self.bytes(in: cacheMemory), bytes >= 1 << 20 else {
+                throw ValidationError("--cache-memory is a size of at least 1M: bytes, or a number with K, M or G (\"512M\"), not \"\(cacheMemory)\".")
+            }
+            configuration.engine.cacheMemory = bytes
+        }
         if let gateway {
             guard let credentialFile = gatewayCredential,
                   let credential = try? String(contentsOfFile: credentialFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),

@@ -314,7 +314,7 @@ final class DaemonProcess: Sendable {
 
     @Test func aDaemonWithRoomForOneAppInMemoryKeepsEveryAppsRequestsApart() async throws {
         let directory = try makeTestDirectory()
-        let daemon = try await DaemonProcess(directory: directory, arguments: ["--cached-apps", "1"])
+        let daemon = try await DaemonProcess(directory: directory, arguments: ["--cached-apps", "1", "--cache-memory", "2M"])
         defer { daemon.stop() }
         let apps = ["com.example.a", "com.example.b", "com.example.c"]
         var clients: [LocalAPIClient] = []
@@ -333,16 +333,22 @@ final class DaemonProcess: Sendable {
             #expect(pending.sorted() == (0..<3).map { "\(apps[index])-\($0)" }, "\(apps[index]) sees its own three")
         }
 
-        let refused = Pipe()
-        let process = try SpawnedProcess.spawn(
-            DaemonProcess.executable.path,
-            arguments: ["daemon", "--data-dir", try makeTestDirectory().path, "--cached-apps", "0", "--metrics-port", "0"],
-            standardError: .descriptor(refused.fileHandleForWriting.fileDescriptor)
-        )
-        try refused.fileHandleForWriting.close()
-        let output = String(decoding: refused.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(process.waitUntilExit() != .exited(0))
-        #expect(output.contains("--cached-apps needs at least 1"))
+        func refusal(_ arguments: [String]) throws -> String {
+            let refused = Pipe()
+            let process = try SpawnedProcess.spawn(
+                DaemonProcess.executable.path,
+                arguments: ["daemon", "--data-dir", try makeTestDirectory().path, "--metrics-port", "0"] + arguments,
+                standardError: .descriptor(refused.fileHandleForWriting.fileDescriptor)
+            )
+            try refused.fileHandleForWriting.close()
+            let output = String(decoding: refused.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(process.waitUntilExit() != .exited(0), "\(arguments)")
+            return output
+        }
+        #expect(try refusal(["--cached-apps", "0"]).contains("--cached-apps needs at least 1"))
+        for size in ["0", "512K", "lots", "1.5G", "1T"] {
+            #expect(try refusal(["--cache-memory", size]).contains("--cache-memory is a size of at least 1M"), "\(size)")
+        }
     }
 
     @Test func aCorruptDatabaseIsReportedAtStartAndLeftAlone() async throws {

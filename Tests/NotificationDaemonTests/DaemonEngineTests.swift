@@ -283,6 +283,41 @@ import Testing
         }
     }
 
+    /// The cache is bounded by what its apps take in memory, not by how many they are: many apps
+    /// of one request each fit where a few of 64 do, and every app comes back as it was.
+    @Test func theCacheHoldsAsManyAppsAsItsMemoryAllows() async throws {
+        let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
+        var configuration = DaemonEngine.Configuration()
+        configuration.timeZone = TimeZone(identifier: "UTC")!
+        configuration.cacheMemory = 200_000
+        let engine = await DaemonEngine(store: try SQLiteDaemonStore(path: path), clock: ManualDaemonClock(), configuration: configuration)
+        let small = (0..<60).map { "com.example.small\($0)" }
+        for app in small {
+            _ = try await engine.registerApp(app)
+            _ = try await engine.authorize(app, .grant)
+            try await engine.add(app, request("only", .timeInterval(3600, repeats: false)))
+        }
+        // An app of one request is estimated at 4,696 bytes: 42 of them fit in 200,000, and the cache
+        // keeps itself a little under its bound.
+        let smallCount = await engine.cachedAppCount
+        #expect((36...42).contains(smallCount), "\(smallCount) apps of one request")
+        #expect(await engine.cachedBytes <= 200_000)
+
+        let large = (0..<8).map { "com.example.large\($0)" }
+        for app in large {
+            _ = try await engine.registerApp(app)
+            _ = try await engine.authorize(app, .grant)
+            for index in 0..<64 { try await engine.add(app, request("r\(index)", .timeInterval(3600 + Double(index), repeats: false))) }
+        }
+        // One of 64 requests is estimated at 42,496 bytes: four fit, with room for a few small ones.
+        let largeCount = await engine.cachedAppCount
+        #expect(largeCount <= 12, "\(largeCount) apps once the large ones came")
+        #expect(await engine.cachedBytes <= 200_000)
+
+        for app in small { #expect(try await engine.pendingRequests(app).map(\.request.identifier) == ["only"], "\(app)") }
+        for app in large { #expect(try await engine.pendingRequests(app).count == 64, "\(app)") }
+    }
+
     @Test("an app in use stays in a full cache while many others pass through it")
     func anAppInUseStaysInTheCache() async throws {
         let store = try InstrumentedStore(path: makeTestDirectory().appendingPathComponent("db.sqlite").path)

@@ -140,6 +140,12 @@ extension NotificationCenterMachine {
         package var removedQueued: [Int64]
     }
 
+    /// How many rows of each kind the machine holds: its pending requests, the notifications the
+    /// person can see, and what waits for the app.
+    package var rowCounts: (pending: Int, visible: Int, queued: Int) {
+        (pending.count, visible.count, queuedForApp.count)
+    }
+
     /// From now on, notes which rows each step changes, for ``takeChanges()``.
     package mutating func startRecordingChanges() {
         isRecordingChanges = true

@@ -69,9 +69,14 @@ package actor DaemonEngine {
         /// The device's calendar and time zone, for calendar triggers.
         package var calendar = Calendar(identifier: .gregorian)
         package var timeZone = TimeZone.current
-        /// How many apps' states are kept in memory at most (connected apps are always kept). An app
-        /// of 64 pending requests takes about 50 KB, so a full cache of such apps takes about 400 MB.
-        package var cachedApps = 8192
+        /// How much memory the apps' states kept in memory may take, in bytes, as
+        /// ``DaemonEngine/estimatedMemory(of:)`` estimates it (connected apps are always kept): by
+        /// default a sixteenth of the machine's memory, and at least 64 MiB. An app of 64 pending
+        /// requests takes about 42 KB, a typical app of a few a tenth of that.
+        package var cacheMemory = DaemonEngine.defaultCacheMemory
+        /// How many apps' states are kept in memory at most, whatever their size; `nil` for no bound
+        /// but ``cacheMemory``.
+        package var cachedApps: Int? = nil
         /// Where attachment files are copied when a request is added; `nil` keeps the app's own files.
         package var attachmentStore: URL? = nil
         /// The daemon's own folder: no attachment may come from it, but for an app's own copies.
@@ -122,6 +127,10 @@ package actor DaemonEngine {
     /// The apps in memory. A step changes an app's machine in place, in its slot here: taking it out
     /// and putting it back cost two hash-table updates per call, a tenth of the engine's time under load.
     private var cache: [String: CachedApp] = [:]
+    /// The ``estimatedMemory(of:)`` of every app in the cache, together.
+    private(set) var cachedBytes = 0
+    /// How many apps the cache holds (for tests).
+    var cachedAppCount: Int { cache.count }
     /// The order apps leave a full cache in (see ``trimCache(keeping:)``): the order they were loaded,
     /// each app used since it was last looked at going round once more. Entries of apps since forgotten
     /// are skipped when they come up.
@@ -650,7 +659,11 @@ package actor DaemonEngine {
     /// Changes an app's machine in place, in the cache (where ``loaded(_:)`` has just put it).
     private func withCachedMachine<T>(of bundleIdentifier: String, _ body: (inout NotificationCenterMachine) -> T) -> T {
         guard cache[bundleIdentifier] != nil else { preconditionFailure("an app just loaded is in the cache") }
-        return body(&cache[bundleIdentifier]!.machine)
+        let (result, growth) = cache[bundleIdentifier]!.change(body)
+        cachedBytes += growth
+        // An app that grew past the bound makes room by others leaving, as a load does.
+        if growth > 0, cachedBytes > configuration.cacheMemory { trimCache(keeping: bundleIdentifier) }
+        return result
     }
 
     /// Queues the save of the step an app's machine in the cache has just taken (its changes, the
@@ -888,7 +901,9 @@ package actor DaemonEngine {
             }
             trimCache(keeping: bundleIdentifier)
             loadCount += 1
-            cache[bundleIdentifier] = CachedApp(machine: machine, launchCommand: stored.launchCommand, load: loadCount)
+            let bytes = Self.estimatedMemory(of: machine)
+            cachedBytes += bytes
+            cache[bundleIdentifier] = CachedApp(machine: machine, launchCommand: stored.launchCommand, load: loadCount, estimatedBytes: bytes)
             evictionOrder.append(EvictionEntry(app: bundleIdentifier, load: loadCount))
             if evictionOrder.count > 2 * cache.count + 1024 {
                 // Mostly apps forgotten since (removed, or dropped after a failed save): keep the others.
@@ -904,7 +919,9 @@ package actor DaemonEngine {
     private func forget(_ bundleIdentifier: String) -> CachedApp? {
         if !readAhead.isEmpty { readAhead.removeValue(forKey: bundleIdentifier) }
         if !resumeEffects.isEmpty { resumeEffects.removeValue(forKey: bundleIdentifier) }
-        return cache.removeValue(forKey: bundleIdentifier)
+        guard let removed = cache.removeValue(forKey: bundleIdentifier) else { return nil }
+        cachedBytes -= removed.estimatedBytes
+        return removed
     }
 
     /// Makes room in the cache when it is full, keeping `app` (about to be used).
@@ -916,15 +933,18 @@ package actor DaemonEngine {
     /// version did, packed the remaining keys together and made every lookup in the cache probe long
     /// runs of them: a tenth of the engine's time at a million pending.
     private func trimCache(keeping app: String) {
-        guard cache.count >= configuration.cachedApps else { return }
-        var leaving = cache.count - max(0, configuration.cachedApps - Self.appsEvictedAtOnce)
+        let countBound = configuration.cachedApps ?? .max
+        guard cache.count >= countBound || cachedBytes >= configuration.cacheMemory else { return }
+        var leaving = countBound == .max ? 0 : cache.count - max(0, countBound - Self.appsEvictedAtOnce)
+        // Down to a little under the bound, so that the next loads do not each evict an app.
+        let byteTarget = configuration.cacheMemory - configuration.cacheMemory / 64
         // Every entry is looked at once at most: when all of them must stay, the cache grows past its
         // bound for now, and shrinks again on a later load.
         var looked = 0
         let entries = evictionOrder.count
         var evicted: [CachedApp] = []
         evicted.reserveCapacity(leaving)
-        while leaving > 0, looked < entries, let entry = evictionOrder.popFirst() {
+        while leaving > 0 || cachedBytes > byteTarget, looked < entries, let entry = evictionOrder.popFirst() {
             looked += 1
             guard let cached = cache[entry.app], cached.load == entry.load else { continue }
             // An app whose last step is not saved yet stays: the store does not have its state. So does
@@ -946,6 +966,24 @@ package actor DaemonEngine {
 
     /// How many apps leave a full cache together.
     static let appsEvictedAtOnce = 16
+
+    /// How many apps are read ahead of their wake-up at most (or a quarter of ``Configuration/cachedApps``).
+    static let appsReadAheadAtMost = 2048
+
+    /// The cache's default bound: a sixteenth of the machine's memory, at least 64 MiB.
+    package static var defaultCacheMemory: Int {
+        max(64 << 20, Int(clamping: ProcessInfo.processInfo.physicalMemory / 16))
+    }
+
+    /// What an app's state takes in the daemon's memory, estimated from how many rows it holds:
+    /// measured at a million pending requests (BENCHMARKS.md), an app of 64 pending requests and
+    /// nothing shown took about 42 KB of the daemon's resident set, allocator's slack included. A
+    /// notification shown holds its content decoded, its category's actions and more: counted as
+    /// four requests; so is a response waiting for the app.
+    package static func estimatedMemory(of machine: NotificationCenterMachine) -> Int {
+        let rows = machine.rowCounts
+        return 4096 + 600 * rows.pending + 2400 * (rows.visible + rows.queued)
+    }
 
     /// Carries out a step's effects, each where ``NotificationCenterMachine/Effect/routes`` sends it.
     private func carryOut(_ effects: [NotificationCenterMachine.Effect], for app: String) {
@@ -1855,7 +1893,8 @@ package actor DaemonEngine {
             if due == nil { due = try? await store.appsDue(by: soon, limit: Self.appsPerRound) }
             guard let due else { return }
             // Never more than a quarter of the cache: the rest stays for the apps in use.
-            for bundleIdentifier in due where cache[bundleIdentifier] == nil && readAhead.count < configuration.cachedApps / 4 {
+            let limit = min((configuration.cachedApps ?? .max) / 4, Self.appsReadAheadAtMost)
+            for bundleIdentifier in due where cache[bundleIdentifier] == nil && readAhead.count < limit {
                 guard (try? await load(bundleIdentifier)) != nil else { continue }
                 readAhead[bundleIdentifier] = now
             }
@@ -1922,8 +1961,18 @@ private struct CachedApp: Sendable {
     let launchCommand: String?
     /// Which load into the cache this is (see `DaemonEngine.evictionOrder`).
     let load: UInt64
+    /// ``DaemonEngine/estimatedMemory(of:)`` of the machine as it now is.
+    var estimatedBytes: Int
     /// Whether the app was used since the cache last looked at it for eviction.
     var recentlyUsed = false
+
+    /// Changes the machine in place; returns what `body` returns and how much the estimate grew.
+    mutating func change<T>(_ body: (inout NotificationCenterMachine) -> T) -> (T, Int) {
+        let result = body(&machine)
+        let bytes = DaemonEngine.estimatedMemory(of: machine)
+        defer { estimatedBytes = bytes }
+        return (result, bytes - estimatedBytes)
+    }
 }
 
 /// An app's place in the order apps leave the cache (see `DaemonEngine.evictionOrder`).
