@@ -47,7 +47,7 @@ struct DaemonOptions: ParsableArguments {
     @Flag(name: .long, help: "Be the desktop's notification server (org.freedesktop.Notifications) when no other owns the name: notify-send and every libnotify program's notifications are kept here.")
     var freedesktop = false
 
-    @Option(name: .long, help: ArgumentHelp("How much memory the apps' states the daemon keeps in memory may take (apps connected to it are always kept), as bytes or with K, M or G: by default a sixteenth of this machine's memory, at least 64M. An app of 64 pending requests takes about 42K.", valueName: "size"))
+    @Option(name: .long, help: ArgumentHelp("How much memory the apps' states the daemon keeps in memory may take (apps connected to it are always kept), as bytes or with K, M or G: by default a sixteenth of this machine's memory, at least 64M. An app of 64 pending requests takes about 38K.", valueName: "size"))
     var cacheMemory: String?
 
     @Option(name: .long, help: "How many apps' states the daemon keeps in memory at most, whatever their size (apps connected to it are always kept); no bound but --cache-memory by default.")

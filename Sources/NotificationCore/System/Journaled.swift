@@ -1,41 +1,93 @@
-/// A dictionary that can remember which keys changed since the changes were last taken: how the
-/// machine tells a store which rows a step wrote, so the store writes only those.
+/// A table of values by key that can remember which keys changed since the changes were last taken:
+/// how the machine tells a store which rows a step wrote, so the store writes only those.
 ///
 /// It remembers nothing until ``isRecording`` is set, so a machine that is never stored (the
 /// in-process system) keeps no journal that grows.
+///
+/// The values are kept in an array, in no particular order, and a hash table maps each key to its
+/// place: a daemon keeps thousands of apps' tables in memory, and a dictionary of 64 pending requests
+/// has 128 buckets, each as large as a request, where this one has 64 values and 128 small indices.
 struct Journaled<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    private(set) var dictionary: [Key: Value] = [:]
+    /// The keys and the values, in the same order: two arrays rather than one of pairs, so that the
+    /// values can be handed out whole and looked through without copying each pair.
+    private(set) var keys: ContiguousArray<Key> = []
+    private(set) var values: ContiguousArray<Value> = []
+    private var places: [Key: Int32] = [:]
     private var changed: Set<Key> = []
     var isRecording = false
 
     init() {}
 
     init(_ values: [Key: Value]) {
-        self.dictionary = values
+        self.init(keysAndValues: values.lazy.map { ($0.key, $0.value) }, count: values.count)
     }
 
+    /// A table of these keys and values; a key given twice keeps its later value.
+    init(keysAndValues: some Sequence<(Key, Value)>, count: Int) {
+        keys.reserveCapacity(count)
+        values.reserveCapacity(count)
+        places.reserveCapacity(count)
+        for (key, value) in keysAndValues {
+            if let place = places[key] {
+                values[Int(place)] = value
+            } else {
+                places[key] = Int32(keys.count)
+                keys.append(key)
+                values.append(value)
+            }
+        }
+    }
+
+    /// Every key with its value.
+    var elements: Zip2Sequence<ContiguousArray<Key>, ContiguousArray<Value>> { zip(keys, values) }
+
     subscript(key: Key) -> Value? {
-        get { dictionary[key] }
+        get { places[key].map { values[Int($0)] } }
         set {
-            dictionary[key] = newValue
+            if let newValue {
+                if let place = places[key] {
+                    values[Int(place)] = newValue
+                } else {
+                    places[key] = Int32(keys.count)
+                    keys.append(key)
+                    values.append(newValue)
+                }
+            } else {
+                remove(key)
+            }
             if isRecording { changed.insert(key) }
         }
     }
 
-    var values: Dictionary<Key, Value>.Values { dictionary.values }
-    var count: Int { dictionary.count }
-    var isEmpty: Bool { dictionary.isEmpty }
+    var count: Int { keys.count }
+    var isEmpty: Bool { keys.isEmpty }
 
     @discardableResult
     mutating func removeValue(forKey key: Key) -> Value? {
-        guard let removed = dictionary.removeValue(forKey: key) else { return nil }
+        guard let removed = remove(key) else { return nil }
         if isRecording { changed.insert(key) }
         return removed
     }
 
+    /// Takes `key`'s entry out, the last entry taking its place.
+    @discardableResult
+    private mutating func remove(_ key: Key) -> Value? {
+        guard let place = places.removeValue(forKey: key).map(Int.init) else { return nil }
+        let last = keys.count - 1
+        if place != last {
+            keys.swapAt(place, last)
+            values.swapAt(place, last)
+            places[keys[place]] = Int32(place)
+        }
+        keys.removeLast()
+        return values.removeLast()
+    }
+
     mutating func removeAll() {
-        if isRecording { changed.formUnion(dictionary.keys) }
-        dictionary.removeAll()
+        if isRecording { changed.formUnion(keys) }
+        keys.removeAll()
+        values.removeAll()
+        places.removeAll()
     }
 
     /// What changed since the last call: the keys now holding a value, with it, and the keys removed.
@@ -44,7 +96,7 @@ struct Journaled<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         var written: [Key: Value] = [:]
         var removed: [Key] = []
         for key in changed {
-            if let value = dictionary[key] { written[key] = value } else { removed.append(key) }
+            if let value = self[key] { written[key] = value } else { removed.append(key) }
         }
         return (written, removed)
     }
@@ -57,11 +109,11 @@ struct Journaled<Key: Hashable & Sendable, Value: Sendable>: Sendable {
 
 extension Journaled: Codable where Key: Codable, Value: Codable {
     init(from decoder: any Decoder) throws {
-        dictionary = try decoder.singleValueContainer().decode([Key: Value].self)
+        self.init(try decoder.singleValueContainer().decode([Key: Value].self))
     }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
-        try container.encode(dictionary)
+        try container.encode(Dictionary(uniqueKeysWithValues: elements))
     }
 }

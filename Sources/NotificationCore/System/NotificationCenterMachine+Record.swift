@@ -192,7 +192,7 @@ extension NotificationCenterMachine {
             categories: sortedCategories,
             pending: Array(pending.values),
             removedPending: [],
-            visible: visible.dictionary.map { VisibleRow(shown: $0.value, position: visibleOrder[$0.key]!) },
+            visible: visible.elements.map { VisibleRow(shown: $0.1, position: visibleOrder[$0.0]!) },
             removedVisible: [],
             queued: queuedForApp.entries.map { QueuedRow(position: $0.position, item: $0.item) },
             removedQueued: []
@@ -225,10 +225,7 @@ extension NotificationCenterMachine {
         recordedCore = core
         self.categories = Dictionary(categories.map { ($0.identifier, $0) }, uniquingKeysWith: { _, last in last })
         // Filled in place, with room for all: a store builds an app this way each time it reads one.
-        var pendingByIdentifier: [String: PendingRequest] = [:]
-        pendingByIdentifier.reserveCapacity(pending.count)
-        for entry in pending { pendingByIdentifier[entry.request.identifier] = entry }
-        self.pending = Journaled(pendingByIdentifier)
+        self.pending = Journaled(keysAndValues: pending.lazy.map { ($0.request.identifier, $0) }, count: pending.count)
         self.visible = Journaled(Dictionary(visible.map { ($0.shown.notification.request.identifier, $0.shown) }, uniquingKeysWith: { _, last in last }))
         visibleOrder = Dictionary(visible.map { ($0.shown.notification.request.identifier, $0.position) }, uniquingKeysWith: { _, last in last })
         queuedForApp = QueueForApp(entries: queued.map { (position: $0.position, item: $0.item) })

@@ -392,7 +392,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
         guard let limit = configuration.pendingRequestLimit, pending.count > limit else { return [] }
         // Counted before anything is copied: almost every add stays within the limit.
         var datedCount = 0
-        for (_, entry) in pending.dictionary where entry.nextFireDate != nil { datedCount += 1 }
+        for (_, entry) in pending.elements where entry.nextFireDate != nil { datedCount += 1 }
         guard datedCount > limit else { return [] }
         let dated = pending.values.filter { $0.nextFireDate != nil }
         let overflow = dated.sorted {
@@ -415,7 +415,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
     }
 
     package mutating func removeAllPendingRequests() {
-        for (identifier, entry) in pending.dictionary {
+        for (identifier, entry) in pending.elements {
             wakeUps.remove(.request(identifier))
             release(entry.request)
         }
@@ -562,7 +562,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
     /// so do the Scheduled Summary's times.
     package mutating func changeTimeZone(_ newTimeZone: TimeZone) -> [Effect] {
         timeZone = newTimeZone
-        for (identifier, entry) in pending.dictionary {
+        for (identifier, entry) in pending.elements {
             guard case .calendar(let components, _)? = entry.request.trigger, components.timeZone == nil else { continue }
             let next = TriggerRules.nextDate(matching: components, after: now, calendar: calendar, timeZone: timeZone)
             pending[identifier]?.nextFireDate = next
@@ -924,7 +924,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
     /// longer holds at once, as ordinary notifications (quietly, as decided when they arrived).
     private mutating func placeHeldNotifications() -> [Effect] {
         var released: [String] = []
-        for (identifier, shown) in visible.dictionary where shown.summary?.held == true {
+        for (identifier, shown) in visible.elements where shown.summary?.held == true {
             let date = scheduledSummary.flatMap { summary in
                 ScheduledSummary.holds(shown.notification.request.content, settings: settings)
                     ? summary.nextDelivery(after: shown.notification.date, calendar: calendar, timeZone: timeZone) : nil
@@ -942,7 +942,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
 
     /// The summary due at `date` comes: what was held for it (or for an earlier one) is shown.
     private mutating func deliverSummary(dueAt date: Date) -> [Effect] {
-        let due = visible.dictionary.filter { $0.value.summary.map { $0.held && $0.date <= date } ?? false }.keys
+        let due = visible.elements.filter { $0.1.summary.map { $0.held && $0.date <= date } ?? false }.map { $0.0 }
         let delivered = showHeld(Array(due), inSummaryOf: date)
         scheduleSummaryDelivery()
         return delivered.isEmpty ? [] : [.summaryDelivered(delivered)]
@@ -966,7 +966,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
 
     /// Wakes the machine when the earliest held notification's summary comes.
     mutating func scheduleSummaryDelivery() {
-        let next = visible.dictionary.values.compactMap { $0.summary?.held == true ? $0.summary?.date : nil }.min()
+        let next = visible.values.compactMap { $0.summary?.held == true ? $0.summary?.date : nil }.min()
         if let next { wakeUps.schedule(.summaryDelivery, at: next) } else { wakeUps.remove(.summaryDelivery) }
     }
 
@@ -1097,10 +1097,10 @@ package struct NotificationCenterMachine: Sendable, Codable {
         // A trigger that breaks the rules can only come from a state stored before they were enforced:
         // its request is dropped rather than allowed to flood the system. (Only triggers are checked:
         // they are what could flood, and reading them does not decode every request's content.)
-        for (identifier, entry) in pending.dictionary where entry.request.trigger.map({ RequestRules.violation(in: $0) != nil }) ?? false {
+        for (identifier, entry) in pending.elements where entry.request.trigger.map({ RequestRules.violation(in: $0) != nil }) ?? false {
             removePending(identifier)
         }
-        for (identifier, entry) in pending.dictionary {
+        for (identifier, entry) in pending.elements {
             guard let trigger = entry.request.trigger, trigger.repeats, let due = entry.nextFireDate, due <= date else { continue }
             var next: Date? = due
             while let candidate = next, candidate <= date {

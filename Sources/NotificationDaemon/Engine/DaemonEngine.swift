@@ -72,7 +72,7 @@ package actor DaemonEngine {
         /// How much memory the apps' states kept in memory may take, in bytes, as
         /// ``DaemonEngine/estimatedMemory(of:)`` estimates it (connected apps are always kept): by
         /// default a sixteenth of the machine's memory, and at least 64 MiB. An app of 64 pending
-        /// requests takes about 42 KB, a typical app of a few a tenth of that.
+        /// requests takes about 38 KB, a typical app of a few a seventh of that.
         package var cacheMemory = DaemonEngine.defaultCacheMemory
         /// How many apps' states are kept in memory at most, whatever their size; `nil` for no bound
         /// but ``cacheMemory``.
@@ -977,12 +977,12 @@ package actor DaemonEngine {
 
     /// What an app's state takes in the daemon's memory, estimated from how many rows it holds:
     /// measured at a million pending requests (BENCHMARKS.md), an app of 64 pending requests and
-    /// nothing shown took about 42 KB of the daemon's resident set, allocator's slack included. A
+    /// nothing shown took about 38 KB of the daemon's resident set, allocator's slack included. A
     /// notification shown holds its content decoded, its category's actions and more: counted as
     /// four requests; so is a response waiting for the app.
     package static func estimatedMemory(of machine: NotificationCenterMachine) -> Int {
         let rows = machine.rowCounts
-        return 4096 + 600 * rows.pending + 2400 * (rows.visible + rows.queued)
+        return 4096 + 540 * rows.pending + 2160 * (rows.visible + rows.queued)
     }
 
     /// Carries out a step's effects, each where ``NotificationCenterMachine/Effect/routes`` sends it.
