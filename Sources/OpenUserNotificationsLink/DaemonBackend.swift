@@ -331,7 +331,10 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
                             group.addTask {
                                 do {
                                     for try await text in connection.messages {
-                                        guard let event = try? JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data(text.utf8)) else { continue }
+                                        // A `willPresent` event, one per notification in the foreground, is read
+                                        // straight from its bytes when it can be (see `NotificationJSONReader`).
+                                        guard let event = NotificationJSONReader.willPresentEvent(from: text.utf8)
+                                            ?? (try? JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data(text.utf8))) else { continue }
                                         switch event {
                                         case .connected(let contentExtensions):
                                             // A badge follows unless it is 0.

@@ -205,11 +205,11 @@ package func decode<T: Decodable>(_ type: T.Type, _ request: Request, _ context:
 }
 
 /// Decodes a notification request's JSON body: read straight from its bytes when it is in a form
-/// ``RequestJSONReader`` takes (what apps send most, and the local API's busiest call), by
+/// ``NotificationJSONReader`` takes (what apps send most, and the local API's busiest call), by
 /// `JSONDecoder` otherwise, with the same result.
 func decodeNotificationRequest(_ request: Request, _ context: some RequestContext) async throws -> NotificationRequest {
     let body = try await collectBody(request, context)
-    if let read = body.withUnsafeReadableBytes({ RequestJSONReader.request(from: $0) }) { return read }
+    if let read = body.withUnsafeReadableBytes({ NotificationJSONReader.request(from: $0) }) { return read }
     return try decode(NotificationRequest.self, from: body)
 }
 

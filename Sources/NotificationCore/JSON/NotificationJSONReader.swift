@@ -1,29 +1,46 @@
-/// Reads the JSON of a ``NotificationRequest`` straight from its bytes, for the forms apps send most.
+package import Foundation
+
+/// Reads the JSON of the busiest messages straight from their bytes: a ``NotificationRequest`` an app
+/// adds (`POST /v1/requests`, the local API's busiest call) and the `willPresent` event the daemon
+/// sends an app for each notification in the foreground.
 ///
-/// `POST /v1/requests` is the local API's busiest call, and `JSONDecoder` took a tenth of the
-/// daemon's CPU for each (a container, a key lookup and type metadata per field, for the sixteen
-/// fields of a content the framework writes whole). This reader walks the bytes once and builds the
-/// request itself.
+/// `JSONDecoder` took a tenth of the daemon's CPU for each add (a container, a key lookup and type
+/// metadata per field, for the sixteen fields of a content the framework writes whole), and as
+/// much of an app's for each event. This reader walks the bytes once and builds the value itself.
 ///
 /// It takes only what it can read exactly as `JSONDecoder` with the model's `Decodable` conformances
 /// reads it, and gives up (`nil`) on anything else, for the caller to decode the usual way: escaped
-/// strings, numbers with an exponent, or with a fraction where an integer is wanted, attachments, a
-/// `userInfo` value other than a string, a boolean or an integer, calendar and location triggers,
-/// a key it does not know or that comes twice, malformed JSON. So a request read here is the request
-/// `JSONDecoder` reads, and every error is `JSONDecoder`'s.
-package enum RequestJSONReader {
+/// strings, numbers with an exponent, or with a fraction where an integer is wanted or in
+/// `userInfo`, `null` in `userInfo` and its objects of one `$`-key (a date or data), attachments,
+/// calendar and location triggers, a key it does not know or that comes twice, malformed JSON. So a
+/// value read here is the value `JSONDecoder` reads, and every error is `JSONDecoder`'s.
+package enum NotificationJSONReader {
     /// The request in `bytes`, or `nil` when they are not in a form this reader takes.
     package static func request(from bytes: UnsafeRawBufferPointer) -> NotificationRequest? {
-        var reader = Cursor(bytes: bytes)
-        guard let request = reader.request() else { return nil }
-        reader.skipSpace()
-        return reader.isAtEnd ? request : nil
+        whole(bytes) { $0.request() }
     }
 
     /// The request in `bytes`, or `nil` (see ``request(from:)-(UnsafeRawBufferPointer)``).
     package static func request(from bytes: some Collection<UInt8>) -> NotificationRequest? {
-        bytes.withContiguousStorageIfAvailable { request(from: UnsafeRawBufferPointer($0)) }
-            ?? Array(bytes).withUnsafeBytes { request(from: $0) }
+        withBytes(bytes) { request(from: $0) }
+    }
+
+    /// The app's event in `bytes` when it is a `willPresent` event in a form this reader takes; `nil`
+    /// for every other event, and for any other form.
+    package static func willPresentEvent(from bytes: some Collection<UInt8>) -> LocalAPI.AppEvent? {
+        withBytes(bytes) { bytes in whole(bytes) { $0.willPresentEvent() } }
+    }
+
+    private static func whole<T>(_ bytes: UnsafeRawBufferPointer, _ read: (inout Cursor) -> T?) -> T? {
+        var reader = Cursor(bytes: bytes)
+        guard let value = read(&reader) else { return nil }
+        reader.skipSpace()
+        return reader.isAtEnd ? value : nil
+    }
+
+    private static func withBytes<T>(_ bytes: some Collection<UInt8>, _ body: (UnsafeRawBufferPointer) -> T?) -> T? {
+        bytes.withContiguousStorageIfAvailable { body(UnsafeRawBufferPointer($0)) }
+            ?? Array(bytes).withUnsafeBytes { body($0) }
     }
 }
 
@@ -253,29 +270,98 @@ private struct Cursor {
         return read ? content : nil
     }
 
-    /// Values that are strings, booleans or integers: how `PropertyListValue` decodes each of them
-    /// leaves no doubt (an object could be a tagged date or data, a fraction an integer or not).
+    /// A `userInfo` of values ``propertyListValue()`` reads.
     private mutating func userInfo() -> [String: PropertyListValue]? {
         var userInfo: [String: PropertyListValue] = [:]
         let read = object { cursor, key in
-            cursor.skipSpace()
-            guard let first = cursor.current else { return false }
-            switch first {
-            case UInt8(ascii: "\""):
-                guard let value = cursor.string() else { return false }
-                userInfo[key] = .string(value)
-            case UInt8(ascii: "t"), UInt8(ascii: "f"):
-                guard let value = cursor.bool() else { return false }
-                userInfo[key] = .bool(value)
-            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                guard let value = cursor.integer() else { return false }
-                userInfo[key] = .integer(value)
-            default:
-                return false
-            }
+            guard let value = cursor.propertyListValue(depth: 0) else { return false }
+            userInfo[key] = value
             return true
         }
         return read ? userInfo : nil
+    }
+
+    /// A string, a boolean, an integer that fits in an `Int`, or an array or object of them: how
+    /// `PropertyListValue` decodes each leaves no doubt. (A fraction could decode as an integer or
+    /// not, an object of one `$`-key is a date or data or not, `null` is refused.)
+    private mutating func propertyListValue(depth: Int) -> PropertyListValue? {
+        guard depth < 32 else { return nil }
+        skipSpace()
+        guard let first = current else { return nil }
+        switch first {
+        case UInt8(ascii: "\""):
+            return string().map(PropertyListValue.string)
+        case UInt8(ascii: "t"), UInt8(ascii: "f"):
+            return bool().map(PropertyListValue.bool)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return integer().map(PropertyListValue.integer)
+        case UInt8(ascii: "["):
+            index += 1
+            var values: [PropertyListValue] = []
+            if take(UInt8(ascii: "]")) { return .array(values) }
+            while true {
+                guard let value = propertyListValue(depth: depth + 1) else { return nil }
+                values.append(value)
+                if take(UInt8(ascii: ",")) { continue }
+                return take(UInt8(ascii: "]")) ? .array(values) : nil
+            }
+        case UInt8(ascii: "{"):
+            var dictionary: [String: PropertyListValue] = [:]
+            let read = object { cursor, key in
+                guard let value = cursor.propertyListValue(depth: depth + 1) else { return false }
+                dictionary[key] = value
+                return true
+            }
+            guard read, !(dictionary.count == 1 && dictionary.keys.first!.hasPrefix("$")) else { return nil }
+            return .dictionary(dictionary)
+        default:
+            return nil
+        }
+    }
+
+    /// `{"type": "willPresent", "ticket": …, "notification": {"request": …, "date": …}}`.
+    mutating func willPresentEvent() -> LocalAPI.AppEvent? {
+        var type: String?
+        var ticket: Int?
+        var notification: DeliveredNotification?
+        let read = object { cursor, key in
+            switch key {
+            case "type":
+                type = cursor.string()
+                return type != nil
+            case "ticket":
+                ticket = cursor.integer()
+                return ticket.map { $0 >= 0 } ?? false
+            case "notification":
+                notification = cursor.deliveredNotification()
+                return notification != nil
+            default:
+                return false
+            }
+        }
+        guard read, type == "willPresent", let ticket, let notification else { return nil }
+        return .willPresent(ticket: UInt64(ticket), notification: notification)
+    }
+
+    /// A delivered notification: its request, and its date as `JSONDecoder` reads a `Date` (seconds
+    /// since 2001).
+    private mutating func deliveredNotification() -> DeliveredNotification? {
+        var request: NotificationRequest?
+        var date: Double?
+        let read = object { cursor, key in
+            switch key {
+            case "request":
+                request = cursor.request()
+                return request != nil
+            case "date":
+                date = cursor.double()
+                return date != nil
+            default:
+                return false
+            }
+        }
+        guard read, let request, let date else { return nil }
+        return DeliveredNotification(request: request, date: Date(timeIntervalSinceReferenceDate: date))
     }
 
     private mutating func sound() -> NotificationSound? {

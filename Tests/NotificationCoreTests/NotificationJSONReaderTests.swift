@@ -2,15 +2,16 @@ import Foundation
 import NotificationCore
 import Testing
 
-/// The request reader the local API tries before `JSONDecoder`: whatever it reads, it reads as
-/// `JSONDecoder` does; whatever it does not take is left to `JSONDecoder` (`nil`).
-@Suite struct RequestJSONReaderTests {
+/// The reader the local API (for requests) and the framework (for `willPresent` events) try before
+/// `JSONDecoder`: whatever it reads, it reads as `JSONDecoder` does; whatever it does not take is left
+/// to `JSONDecoder` (`nil`).
+@Suite struct NotificationJSONReaderTests {
     func decoded(_ bytes: [UInt8]) -> NotificationRequest? {
         try? JSONDecoder().decode(NotificationRequest.self, from: Data(bytes))
     }
 
     func read(_ json: String) -> NotificationRequest? {
-        RequestJSONReader.request(from: Array(json.utf8))
+        NotificationJSONReader.request(from: Array(json.utf8))
     }
 
     /// Requests with every field the reader takes, set or not, at random (seeded).
@@ -35,6 +36,12 @@ import Testing
             if chance() {
                 content.userInfo = ["id": .integer(Int(generator.next() % 1_000_000)), "kind": .string(text("kind")),
                                     "urgent": .bool(chance()), "negative": .integer(-Int(generator.next() % 1000))]
+            }
+            if chance() {
+                // A push's payload: `aps` and the provider's own keys, nested.
+                content.userInfo["aps"] = .dictionary(["alert": .dictionary(["title": .string(text("title")), "body": .string(text("body"))]),
+                                                       "badge": .integer(Int(generator.next() % 10)), "mutable-content": .integer(1)])
+                content.userInfo["items"] = .array([.integer(1), .string("two"), .array([]), .dictionary([:]), .bool(false)])
             }
             if chance() { content.categoryIdentifier = text("category") }
             if chance() { content.threadIdentifier = text("thread") }
@@ -70,12 +77,36 @@ import Testing
     @Test func theFormsClientsSendAreReadAsJSONDecoderReadsThem() throws {
         for request in requests(count: 300) {
             for json in try encodings(of: request) {
-                let read = try #require(RequestJSONReader.request(from: json), "not taken: \(String(decoding: json, as: UTF8.self))")
+                let read = try #require(NotificationJSONReader.request(from: json), "not taken: \(String(decoding: json, as: UTF8.self))")
                 #expect(read == decoded(json))
                 #expect(read == request)
                 #expect(read.content.relevanceScore.bitPattern == request.content.relevanceScore.bitPattern)
             }
         }
+    }
+
+    /// `willPresent` events as the daemon writes them (`StreamingJSONEncoder`) and as `JSONEncoder` would.
+    @Test func willPresentEventsAreReadAsJSONDecoderReadsThem() throws {
+        var generator = SplitMix(seed: 0xE7E7)
+        for (index, request) in requests(count: 300).enumerated() {
+            var request = request
+            if index % 3 == 0 { request.pushUniqueID = "0f5a6c1e-3b7d-7a41-9c2e-\(index)" }
+            let date = Date(timeIntervalSinceReferenceDate: 785_000_000 + Double(generator.next() % 100_000_000) / 1000)
+            let event = LocalAPI.AppEvent.willPresent(ticket: generator.next() % 1_000_000, notification: DeliveredNotification(request: request, date: date))
+            let sorted = JSONEncoder()
+            sorted.outputFormatting = .sortedKeys
+            for json in [try StreamingJSONEncoder().encodeBytes(event), try StreamingJSONEncoder(sortsKeys: true).encodeBytes(event), Array(try sorted.encode(event))] {
+                let read = try #require(NotificationJSONReader.willPresentEvent(from: json), "not taken: \(String(decoding: json, as: UTF8.self))")
+                #expect(read == (try JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data(json))))
+                #expect(read == event)
+            }
+        }
+        // Every other event is left to `JSONDecoder`.
+        for other: LocalAPI.AppEvent in [.badge(count: 3), .connected(contentExtensions: true), .replaced, .deviceToken(token: "ab", environment: .sandbox)] {
+            #expect(NotificationJSONReader.willPresentEvent(from: try StreamingJSONEncoder().encodeBytes(other)) == nil)
+        }
+        let dated = #"{"type":"willPresent","ticket":1,"notification":{"date":1,"request":{"identifier":"a","content":{"userInfo":{"when":{"$date":5}}}}}}"#
+        #expect(NotificationJSONReader.willPresentEvent(from: Array(dated.utf8)) == nil, "an object of one $-key is JSONDecoder's")
     }
 
     @Test func nullsWhiteSpaceAndAbsentKeysReadAsTheirDefaults() throws {
@@ -92,17 +123,19 @@ import Testing
     }
 
     /// Each of these is left to `JSONDecoder`: some it reads (escapes, calendar triggers,
-    /// attachments, nested `userInfo`), some it refuses with the error the client is told.
+    /// attachments, dates and fractions in `userInfo`), some it refuses with the error the client is told.
     @Test func whatItDoesNotTakeIsLeftToJSONDecoder() {
         let left = [
             #"{"identifier":"a\nb"}"#,  // an escape
             #"{"identifier":"a","content":{"title":"say \"hi\""}}"#,
             #"{"identifier":"a","content":{"badge":1e2}}"#,  // an integer with an exponent
             #"{"identifier":"a","content":{"badge":1.0}}"#,
-            #"{"identifier":"a","content":{"userInfo":{"nested":{"a":1}}}}"#,
+            #"{"identifier":"a","content":{"userInfo":{"nested":{"a":null}}}}"#,
             #"{"identifier":"a","content":{"userInfo":{"date":{"$date":1}}}}"#,
+            #"{"identifier":"a","content":{"userInfo":{"data":{"$data":"AAAA"}}}}"#,
             #"{"identifier":"a","content":{"userInfo":{"fraction":0.5}}}"#,
-            #"{"identifier":"a","content":{"userInfo":{"list":[1]}}}"#,
+            #"{"identifier":"a","content":{"userInfo":{"list":[1,]}}}"#,
+            #"{"identifier":"a","content":{"userInfo":{"list":[1.5]}}}"#,
             #"{"identifier":"a","content":{"attachments":[{"identifier":"i","url":"file:///x.png","type":"public.png","thumbnailHidden":false}]}}"#,
             #"{"identifier":"a","trigger":{"type":"calendar","dateComponents":{"hour":8},"repeats":true}}"#,
             #"{"identifier":"a","trigger":{"type":"location","region":{}}}"#,
@@ -136,7 +169,7 @@ import Testing
             #expect(read(json) == nil, "taken: \(json)")
         }
         // Bytes that are not UTF-8.
-        #expect(RequestJSONReader.request(from: Array(#"{"identifier":""#.utf8) + [0xFF, 0xFE] + Array(#""}"#.utf8)) == nil)
+        #expect(NotificationJSONReader.request(from: Array(#"{"identifier":""#.utf8) + [0xFF, 0xFE] + Array(#""}"#.utf8)) == nil)
     }
 
     /// Damaged at every byte, or cut short: whatever the reader still takes, `JSONDecoder` reads the same.
@@ -146,33 +179,47 @@ import Testing
         request.content.body = "Body ✓"
         request.content.badge = 12
         request.content.sound = NotificationSound(kind: .named("a.caf"), isCritical: true, volume: 0.5)
-        request.content.userInfo = ["n": .integer(-3), "s": .string("v"), "b": .bool(true)]
+        request.content.userInfo = ["n": .integer(-3), "s": .string("v"), "b": .bool(true),
+                                    "aps": .dictionary(["alert": .string("x"), "list": .array([.integer(1), .dictionary([:])])])]
         request.content.relevanceScore = 0.75
         request.content.interruptionLevel = .timeSensitive
-        let replacements: [UInt8] = Array(#" "{}[],:0-1.e+tfn\x"#.utf8) + [0x00, 0xC3, 0xFF]
         var taken = 0
         for json in try encodings(of: request) {
-            for end in 0..<json.count {
-                let cut = Array(json[..<end])
-                if let read = RequestJSONReader.request(from: cut) {
-                    #expect(read == decoded(cut), "cut at \(end)")
-                    taken += 1
-                }
-            }
-            for position in json.indices {
-                for byte in replacements where byte != json[position] {
-                    var damaged = json
-                    damaged[position] = byte
-                    guard let read = RequestJSONReader.request(from: damaged) else { continue }
-                    taken += 1
-                    let reference = decoded(damaged)
-                    #expect(reference != nil && read == reference, "\(String(decoding: damaged, as: UTF8.self))")
-                }
-            }
+            taken += checkDamaged(json, read: { NotificationJSONReader.request(from: $0) }, reference: decoded)
         }
+        // The same for a `willPresent` event.
+        let event = try StreamingJSONEncoder(sortsKeys: true).encodeBytes(LocalAPI.AppEvent.willPresent(
+            ticket: 42, notification: DeliveredNotification(request: request, date: Date(timeIntervalSinceReferenceDate: 785_000_000.25))))
+        taken += checkDamaged(event, read: { NotificationJSONReader.willPresentEvent(from: $0) },
+                              reference: { try? JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data($0)) })
         // Many damaged forms are still valid JSON that both read (a digit for a digit, a letter in a string).
         #expect(taken > 100)
     }
+}
+
+/// Reads `json` cut short at every byte, and damaged at every byte with each of a few bytes that
+/// matter to JSON: whatever `read` still takes, `reference` (`JSONDecoder`) must read the same.
+/// Returns how many damaged forms were taken.
+private func checkDamaged<T: Equatable>(_ json: [UInt8], read: ([UInt8]) -> T?, reference: ([UInt8]) -> T?) -> Int {
+    let replacements: [UInt8] = Array(#" "{}[],:0-1.e+tfn\x"#.utf8) + [0x00, 0xC3, 0xFF]
+    var taken = 0
+    for end in 0..<json.count {
+        let cut = Array(json[..<end])
+        guard let value = read(cut) else { continue }
+        taken += 1
+        #expect(value == reference(cut), "cut at \(end)")
+    }
+    for position in json.indices {
+        for byte in replacements where byte != json[position] {
+            var damaged = json
+            damaged[position] = byte
+            guard let value = read(damaged) else { continue }
+            taken += 1
+            let expected = reference(damaged)
+            #expect(expected != nil && value == expected, "\(String(decoding: damaged, as: UTF8.self))")
+        }
+    }
+    return taken
 }
 
 /// A small seeded generator, so that the generated requests are the same at every run.
