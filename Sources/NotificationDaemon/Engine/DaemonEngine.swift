@@ -129,6 +129,8 @@ package actor DaemonEngine {
     private var cache: [String: CachedApp] = [:]
     /// The ``estimatedMemory(of:)`` of every app in the cache, together.
     private(set) var cachedBytes = 0
+    /// Whether the last trim of the cache ended over its bound with every app left bound to stay.
+    private var cacheCannotShrink = false
     /// How many apps the cache holds (for tests).
     var cachedAppCount: Int { cache.count }
     /// The order apps leave a full cache in (see ``trimCache(keeping:)``): the order they were loaded,
@@ -662,7 +664,7 @@ package actor DaemonEngine {
         let (result, growth) = cache[bundleIdentifier]!.change(body)
         cachedBytes += growth
         // An app that grew past the bound makes room by others leaving, as a load does.
-        if growth > 0, cachedBytes > configuration.cacheMemory { trimCache(keeping: bundleIdentifier) }
+        if growth > 0, cachedBytes > configuration.cacheMemory { trimCache(keeping: bundleIdentifier, afterGrowth: true) }
         return result
     }
 
@@ -932,10 +934,14 @@ package actor DaemonEngine {
     /// of page caches). Taking the first apps of the hash table's own order instead, as an earlier
     /// version did, packed the remaining keys together and made every lookup in the cache probe long
     /// runs of them: a tenth of the engine's time at a million pending.
-    private func trimCache(keeping app: String) {
+    ///
+    /// After a step that grew an app (`afterGrowth`), it does not look again while the last look found
+    /// every app left bound to stay (connected, or with steps not yet saved): a load looks again.
+    private func trimCache(keeping app: String, afterGrowth: Bool = false) {
         let countBound = configuration.cachedApps ?? .max
         guard cache.count >= countBound || cachedBytes >= configuration.cacheMemory else { return }
-        var leaving = countBound == .max ? 0 : cache.count - max(0, countBound - Self.appsEvictedAtOnce)
+        if afterGrowth, cacheCannotShrink { return }
+        var leaving = countBound == .max ? 0 : max(0, cache.count - max(0, countBound - Self.appsEvictedAtOnce))
         // Down to a little under the bound, so that the next loads do not each evict an app.
         let byteTarget = configuration.cacheMemory - configuration.cacheMemory / 64
         // Every entry is looked at once at most: when all of them must stay, the cache grows past its
@@ -959,6 +965,7 @@ package actor DaemonEngine {
             if let app = forget(entry.app) { evicted.append(app) }
             leaving -= 1
         }
+        cacheCannotShrink = looked >= entries && cachedBytes > configuration.cacheMemory
         // Freeing an app's requests takes a while (a fifth of a load's cost): off the engine's actor,
         // which every call waits for.
         if !evicted.isEmpty { Task.detached { withExtendedLifetime(evicted) {} } }
