@@ -75,7 +75,7 @@ struct DaemonOptions: ParsableArguments {
             unit = value
             digits = digits.dropLast()
         }
-        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let number = Int(digits), number >= 0 else { return nil }
+        guard let number = Int(digits), number >= 0 else { return nil }
         let (bytes, overflow) = number.multipliedReportingOverflow(by: unit)
         return overflow ? nil : bytes
     }

@@ -12,9 +12,11 @@ import Testing
         var all: [String] { commands.withLock { $0 } }
     }
 
-    func engine(at path: String, clock: ManualDaemonClock, launches: Launches = Launches()) async throws -> DaemonEngine {
+    func engine(at path: String, clock: ManualDaemonClock, launches: Launches = Launches(),
+                configure: (inout DaemonEngine.Configuration) -> Void = { _ in }) async throws -> DaemonEngine {
         var configuration = DaemonEngine.Configuration()
         configuration.timeZone = TimeZone(identifier: "UTC")!
+        configure(&configuration)
         return await DaemonEngine(store: try SQLiteDaemonStore(path: path), clock: clock, configuration: configuration,
                             launcher: { launches.record($0.command, $0.bundleIdentifier) })
     }
@@ -260,10 +262,7 @@ import Testing
 
     @Test func appsLeaveAFullCacheAndComeBackAsTheyWere() async throws {
         let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
-        var configuration = DaemonEngine.Configuration()
-        configuration.timeZone = TimeZone(identifier: "UTC")!
-        configuration.cachedApps = 2
-        let engine = await DaemonEngine(store: try SQLiteDaemonStore(path: path), clock: ManualDaemonClock(), configuration: configuration)
+        let engine = try await engine(at: path, clock: ManualDaemonClock()) { $0.cachedApps = 2 }
         let apps = (0..<5).map { "com.example.app\($0)" }
         for app in apps {
             _ = try await engine.registerApp(app)
@@ -287,10 +286,7 @@ import Testing
     /// of one request each fit where a few of 64 do, and every app comes back as it was.
     @Test func theCacheHoldsAsManyAppsAsItsMemoryAllows() async throws {
         let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
-        var configuration = DaemonEngine.Configuration()
-        configuration.timeZone = TimeZone(identifier: "UTC")!
-        configuration.cacheMemory = 200_000
-        let engine = await DaemonEngine(store: try SQLiteDaemonStore(path: path), clock: ManualDaemonClock(), configuration: configuration)
+        let engine = try await engine(at: path, clock: ManualDaemonClock()) { $0.cacheMemory = 200_000 }
         let small = (0..<60).map { "com.example.small\($0)" }
         for app in small {
             _ = try await engine.registerApp(app)

@@ -91,9 +91,9 @@ private struct Cursor {
         return takeLiteral("null")
     }
 
-    /// The members of an object, each handed to `member` with its key; `nil` when the JSON is not an
-    /// object, a key comes twice (as `seen` records), or `member` gives up.
-    private mutating func object(_ member: (inout Cursor, String) -> Bool) -> Bool {
+    /// The members of an object, each handed to `read` with its key; `false` when the JSON is not an
+    /// object, a key comes twice, or `read` gives up.
+    private mutating func object(_ read: (inout Cursor, String) -> Bool) -> Bool {
         guard take(UInt8(ascii: "{")) else { return false }
         if take(UInt8(ascii: "}")) { return true }
         var keys: [String] = []
@@ -102,7 +102,7 @@ private struct Cursor {
             guard let key = string(), take(UInt8(ascii: ":")) else { return false }
             guard !keys.contains(key) else { return false }
             keys.append(key)
-            guard member(&self, key) else { return false }
+            guard read(&self, key) else { return false }
             if take(UInt8(ascii: ",")) { continue }
             return take(UInt8(ascii: "}"))
         }
@@ -127,8 +127,17 @@ private struct Cursor {
     }
 
     /// A string, or `fallback` for `null`.
-    private mutating func string(orNull fallback: String) -> String? {
-        takeNull() ? fallback : string()
+    /// A member's value as `read` reads it, handed to `set`; `false` when `read` gives up.
+    private mutating func member<T>(_ read: (inout Cursor) -> T?, _ set: (T) -> Void) -> Bool {
+        guard let value = read(&self) else { return false }
+        set(value)
+        return true
+    }
+
+    /// `null`, which leaves the member as it is (every member starts as its default, which `null`
+    /// stands for), or a value as ``member(_:_:)`` reads it.
+    private mutating func optionalMember<T>(_ read: (inout Cursor) -> T?, _ set: (T) -> Void) -> Bool {
+        takeNull() || member(read, set)
     }
 
     private mutating func bool() -> Bool? {
@@ -186,24 +195,11 @@ private struct Cursor {
         var pushUniqueID: String?
         let read = object { cursor, key in
             switch key {
-            case "identifier":
-                identifier = cursor.string()
-                return identifier != nil
-            case "content":
-                if cursor.takeNull() { return true }
-                guard let read = cursor.content() else { return false }
-                content = read
-                return true
-            case "trigger":
-                if cursor.takeNull() { return true }
-                trigger = cursor.trigger()
-                return trigger != nil
-            case "pushUniqueID":
-                if cursor.takeNull() { return true }
-                pushUniqueID = cursor.string()
-                return pushUniqueID != nil
-            default:
-                return false
+            case "identifier": cursor.member({ $0.string() }) { identifier = $0 }
+            case "content": cursor.optionalMember({ $0.content() }) { content = $0 }
+            case "trigger": cursor.optionalMember({ $0.trigger() }) { trigger = $0 }
+            case "pushUniqueID": cursor.optionalMember({ $0.string() }) { pushUniqueID = $0 }
+            default: false
             }
         }
         guard read, let identifier else { return nil }
@@ -216,55 +212,25 @@ private struct Cursor {
         var content = NotificationContent()
         let read = object { cursor, key in
             switch key {
-            case "title": return cursor.string(orNull: "").map { content.title = $0 } != nil
-            case "subtitle": return cursor.string(orNull: "").map { content.subtitle = $0 } != nil
-            case "body": return cursor.string(orNull: "").map { content.body = $0 } != nil
-            case "launchImageName": return cursor.string(orNull: "").map { content.launchImageName = $0 } != nil
-            case "categoryIdentifier": return cursor.string(orNull: "").map { content.categoryIdentifier = $0 } != nil
-            case "threadIdentifier": return cursor.string(orNull: "").map { content.threadIdentifier = $0 } != nil
-            case "summaryArgument": return cursor.string(orNull: "").map { content.summaryArgument = $0 } != nil
-            case "targetContentIdentifier":
-                if cursor.takeNull() { return true }
-                content.targetContentIdentifier = cursor.string()
-                return content.targetContentIdentifier != nil
-            case "filterCriteria":
-                if cursor.takeNull() { return true }
-                content.filterCriteria = cursor.string()
-                return content.filterCriteria != nil
-            case "attachments":
-                // Only none: an attachment's URL and options are `JSONDecoder`'s to read.
-                if cursor.takeNull() { return true }
-                return cursor.take(UInt8(ascii: "[")) && cursor.take(UInt8(ascii: "]"))
-            case "badge":
-                if cursor.takeNull() { return true }
-                content.badge = cursor.integer()
-                return content.badge != nil
-            case "summaryArgumentCount":
-                if cursor.takeNull() { return true }
-                guard let count = cursor.integer() else { return false }
-                content.summaryArgumentCount = count
-                return true
-            case "relevanceScore":
-                if cursor.takeNull() { return true }
-                guard let score = cursor.double() else { return false }
-                content.relevanceScore = score
-                return true
+            case "title": cursor.optionalMember({ $0.string() }) { content.title = $0 }
+            case "subtitle": cursor.optionalMember({ $0.string() }) { content.subtitle = $0 }
+            case "body": cursor.optionalMember({ $0.string() }) { content.body = $0 }
+            case "launchImageName": cursor.optionalMember({ $0.string() }) { content.launchImageName = $0 }
+            case "categoryIdentifier": cursor.optionalMember({ $0.string() }) { content.categoryIdentifier = $0 }
+            case "threadIdentifier": cursor.optionalMember({ $0.string() }) { content.threadIdentifier = $0 }
+            case "summaryArgument": cursor.optionalMember({ $0.string() }) { content.summaryArgument = $0 }
+            case "targetContentIdentifier": cursor.optionalMember({ $0.string() }) { content.targetContentIdentifier = $0 }
+            case "filterCriteria": cursor.optionalMember({ $0.string() }) { content.filterCriteria = $0 }
+            // Only none: an attachment's URL and options are `JSONDecoder`'s to read.
+            case "attachments": cursor.takeNull() || (cursor.take(UInt8(ascii: "[")) && cursor.take(UInt8(ascii: "]")))
+            case "badge": cursor.optionalMember({ $0.integer() }) { content.badge = $0 }
+            case "summaryArgumentCount": cursor.optionalMember({ $0.integer() }) { content.summaryArgumentCount = $0 }
+            case "relevanceScore": cursor.optionalMember({ $0.double() }) { content.relevanceScore = $0 }
             case "interruptionLevel":
-                if cursor.takeNull() { return true }
-                guard let raw = cursor.integer(), raw >= 0, let level = InterruptionLevel(rawValue: UInt(raw)) else { return false }
-                content.interruptionLevel = level
-                return true
-            case "sound":
-                if cursor.takeNull() { return true }
-                content.sound = cursor.sound()
-                return content.sound != nil
-            case "userInfo":
-                if cursor.takeNull() { return true }
-                guard let userInfo = cursor.userInfo() else { return false }
-                content.userInfo = userInfo
-                return true
-            default:
-                return false
+                cursor.optionalMember({ $0.integer().flatMap { $0 >= 0 ? InterruptionLevel(rawValue: UInt($0)) : nil } }) { content.interruptionLevel = $0 }
+            case "sound": cursor.optionalMember({ $0.sound() }) { content.sound = $0 }
+            case "userInfo": cursor.optionalMember({ $0.userInfo() }) { content.userInfo = $0 }
+            default: false
             }
         }
         return read ? content : nil
@@ -326,17 +292,10 @@ private struct Cursor {
         var notification: DeliveredNotification?
         let read = object { cursor, key in
             switch key {
-            case "type":
-                type = cursor.string()
-                return type != nil
-            case "ticket":
-                ticket = cursor.integer()
-                return ticket.map { $0 >= 0 } ?? false
-            case "notification":
-                notification = cursor.deliveredNotification()
-                return notification != nil
-            default:
-                return false
+            case "type": cursor.member({ $0.string() }) { type = $0 }
+            case "ticket": cursor.member({ $0.integer().flatMap { $0 >= 0 ? $0 : nil } }) { ticket = $0 }
+            case "notification": cursor.member({ $0.deliveredNotification() }) { notification = $0 }
+            default: false
             }
         }
         guard read, type == "willPresent", let ticket, let notification else { return nil }
@@ -350,14 +309,9 @@ private struct Cursor {
         var date: Double?
         let read = object { cursor, key in
             switch key {
-            case "request":
-                request = cursor.request()
-                return request != nil
-            case "date":
-                date = cursor.double()
-                return date != nil
-            default:
-                return false
+            case "request": cursor.member({ $0.request() }) { request = $0 }
+            case "date": cursor.member({ $0.double() }) { date = $0 }
+            default: false
             }
         }
         guard read, let request, let date else { return nil }
@@ -371,25 +325,11 @@ private struct Cursor {
         var volume = 1.0
         let read = object { cursor, key in
             switch key {
-            case "type":
-                type = cursor.string()
-                return type != nil
-            case "name":
-                if cursor.takeNull() { return true }
-                name = cursor.string()
-                return name != nil
-            case "critical":
-                if cursor.takeNull() { return true }
-                guard let value = cursor.bool() else { return false }
-                critical = value
-                return true
-            case "volume":
-                if cursor.takeNull() { return true }
-                guard let value = cursor.double() else { return false }
-                volume = value
-                return true
-            default:
-                return false
+            case "type": cursor.member({ $0.string() }) { type = $0 }
+            case "name": cursor.optionalMember({ $0.string() }) { name = $0 }
+            case "critical": cursor.optionalMember({ $0.bool() }) { critical = $0 }
+            case "volume": cursor.optionalMember({ $0.double() }) { volume = $0 }
+            default: false
             }
         }
         guard read, let type else { return nil }
@@ -416,19 +356,10 @@ private struct Cursor {
         var repeats = false
         let read = object { cursor, key in
             switch key {
-            case "type":
-                type = cursor.string()
-                return type != nil
-            case "interval":
-                interval = cursor.double()
-                return interval != nil
-            case "repeats":
-                if cursor.takeNull() { return true }
-                guard let value = cursor.bool() else { return false }
-                repeats = value
-                return true
-            default:
-                return false
+            case "type": cursor.member({ $0.string() }) { type = $0 }
+            case "interval": cursor.member({ $0.double() }) { interval = $0 }
+            case "repeats": cursor.optionalMember({ $0.bool() }) { repeats = $0 }
+            default: false
             }
         }
         guard read else { return nil }

@@ -27,15 +27,7 @@ struct Journaled<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         keys.reserveCapacity(count)
         values.reserveCapacity(count)
         places.reserveCapacity(count)
-        for (key, value) in keysAndValues {
-            if let place = places[key] {
-                values[Int(place)] = value
-            } else {
-                places[key] = Int32(keys.count)
-                keys.append(key)
-                values.append(value)
-            }
-        }
+        for (key, value) in keysAndValues { put(value, for: key) }
     }
 
     /// Every key with its value.
@@ -44,17 +36,7 @@ struct Journaled<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     subscript(key: Key) -> Value? {
         get { places[key].map { values[Int($0)] } }
         set {
-            if let newValue {
-                if let place = places[key] {
-                    values[Int(place)] = newValue
-                } else {
-                    places[key] = Int32(keys.count)
-                    keys.append(key)
-                    values.append(newValue)
-                }
-            } else {
-                remove(key)
-            }
+            if let newValue { put(newValue, for: key) } else { remove(key) }
             if isRecording { changed.insert(key) }
         }
     }
@@ -67,6 +49,17 @@ struct Journaled<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         guard let removed = remove(key) else { return nil }
         if isRecording { changed.insert(key) }
         return removed
+    }
+
+    /// Sets `key`'s value in its place, or adds it at the end.
+    private mutating func put(_ value: Value, for key: Key) {
+        if let place = places[key] {
+            values[Int(place)] = value
+        } else {
+            places[key] = Int32(keys.count)
+            keys.append(key)
+            values.append(value)
+        }
     }
 
     /// Takes `key`'s entry out, the last entry taking its place.

@@ -1899,7 +1899,8 @@ package actor DaemonEngine {
             var due = upcoming.due(by: soon, limit: Self.appsPerRound)
             if due == nil { due = try? await store.appsDue(by: soon, limit: Self.appsPerRound) }
             guard let due else { return }
-            // Never more than a quarter of the cache: the rest stays for the apps in use.
+            // Never more than a quarter of a cache bounded by count, nor more than `appsReadAheadAtMost`:
+            // the rest stays for the apps in use.
             let limit = min((configuration.cachedApps ?? .max) / 4, Self.appsReadAheadAtMost)
             for bundleIdentifier in due where cache[bundleIdentifier] == nil && readAhead.count < limit {
                 guard (try? await load(bundleIdentifier)) != nil else { continue }
