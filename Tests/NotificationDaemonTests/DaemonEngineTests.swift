@@ -342,6 +342,45 @@ import Testing
         #expect(store.reads(of: others[0]) >= 2, "read again after leaving the cache")
     }
 
+    /// Most adds leave the app's record in the store alone (its clock, its numbering, its next
+    /// wake-up) and write their request's row only; what they change of the record is written when it
+    /// matters, so the app fires on time, keeps its order and numbers on once it left the cache and
+    /// after a restart.
+    @Test func mostAddsWriteOnlyTheirRowAndTheAppComesBackAsItWas() async throws {
+        let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
+        let clock = ManualDaemonClock()
+        let store = try InstrumentedStore(path: path)
+        var configuration = DaemonEngine.Configuration()
+        configuration.timeZone = TimeZone(identifier: "UTC")!
+        configuration.cachedApps = 1
+        let engine = await DaemonEngine(store: store, clock: clock, configuration: configuration, launcher: { _ in })
+        let others = (0..<3).map { "com.example.other\($0)" }
+        for app in ["com.example.a"] + others {
+            _ = try await engine.registerApp(app)
+            _ = try await engine.authorize(app, .grant)
+        }
+        try await engine.add("com.example.a", request("first", .timeInterval(3600, repeats: false)))
+        let before = store.recordWrites.count
+        for index in 0..<10 { try await engine.add("com.example.a", request("r\(index)", .timeInterval(7200 + Double(index), repeats: false))) }
+        #expect(Array(store.recordWrites.dropFirst(before)) == Array(repeating: false, count: 10), "no add moved the next wake-up")
+        try await engine.add("com.example.a", request("soon", .timeInterval(60, repeats: false)))
+        #expect(store.recordWrites.last == true, "an earlier one did")
+
+        // The app leaves the cache (others take its place), and is read back when its request is due.
+        let reads = store.reads(of: "com.example.a")
+        for app in others { try await engine.add(app, request("other", .timeInterval(3600, repeats: false))) }
+        clock.advance(by: 61)
+        _ = await engine.processDue()
+        #expect(store.reads(of: "com.example.a") == reads + 1, "read back from the store")
+        #expect(try await engine.deliveredNotifications("com.example.a").map(\.request.identifier) == ["soon"])
+        try await engine.add("com.example.a", request("after", .timeInterval(9000, repeats: false)))
+
+        let restarted = try await self.engine(at: path, clock: clock)
+        try await restarted.add("com.example.a", request("restarted", .timeInterval(9000, repeats: false)))
+        let order = ["first"] + (0..<10).map { "r\($0)" } + ["after", "restarted"]
+        #expect(try await restarted.pendingRequests("com.example.a").map(\.request.identifier) == order, "in the order they were added")
+    }
+
     @Test func whatFellDueBeforeARefusedCallStillHappensAndIsKept() async throws {
         let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
         let clock = ManualDaemonClock()

@@ -196,6 +196,44 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
+    func aSaveThatLeavesTheRecordWritesOnlyItsRowsAndALoadNumbersOnFromTheReservation(_ kind: StoreKind) async throws {
+        let store = try kind.make()
+        try await store.insert(try app("com.example.a", wakeUpIn: 60))
+        var machine = try #require(try await store.app("com.example.a")).machine
+        machine.startRecordingChanges()
+        var content = NotificationContent()
+        content.title = "later"
+        // A save that writes the record and reserves numbers ahead of the machine's.
+        _ = try machine.add(NotificationRequest(identifier: "b", content: content, trigger: .timeInterval(120, repeats: false)))
+        var first = AppSave(bundleIdentifier: "com.example.a", machine: &machine)
+        first.reservedSequence = first.changes.nextSequence + 100
+        try await store.save([first], bootID: "b")
+
+        // One that leaves it: later, another request, the same next wake-up.
+        _ = machine.catchUp(to: Self.start.addingTimeInterval(30))
+        _ = try machine.add(NotificationRequest(identifier: "c", content: content, trigger: .timeInterval(3600, repeats: false)))
+        var second = AppSave(bundleIdentifier: "com.example.a", machine: &machine)
+        second.writesAppRecord = false
+        second.reservedSequence = first.reservedSequence
+        try await store.save([second], bootID: "c")
+
+        let loaded = try #require(try await store.app("com.example.a"))
+        #expect(loaded.machine.pendingRequests.map(\.request.identifier) == ["dated", "b", "c"], "the second step's row is written")
+        #expect(loaded.bootID == "b" && loaded.machine.now == Self.start, "the record is as the first save left it")
+        #expect(try await store.earliestWakeUp() == Self.start.addingTimeInterval(60))
+        var next = loaded.machine
+        next.startRecordingChanges()
+        _ = try next.add(NotificationRequest(identifier: "d", content: content, trigger: .timeInterval(7200, repeats: false)))
+        #expect(next.takeChanges().pending.map(\.sequence) == [first.reservedSequence], "numbered on from the reservation")
+
+        // An app removed meanwhile: its save is skipped, record or not.
+        try await store.delete("com.example.a")
+        second.changes.removedPending = []
+        try await store.save([second], bootID: "c")
+        #expect(try await store.app("com.example.a") == nil)
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func aBatchIsSavedInOrderEachStepOverTheOnesBefore(_ kind: StoreKind) async throws {
         let store = try kind.make()
         try await store.insert(try app("com.example.a", wakeUpIn: 60))

@@ -11,6 +11,7 @@ final class InstrumentedStore: DaemonStore {
     private struct State {
         var reads: [String: Int] = [:]
         var batches: [[String]] = []
+        var recordWrites: [Bool] = []
         var holding = false
         var held: [CheckedContinuation<Void, Never>] = []
         var wakeUpReads = 0
@@ -22,6 +23,8 @@ final class InstrumentedStore: DaemonStore {
     func reads(of app: String) -> Int { state.withLock { $0.reads[app, default: 0] } }
     /// The apps of each batch saved so far, in order.
     var batches: [[String]] { state.withLock { $0.batches } }
+    /// For each save so far, in order, whether it wrote its app's record.
+    var recordWrites: [Bool] { state.withLock { $0.recordWrites } }
     /// How often the apps' wake-ups were read (what is due, and when the next is).
     var wakeUpReads: Int { state.withLock { $0.wakeUpReads } }
     /// How many saves wait to be let through.
@@ -52,7 +55,10 @@ final class InstrumentedStore: DaemonStore {
             }
             if !wait { continuation.resume() }
         }
-        state.withLock { $0.batches.append(saves.map(\.bundleIdentifier)) }
+        state.withLock {
+            $0.batches.append(saves.map(\.bundleIdentifier))
+            $0.recordWrites += saves.map(\.writesAppRecord)
+        }
         try await base.save(saves, bootID: bootID)
     }
 

@@ -682,6 +682,7 @@ package actor DaemonEngine {
         var (save, unusedFiles, isSettled) = withCachedMachine(of: bundleIdentifier) { machine in
             (AppSave(bundleIdentifier: bundleIdentifier, machine: &machine), machine.takeUnreferencedAttachments(), machine.openTickets == 0)
         }
+        cache[bundleIdentifier]!.decideRecord(of: &save)
         save.linkSequence = linkSequence
         queuedSaves.append(QueuedSave(ticket: ticket, save: save, effects: effects, unusedFiles: unusedFiles, isSettled: isSettled, urgent: urgent, showAt: showAt))
         unsavedSteps[bundleIdentifier, default: 0] += 1
@@ -1843,6 +1844,8 @@ package actor DaemonEngine {
             } catch {
                 logger.error("could not process an app", metadata: ["app": .string(bundleIdentifier), "error": .string("\(error)")])
                 let retry = now.addingTimeInterval(Self.retryDelay)
+                // The record changes behind the cached app's back: its next save writes it whole again.
+                cache[bundleIdentifier]?.record = nil
                 if (try? await store.postponeWakeUp(of: bundleIdentifier, to: retry)) != nil { noteWakeUp(bundleIdentifier, retry) }
             }
         }
@@ -1973,6 +1976,49 @@ private struct CachedApp: Sendable {
     var estimatedBytes: Int
     /// Whether the app was used since the cache last looked at it for eviction.
     var recentlyUsed = false
+    /// The app's record in the store as the saves queued so far leave it; nil when not known (until
+    /// the first save after a load writes it).
+    var record: SavedRecord?
+
+    /// What an app's record in the store holds besides its core and categories.
+    struct SavedRecord: Equatable {
+        var now: Date
+        var reservedSequence: UInt64
+        var nextWakeUp: Date?
+        var watchesLocation: Bool
+        var showsNotifications: Bool
+        var preparesContent: Bool
+    }
+
+    /// Numbers reserved at once in an app's record: a step that gives out a number within the
+    /// reservation need not write the record (a load numbers on from the reservation, past any
+    /// number given out).
+    static let sequenceReservation: UInt64 = 1024
+    /// How far behind its machine's clock an app's record may stay. The stored clock only keeps a
+    /// loaded machine's time from going back when the system's clock did.
+    static let recordClockLag: TimeInterval = 60
+
+    /// Decides whether `save` writes the app's record: only when it changes something the record holds
+    /// (its next wake-up, what is indexed, its core or categories), when its machine has given out the
+    /// numbers the record reserved, or when the record's clock would lag by more than ``recordClockLag``.
+    /// Most adds change none of it: they write their request's row alone.
+    mutating func decideRecord(of save: inout AppSave) {
+        let changes = save.changes
+        if let record, changes.core == nil, changes.categories == nil, changes.nextSequence <= record.reservedSequence,
+           changes.now.timeIntervalSince(record.now) < Self.recordClockLag, save.nextWakeUp == record.nextWakeUp,
+           save.watchesLocation == record.watchesLocation, save.showsNotifications == record.showsNotifications,
+           save.preparesContent == record.preparesContent {
+            save.writesAppRecord = false
+            save.reservedSequence = record.reservedSequence
+            return
+        }
+        save.writesAppRecord = true
+        save.reservedSequence = changes.nextSequence + Self.sequenceReservation
+        record = SavedRecord(
+            now: changes.now, reservedSequence: save.reservedSequence, nextWakeUp: save.nextWakeUp, watchesLocation: save.watchesLocation,
+            showsNotifications: save.showsNotifications, preparesContent: save.preparesContent
+        )
+    }
 
     /// Changes the machine in place; returns what `body` returns and how much the estimate grew.
     mutating func change<T>(_ body: (inout NotificationCenterMachine) -> T) -> (T, Int) {

@@ -67,10 +67,19 @@ package struct AppSave: Sendable {
     /// Stages of pushes from the gateway that the step noted, for its delivery log: saved with the
     /// step, sent up the link later (``DaemonStore/deliveryReports(limit:)``).
     package var deliveryReports: [DeliveryLog.Report] = []
+    /// Whether the app's own record is written: its clock, its sequence, its next wake-up and what is
+    /// indexed about it (its core and categories are written whenever they changed). When not, the
+    /// record stays as the last save that wrote it left it, and only the step's rows are written.
+    package var writesAppRecord = true
+    /// The sequence the app's record keeps, from which a load numbers on: at least every number the
+    /// machine gave out, so none is given out twice (``NotificationCenterMachine/Changes/nextSequence``
+    /// unless the caller reserves more at once).
+    package var reservedSequence: UInt64
 
     package init(bundleIdentifier: String, changes: NotificationCenterMachine.Changes, nextWakeUp: Date?, watchesLocation: Bool, showsNotifications: Bool) {
         self.bundleIdentifier = bundleIdentifier
         self.changes = changes
+        self.reservedSequence = changes.nextSequence
         self.nextWakeUp = nextWakeUp
         self.watchesLocation = watchesLocation
         self.showsNotifications = showsNotifications
@@ -80,6 +89,7 @@ package struct AppSave: Sendable {
     package init(bundleIdentifier: String, machine: inout NotificationCenterMachine) {
         self.bundleIdentifier = bundleIdentifier
         self.changes = machine.takeChanges()
+        self.reservedSequence = changes.nextSequence
         self.nextWakeUp = machine.nextWakeUpDate()
         self.watchesLocation = machine.watchesLocation
         self.showsNotifications = machine.showsSomethingToThePerson
@@ -101,7 +111,8 @@ package protocol DaemonStore: Sendable {
     func bundleIdentifier(forKeyHash keyHash: String) async throws(DaemonError) -> String?
     /// Saves what several steps changed, in one transaction and in order (each step's changes apply
     /// over the ones before it): all of them or none. A save for an app that is no longer registered
-    /// is skipped.
+    /// is skipped. A load gives the machine the clock and sequence of the last save that wrote the
+    /// app's record (``AppSave/writesAppRecord``), the sequence as ``AppSave/reservedSequence``.
     func save(_ saves: [AppSave], bootID: String) async throws(DaemonError)
     /// Changes an app's key.
     func replaceKey(of bundleIdentifier: String, with keyHash: String) async throws(DaemonError)

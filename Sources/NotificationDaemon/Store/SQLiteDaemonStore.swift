@@ -424,12 +424,19 @@ package final class SQLiteDaemonStore: DaemonStore {
                 let categories = try db.cachedStatement(sql: "UPDATE app SET categories = ? WHERE bundleIdentifier = ?")
                 for save in saves {
                     let changes = save.changes
-                    try app.execute(arguments: [
-                        changes.now.timeIntervalSinceReferenceDate, Int64(bitPattern: changes.nextSequence), save.nextWakeUp?.timeIntervalSince1970,
-                        bootID, save.watchesLocation, save.showsNotifications, save.preparesContent, save.bundleIdentifier,
-                    ])
-                    // An app removed meanwhile has no row to change.
-                    guard db.changesCount == 1 else { continue }
+                    // An app removed meanwhile has no record to change, and no rows to write.
+                    if save.writesAppRecord {
+                        try app.execute(arguments: [
+                            changes.now.timeIntervalSinceReferenceDate, Int64(bitPattern: save.reservedSequence), save.nextWakeUp?.timeIntervalSince1970,
+                            bootID, save.watchesLocation, save.showsNotifications, save.preparesContent, save.bundleIdentifier,
+                        ])
+                        guard db.changesCount == 1 else { continue }
+                    } else {
+                        // Rewriting the record would dirty a page of its table (and copy its core) for
+                        // nothing: at a million pending it was a page written, copied and read again per add.
+                        let exists = try db.cachedStatement(sql: "SELECT 1 FROM app WHERE bundleIdentifier = ?")
+                        guard try Bool.fetchOne(exists, arguments: [save.bundleIdentifier]) != nil else { continue }
+                    }
                     if let changed = changes.core {
                         try core.execute(arguments: [try Self.coreJSON.encode(changed, with: Self.encoder), save.bundleIdentifier])
                     }
