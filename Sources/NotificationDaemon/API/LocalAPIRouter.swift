@@ -159,10 +159,10 @@ package enum LocalAPIRouter {
 struct AppRoutes: Sendable {
     let engine: DaemonEngine
 
+    static let missingKey = DaemonError(.unauthorized, "Send the app's key as `Authorization: Bearer <key>`; `unotify apps add` issues it.")
+
     func authenticate(_ request: Request) async throws -> String {
-        guard let key = bearerKey(request) else {
-            throw DaemonError(.unauthorized, "Send the app's key as `Authorization: Bearer <key>`; `unotify apps add` issues it.")
-        }
+        guard let key = bearerKey(request) else { throw Self.missingKey }
         return try await engine.authenticate(key: key)
     }
 }
@@ -187,7 +187,12 @@ package func constantTimeEqual(_ x: some Collection<UInt8>, _ y: some Collection
 
 /// The key in a request's `Authorization: Bearer` header.
 func bearerKey(_ request: Request) -> String? {
-    guard let value = request.headers[.authorization], value.hasPrefix("Bearer ") else { return nil }
+    bearerKey(request.headers[.authorization])
+}
+
+/// The key in an `Authorization: Bearer` header's value.
+func bearerKey(_ value: String?) -> String? {
+    guard let value, value.hasPrefix("Bearer ") else { return nil }
     // HTTP's optional white space, spaces and tabs (Foundation's `trimmingCharacters` went through
     // `NSString`: 2 % of the daemon's time under a load of adds).
     var key = value.dropFirst("Bearer ".count)
@@ -208,7 +213,11 @@ package func decode<T: Decodable>(_ type: T.Type, _ request: Request, _ context:
 /// ``NotificationJSONReader`` takes (what apps send most, and the local API's busiest call), by
 /// `JSONDecoder` otherwise, with the same result.
 func decodeNotificationRequest(_ request: Request, _ context: some RequestContext) async throws -> NotificationRequest {
-    let body = try await collectBody(request, context)
+    try decodeNotificationRequest(from: try await collectBody(request, context))
+}
+
+/// Decodes a notification request's JSON body (see the function above).
+func decodeNotificationRequest(from body: ByteBuffer) throws -> NotificationRequest {
     if let read = body.withUnsafeReadableBytes({ NotificationJSONReader.request(from: $0) }) { return read }
     return try decode(NotificationRequest.self, from: body)
 }
@@ -261,6 +270,11 @@ package func jsonResponse(_ value: some Encodable, status: HTTPResponse.Status =
     )
 }
 
+/// A problem document's JSON.
+func encodeProblem(_ problem: LocalAPI.Problem) -> Data {
+    (try? jsonEncoder.encode(problem)) ?? Data()
+}
+
 /// Turns every error into an RFC 9457 problem document with a stable code.
 package struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
     package init() {}
@@ -280,7 +294,7 @@ package struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     package static func response(for problem: LocalAPI.Problem) -> Response {
-        let data = (try? jsonEncoder.encode(problem)) ?? Data()
+        let data = encodeProblem(problem)
         return Response(
             status: HTTPResponse.Status(code: problem.status),
             headers: [.contentType: "application/problem+json"],

@@ -49,13 +49,15 @@ package struct NotificationDaemonServices: Sendable {
         let link = configuration.gateway.map { DeviceLinkClient(configuration: $0, engine: engine, logger: logger) }
         self.link = link
         let router = LocalAPIRouter.make(engine: engine, adminKey: adminKey, link: link)
+        // Apps' adds are answered on their connection, ahead of the router (see `RequestAddHandler`).
+        let channel = HTTP1WebSocketUpgradeChannel.Configuration(http1: .init(additionalChannelHandlers: [RequestAddHandler(engine: engine)]))
         let socketPath = configuration.socketPath
         try? fileManager.removeItem(atPath: socketPath)
         var services: [any Service] = [SchedulerService(engine: engine), IntegrityCheckService(store: store, logger: logger)]
         if let link { services.append(link) }
         services.append(Application(
             router: router,
-            server: .http1WebSocketUpgrade(webSocketRouter: router),
+            server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: channel),
             configuration: ApplicationConfiguration(address: .unixDomainSocket(path: socketPath), serverName: "unotify"),
             onServerRunning: { _ in
                 // Only the daemon's user may talk to it.
@@ -69,7 +71,7 @@ package struct NotificationDaemonServices: Sendable {
             let host = configuration.tcpHost
             services.append(Application(
                 router: router,
-                server: .http1WebSocketUpgrade(webSocketRouter: router),
+                server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: channel),
                 configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "unotify"),
                 onServerRunning: { channel in
                     logger.info("local API listening", metadata: ["address": .string("\(channel.localAddress.map { "\($0)" } ?? "\(host):\(port)")")])

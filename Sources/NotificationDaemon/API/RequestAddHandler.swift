@@ -1,0 +1,193 @@
+import Foundation
+import HTTPTypes
+import NIOCore
+import NIOHTTPTypes
+import Synchronization
+import NotificationCore
+
+/// Answers the local API's busiest call, an app's `POST /v1/requests`, on its connection, without the
+/// router: the request's head and body are read here, the app authenticated, the request decoded and
+/// added, and the answer written as the route would write it (`201`, or the same problem document).
+/// Every other request goes on to the router unchanged.
+///
+/// Answers leave in the order their requests came: an add is taken here only when the router owes no
+/// answer on the connection, and what arrives while an add waits for the engine is held (and no more
+/// is read) until its answer is written. A connection asked to close closes after the answer; one
+/// asked to quiesce (the server stopping) does once the add in progress is answered.
+///
+/// The router's path cost a third of the daemon's CPU per add at a million pending (its async
+/// request and response streams, its request context and logger, its middleware), most of it for
+/// this one call.
+final class RequestAddHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    /// The largest body read, as the router's (Hummingbird's default upload size).
+    static let maximumBodySize = 2 * 1024 * 1024
+
+    private enum Add {
+        /// Its body is being read; `tooLarge` once it grew past ``maximumBodySize`` (the rest is skipped).
+        case reading(key: String?, closes: Bool, body: ByteBuffer, tooLarge: Bool)
+        /// Handed to the engine; the answer comes back on the event loop.
+        case waiting(closes: Bool)
+    }
+
+    private let engine: DaemonEngine
+    private var add: Add?
+    /// Requests handed on to the router whose answers have not ended yet.
+    private var answersOwed = 0
+    /// What arrived while an add waited, replayed once it is answered.
+    private var held: [HTTPRequestPart] = []
+    private var readHeld = false
+    private var quiesceHeld = false
+
+    init(engine: DaemonEngine) {
+        self.engine = engine
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        take(unwrapInboundIn(data), context: context)
+    }
+
+    private func take(_ part: HTTPRequestPart, context: ChannelHandlerContext) {
+        switch (part, add) {
+        case (_, .waiting):
+            held.append(part)
+        case (.head(let head), _):
+            if answersOwed == 0, head.method == .post, head.path == "/v1/requests", head.headerFields[.upgrade] == nil,
+               head.headerFields[.expect] == nil {
+                add = .reading(
+                    key: bearerKey(head.headerFields[.authorization]),
+                    closes: head.headerFields[.connection]?.lowercased().contains("close") ?? false,
+                    body: context.channel.allocator.buffer(capacity: Int(head.headerFields[.contentLength] ?? "") ?? 1024),
+                    tooLarge: false
+                )
+            } else {
+                answersOwed += 1
+                context.fireChannelRead(wrapInboundOut(part))
+            }
+        case (.body(var bytes), .reading(let key, let closes, var body, var tooLarge)):
+            add = nil  // the buffer is uniquely referenced while it grows
+            if !tooLarge, body.readableBytes + bytes.readableBytes <= Self.maximumBodySize {
+                body.writeBuffer(&bytes)
+            } else {
+                tooLarge = true
+            }
+            add = .reading(key: key, closes: closes, body: body, tooLarge: tooLarge)
+        case (.end, .reading(let key, let closes, let body, let tooLarge)):
+            add = .waiting(closes: closes)
+            let engine = self.engine
+            let answer = context.eventLoop.makePromise(of: Answer.self)
+            answer.completeWithTask { await Self.answer(key: key, body: body, tooLarge: tooLarge, engine: engine) }
+            answer.futureResult.assumeIsolated().whenSuccess { [self] in write($0, closes: closes, context: context) }
+        case (.body, nil), (.end, nil):
+            context.fireChannelRead(wrapInboundOut(part))
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        context.fireChannelReadComplete()
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) { answersOwed -= 1 }
+        context.write(data, promise: promise)
+    }
+
+    func read(context: ChannelHandlerContext) {
+        // No more is read while an add waits: what a client sends ahead is held, not buffered without end.
+        if case .waiting = add { readHeld = true } else { context.read() }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent, add != nil {
+            quiesceHeld = true
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    /// An add's answer: its status, and its problem document when refused.
+    struct Answer: Sendable {
+        var status: HTTPResponse.Status
+        var problem: ByteBuffer?
+    }
+
+    private static func answer(key: String?, body: ByteBuffer, tooLarge: Bool, engine: DaemonEngine) async -> Answer {
+        do {
+            guard let key else { throw AppRoutes.missingKey }
+            let bundle = try await engine.authenticate(key: key)
+            // As the router answers a body past its limit: `413`, without a body.
+            guard !tooLarge else { return Answer(status: .contentTooLarge) }
+            try await engine.add(bundle, try decodeNotificationRequest(from: body))
+            return Answer(status: .created)
+        } catch let error as DaemonError {
+            let problem = ProblemMiddleware<LocalAPIRouter.Context>.problem(for: error)
+            return Answer(status: HTTPResponse.Status(code: problem.status), problem: ByteBuffer(bytes: encodeProblem(problem)))
+        } catch {
+            // What the router answers for an error it does not know.
+            return Answer(status: .internalServerError)
+        }
+    }
+
+    private func write(_ answer: Answer, closes: Bool, context: ChannelHandlerContext) {
+        var fields = HTTPFields()
+        if answer.problem != nil { fields[.contentType] = "application/problem+json" }
+        fields[.contentLength] = String(answer.problem?.readableBytes ?? 0)
+        fields[.date] = HTTPDate.now
+        fields[.server] = "unotify"
+        context.write(wrapOutboundOut(.head(HTTPResponse(status: answer.status, headerFields: fields))), promise: nil)
+        if let problem = answer.problem { context.write(wrapOutboundOut(.body(problem)), promise: nil) }
+        add = nil
+        if closes {
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+            return
+        }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        // What came meanwhile, in order, until another add waits again; what is handed on is read
+        // at the end of a read, which passed while it was held.
+        if !held.isEmpty {
+            while !isWaiting, !held.isEmpty {
+                take(held.removeFirst(), context: context)
+            }
+            context.fireChannelReadComplete()
+        }
+        guard !isWaiting else { return }
+        if quiesceHeld {
+            quiesceHeld = false
+            context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        }
+        if readHeld {
+            readHeld = false
+            context.read()
+        }
+    }
+
+    private var isWaiting: Bool {
+        if case .waiting = add { true } else { false }
+    }
+}
+
+/// The `Date` header's value, made once a second.
+enum HTTPDate {
+    private static let cache = Mutex<(second: Int, value: String)>((-1, ""))
+
+    static var now: String {
+        let seconds = Int(Date().timeIntervalSince1970)
+        return cache.withLock { cached in
+            if cached.second != seconds {
+                var time = time_t(seconds)
+                var parts = tm()
+                gmtime_r(&time, &parts)
+                let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+                let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+                func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+                cached = (seconds, "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
+                    + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT")
+            }
+            return cached.value
+        }
+    }
+}
