@@ -7,7 +7,7 @@ package struct DaemonError: Error, Sendable, CustomStringConvertible {
         private enum Value: String, Hashable, Sendable {
             case appNotFound, appAlreadyRegistered, unauthorized, invalidRequest, notification
             case personAction, upgradeRequired, databaseUnreadable, storageFailed, gatewayUnavailable, gatewayNotConfigured
-            case extensionNotExecutable, wrongPasscode, passcodeAttemptsExceeded, noContentExtension, extensionFailed
+            case extensionNotExecutable, wrongPasscode, passcodeAttemptsExceeded, noContentExtension, extensionFailed, bodyTooLarge
         }
 
         private let value: Value
@@ -24,6 +24,8 @@ package struct DaemonError: Error, Sendable, CustomStringConvertible {
         package static let notification = Code(value: .notification)
         /// The system refused what the person tried to do (see ``DaemonError/personRejection``).
         package static let personAction = Code(value: .personAction)
+        /// The request's body is larger than the local API reads (2 MiB).
+        package static let bodyTooLarge = Code(value: .bodyTooLarge)
         /// A WebSocket route was called without asking for the upgrade.
         package static let upgradeRequired = Code(value: .upgradeRequired)
         /// The database exists but cannot be read: it is corrupt, or not a daemon database.

@@ -2,6 +2,7 @@ import Foundation
 package import Hummingbird
 package import HummingbirdWebSocket
 import Logging
+import NIOCore
 package import NotificationCore
 
 /// The routes of the local API, version 1 (see `Docs/local-api.openapi.json`).
@@ -225,6 +226,8 @@ func decodeNotificationRequest(from body: ByteBuffer) throws -> NotificationRequ
 private func collectBody(_ request: Request, _ context: some RequestContext) async throws -> ByteBuffer {
     do {
         return try await request.body.collect(upTo: context.maxUploadSize)
+    } catch is NIOTooManyBytesError {
+        throw bodyTooLarge
     } catch let error as HTTPError {
         throw DaemonError(.invalidRequest, error.body ?? "The body could not be read.")
     }
@@ -269,6 +272,9 @@ package func jsonResponse(_ value: some Encodable, status: HTTPResponse.Status =
         body: ResponseBody(byteBuffer: ByteBuffer(bytes: data))
     )
 }
+
+/// A body past the most the local API reads (Hummingbird's upload limit, which the add handler keeps too).
+let bodyTooLarge = DaemonError(.bodyTooLarge, "The body is larger than 2 MiB, the most the local API reads.")
 
 /// A problem document's JSON.
 func encodeProblem(_ problem: LocalAPI.Problem) -> Data {
@@ -336,6 +342,7 @@ package struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
         case .appAlreadyRegistered: status = 409
         case .invalidRequest: status = 400
         case .upgradeRequired: status = 426
+        case .bodyTooLarge: status = 413
         case .gatewayUnavailable: status = 503
         case .gatewayNotConfigured: status = 409
         case .extensionNotExecutable: status = 422

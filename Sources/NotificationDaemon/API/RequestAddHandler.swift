@@ -27,7 +27,7 @@ final class RequestAddHandler: ChannelDuplexHandler, RemovableChannelHandler {
     static let maximumBodySize = 2 * 1024 * 1024
 
     private enum Add {
-        /// Its body is being read; `tooLarge` once it grew past ``maximumBodySize`` (the rest is skipped).
+        /// Its body is being read; `tooLarge` once it grew past ``maximumBodySize`` (the rest is skipped, and the add refused).
         case reading(key: String?, closes: Bool, body: ByteBuffer, tooLarge: Bool)
         /// Handed to the engine; the answer comes back on the event loop.
         case waiting(closes: Bool)
@@ -114,8 +114,7 @@ final class RequestAddHandler: ChannelDuplexHandler, RemovableChannelHandler {
         do {
             guard let key else { throw AppRoutes.missingKey }
             let bundle = try await engine.authenticate(key: key)
-            // As the router answers a body past its limit: `413`, without a body.
-            guard !tooLarge else { return Answer(status: .contentTooLarge) }
+            guard !tooLarge else { throw bodyTooLarge }
             try await engine.add(bundle, try decodeNotificationRequest(from: body))
             return Answer(status: .created)
         } catch let error as DaemonError {
