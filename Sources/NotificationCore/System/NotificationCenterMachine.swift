@@ -943,7 +943,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
     /// The summary due at `date` comes: what was held for it (or for an earlier one) is shown.
     private mutating func deliverSummary(dueAt date: Date) -> [Effect] {
         let due = visible.elements.filter { $0.1.summary.map { $0.held && $0.date <= date } ?? false }.map { $0.0 }
-        let delivered = showHeld(Array(due), inSummaryOf: date)
+        let delivered = showHeld(due, inSummaryOf: date)
         scheduleSummaryDelivery()
         return delivered.isEmpty ? [] : [.summaryDelivered(delivered)]
     }

@@ -30,7 +30,7 @@ final class RequestAddHandler: ChannelDuplexHandler, RemovableChannelHandler {
         /// Its body is being read; `tooLarge` once it grew past ``maximumBodySize`` (the rest is skipped, and the add refused).
         case reading(key: String?, closes: Bool, body: ByteBuffer, tooLarge: Bool)
         /// Handed to the engine; the answer comes back on the event loop.
-        case waiting(closes: Bool)
+        case waiting
     }
 
     private let engine: DaemonEngine
@@ -76,7 +76,7 @@ final class RequestAddHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
             add = .reading(key: key, closes: closes, body: body, tooLarge: tooLarge)
         case (.end, .reading(let key, let closes, let body, let tooLarge)):
-            add = .waiting(closes: closes)
+            add = .waiting
             let engine = self.engine
             let answer = context.eventLoop.makePromise(of: Answer.self)
             answer.completeWithTask { await Self.answer(key: key, body: body, tooLarge: tooLarge, engine: engine) }
@@ -93,7 +93,7 @@ final class RequestAddHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func read(context: ChannelHandlerContext) {
         // No more is read while an add waits: what a client sends ahead is held, not buffered without end.
-        if case .waiting = add { readHeld = true } else { context.read() }
+        if isWaiting { readHeld = true } else { context.read() }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -148,12 +148,12 @@ final class RequestAddHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
             context.fireChannelReadComplete()
         }
-        guard !isWaiting else { return }
-        if quiesceHeld {
+        // A quiesce waits for every add to be answered, one being read included.
+        if quiesceHeld, add == nil {
             quiesceHeld = false
             context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
         }
-        if readHeld {
+        if readHeld, !isWaiting {
             readHeld = false
             context.read()
         }

@@ -422,6 +422,7 @@ package final class SQLiteDaemonStore: DaemonStore {
                     """)
                 let core = try db.cachedStatement(sql: "UPDATE app SET core = ? WHERE bundleIdentifier = ?")
                 let categories = try db.cachedStatement(sql: "UPDATE app SET categories = ? WHERE bundleIdentifier = ?")
+                let exists = try db.cachedStatement(sql: "SELECT 1 FROM app WHERE bundleIdentifier = ?")
                 for save in saves {
                     let changes = save.changes
                     // An app removed meanwhile has no record to change, and no rows to write.
@@ -434,7 +435,6 @@ package final class SQLiteDaemonStore: DaemonStore {
                     } else {
                         // Rewriting the record would dirty a page of its table (and copy its core) for
                         // nothing: at a million pending it was a page written, copied and read again per add.
-                        let exists = try db.cachedStatement(sql: "SELECT 1 FROM app WHERE bundleIdentifier = ?")
                         guard try Bool.fetchOne(exists, arguments: [save.bundleIdentifier]) != nil else { continue }
                     }
                     if let changed = changes.core {
