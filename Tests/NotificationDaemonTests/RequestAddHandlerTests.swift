@@ -93,4 +93,33 @@ import Testing
             #expect(try await app.pending().map(\.request.identifier) == ["a", "b", "c", "d"])
         }
     }
+
+    @Test func aClientThatShutsItsSideAfterSendingStillGetsItsAnswers() async throws {
+        try await withDaemon { daemon in
+            let app = try await daemon.authorizedApp("com.example.todo")
+            // As `printf … | nc -N -U` sends: two adds and a list, then the end of its input at once,
+            // which the daemon reads while the first add waits for the disk.
+            let connection = try RawHTTPConnection(socketPath: daemon.socketPath)
+            try await connection.send(
+                RawHTTPConnection.request("POST", "/v1/requests", key: app.key, body: try body("a"))
+                    + RawHTTPConnection.request("POST", "/v1/requests", key: app.key, body: try body("b"))
+                    + RawHTTPConnection.request("GET", "/v1/requests", key: app.key)
+            )
+            try connection.finishSending()
+            let answers = try await connection.responses(3)
+            #expect(answers.map(\.status) == [201, 201, 200])
+            let listed = try JSONDecoder().decode([LocalAPI.PendingRequest].self, from: answers[2].body)
+            #expect(listed.map(\.request.identifier) == ["a", "b"])
+            #expect(try await connection.isClosed())
+
+            // An add cut short by the end of the input is dropped: 400, as for any cut request, then the
+            // connection closes.
+            let cut = try RawHTTPConnection(socketPath: daemon.socketPath)
+            try await cut.send(RawHTTPConnection.request("POST", "/v1/requests", key: app.key, body: try body("c")).dropLast(10))
+            try cut.finishSending()
+            #expect(try await cut.responses(1).map(\.status) == [400])
+            #expect(try await cut.isClosed())
+            #expect(try await app.pending().map(\.request.identifier) == ["a", "b"])
+        }
+    }
 }

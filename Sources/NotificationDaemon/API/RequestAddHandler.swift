@@ -11,9 +11,10 @@ import NotificationCore
 /// Every other request goes on to the router unchanged.
 ///
 /// Answers leave in the order their requests came: an add is taken here only when the router owes no
-/// answer on the connection, and what arrives while an add waits for the engine is held (and no more
-/// is read) until its answer is written. A connection asked to close closes after the answer; one
-/// asked to quiesce (the server stopping) does once the add in progress is answered.
+/// answer on the connection, and what arrives while an add waits for the engine is held (at most one
+/// read's worth) until its answer is written. A connection asked to close closes after the answer; one
+/// asked to quiesce (the server stopping), or whose client has finished sending, does once the add in
+/// progress is answered.
 ///
 /// The router's own part of an add was about a sixth of the daemon's CPU at a million pending (its
 /// async request and response streams, its request context and logger, its middleware).
@@ -40,7 +41,10 @@ final class RequestAddHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// What arrived while an add waited, replayed once it is answered.
     private var held: [HTTPRequestPart] = []
     private var readHeld = false
-    private var quiesceHeld = false
+    /// The events that end the connection, held while an add is under way and passed on once it is
+    /// answered: the server quiescing, and the client's end of input (a client that sends its add
+    /// and shuts its side still gets its answer).
+    private var eventsHeld: [Any] = []
 
     init(engine: DaemonEngine) {
         self.engine = engine
@@ -92,13 +96,21 @@ final class RequestAddHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func read(context: ChannelHandlerContext) {
-        // No more is read while an add waits: what a client sends ahead is held, not buffered without end.
-        if isWaiting { readHeld = true } else { context.read() }
+        // While an add waits, reading goes on until something arrives: what a client sends ahead is
+        // held (one read's worth at most), not buffered without end. A client that waits for its
+        // answer sends nothing meanwhile, and its socket stays registered for reading (stopping and
+        // starting again cost two `epoll_ctl` calls per add).
+        if isWaiting, !held.isEmpty { readHeld = true } else { context.read() }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is ChannelShouldQuiesceEvent, add != nil {
-            quiesceHeld = true
+        if event as? ChannelEvent == .inputClosed, !isWaiting {
+            // An add still being read will never be whole: it is dropped, as the router drops a cut request.
+            add = nil
+            releaseEvents(context: context)
+            context.fireUserInboundEventTriggered(event)
+        } else if add != nil, event is ChannelShouldQuiesceEvent || event as? ChannelEvent == .inputClosed {
+            eventsHeld.append(event)
         } else {
             context.fireUserInboundEventTriggered(event)
         }
@@ -148,15 +160,19 @@ final class RequestAddHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
             context.fireChannelReadComplete()
         }
-        // A quiesce waits for every add to be answered, one being read included.
-        if quiesceHeld, add == nil {
-            quiesceHeld = false
-            context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
-        }
-        if readHeld, !isWaiting {
+        // A quiesce or the input's end waits for every add to be answered, one being read included.
+        if add == nil { releaseEvents(context: context) }
+        if readHeld, !isWaiting || held.isEmpty {
             readHeld = false
             context.read()
         }
+    }
+
+    private func releaseEvents(context: ChannelHandlerContext) {
+        guard !eventsHeld.isEmpty else { return }
+        let events = eventsHeld
+        eventsHeld.removeAll()
+        for event in events { context.fireUserInboundEventTriggered(event) }
     }
 
     private var isWaiting: Bool {

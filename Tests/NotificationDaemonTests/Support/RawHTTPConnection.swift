@@ -63,6 +63,11 @@ final class RawHTTPConnection: @unchecked Sendable {
         try await blocking { try !self.fill(until: Date().addingTimeInterval(seconds)) && self.received.isEmpty }
     }
 
+    /// Shuts this side for writing: the server reads the end of the input, and can still answer.
+    func finishSending() throws {
+        guard shutdown(descriptor, Int32(SHUT_WR)) == 0 else { throw RawHTTPError("shutdown: errno \(errno)") }
+    }
+
     private func sendNow(_ bytes: Data) throws {
         var offset = 0
         while offset < bytes.count {
