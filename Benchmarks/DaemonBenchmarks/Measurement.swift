@@ -198,46 +198,24 @@ struct DaemonMeasurement {
     }
 
     private func addLoad(seconds: Double, seed: UInt64) async throws -> (adds: Int, latencies: [Double], seconds: Double) {
-        // One connection and one thread per client, as `concurrency` app processes would hold. The
-        // bodies are encoded before the clock starts: the driver shares the cores with the daemon.
+        // One connection per client, as `concurrency` app processes would hold, all driven by one
+        // thread (see `AddLoadClients`). The bodies are encoded before the clock starts: the driver
+        // shares the cores with the daemon.
         let encoder = JSONEncoder()
         let bodies = try (0..<64).map { slot in
             Array(try encoder.encode(NotificationRequest(identifier: "r\(slot)", content: BenchmarkApps.content("r\(slot)"),
                                                          trigger: .timeInterval(3 * 86_400, repeats: false))))
         }
-        let connections = try (0..<concurrency).map { _ in try BlockingHTTPConnection(socketPath: socketPath) }
-        let results = Mutex<(latencies: [Double], failure: (any Error)?)>(([], nil))
-        let finished = DispatchGroup()
+        let clients = try AddLoadClients(socketPath: socketPath, count: concurrency, seed: seed)
         let began = ContinuousClock.now
         let deadline = began + .milliseconds(Int64(seconds * 1000))
-        for (worker, connection) in connections.enumerated() {
-            finished.enter()
+        let latencies = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[Double], any Error>) in
+            // Blocking calls, on a thread of their own: the tasks' threads are left alone.
             Thread.detachNewThread { [apps] in
-                defer { finished.leave() }
-                var generator = SeededGenerator(seed: seed &+ UInt64(worker))
-                var latencies: [Double] = []
-                latencies.reserveCapacity(4096)
-                do {
-                    while ContinuousClock.now < deadline {
-                        let app = Int(generator.next() % UInt64(apps))
-                        let slot = Int(generator.next() % 64)
-                        let request = BlockingHTTPConnection.post("/v1/requests", key: BenchmarkApps.key(app), json: bodies[slot])
-                        let start = ContinuousClock.now
-                        let status = try connection.send(request)
-                        let took = ContinuousClock.now - start
-                        guard status == 201 else { throw BenchmarkError("an add was answered \(status)") }
-                        latencies.append(took.seconds)
-                    }
-                    results.withLock { $0.latencies += latencies }
-                } catch {
-                    results.withLock { $0.failure = error }
-                }
+                continuation.resume(with: Result { try clients.run(until: deadline, apps: apps, bodies: bodies) })
             }
         }
-        await withCheckedContinuation { continuation in finished.notify(queue: .global()) { continuation.resume() } }
         let elapsed = ContinuousClock.now - began
-        let (latencies, failure) = results.withLock { ($0.latencies, $0.failure) }
-        if let failure { throw failure }
         return (latencies.count, latencies, elapsed.seconds)
     }
 
