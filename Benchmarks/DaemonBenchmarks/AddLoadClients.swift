@@ -66,7 +66,7 @@ final class AddLoadClients: @unchecked Sendable {
     private func send(_ index: Int, apps: Int, bodies: [[UInt8]]) throws {
         let app = Int(clients[index].generator.next() % UInt64(apps))
         let slot = Int(clients[index].generator.next() % UInt64(bodies.count))
-        let request = Self.post("/v1/requests", key: BenchmarkApps.key(app), json: bodies[slot])
+        let request = Self.add(key: BenchmarkApps.key(app), json: bodies[slot])
         clients[index].sentAt = .now
         try request.withUnsafeBytes { bytes in
             var offset = 0
@@ -102,9 +102,9 @@ final class AddLoadClients: @unchecked Sendable {
         return true
     }
 
-    /// The bytes of a `POST path` with a JSON body and the app's key.
-    static func post(_ path: String, key: String, json body: [UInt8]) -> [UInt8] {
-        let head = "POST \(path) HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(key)\r\n"
+    /// The bytes of a `POST /v1/requests` with a JSON body and the app's key.
+    private static func add(key: String, json body: [UInt8]) -> [UInt8] {
+        let head = "POST /v1/requests HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(key)\r\n"
             + "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n"
         return Array(head.utf8) + body
     }

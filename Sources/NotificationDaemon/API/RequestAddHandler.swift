@@ -104,16 +104,14 @@ final class RequestAddHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event as? ChannelEvent == .inputClosed, !isWaiting {
-            // An add still being read will never be whole: it is dropped, as the router drops a cut request.
-            add = nil
-            releaseEvents(context: context)
-            context.fireUserInboundEventTriggered(event)
-        } else if add != nil, event is ChannelShouldQuiesceEvent || event as? ChannelEvent == .inputClosed {
-            eventsHeld.append(event)
-        } else {
-            context.fireUserInboundEventTriggered(event)
+        // The end of input is held only while an add waits: one still being read when the input ends is
+        // cut short, which the HTTP decoder reports as an error, and the connection closes with a 400.
+        let holds = switch event {
+        case is ChannelShouldQuiesceEvent: add != nil
+        case let event as ChannelEvent: event == .inputClosed && isWaiting
+        default: false
         }
+        if holds { eventsHeld.append(event) } else { context.fireUserInboundEventTriggered(event) }
     }
 
     /// An add's answer: its status, and its problem document when refused.
@@ -161,18 +159,15 @@ final class RequestAddHandler: ChannelDuplexHandler, RemovableChannelHandler {
             context.fireChannelReadComplete()
         }
         // A quiesce or the input's end waits for every add to be answered, one being read included.
-        if add == nil { releaseEvents(context: context) }
+        if add == nil, !eventsHeld.isEmpty {
+            let events = eventsHeld
+            eventsHeld.removeAll()
+            for event in events { context.fireUserInboundEventTriggered(event) }
+        }
         if readHeld, !isWaiting || held.isEmpty {
             readHeld = false
             context.read()
         }
-    }
-
-    private func releaseEvents(context: ChannelHandlerContext) {
-        guard !eventsHeld.isEmpty else { return }
-        let events = eventsHeld
-        eventsHeld.removeAll()
-        for event in events { context.fireUserInboundEventTriggered(event) }
     }
 
     private var isWaiting: Bool {
