@@ -318,8 +318,12 @@ import Testing
 
             var latest = push(id: "c")
             latest.replacesQueued = true
-            _ = try await store.enqueue([push(id: "a"), push(token: "bb02", id: "other-token"), push(id: "b")], at: Self.t0)
+            // One of those it replaces is held for the device (not linked when it came).
+            var held = push(id: "held")
+            held.held = true
+            _ = try await store.enqueue([push(id: "a"), held, push(token: "bb02", id: "other-token"), push(id: "b")], at: Self.t0)
             _ = try await store.enqueue([latest], at: Self.t0)
+            #expect(try await store.promoteHeld(deviceID: "device-1", now: Self.t0, limit: 10) == 0)
             let queued = try await store.pushes(for: "device-1", after: 0, now: Self.t0, limit: 10).map(\.apnsID)
             #expect(queued == ["other-token", "c"])
             try await store.setKeepsLatestOnly("com.example.todo", false)

@@ -312,7 +312,8 @@ final class HoldingAcceptor: PushAcceptor {
     }
 
     /// A request that stops sending before its end is answered `400 IdleTimeout`, and the connection
-    /// goes on. (Two seconds of silence: a whole request sent on a loaded machine must not meet it.)
+    /// goes on; so is each of several. (Two seconds of silence: a whole request sent on a loaded
+    /// machine must not meet it.)
     @Test func aRequestThatStopsHalfWayIsIdleTimeout() async throws {
         try await withServer(requestIdleTimeout: .seconds(2)) { running in
             let client = try await FrameClient.connect(port: running.endpoint.port, authorityPEM: running.endpoint.authorityPEM)
@@ -322,6 +323,17 @@ final class HoldingAcceptor: PushAcceptor {
             #expect(answer.status == "400")
             #expect(answer.body == #"{"reason":"IdleTimeout"}"#)
             #expect(try await client.push(path: "/3/device/\(Self.token)", headers: headers, body: #"{"aps":{"alert":"whole"}}"#).status == "200")
+            // The connection watches its requests with one timer: two stalled at once, and one after
+            // those, each meet it.
+            let both = [try await client.openStream(path: "/3/device/\(Self.token)", headers: headers),
+                        try await client.openStream(path: "/3/device/\(Self.token)", headers: headers)]
+            for stream in both {
+                let answer = await stream.answer()
+                #expect(answer.status == "400")
+                #expect(answer.body == #"{"reason":"IdleTimeout"}"#)
+            }
+            let last = try await client.openStream(path: "/3/device/\(Self.token)", headers: headers)
+            #expect(await last.answer().body == #"{"reason":"IdleTimeout"}"#)
             await client.close()
             #expect(running.acceptor.accepted.withLock { $0.count } == 1)
         }

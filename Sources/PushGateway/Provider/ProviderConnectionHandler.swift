@@ -29,8 +29,9 @@ final class ProviderConnectionHandler: ChannelInboundHandler {
         var readsDeliveryLog = false
         /// Whether the request is the broadcast API's: its answers carry `apns-request-id`, not `apns-id`.
         var isChannelRequest = false
-        /// Ends a request that stops sending before it is complete, with `400 IdleTimeout`.
-        var idleTimer: Scheduled<Void>?
+        /// When the request's last frame arrived, while it is incomplete: one that stops sending
+        /// before its end is answered `400 IdleTimeout` (see ``sweepIdleRequests(context:)``).
+        var lastFrameAt: NIODeadline?
     }
 
     /// The flow-control window each stream and the connection are kept at (HTTP/2's initial size).
@@ -40,6 +41,9 @@ final class ProviderConnectionHandler: ChannelInboundHandler {
     private let server: ProviderServer.Shared
     private var requests: [HTTP2StreamID: Request] = [:]
     private var flushIsScheduled = false
+    /// The connection's one timer for requests that stopped sending, set while any is incomplete:
+    /// a timer per request cost more than the rest of its bookkeeping.
+    private var idleSweep: Scheduled<Void>?
 
     init(connection: NIOLoopBound<ProviderConnection>, server: ProviderServer.Shared) {
         self.connection = connection
@@ -47,15 +51,15 @@ final class ProviderConnectionHandler: ChannelInboundHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        for request in requests.values { request.idleTimer?.cancel() }
+        idleSweep?.cancel()
+        idleSweep = nil
         requests.removeAll()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         switch event {
         case let closed as StreamClosedEvent:
-            guard let request = requests.removeValue(forKey: closed.streamID) else { break }
-            request.idleTimer?.cancel()
+            guard requests.removeValue(forKey: closed.streamID) != nil else { break }
             let connection = self.connection.value
             connection.openStreams = requests.count
             // The server is stopping and this was the last stream: the connection's work is done. It
@@ -107,15 +111,16 @@ final class ProviderConnectionHandler: ChannelInboundHandler {
         }
         if request.isComplete {
             request.isAnswered = true
-            request.idleTimer?.cancel()
-            request.idleTimer = nil
+            request.lastFrameAt = nil
+        } else {
+            request.lastFrameAt = .now()
         }
         requests[frame.streamID] = request
         connection.value.openStreams = requests.count
         if request.isComplete {
             process(frame.streamID, context: context, refreshed: false)
-        } else {
-            restartIdleTimer(frame.streamID, context: context)
+        } else if idleSweep == nil {
+            scheduleIdleSweep(at: request.lastFrameAt! + server.configuration.requestIdleTimeout, context: context)
         }
     }
 
@@ -131,14 +136,30 @@ final class ProviderConnectionHandler: ChannelInboundHandler {
         flushSoon(context: context)
     }
 
-    /// (Re)starts the wait for the request's next frame.
-    private func restartIdleTimer(_ stream: HTTP2StreamID, context: ChannelHandlerContext) {
-        requests[stream]?.idleTimer?.cancel()
+    private func scheduleIdleSweep(at deadline: NIODeadline, context: ChannelHandlerContext) {
         let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
         let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
-        requests[stream]?.idleTimer = context.eventLoop.scheduleTask(in: server.configuration.requestIdleTimeout) {
-            loopBoundSelf.value.idleTimedOut(stream, context: loopBoundContext.value)
+        idleSweep = context.eventLoop.scheduleTask(deadline: deadline) {
+            loopBoundSelf.value.sweepIdleRequests(context: loopBoundContext.value)
         }
+    }
+
+    /// Answers the incomplete requests whose last frame is older than the idle timeout, and waits
+    /// for the next of the others to become so.
+    private func sweepIdleRequests(context: ChannelHandlerContext) {
+        idleSweep = nil
+        let timeout = server.configuration.requestIdleTimeout
+        let now = NIODeadline.now()
+        var next: NIODeadline?
+        for (stream, request) in requests {
+            guard let lastFrameAt = request.lastFrameAt, !request.isAnswered else { continue }
+            if lastFrameAt + timeout <= now {
+                idleTimedOut(stream, context: context)
+            } else {
+                next = min(next ?? lastFrameAt, lastFrameAt)
+            }
+        }
+        if let next { scheduleIdleSweep(at: next + timeout, context: context) }
     }
 
     /// The request stopped before its end: it is answered `400 IdleTimeout`, and the provider is
@@ -147,6 +168,7 @@ final class ProviderConnectionHandler: ChannelInboundHandler {
     private func idleTimedOut(_ stream: HTTP2StreamID, context: ChannelHandlerContext) {
         guard let request = requests[stream], !request.isAnswered else { return }
         requests[stream]?.isAnswered = true
+        requests[stream]?.lastFrameAt = nil
         let written = context.eventLoop.makePromise(of: Void.self)
         refuse(APNs.Rejection(.idleTimeout), apnsID: request.headers?.first(name: "apns-id"), stream: stream, context: context, written: written)
         let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
@@ -433,9 +455,11 @@ final class ProviderConnectionHandler: ChannelInboundHandler {
         }
         var headers = HPACKHeaders()
         headers.add(name: ":status", value: String(status))
-        headers.add(name: request.isChannelRequest ? "apns-request-id" : "apns-id", value: apnsID)
-        if let uniqueID { headers.add(name: "apns-unique-id", value: uniqueID) }
-        if let channelID { headers.add(name: "apns-channel-id", value: channelID) }
+        // Identifiers differ in every answer: kept out of HPACK's table, where each would push out an
+        // entry worth keeping and lengthen the encoder's search through the table for every header.
+        headers.add(name: request.isChannelRequest ? "apns-request-id" : "apns-id", value: apnsID, indexing: .nonIndexable)
+        if let uniqueID { headers.add(name: "apns-unique-id", value: uniqueID, indexing: .nonIndexable) }
+        if let channelID { headers.add(name: "apns-channel-id", value: channelID, indexing: .nonIndexable) }
         if let body {
             headers.add(name: "content-type", value: "application/json")
             context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: headers)))), promise: nil)

@@ -30,6 +30,10 @@ package final class SQLiteGatewayStore: GatewayStore {
             try database.writeWithoutTransaction { [checkpointer] db in
                 try db.execute(sql: "PRAGMA synchronous = FULL")
                 try db.execute(sql: "PRAGMA journal_size_limit = \(64 << 20)")
+                // The writer's pages: the indexes a push is added to are written at any place (its
+                // device's), and with SQLite's default 2 MiB a store of a few hundred thousand pushes
+                // read most of those pages back from the file for each batch.
+                try db.execute(sql: "PRAGMA cache_size = -\(32 << 10)")
                 checkpointer.takeCheckpoints(of: db)
             }
             try Self.migrator.migrate(database)
@@ -161,8 +165,21 @@ package final class SQLiteGatewayStore: GatewayStore {
                 CREATE INDEX push_channel ON push(channelID) WHERE channelID IS NOT NULL;
                 """)
         }
+        migrator.registerMigration("v7: pushes indexed by device once, held or not") { db in
+            // A push is in one of the two device indexes, not both: each is written at a place of
+            // its own for every push (devices come in any order), one page more per push at commit.
+            try db.execute(sql: """
+                DROP INDEX push_device;
+                CREATE INDEX push_device ON push(deviceID, sequence) WHERE NOT held;
+                """)
+        }
         return migrator
     }
+
+    /// A device's pushes held and not held, as conditions on `push` and on `push p`: each set is in
+    /// an index of its own (`push_held`, `push_device`), so a statement on a device's pushes is run
+    /// once for each.
+    private static let heldOrNot: [(push: String, joined: String)] = [("held", "p.held"), ("NOT held", "NOT p.held")]
 
     private func write<T: Sendable>(_ body: @Sendable @escaping (Database) throws -> T) async throws(GatewayError) -> T {
         do {
@@ -305,8 +322,10 @@ package final class SQLiteGatewayStore: GatewayStore {
         try await write { db in
             try db.execute(sql: "UPDATE device SET removedAt = ? WHERE deviceID = ? AND removedAt IS NULL", arguments: [date.timeIntervalSince1970, deviceID])
             guard db.changesCount == 1 else { throw GatewayError(.notFound, "No device \(deviceID), or it was removed already.") }
-            try Self.logDropped(db, at: date, because: "the device was removed", where: "p.deviceID = ?", arguments: [deviceID])
-            try db.execute(sql: "DELETE FROM push WHERE deviceID = ?", arguments: [deviceID])
+            for held in Self.heldOrNot {
+                try Self.logDropped(db, at: date, because: "the device was removed", where: "p.deviceID = ? AND \(held.joined)", arguments: [deviceID])
+                try db.execute(sql: "DELETE FROM push WHERE deviceID = ? AND \(held.push)", arguments: [deviceID])
+            }
         }
     }
 
@@ -359,9 +378,11 @@ package final class SQLiteGatewayStore: GatewayStore {
                 UPDATE registration SET unregisteredAt = ? WHERE deviceID = ? AND bundleIdentifier = ? AND unregisteredAt IS NULL
                 """, arguments: [date.timeIntervalSince1970, deviceID, bundleIdentifier])
             // What was queued for the app will not be delivered.
-            try Self.logDropped(db, at: date, because: "the app unregistered", where: "p.deviceID = ? AND p.bundleIdentifier = ?",
-                                arguments: [deviceID, bundleIdentifier])
-            try db.execute(sql: "DELETE FROM push WHERE deviceID = ? AND bundleIdentifier = ?", arguments: [deviceID, bundleIdentifier])
+            for held in Self.heldOrNot {
+                try Self.logDropped(db, at: date, because: "the app unregistered", where: "p.deviceID = ? AND p.bundleIdentifier = ? AND \(held.joined)",
+                                    arguments: [deviceID, bundleIdentifier])
+                try db.execute(sql: "DELETE FROM push WHERE deviceID = ? AND bundleIdentifier = ? AND \(held.push)", arguments: [deviceID, bundleIdentifier])
+            }
         }
     }
 
@@ -381,15 +402,19 @@ package final class SQLiteGatewayStore: GatewayStore {
         let now = date.timeIntervalSince1970
         return try await write { db in
             let collapse = try db.cachedStatement(sql: "DELETE FROM push WHERE token = ? AND collapseID = ?")
-            let replace = try db.cachedStatement(sql: "DELETE FROM push WHERE token = ?")
+            // A token is one device's: its pushes are found through the device's indexes.
+            let replace = try Self.heldOrNot.map { try db.cachedStatement(sql: "DELETE FROM push WHERE deviceID = ? AND \($0.push) AND token = ?") }
             let logCollapse = try db.cachedStatement(sql: """
                 INSERT INTO delivery_stage (uniqueID, at, stage, detail)
                 SELECT d.uniqueID, ?, 'collapsed', ? FROM push p JOIN delivery d ON d.uniqueID = p.uniqueID WHERE p.token = ? AND p.collapseID = ?
                 """)
-            let logReplace = try db.cachedStatement(sql: """
-                INSERT INTO delivery_stage (uniqueID, at, stage, detail)
-                SELECT d.uniqueID, ?, 'collapsed', ? FROM push p JOIN delivery d ON d.uniqueID = p.uniqueID WHERE p.token = ?
-                """)
+            let logReplace = try Self.heldOrNot.map { held in
+                try db.cachedStatement(sql: """
+                    INSERT INTO delivery_stage (uniqueID, at, stage, detail)
+                    SELECT d.uniqueID, ?, 'collapsed', ? FROM push p JOIN delivery d ON d.uniqueID = p.uniqueID
+                    WHERE p.deviceID = ? AND \(held.joined) AND p.token = ?
+                    """)
+            }
             let insert = try db.cachedStatement(sql: """
                 INSERT INTO push (deviceID, token, bundleIdentifier, environment, apnsID, pushType, priority, expiresAt, collapseID, payload, receivedAt, held, uniqueID)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -404,26 +429,51 @@ package final class SQLiteGatewayStore: GatewayStore {
             stored.reserveCapacity(pushes.count)
             for var push in pushes {
                 if let sender = push.sender, let uniqueID = push.uniqueID {
-                    try log.execute(arguments: [
-                        uniqueID, push.apnsID, sender.teamID, sender.credential, push.bundleIdentifier, push.environment.rawValue, push.deviceID,
-                        push.token, push.pushType.rawValue, push.priority, push.payload.count, push.collapseID, push.expiresAt.timeIntervalSince1970,
-                        push.receivedAt.timeIntervalSince1970, push.droppedBecause == nil ? now : nil, push.held,
-                    ])
+                    var row = BoundStatement(log)
+                    row.bind(uniqueID)
+                    row.bind(push.apnsID)
+                    row.bind(sender.teamID)
+                    row.bind(sender.credential)
+                    row.bind(push.bundleIdentifier)
+                    row.bind(push.environment.rawValue)
+                    row.bind(push.deviceID)
+                    row.bind(push.token)
+                    row.bind(push.pushType.rawValue)
+                    row.bind(push.priority)
+                    row.bind(push.payload.count)
+                    row.bind(push.collapseID)
+                    row.bind(push.expiresAt.timeIntervalSince1970)
+                    row.bind(push.receivedAt.timeIntervalSince1970)
+                    row.bind(push.droppedBecause == nil ? now : nil)
+                    row.bind(push.held)
+                    try row.run()
                     if let reason = push.droppedBecause { try logDrop.execute(arguments: [uniqueID, now, reason]) }
                 }
                 guard push.droppedBecause == nil else { continue }
                 if push.replacesQueued {
-                    try logReplace.execute(arguments: [now, "replaced by \(push.apnsID): the app keeps only its latest push", push.token])
-                    try replace.execute(arguments: [push.token])
+                    for (log, remove) in zip(logReplace, replace) {
+                        try log.execute(arguments: [now, "replaced by \(push.apnsID): the app keeps only its latest push", push.deviceID, push.token])
+                        try remove.execute(arguments: [push.deviceID, push.token])
+                    }
                 } else if let collapseID = push.collapseID {
                     try logCollapse.execute(arguments: [now, "replaced by \(push.apnsID), with the same collapse id", push.token, collapseID])
                     try collapse.execute(arguments: [push.token, collapseID])
                 }
-                try insert.execute(arguments: [
-                    push.deviceID, push.token, push.bundleIdentifier, push.environment.rawValue, push.apnsID, push.pushType.rawValue, push.priority,
-                    push.expiresAt.timeIntervalSince1970, push.collapseID, Data(push.payload), push.receivedAt.timeIntervalSince1970, push.held,
-                    push.uniqueID,
-                ])
+                var row = BoundStatement(insert)
+                row.bind(push.deviceID)
+                row.bind(push.token)
+                row.bind(push.bundleIdentifier)
+                row.bind(push.environment.rawValue)
+                row.bind(push.apnsID)
+                row.bind(push.pushType.rawValue)
+                row.bind(push.priority)
+                row.bind(push.expiresAt.timeIntervalSince1970)
+                row.bind(push.collapseID)
+                row.bind(push.payload)
+                row.bind(push.receivedAt.timeIntervalSince1970)
+                row.bind(push.held)
+                row.bind(push.uniqueID)
+                try row.run()
                 push.sequence = db.lastInsertedRowID
                 stored.append(push)
             }
