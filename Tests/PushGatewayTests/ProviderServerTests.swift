@@ -339,6 +339,51 @@ final class HoldingAcceptor: PushAcceptor {
         }
     }
 
+    /// A request whose header block HTTP/2 calls malformed (RFC 9113 §8.2, §8.3) is not a push: its
+    /// stream is reset with PROTOCOL_ERROR, and the connection goes on.
+    @Test func aMalformedHeaderBlockResetsItsStream() async throws {
+        try await withServer { running in
+            let client = try await FrameClient.connect(port: running.endpoint.port, authorityPEM: running.endpoint.authorityPEM, checksHeaders: false)
+            let path = "/3/device/\(Self.token)"
+            let authorization = ("authorization", try running.bearer())
+            let pseudo = [(":method", "POST"), (":path", path), (":scheme", "https"), (":authority", "localhost")]
+            let topic = ("apns-topic", "com.example.todo")
+            #expect(try await client.push(path: path, headers: [authorization, topic], body: #"{"aps":{"alert":"first"}}"#).status == "200")
+            let malformed: [(String, [(String, String)])] = [
+                // (A name HPACK's tables hold goes out as their entry, lower-case whatever its case:
+                // this one is in neither.)
+                ("an upper-case name", pseudo + [authorization, topic, ("X-Upper-Case", "1")]),
+                ("a name that is not a token", pseudo + [authorization, topic, ("apns topic", "x")]),
+                ("a connection-specific field", pseudo + [authorization, topic, ("connection", "close")]),
+                ("te other than trailers", pseudo + [authorization, topic, ("te", "gzip")]),
+                ("a pseudo-header after a regular field", [(":method", "POST"), authorization, (":path", path), (":scheme", "https")]),
+                ("no :path", [(":method", "POST"), (":scheme", "https"), (":authority", "localhost"), authorization, topic]),
+                ("an empty :path", [(":method", "POST"), (":path", ""), (":scheme", "https"), authorization, topic]),
+                ("a response's pseudo-header", pseudo + [(":status", "200"), authorization, topic]),
+                ("a pseudo-header twice", pseudo + [(":method", "POST"), authorization, topic]),
+                ("a space in :path", [(":method", "POST"), (":path", path + " x"), (":scheme", "https"), authorization, topic]),
+                ("a line feed in a value", pseudo + [authorization, ("apns-topic", "com.example\ntodo")]),
+            ]
+            for (what, fields) in malformed {
+                let stream = try await client.openStream(fields: fields)
+                #expect(await stream.resetCode() == .protocolError, "\(what)")
+            }
+            // Trailers carry no pseudo-header.
+            let trailed = try await client.openStream(path: path, headers: [authorization, topic])
+            try await trailed.sendPart(#"{"aps":{"alert":"trailed"}}"#)
+            try await trailed.sendTrailers([(":path", path)])
+            #expect(await trailed.resetCode() == .protocolError)
+            // Well-formed trailers end a request as its last DATA would.
+            let withTrailers = try await client.openStream(path: path, headers: [authorization, topic])
+            try await withTrailers.sendPart(#"{"aps":{"alert":"with trailers"}}"#)
+            try await withTrailers.sendTrailers([("x-checksum", "none")])
+            #expect(await withTrailers.answer().status == "200")
+            #expect(try await client.push(path: path, headers: [authorization, topic], body: #"{"aps":{"alert":"last"}}"#).status == "200")
+            await client.close()
+            #expect(running.acceptor.accepted.withLock { $0.count } == 3)
+        }
+    }
+
     /// A provider whose client cancels many requests (`RST_STREAM`), more than SwiftNIO's default
     /// limit of 200 in 30 seconds, keeps its connection: a busy provider's client cancels some of its
     /// requests, and closing the connection lost the answers of every push under way.

@@ -96,6 +96,9 @@ final class ProviderConnectionHandler: ChannelInboundHandler {
         guard !request.isAnswered else { return }
         switch frame.payload {
         case .headers(let headers):
+            guard RequestHeaderBlock.isWellFormed(headers.headers, isTrailers: request.headers != nil) else {
+                return reset(frame.streamID, request: request, context: context)
+            }
             // Trailers, if any, carry nothing APNs reads.
             if request.headers == nil { request.headers = headers.headers }
             request.isComplete = headers.endStream
@@ -122,6 +125,18 @@ final class ProviderConnectionHandler: ChannelInboundHandler {
         } else if idleSweep == nil {
             scheduleIdleSweep(at: request.lastFrameAt! + server.configuration.requestIdleTimeout, context: context)
         }
+    }
+
+    /// Ends a malformed request: its stream is reset with `PROTOCOL_ERROR` (RFC 9113 §8.1.1), and
+    /// whatever else comes on it is ignored.
+    private func reset(_ stream: HTTP2StreamID, request: Request, context: ChannelHandlerContext) {
+        var request = request
+        request.isAnswered = true
+        request.lastFrameAt = nil
+        requests[stream] = request
+        connection.value.openStreams = requests.count
+        context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .rstStream(.protocolError))), promise: nil)
+        flushSoon(context: context)
     }
 
     /// Gives the provider back the window its DATA used, once less than half is left: for the

@@ -247,6 +247,9 @@ package final class ProviderServer: Listener {
 
     private static func configureHTTP2(_ channel: any Channel, shared: Shared, certificate: ProviderCertificate.Verdict?) throws {
         var connection = NIOHTTP2Handler.ConnectionConfiguration()
+        // Requests' header blocks are checked by the handler (``RequestHeaderBlock``), on bytes; the
+        // answers it writes are well-formed by construction.
+        connection.headerBlockValidation = .disabled
         // APNs' figures; one stream until the connection's first valid token.
         connection.initialSettings = [
             HTTP2Setting(parameter: .maxConcurrentStreams, value: 1),

@@ -21,7 +21,9 @@ final class FrameClient: Sendable {
 
     /// Connects over TLS to `127.0.0.1:port` as `localhost`, trusting `authorityPEM`, offering the
     /// given ALPN protocols (none at all when empty).
-    static func connect(port: Int, authorityPEM: String, alpn: [String] = ["h2"]) async throws -> FrameClient {
+    ///
+    /// With `checksHeaders` false, the client sends header blocks as given, well-formed or not.
+    static func connect(port: Int, authorityPEM: String, alpn: [String] = ["h2"], checksHeaders: Bool = true) async throws -> FrameClient {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(authorityPEM.utf8), format: .pem)])
         tls.applicationProtocols = alpn
@@ -31,8 +33,10 @@ final class FrameClient: Sendable {
             .connect(host: "127.0.0.1", port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: context, serverHostname: "localhost"))
+                    var connection = NIOHTTP2Handler.ConnectionConfiguration()
+                    connection.headerBlockValidation = checksHeaders ? .enabled : .disabled
                     let multiplexer = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
-                        mode: .client, connectionConfiguration: .init(), streamConfiguration: .init()
+                        mode: .client, connectionConfiguration: connection, streamConfiguration: .init()
                     ) { stream in stream.eventLoop.makeSucceededVoidFuture() }
                     try channel.pipeline.syncOperations.addHandler(GoAwayCatcher(continuation: goAway))
                     return (channel, multiplexer)
@@ -44,13 +48,16 @@ final class FrameClient: Sendable {
     /// Opens a stream and sends a push's headers on it; the request is not over until
     /// ``FrameStream/sendBody(_:)``. What the server answers comes through the stream's `answers`.
     func openStream(path: String, headers: [(String, String)]) async throws -> FrameStream {
+        try await openStream(fields: [(":method", "POST"), (":path", path), (":scheme", "https"), (":authority", "localhost")] + headers)
+    }
+
+    /// Opens a stream and sends exactly these fields as its header block, without END_STREAM.
+    func openStream(fields: [(String, String)]) async throws -> FrameStream {
         let (answers, continuation) = AsyncStream.makeStream(of: HTTP2Frame.FramePayload.self)
         let channel = try await multiplexer.createStreamChannel { stream in
             stream.eventLoop.makeCompletedFuture { try stream.pipeline.syncOperations.addHandler(AnswerCollector(continuation: continuation)) }
         }.get()
-        var fields = HPACKHeaders([(":method", "POST"), (":path", path), (":scheme", "https"), (":authority", "localhost")])
-        for (name, value) in headers { fields.add(name: name, value: value) }
-        try await channel.writeAndFlush(HTTP2Frame.FramePayload.headers(.init(headers: fields, endStream: false)))
+        try await channel.writeAndFlush(HTTP2Frame.FramePayload.headers(.init(headers: HPACKHeaders(fields), endStream: false)))
         return FrameStream(channel: channel, answers: answers)
     }
 
@@ -120,6 +127,24 @@ struct FrameStream: Sendable {
             group.cancelAll()
             return first
         }
+    }
+
+    /// Sends trailers, ending the request.
+    func sendTrailers(_ fields: [(String, String)]) async throws {
+        try await channel.writeAndFlush(HTTP2Frame.FramePayload.headers(.init(headers: HPACKHeaders(fields), endStream: true)))
+    }
+
+    /// Sends part of the body, not ending the request.
+    func sendPart(_ body: String) async throws {
+        try await channel.writeAndFlush(HTTP2Frame.FramePayload.data(.init(data: .byteBuffer(ByteBuffer(string: body)), endStream: false)))
+    }
+
+    /// The error code of the RST_STREAM that ended the stream, or nil if it ended otherwise.
+    func resetCode() async -> HTTP2ErrorCode? {
+        for await frame in answers {
+            if case .rstStream(let code) = frame { return code }
+        }
+        return nil
     }
 
     /// Reads the answer: its status and body, once the stream ends.
