@@ -81,6 +81,7 @@ with open(work + "/reference-uris.txt", "w") as file:
 PYTHON
 echo '{"aps":{"alert":{"title":"Benchmark","body":"A push of a typical size, with a title and a body."}}}' > "$work/payload.json"
 "$unotify" gateway --gateway-dir "$gateway" "${database_options[@]}" --log-level warning &
+gateway_pid=$!
 listening 2197
 if [ "$store" = postgres-2 ]; then
     "$unotify" gateway --gateway-dir "$gateway" "${database_options[@]}" --log-level warning \
@@ -115,21 +116,28 @@ print("requests: %d total" % total)
 print("status codes: %d 2xx" % ok)
 PYTHON
 }
+# The gateway's CPU time so far (user and system), in clock ticks.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$gateway_pid/stat"; }
 rate() { sed -n 's/^finished in .*s, \([0-9.]*\) req\/s.*/\1/p'; }
 succeeded() { sed -n 's/^status codes: \([0-9]*\) 2xx.*/\1/p'; }
 
 echo "store: $store"
-echo "| round | nghttpd req/s | gateway pushes/s (all 2xx) | gateway ÷ nghttpd |"
-echo "| --- | --- | --- | --- |"
+echo "| round | nghttpd req/s | gateway pushes/s (all 2xx) | gateway ÷ nghttpd | gateway's CPU per push |"
+echo "| --- | --- | --- | --- | --- |"
 for round in $(seq "$rounds"); do
     reference="$(load "$work/reference-uris.txt")"
+    ticks_before="$(cpu_ticks)"
     if [ "$store" = postgres-2 ]; then measured="$(load_two_nodes)"; else measured="$(load "$work/gateway-uris.txt")"; fi
+    ticks_after="$(cpu_ticks)"
     reference_rate="$(echo "$reference" | rate)"
     measured_rate="$(echo "$measured" | rate)"
     measured_total="$(echo "$measured" | sed -n 's/^requests: \([0-9]*\) total.*/\1/p')"
     measured_ok="$(echo "$measured" | succeeded)"
     ratio="$(python3 -c "print('%.3f' % ($measured_rate / $reference_rate))")"
-    echo "| $round | ${reference_rate%.*} | ${measured_rate%.*} ($measured_ok of $measured_total) | $ratio |"
+    # The first node's (with two nodes, the other one's is not counted), over the pushes it answered.
+    cpu="$(python3 -c "import os; print('%.0f µs' % (($ticks_after - $ticks_before) / os.sysconf('SC_CLK_TCK') * 1e6 / max(1, $measured_ok)))")"
+    [ "$store" = postgres-2 ] && cpu="n/a"
+    echo "| $round | ${reference_rate%.*} | ${measured_rate%.*} ($measured_ok of $measured_total) | $ratio | $cpu |"
 done
 echo
 if [ "$store" = sqlite ]; then
