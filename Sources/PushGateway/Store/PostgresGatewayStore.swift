@@ -200,6 +200,11 @@ package final class PostgresGatewayStore: GatewayStore, Service {
             "ALTER TABLE push ADD COLUMN channel_id TEXT",
             "CREATE INDEX push_channel ON push(channel_id) WHERE channel_id IS NOT NULL",
         ],
+        [
+            // For the delivery log's housekeeping: whether an old entry's push is still stored, looked
+            // up instead of every stored push listed.
+            "CREATE INDEX push_unique ON push(unique_id) WHERE unique_id IS NOT NULL",
+        ],
     ]
 
     // MARK: - Running statements
@@ -604,9 +609,10 @@ package final class PostgresGatewayStore: GatewayStore, Service {
             try await connection.query("""
                 INSERT INTO delivery_stage (unique_id, at, stage, detail)
                 SELECT d.unique_id, \(now), 'collapsed', \(detail) FROM push p JOIN delivery d ON d.unique_id = p.unique_id
-                WHERE p.token = \(push.token) ORDER BY p.sequence
+                WHERE p.device_id = \(push.deviceID) AND p.token = \(push.token) ORDER BY p.sequence
                 """, logger: logger)
-            try await connection.query("DELETE FROM push WHERE token = \(push.token)", logger: logger)
+            // A token is one device's: its pushes are found through push_device (no index has tokens alone).
+            try await connection.query("DELETE FROM push WHERE device_id = \(push.deviceID) AND token = \(push.token)", logger: logger)
         } else if let collapseID = push.collapseID {
             let detail = "replaced by \(push.apnsID), with the same collapse id"
             try await connection.query("""
@@ -1150,7 +1156,7 @@ package final class PostgresGatewayStore: GatewayStore, Service {
         try await transaction("pruning the delivery log") { connection, logger in
             var removed = try await Self.count(connection.query("""
                 DELETE FROM delivery WHERE accepted_at < \(date.timeIntervalSince1970)
-                AND unique_id NOT IN (SELECT unique_id FROM push WHERE unique_id IS NOT NULL) RETURNING 1
+                AND NOT EXISTS (SELECT 1 FROM push WHERE push.unique_id = delivery.unique_id) RETURNING 1
                 """, logger: logger))
             let count = try await Self.column(connection.query("SELECT count(*) FROM delivery", logger: logger), as: Int.self).first ?? 0
             if count > limit {
