@@ -10,8 +10,35 @@ import Synchronization
 /// Concurrent pushes share one transaction (group commit): while one batch is written, the next
 /// gathers; each provider request is answered when the batch holding its push is durable.
 package final class GatewayCore: PushAcceptor, DeliveryLogReader {
-    private struct Waiting {
-        var push: QueuedPush
+    /// Pushes accepted and not yet written, in order, and beside each (same index) what its provider
+    /// waits for. Apart, so that the pushes go to the store as they are, without a copy of each.
+    private struct Batch {
+        var pushes: [QueuedPush] = []
+        var waiters: [Waiter] = []
+
+        var isEmpty: Bool { pushes.isEmpty }
+
+        mutating func append(_ push: QueuedPush, _ waiter: Waiter) {
+            pushes.append(push)
+            waiters.append(waiter)
+        }
+
+        /// Keeps the pushes (and their waiters) for which `keeps` is true, in order.
+        mutating func keep(where keeps: (inout QueuedPush, Waiter) -> Bool) {
+            var kept = 0
+            for index in pushes.indices where keeps(&pushes[index], waiters[index]) {
+                if kept != index {
+                    pushes.swapAt(kept, index)
+                    waiters.swapAt(kept, index)
+                }
+                kept += 1
+            }
+            pushes.removeSubrange(kept...)
+            waiters.removeSubrange(kept...)
+        }
+    }
+
+    private struct Waiter {
         /// For now only: dropped unless the device is linked to this node or another.
         var onlyIfLinked = false
         var completion: @Sendable (APNs.Rejection?) -> Void
@@ -27,7 +54,7 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
         var standings: [String: DeviceStanding] = [:]
         /// Apps that keep only their latest push per device, as last read.
         var latestOnlyApps: Set<String> = []
-        var batch: [Waiting] = []
+        var batch = Batch()
         var isWriting = false
         /// Pushes accepted and not yet durable: gathering in `batch`, or in the batch being written.
         var unwritten = 0
@@ -246,7 +273,7 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
             // For a device not linked now: its place in the order is given when it links.
             queued.held = !state.connectedDevices.contains(deviceID)
             state.unwritten += 1
-            state.batch.append(Waiting(push: queued, onlyIfLinked: onlyIfLinked, completion: completion))
+            state.batch.append(queued, Waiter(onlyIfLinked: onlyIfLinked, completion: completion))
             guard !state.isWriting else { return false }
             state.isWriting = true
             return true
@@ -271,62 +298,69 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
     /// Writes what gathered, batch after batch, until nothing waits.
     private func writeBatches() async {
         while true {
-            let batch = state.withLock { state in
+            var batch = state.withLock { state in
                 let batch = state.batch
-                state.batch.removeAll(keepingCapacity: true)
+                state.batch = Batch()
                 if batch.isEmpty { state.isWriting = false }
                 return batch
             }
             guard !batch.isEmpty else { return }
-            defer { state.withLock { $0.unwritten -= batch.count } }
+            let count = batch.pushes.count
+            defer { state.withLock { $0.unwritten -= count } }
             do {
-                let batch = try await applySharedRules(to: batch)
+                try await applySharedRules(to: &batch)
                 guard !batch.isEmpty else { continue }
-                let stored = try await store.enqueue(batch.map(\.push), at: clock())
+                let stored = try await store.enqueue(batch.pushes, at: clock())
                 // Handed on for delivery before the providers hear of it.
                 queued(stored)
-                for waiting in batch { waiting.completion(nil) }
+                for waiter in batch.waiters { waiter.completion(nil) }
             } catch {
-                logger.error("could not store pushes", metadata: ["pushes": .stringConvertible(batch.count), "error": .string("\(error)")])
+                logger.error("could not store pushes", metadata: ["pushes": .stringConvertible(batch.pushes.count), "error": .string("\(error)")])
                 let reason = Self.reason(for: error)
-                for waiting in batch { waiting.completion(APNs.Rejection(reason)) }
+                for waiter in batch.waiters { waiter.completion(APNs.Rejection(reason)) }
             }
         }
     }
 
-    /// The rules that need the other nodes' knowledge (none for a store of one node): a push for a
-    /// device linked to another node gets its place in the device's order now, as one for a device
-    /// linked here; one for now only is dropped when the device is linked nowhere; and each token
-    /// takes from its bucket shared by every node (beyond it, `429 TooManyRequests`).
-    private func applySharedRules(to batch: [Waiting]) async throws(GatewayError) -> [Waiting] {
-        let notHere = Set(batch.lazy.filter(\.push.held).map(\.push.deviceID))
-        let elsewhere = notHere.isEmpty ? [] : try await store.devicesLinkedElsewhere(notHere)
-        var placed: [Waiting] = []
-        placed.reserveCapacity(batch.count)
-        var counts: [String: Int] = [:]
-        for var waiting in batch {
-            if waiting.push.held, elsewhere.contains(waiting.push.deviceID) { waiting.push.held = false }
-            if waiting.onlyIfLinked, waiting.push.held {
-                // Accepted and not kept: only the delivery log hears of it.
-                guard logsDeliveries else {
-                    waiting.completion(nil)
-                    continue
-                }
-                waiting.push.droppedBecause = "for now only (apns-expiration 0), and the device was not linked"
-            }
-            if waiting.push.droppedBecause == nil { counts[waiting.push.token, default: 0] += 1 }
-            placed.append(waiting)
+    /// The rules that need the other nodes' knowledge (for a store of one node, only the first): a
+    /// push for now only is dropped when the device is linked nowhere; a push for a device linked to
+    /// another node gets its place in the device's order now, as one for a device linked here; and
+    /// each token takes from its bucket shared by every node (beyond it, `429 TooManyRequests`).
+    ///
+    /// The pushes it answers itself leave the batch before anything that may throw after them, so
+    /// that a failure answers each of the others once.
+    private func applySharedRules(to batch: inout Batch) async throws(GatewayError) {
+        let isShared = store.isSharedByNodes
+        var elsewhere: Set<String> = []
+        if isShared {
+            let notHere = Set(batch.pushes.lazy.filter(\.held).map(\.deviceID))
+            if !notHere.isEmpty { elsewhere = try await store.devicesLinkedElsewhere(notHere) }
         }
+        let logsDeliveries = self.logsDeliveries
+        batch.keep { push, waiter in
+            if push.held, elsewhere.contains(push.deviceID) { push.held = false }
+            guard waiter.onlyIfLinked, push.held else { return true }
+            // Accepted and not kept: only the delivery log hears of it.
+            guard logsDeliveries else {
+                waiter.completion(nil)
+                return false
+            }
+            push.droppedBecause = "for now only (apns-expiration 0), and the device was not linked"
+            return true
+        }
+        guard isShared else { return }
+        var counts: [String: Int] = [:]
+        for push in batch.pushes where push.droppedBecause == nil { counts[push.token, default: 0] += 1 }
         let configuration = state.withLock { $0.admission.configuration }
         var granted = try await store.takeFromTokenBuckets(counts, at: clock(), burst: configuration.burstPerToken,
                                                            perSecond: configuration.sustainedPerTokenPerSecond)
-        return placed.filter { waiting in
-            guard waiting.push.droppedBecause == nil else { return true }
-            guard granted[waiting.push.token, default: 0] > 0 else {
-                waiting.completion(APNs.Rejection(.tooManyRequests))
+        batch.keep { push, waiter in
+            guard push.droppedBecause == nil else { return true }
+            guard granted[push.token, default: 0] > 0 else {
+                waiter.completion(APNs.Rejection(.tooManyRequests))
                 return false
             }
-            granted[waiting.push.token, default: 0] -= 1
+            granted[push.token, default: 0] -= 1
             return true
         }
     }

@@ -61,17 +61,24 @@ package final class DeviceLinks: Sendable {
     /// stored for them. A link that has sent everything stored for its device before them is handed
     /// them as they are (``handOver(_:to:)``) instead of reading them back from the store.
     package func stored(_ pushes: [QueuedPush]) {
+        // Only the devices linked to this node have a link to tell: looked up together, and the
+        // batch's other pushes (a device away) cost nothing more here.
+        let sessions = links.withLock { links in
+            var sessions: [String: LinkSession] = [:]
+            for push in pushes { if let session = links[push.deviceID] { sessions[push.deviceID] = session } }
+            return sessions
+        }
+        guard !sessions.isEmpty else { return }
         var byDevice: [String: [QueuedPush]] = [:]
-        for push in pushes { byDevice[push.deviceID, default: []].append(push) }
+        for push in pushes where sessions[push.deviceID] != nil { byDevice[push.deviceID, default: []].append(push) }
         // A broadcast being stored may have taken sequences before these: its devices read it first.
         let handsOver = handsOverStoredPushes && !core.isStoringBroadcasts
-        var woken: [String: Bool] = [:]
         for (device, pushes) in byDevice {
+            guard let session = sessions[device] else { continue }
             let held = pushes.contains(where: \.held)
-            if handsOver, !held, let session = links.withLock({ $0[device] }), handOver(pushes, to: session) { continue }
-            woken[device] = held
+            if handsOver, !held, handOver(pushes, to: session) { continue }
+            wake(session, held: held)
         }
-        if !woken.isEmpty { wake(woken) }
     }
 
     /// Tells every link of this node that more may be stored for it, held pushes included.
@@ -83,14 +90,16 @@ package final class DeviceLinks: Sendable {
     /// (`true`: some of it held while the device was not linked).
     package func wake(_ devices: [String: Bool]) {
         let woken = links.withLock { links in devices.compactMap { device, held in links[device].map { ($0, held) } } }
-        for (session, held) in woken {
-            session.withState { state in
-                state.isCaughtUp = false
-                // Stored held (the device was not linked yet when they came): the link promotes them.
-                if held { state.mayHaveHeld = true }
-            }
-            pump(session)
+        for (session, held) in woken { wake(session, held: held) }
+    }
+
+    private func wake(_ session: LinkSession, held: Bool) {
+        session.withState { state in
+            state.isCaughtUp = false
+            // Stored held (the device was not linked yet when they came): the link promotes them.
+            if held { state.mayHaveHeld = true }
         }
+        pump(session)
     }
 
     /// Checks a device's credential, `<device id>.<secret>`; returns the device's identifier.
