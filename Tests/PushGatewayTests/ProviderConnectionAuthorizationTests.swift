@@ -42,6 +42,25 @@ import Testing
         #expect(!second.isFirst)
     }
 
+    /// The same token in another spelling of the field (the scheme's case, spaces after it) is the
+    /// same token: not verified again, and not an update of the token.
+    @Test func theSameTokenInAnotherSpellingIsTheSameToken() throws {
+        var connection = ProviderConnectionAuthorization(environment: .production)
+        let token = try bearer()
+        let jwt = String(token.dropFirst("bearer ".count))
+        for (offset, header) in [token, "Bearer \(jwt)", "BEARER  \(jwt)", token].enumerated() {
+            #expect(reason(connection.authorize(authorization: header, topic: "com.example.todo", pushType: .alert, now: Self.t0 + Double(offset),
+                                                credentials: credentials)) == nil, "\(header.prefix(9))")
+        }
+        #expect(reason(connection.authorize(authorization: "bearer\t\(jwt)", topic: "com.example.todo", pushType: .alert, now: Self.t0 + 5,
+                                            credentials: credentials)) == "MissingProviderToken")
+        // Known in any spelling, it still ages.
+        #expect(reason(connection.authorize(authorization: "Bearer \(jwt)", topic: "com.example.todo", pushType: .alert, now: Self.t0 + 3601,
+                                            credentials: credentials)) == "ExpiredProviderToken")
+        #expect(reason(connection.authorize(authorization: token, topic: "com.example.todo", pushType: .alert, now: Self.t0 + 3601,
+                                            credentials: credentials)) == "ExpiredProviderToken")
+    }
+
     @Test func aMissingOrMalformedAuthorizationIsNamed() throws {
         var connection = ProviderConnectionAuthorization(environment: .production)
         let credentials = self.credentials

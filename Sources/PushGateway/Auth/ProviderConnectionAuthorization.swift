@@ -79,6 +79,8 @@ package struct ProviderConnectionAuthorization: Sendable {
     }
 
     private struct Current: Sendable {
+        /// The `authorization` field as the provider last sent it with this token.
+        var header: String
         var token: String
         var keyID: String
         var issuedAt: Int64
@@ -136,17 +138,22 @@ package struct ProviderConnectionAuthorization: Sendable {
             // A certificate connection stays one: a token cannot take it over.
             return .failure(APNs.Rejection(.invalidProviderToken))
         }
-        guard let authorization, authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
-            return .failure(APNs.Rejection(.missingProviderToken))
-        }
-        let text = String(authorization.dropFirst(7).drop { $0 == " " })
         let seconds = Int64(now.timeIntervalSince1970.rounded(.down))
-
-        if let current, current.token == text {
-            // Known: not verified again, but it ages, and its key may have been revoked since.
+        // Known: not verified again, but it ages, and its key may have been revoked since. A provider
+        // sends the same field with every request: recognized as it is, before it is read.
+        func known(_ current: Current) -> Result<Bool, APNs.Rejection> {
             guard credentials.keys[current.keyID] != nil else { return .failure(APNs.Rejection(.invalidProviderToken)) }
             guard seconds - current.issuedAt <= Self.tokenLifetime else { return .failure(APNs.Rejection(.expiredProviderToken)) }
             return .success(false)
+        }
+        if let current, let authorization, authorization == current.header { return known(current) }
+        guard let authorization, authorization.utf8.count > 7, authorization.utf8.prefix(7).elementsEqual("bearer ".utf8, by: { (0x41...0x5A ~= $0 ? $0 | 0x20 : $0) == $1 }) else {
+            return .failure(APNs.Rejection(.missingProviderToken))
+        }
+        let text = String(authorization.dropFirst(7).drop { $0 == " " })
+        if let current, current.token == text {
+            self.current?.header = authorization
+            return known(current)
         }
         guard let token = ProviderToken(Substring(text)),
               let key = credentials.keys[token.keyID], key.teamID == token.teamID,
@@ -159,7 +166,7 @@ package struct ProviderConnectionAuthorization: Sendable {
         if let current, now.timeIntervalSince(current.acceptedAt) < Self.minimumTokenInterval {
             return .failure(APNs.Rejection(.tooManyProviderTokenUpdates))
         }
-        current = Current(token: text, keyID: token.keyID, issuedAt: token.issuedAt, acceptedAt: now)
+        current = Current(header: authorization, token: text, keyID: token.keyID, issuedAt: token.issuedAt, acceptedAt: now)
         guard binding == nil else { return .success(false) }
         let teamApps = credentials.appsByTeam[key.teamID] ?? []
         binding = Binding(keyID: key.keyID, teamID: key.teamID, bundleIdentifiers: key.bundleIdentifiers.map { $0.intersection(teamApps) } ?? teamApps)

@@ -218,16 +218,14 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
     package var unwrittenPushes: Int { state.withLock { $0.unwritten } }
 
     package func accept(_ push: ProviderPush, completion: @escaping @Sendable (APNs.Rejection?) -> Void) {
-        if let registration = state.withLock({ $0.registrations[push.headers.deviceToken] }) {
-            return admit(push, registration: registration, completion: completion)
-        }
+        if admit(push, .cached, completion: completion) { return }
         // Not read yet. Unknown tokens are not remembered: a flood of made-up tokens costs reads,
         // and the provider's connection is closed after a few of them.
         Task {
             do {
                 let registration = try await store.registration(token: push.headers.deviceToken)
                 if let registration { state.withLock { $0.registrations[registration.token] = registration } }
-                admit(push, registration: registration, completion: completion)
+                admit(push, .read(registration), completion: completion)
             } catch {
                 logger.error("could not read a token", metadata: ["error": .string("\(error)")])
                 completion(APNs.Rejection(Self.reason(for: error)))
@@ -235,54 +233,80 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
         }
     }
 
-    private func admit(_ push: ProviderPush, registration: Registration?, completion: @escaping @Sendable (APNs.Rejection?) -> Void) {
-        let decision = state.withLock { state in
-            state.admission.admit(push, registration: registration,
-                                  deviceIsConnected: registration.map { state.connectedDevices.contains($0.deviceID) } ?? false,
-                                  standing: registration.flatMap { state.standings[$0.deviceID] })
-        }
-        let deviceID: String, expiresAt: Date
-        var droppedBecause: String? = nil
-        var onlyIfLinked = false
-        switch decision {
-        case .failure(let rejection):
-            return completion(rejection)
-        case .success(.drop(let reason)):
-            // Accepted and not kept: only the delivery log hears of it.
-            guard logsDeliveries, let registration else { return completion(nil) }
-            (deviceID, expiresAt, droppedBecause) = (registration.deviceID, push.receivedAt, reason)
-        case .success(.queue(let device, let expiry)):
-            (deviceID, expiresAt) = (device, expiry)
-        case .success(.queueIfLinkedElsewhere(let device, let expiry)):
-            (deviceID, expiresAt, onlyIfLinked) = (device, expiry, true)
-        }
-        var queued = QueuedPush(
-            deviceID: deviceID, token: push.headers.deviceToken, bundleIdentifier: push.bundleIdentifier, environment: push.environment,
-            apnsID: push.headers.apnsID,
-            pushType: push.headers.pushType, priority: push.headers.priority, expiresAt: expiresAt, collapseID: push.headers.collapseID,
-            payload: push.payload, receivedAt: push.receivedAt
-        )
-        queued.uniqueID = push.uniqueID
-        queued.droppedBecause = droppedBecause
-        if logsDeliveries {
-            queued.sender = QueuedPush.Sender(teamID: push.teamID, credential: push.keyID.isEmpty ? "certificate" : "key \(push.keyID)")
-        }
-        let startsWriting = state.withLock { state -> Bool? in
-            guard state.unwritten < state.admission.configuration.maximumUnwrittenPushes else { return nil }
+    /// Where ``admit(_:_:completion:)`` finds the push's token: among those read before, or as just read.
+    private enum TokenLookup {
+        case cached
+        case read(Registration?)
+    }
+
+    /// What became of a push under the core's lock.
+    private enum Admitted {
+        /// Its token was not read before: nothing was done.
+        case tokenNotRead
+        /// Answered now: refused, or accepted and not kept (nil).
+        case answered(APNs.Rejection?)
+        /// In the batch, answered once it is written; the batch needs its writer started.
+        case batched(startsWriting: Bool)
+    }
+
+    /// Decides on a push and puts it in the batch, under one hold of the lock (the usual case, a
+    /// token read before, takes it once per push); returns false if its token was not read before.
+    @discardableResult
+    private func admit(_ push: ProviderPush, _ lookup: TokenLookup, completion: @escaping @Sendable (APNs.Rejection?) -> Void) -> Bool {
+        let sender = logsDeliveries
+            ? QueuedPush.Sender(teamID: push.teamID, credential: push.keyID.isEmpty ? "certificate" : "key \(push.keyID)") : nil
+        let admitted = state.withLock { state -> Admitted in
+            let registration: Registration?
+            switch lookup {
+            case .cached:
+                guard let known = state.registrations[push.headers.deviceToken] else { return .tokenNotRead }
+                registration = known
+            case .read(let read):
+                registration = read
+            }
+            let decision = state.admission.admit(push, registration: registration,
+                                                 deviceIsConnected: registration.map { state.connectedDevices.contains($0.deviceID) } ?? false,
+                                                 standing: registration.flatMap { state.standings[$0.deviceID] })
+            let deviceID: String, expiresAt: Date
+            var droppedBecause: String? = nil
+            var onlyIfLinked = false
+            switch decision {
+            case .failure(let rejection):
+                return .answered(rejection)
+            case .success(.drop(let reason)):
+                // Accepted and not kept: only the delivery log hears of it.
+                guard logsDeliveries, let registration else { return .answered(nil) }
+                (deviceID, expiresAt, droppedBecause) = (registration.deviceID, push.receivedAt, reason)
+            case .success(.queue(let device, let expiry)):
+                (deviceID, expiresAt) = (device, expiry)
+            case .success(.queueIfLinkedElsewhere(let device, let expiry)):
+                (deviceID, expiresAt, onlyIfLinked) = (device, expiry, true)
+            }
+            guard state.unwritten < state.admission.configuration.maximumUnwrittenPushes else { return .answered(APNs.Rejection(.serviceUnavailable)) }
+            var queued = QueuedPush(
+                deviceID: deviceID, token: push.headers.deviceToken, bundleIdentifier: push.bundleIdentifier, environment: push.environment,
+                apnsID: push.headers.apnsID,
+                pushType: push.headers.pushType, priority: push.headers.priority, expiresAt: expiresAt, collapseID: push.headers.collapseID,
+                payload: push.payload, receivedAt: push.receivedAt
+            )
+            queued.uniqueID = push.uniqueID
+            queued.droppedBecause = droppedBecause
+            queued.sender = sender
             queued.replacesQueued = state.latestOnlyApps.contains(push.bundleIdentifier)
             // For a device not linked now: its place in the order is given when it links.
             queued.held = !state.connectedDevices.contains(deviceID)
             state.unwritten += 1
             state.batch.append(queued, Waiter(onlyIfLinked: onlyIfLinked, completion: completion))
-            guard !state.isWriting else { return false }
+            guard !state.isWriting else { return .batched(startsWriting: false) }
             state.isWriting = true
-            return true
+            return .batched(startsWriting: true)
         }
-        switch startsWriting {
-        case nil: completion(APNs.Rejection(.serviceUnavailable))
-        case true?: Task { await writeBatches() }
-        case false?: break
+        switch admitted {
+        case .tokenNotRead: return false
+        case .answered(let rejection): completion(rejection)
+        case .batched(let startsWriting): if startsWriting { Task { await writeBatches() } }
         }
+        return true
     }
 
     package func deliveryRecords(matching id: String) async throws(GatewayError) -> [DeliveryRecord] {

@@ -247,15 +247,17 @@ final class ProviderConnectionHandler: ChannelInboundHandler {
         let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
         let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
+        // The answer needs these alone (not the push, its payload and headers, kept until then).
+        let (apnsID, environment, pushType) = (pushHeaders.apnsID, push.environment, pushHeaders.pushType)
         server.acceptor.accept(push) { rejection in
             eventLoop.execute {
                 let handler = loopBoundSelf.value
                 let context = loopBoundContext.value
                 if let rejection {
-                    handler.refuse(rejection, apnsID: pushHeaders.apnsID, stream: stream, context: context)
+                    handler.refuse(rejection, apnsID: apnsID, stream: stream, context: context)
                 } else {
-                    handler.server.metrics.accepted(push.environment, pushHeaders.pushType)
-                    handler.answer(status: 200, apnsID: pushHeaders.apnsID, uniqueID: uniqueID, body: nil, stream: stream, context: context)
+                    handler.server.metrics.accepted(environment, pushType)
+                    handler.answer(status: 200, apnsID: apnsID, uniqueID: uniqueID, body: nil, stream: stream, context: context)
                 }
             }
         }
