@@ -186,6 +186,18 @@ package final class SQLiteGatewayStore: GatewayStore {
     /// once for each.
     private static let heldOrNot: [(push: String, joined: String)] = [("held", "p.held"), ("NOT held", "NOT p.held")]
 
+    /// For an app keeping only its latest push: its token's pushes deleted, and logged as collapsed
+    /// first. A token is one device's: its pushes are found through the device's indexes. (Made once:
+    /// a batch of pushes prepares them from the connection's cache by their text.)
+    private static let replaceSQL = heldOrNot.map { "DELETE FROM push WHERE deviceID = ? AND \($0.push) AND token = ?" }
+    private static let logReplaceSQL = heldOrNot.map { held in
+        """
+        INSERT INTO delivery_stage (uniqueID, at, stage, detail)
+        SELECT d.uniqueID, ?, 'collapsed', ? FROM push p JOIN delivery d ON d.uniqueID = p.uniqueID
+        WHERE p.deviceID = ? AND \(held.joined) AND p.token = ?
+        """
+    }
+
     private func write<T: Sendable>(_ body: @Sendable @escaping (Database) throws -> T) async throws(GatewayError) -> T {
         do {
             return try await database.write(body)
@@ -407,19 +419,12 @@ package final class SQLiteGatewayStore: GatewayStore {
         let now = date.timeIntervalSince1970
         return try await write { db in
             let collapse = try db.cachedStatement(sql: "DELETE FROM push WHERE token = ? AND collapseID = ?")
-            // A token is one device's: its pushes are found through the device's indexes.
-            let replace = try Self.heldOrNot.map { try db.cachedStatement(sql: "DELETE FROM push WHERE deviceID = ? AND \($0.push) AND token = ?") }
+            let replace = try Self.replaceSQL.map { try db.cachedStatement(sql: $0) }
             let logCollapse = try db.cachedStatement(sql: """
                 INSERT INTO delivery_stage (uniqueID, at, stage, detail)
                 SELECT d.uniqueID, ?, 'collapsed', ? FROM push p JOIN delivery d ON d.uniqueID = p.uniqueID WHERE p.token = ? AND p.collapseID = ?
                 """)
-            let logReplace = try Self.heldOrNot.map { held in
-                try db.cachedStatement(sql: """
-                    INSERT INTO delivery_stage (uniqueID, at, stage, detail)
-                    SELECT d.uniqueID, ?, 'collapsed', ? FROM push p JOIN delivery d ON d.uniqueID = p.uniqueID
-                    WHERE p.deviceID = ? AND \(held.joined) AND p.token = ?
-                    """)
-            }
+            let logReplace = try Self.logReplaceSQL.map { try db.cachedStatement(sql: $0) }
             let insert = try db.cachedStatement(sql: """
                 INSERT INTO push (deviceID, token, bundleIdentifier, environment, apnsID, pushType, priority, expiresAt, collapseID, payload, receivedAt, held, uniqueID)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
