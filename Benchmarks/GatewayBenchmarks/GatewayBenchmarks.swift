@@ -31,8 +31,8 @@ struct GatewayBenchmarks: AsyncParsableCommand {
 
 /// Options both measurements share.
 struct Common: ParsableArguments {
-    @Option(help: "The unotify executable to measure (build it with -c release).")
-    var unotify: String = ".build-bench/release/unotify"
+    @Option(help: "The unotify executable to measure (build it with -c release).", transform: { URL(fileURLWithPath: $0).standardizedFileURL.path })
+    var unotify: String = URL(fileURLWithPath: ".build-bench/release/unotify").standardizedFileURL.path
 
     @Option(help: "The measured unotify's metrics: on (on a free port), off (--no-metrics, to see what they cost), or absent (a build from before they existed, given no flag for them).")
     var metrics: MetricsMode = .on
@@ -403,6 +403,19 @@ final class RunningSystem: Sendable {
         let (sandbox, production, links, reference) = (try freePort(), try freePort(), try freePort(), try freePort())
         let serve = try spawn(unotify, ["serve", "--sandbox-port", "\(sandbox)", "--production-port", "\(production)", "--device-link-port", "\(links)",
                                         "--log-level", "warning"] + arguments, environment: environment)
+        do {
+            return try await setUp(serve: serve, unotify: unotify, folder: folder, environment: environment, ports: (sandbox, reference),
+                                   apps: count, serviceExtension: serviceExtension)
+        } catch {
+            // Nothing else would stop it: a failed setup left `serve` running after the benchmark exited.
+            serve.send(SIGTERM)
+            serve.waitUntilExit()
+            throw error
+        }
+    }
+
+    private static func setUp(serve: SpawnedProcess, unotify: String, folder: URL, environment: [String: String], ports: (sandbox: Int, reference: Int),
+                              apps count: Int, serviceExtension: String?) async throws -> RunningSystem {
         try await waitUntil("the daemon's socket", timeout: 30) { FileManager.default.fileExists(atPath: environment["UNOTIFY_SOCKET"]!) }
         func run(_ arguments: [String]) throws -> String {
             try output(of: unotify, arguments, environment: environment, in: folder)
@@ -440,7 +453,7 @@ final class RunningSystem: Sendable {
             centers.append(center)
         }
         keepAlive.withLock { $0 = (delegate, centers) }
-        return RunningSystem(folder: folder, serve: serve, ports: (sandbox, reference), jwt: jwt, apps: apps, arrivals: arrivals)
+        return RunningSystem(folder: folder, serve: serve, ports: ports, jwt: jwt, apps: apps, arrivals: arrivals)
     }
 
     /// Starts the system, waits until the gateway knows every app, and runs `body` with a provider
