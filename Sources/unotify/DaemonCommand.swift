@@ -53,6 +53,9 @@ struct DaemonOptions: ParsableArguments {
     @Option(name: .long, help: "How many apps' states the daemon keeps in memory at most, whatever their size (apps connected to it are always kept); no bound but --cache-memory by default.")
     var cachedApps: Int?
 
+    @Flag(name: .long, help: "Do not read the stored apps into memory after a start (by default they are, up to three quarters of --cache-memory); each is then read when first used.")
+    var noCacheWarmUp = false
+
     @OptionGroup var metrics: MetricsOptions
 
     var logger: Logger {
@@ -85,6 +88,7 @@ struct DaemonOptions: ParsableArguments {
         var configuration = location.configuration
         configuration.tcpPort = tcpPort
         configuration.tcpHost = tcpHost
+        configuration.warmsCache = !noCacheWarmUp
         if let cachedApps {
             guard cachedApps >= 1 else { throw ValidationError("--cached-apps needs at least 1.") }
             configuration.engine.cachedApps = cachedApps

@@ -40,6 +40,26 @@ import Testing
                          machine: machine, bootID: "boot")
     }
 
+    /// Several apps read together are each what a read of it alone gives; an app not registered is
+    /// left out.
+    @Test(arguments: StoreKind.allCases)
+    func appsReadTogetherAreTheAppsReadOneByOne(_ kind: StoreKind) async throws {
+        let store = try kind.make()
+        try await store.insert(try app("com.example.a", wakeUpIn: 60))
+        try await store.insert(try app("com.example.b", location: true))
+        try await store.insert(try app("com.example.c", shown: true))
+        let together = try await store.apps(["com.example.c", "com.example.missing", "com.example.a", "com.example.b"])
+        #expect(Set(together.keys) == ["com.example.a", "com.example.b", "com.example.c"])
+        for name in ["com.example.a", "com.example.b", "com.example.c"] {
+            let alone = try #require(try await store.app(name))
+            let read = try #require(together[name])
+            #expect(read.keyHash == alone.keyHash && read.launchCommand == alone.launchCommand && read.bootID == alone.bootID, "\(name)")
+            #expect(read.machine.pendingRequests.map(\.request) == alone.machine.pendingRequests.map(\.request), "\(name)")
+            #expect(read.machine.deliveredNotifications == alone.machine.deliveredNotifications, "\(name)")
+        }
+        #expect(try await store.apps([]).isEmpty)
+    }
+
     @Test(arguments: StoreKind.allCases)
     func theLinksSequenceIsSavedWithThePushesStepAndNeverGoesBack(_ kind: StoreKind) async throws {
         let store = try kind.make()

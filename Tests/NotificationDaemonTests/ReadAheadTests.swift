@@ -15,6 +15,9 @@ final class InstrumentedStore: DaemonStore {
         var holding = false
         var held: [CheckedContinuation<Void, Never>] = []
         var wakeUpReads = 0
+        var batchedReads: [[String]] = []
+        var holdingReads = false
+        var heldReads: [CheckedContinuation<Void, Never>] = []
     }
     private let state = Mutex(State())
 
@@ -29,6 +32,23 @@ final class InstrumentedStore: DaemonStore {
     var wakeUpReads: Int { state.withLock { $0.wakeUpReads } }
     /// How many saves wait to be let through.
     var heldSaves: Int { state.withLock { $0.held.count } }
+
+    /// The apps of each read of several apps at once, in order.
+    var batchedReads: [[String]] { state.withLock { $0.batchedReads } }
+    /// How many reads of several apps wait to be let through.
+    var heldReads: Int { state.withLock { $0.heldReads.count } }
+
+    /// Makes the following reads of several apps, once read, wait until ``releaseReads()``.
+    func holdReads() { state.withLock { $0.holdingReads = true } }
+
+    func releaseReads() {
+        let held = state.withLock { state in
+            state.holdingReads = false
+            defer { state.heldReads.removeAll() }
+            return state.heldReads
+        }
+        held.forEach { $0.resume() }
+    }
 
     /// Makes the following saves wait until ``release()``.
     func hold() { state.withLock { $0.holding = true } }
@@ -45,6 +65,20 @@ final class InstrumentedStore: DaemonStore {
     func app(_ bundleIdentifier: String) async throws(DaemonError) -> StoredApp? {
         state.withLock { $0.reads[bundleIdentifier, default: 0] += 1 }
         return try await base.app(bundleIdentifier)
+    }
+
+    func apps(_ bundleIdentifiers: [String]) async throws(DaemonError) -> [String: StoredApp] {
+        state.withLock { $0.batchedReads.append(bundleIdentifiers) }
+        // Read, then held: what was read may have changed by the time the reader hears of it.
+        let apps = try await base.apps(bundleIdentifiers)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let wait = state.withLock { state in
+                if state.holdingReads { state.heldReads.append(continuation) }
+                return state.holdingReads
+            }
+            if !wait { continuation.resume() }
+        }
+        return apps
     }
 
     func save(_ saves: [AppSave], bootID: String) async throws(DaemonError) {

@@ -15,6 +15,9 @@ package struct DaemonConfiguration: Sendable {
     package var tcpHost: String = "127.0.0.1"
     /// The engine's rules and limits.
     package var engine = DaemonEngine.Configuration()
+    /// Whether the stored apps are read into memory after a start, while the cache has room
+    /// (``DaemonEngine/warmCache()``); otherwise each is read when first used.
+    package var warmsCache = true
     /// The push gateway to link to (`Docs/device-link.md`); nil: none, and apps cannot register for
     /// remote notifications.
     package var gateway: DeviceLinkClient.Configuration?

@@ -54,6 +54,7 @@ package struct NotificationDaemonServices: Sendable {
         let socketPath = configuration.socketPath
         try? fileManager.removeItem(atPath: socketPath)
         var services: [any Service] = [SchedulerService(engine: engine), IntegrityCheckService(store: store, logger: logger)]
+        if configuration.warmsCache { services.append(CacheWarmUpService(engine: engine)) }
         if let link { services.append(link) }
         services.append(Application(
             router: router,
@@ -150,6 +151,21 @@ struct SchedulerService: Service {
         await engine.carryOutEverythingHeld()
         // Extensions still running are stopped with the daemon; each runs again when it next starts.
         engine.stopServiceExtensions()
+    }
+}
+
+/// Reads the stored apps into the engine's cache once the daemon has started, behind every call.
+struct CacheWarmUpService: Service {
+    let engine: DaemonEngine
+
+    func run() async {
+        await cancelWhenGracefulShutdown {
+            await withDiscardingTaskGroup { group in
+                group.addTask(priority: .low) { await engine.warmCache() }
+            }
+        }
+        // Nothing more to do: stays until the daemon stops, as a service must.
+        try? await gracefulShutdown()
     }
 }
 

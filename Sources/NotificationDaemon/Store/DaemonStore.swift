@@ -107,6 +107,9 @@ package protocol DaemonStore: Sendable {
     func insert(_ app: StoredApp) async throws(DaemonError)
     /// The app with this bundle identifier, if registered.
     func app(_ bundleIdentifier: String) async throws(DaemonError) -> StoredApp?
+    /// The apps with these bundle identifiers that are registered, read together (in one transaction
+    /// where the store has them).
+    func apps(_ bundleIdentifiers: [String]) async throws(DaemonError) -> [String: StoredApp]
     /// The bundle identifier of the app whose key hashes to `keyHash`.
     func bundleIdentifier(forKeyHash keyHash: String) async throws(DaemonError) -> String?
     /// Saves what several steps changed, in one transaction and in order (each step's changes apply
@@ -160,3 +163,14 @@ package protocol DaemonStore: Sendable {
 
 /// The most delivery-log reports a daemon keeps while its gateway is out of reach.
 package let deliveryReportLimit: Int64 = 100_000
+
+extension DaemonStore {
+    /// One read per app, for a store with nothing better.
+    package func apps(_ bundleIdentifiers: [String]) async throws(DaemonError) -> [String: StoredApp] {
+        var apps: [String: StoredApp] = [:]
+        for bundleIdentifier in bundleIdentifiers {
+            if let app = try await app(bundleIdentifier) { apps[bundleIdentifier] = app }
+        }
+        return apps
+    }
+}

@@ -346,62 +346,88 @@ package final class SQLiteDaemonStore: DaemonStore {
 
     package func app(_ bundleIdentifier: String) async throws(DaemonError) -> StoredApp? {
         do {
-            return try await database.read { db -> StoredApp? in
-                // Every row read straight from SQLite's columns: GRDB's generic rows copy each one
-                // with a dictionary of its column names, and its generic decoding looks up type
-                // metadata for every column; together they were a quarter of the cost of loading an app.
-                let apps = try ColumnReader.rows(db, """
-                    SELECT now, nextSequence, core, categories, keyHash, launchCommand, bootID FROM app WHERE bundleIdentifier = ?
-                    """, [bundleIdentifier]) { app in
-                    (now: Date(timeIntervalSinceReferenceDate: app.double(0) ?? 0), nextSequence: UInt64(bitPattern: app.integer(1) ?? 0),
-                     core: app.blob(2) ?? Data(), categories: app.blob(3) ?? Data(), keyHash: app.text(4) ?? "", launchCommand: app.text(5),
-                     bootID: app.text(6) ?? "")
-                }
-                guard let app = apps.first else { return nil }
-
-                let decoder = Self.decoder
-                // Up to 64 rows per app.
-                let pending = try ColumnReader.rows(db, """
-                    SELECT identifier, sequence, nextFireDate, insideRegion, triggerKind, triggerRepeats, triggerInterval, triggerDetail, content
-                    FROM pending WHERE app = ?
-                    """, [bundleIdentifier]) { columns in
-                    let trigger = StoredTrigger(kind: columns.text(4), repeats: columns.integer(5) != 0, interval: columns.double(6), detail: columns.blob(7))
-                    return NotificationCenterMachine.PendingRequest(
-                        // The content is decoded when first read: most steps never read it.
-                        request: NotificationRequest(identifier: columns.text(0) ?? "", encodedContent: columns.bytes(8), trigger: try trigger.decoded()),
-                        nextFireDate: columns.double(2).map(Date.init(timeIntervalSince1970:)),
-                        insideRegion: columns.integer(3).map { $0 != 0 },
-                        sequence: UInt64(bitPattern: columns.integer(1) ?? 0)
-                    )
-                }
-                let visible = try ColumnReader.rows(db, "SELECT position, notification FROM delivered WHERE app = ?", [bundleIdentifier]) { columns in
-                    NotificationCenterMachine.VisibleRow(
-                        shown: try decoder.decode(NotificationCenterMachine.VisibleNotification.self, from: columns.blob(1) ?? Data()),
-                        position: UInt64(bitPattern: columns.integer(0) ?? 0)
-                    )
-                }
-                let queued = try ColumnReader.rows(db, "SELECT position, item FROM queued WHERE app = ?", [bundleIdentifier]) { columns in
-                    NotificationCenterMachine.QueuedRow(
-                        position: columns.integer(0) ?? 0,
-                        item: try decoder.decode(NotificationCenterMachine.QueuedForApp.self, from: columns.blob(1) ?? Data())
-                    )
-                }
-                let machine = NotificationCenterMachine(
-                    now: app.now,
-                    nextSequence: app.nextSequence,
-                    core: try Self.cores.decode(app.core, with: decoder),
-                    categories: try Self.categoryLists.decode(app.categories, with: decoder),
-                    pending: pending,
-                    visible: visible,
-                    queued: queued
-                )
-                return StoredApp(bundleIdentifier: bundleIdentifier, keyHash: app.keyHash, launchCommand: app.launchCommand, machine: machine, bootID: app.bootID)
-            }
+            return try await database.read { db in try Self.readApp(bundleIdentifier, in: db) }
         } catch let error as DecodingError {
             throw DaemonError(.databaseUnreadable, "The stored state of \(bundleIdentifier) in \(path) cannot be read: \(error).")
         } catch {
             throw DaemonError(.databaseUnreadable, "Reading \(path) failed: \(Self.describe(error)).")
         }
+    }
+
+    /// Many apps in one read: one hand-off to a reader and one transaction for all, where a read of
+    /// each would wait for a reader's thread of its own (what warming the cache after a start costs).
+    package func apps(_ bundleIdentifiers: [String]) async throws(DaemonError) -> [String: StoredApp] {
+        do {
+            return try await database.read { db in
+                var apps: [String: StoredApp] = [:]
+                apps.reserveCapacity(bundleIdentifiers.count)
+                for bundleIdentifier in bundleIdentifiers {
+                    do {
+                        if let app = try Self.readApp(bundleIdentifier, in: db) { apps[bundleIdentifier] = app }
+                    } catch let error as DecodingError {
+                        throw DaemonError(.databaseUnreadable, "The stored state of \(bundleIdentifier) in \(path) cannot be read: \(error).")
+                    }
+                }
+                return apps
+            }
+        } catch let error as DaemonError {
+            throw error
+        } catch {
+            throw DaemonError(.databaseUnreadable, "Reading \(path) failed: \(Self.describe(error)).")
+        }
+    }
+
+    /// One app, read within a transaction under way.
+    private static func readApp(_ bundleIdentifier: String, in db: Database) throws -> StoredApp? {
+        // Every row read straight from SQLite's columns: GRDB's generic rows copy each one
+        // with a dictionary of its column names, and its generic decoding looks up type
+        // metadata for every column; together they were a quarter of the cost of loading an app.
+        let apps = try ColumnReader.rows(db, """
+            SELECT now, nextSequence, core, categories, keyHash, launchCommand, bootID FROM app WHERE bundleIdentifier = ?
+            """, [bundleIdentifier]) { app in
+            (now: Date(timeIntervalSinceReferenceDate: app.double(0) ?? 0), nextSequence: UInt64(bitPattern: app.integer(1) ?? 0),
+             core: app.blob(2) ?? Data(), categories: app.blob(3) ?? Data(), keyHash: app.text(4) ?? "", launchCommand: app.text(5),
+             bootID: app.text(6) ?? "")
+        }
+        guard let app = apps.first else { return nil }
+
+        let decoder = Self.decoder
+        // Up to 64 rows per app.
+        let pending = try ColumnReader.rows(db, """
+            SELECT identifier, sequence, nextFireDate, insideRegion, triggerKind, triggerRepeats, triggerInterval, triggerDetail, content
+            FROM pending WHERE app = ?
+            """, [bundleIdentifier]) { columns in
+            let trigger = StoredTrigger(kind: columns.text(4), repeats: columns.integer(5) != 0, interval: columns.double(6), detail: columns.blob(7))
+            return NotificationCenterMachine.PendingRequest(
+                // The content is decoded when first read: most steps never read it.
+                request: NotificationRequest(identifier: columns.text(0) ?? "", encodedContent: columns.bytes(8), trigger: try trigger.decoded()),
+                nextFireDate: columns.double(2).map(Date.init(timeIntervalSince1970:)),
+                insideRegion: columns.integer(3).map { $0 != 0 },
+                sequence: UInt64(bitPattern: columns.integer(1) ?? 0)
+            )
+        }
+        let visible = try ColumnReader.rows(db, "SELECT position, notification FROM delivered WHERE app = ?", [bundleIdentifier]) { columns in
+            NotificationCenterMachine.VisibleRow(
+                shown: try decoder.decode(NotificationCenterMachine.VisibleNotification.self, from: columns.blob(1) ?? Data()),
+                position: UInt64(bitPattern: columns.integer(0) ?? 0)
+            )
+        }
+        let queued = try ColumnReader.rows(db, "SELECT position, item FROM queued WHERE app = ?", [bundleIdentifier]) { columns in
+            NotificationCenterMachine.QueuedRow(
+                position: columns.integer(0) ?? 0,
+                item: try decoder.decode(NotificationCenterMachine.QueuedForApp.self, from: columns.blob(1) ?? Data())
+            )
+        }
+        let machine = NotificationCenterMachine(
+            now: app.now,
+            nextSequence: app.nextSequence,
+            core: try Self.cores.decode(app.core, with: decoder),
+            categories: try Self.categoryLists.decode(app.categories, with: decoder),
+            pending: pending,
+            visible: visible,
+            queued: queued
+        )
+        return StoredApp(bundleIdentifier: bundleIdentifier, keyHash: app.keyHash, launchCommand: app.launchCommand, machine: machine, bootID: app.bootID)
     }
 
     package func bundleIdentifier(forKeyHash keyHash: String) async throws(DaemonError) -> String? {
