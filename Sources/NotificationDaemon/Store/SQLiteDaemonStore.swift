@@ -440,7 +440,9 @@ package final class SQLiteDaemonStore: DaemonStore {
         guard !saves.isEmpty else { return }
         do {
             // Encoded and written on GRDB's writer, off the caller's thread: one transaction, one sync.
-            try await database.write { db in
+            // The batch holds other callers' steps: the caller that writes it being cancelled (a
+            // service stopping) must not fail them all.
+            try await database.writeUninterrupted { db in
                 let app = try db.cachedStatement(sql: """
                     UPDATE app SET now = ?, nextSequence = ?, nextWakeUp = ?, bootID = ?, watchesLocation = ?, showsNotifications = ?,
                         preparesContent = ?
