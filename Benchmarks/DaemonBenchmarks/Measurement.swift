@@ -74,6 +74,9 @@ struct DaemonMeasurement {
         let adminKey = try String(contentsOfFile: directory.appendingPathComponent("admin.key").path, encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let received = Mutex<[Double]>([])
+        // This run's own: requests of an earlier run that stopped before they fired (the data
+        // directories are kept between runs) fire late in this one, and are not counted.
+        let duePrefix = "due-\(UInt32.random(in: 0 ... .max))-"
         let allFired = AsyncStream<Void>.makeStream()
         let watcher = Task {
             try await LocalAPIWebSocket.withConnection(socketPath: socketPath, path: "/v1/admin/events", key: adminKey) { connection in
@@ -83,7 +86,7 @@ struct DaemonMeasurement {
                     guard let event = try? JSONDecoder().decode(LocalAPI.WatchEvent.self, from: Data(text.utf8)) else { continue }
                     if event.type == "subscribed" { allFired.continuation.yield() }
                     guard event.type == "presented", let shown = event.notification,
-                          shown.notification.request.identifier.hasPrefix("due-") else { continue }
+                          shown.notification.request.identifier.hasPrefix(duePrefix) else { continue }
                     let count = received.withLock { lateness in
                         lateness.append(arrived.timeIntervalSince(shown.notification.date))
                         return lateness.count
@@ -105,7 +108,7 @@ struct DaemonMeasurement {
             let client = LocalAPIClient(socketPath: socketPath, key: BenchmarkApps.key(app))
             let interval = 5 + 10 * Double(index) / Double(fires)
             try await client.call(.POST, "/v1/requests", body: NotificationRequest(
-                identifier: "due-\(index)", content: BenchmarkApps.content("due-\(index)"), trigger: .timeInterval(interval, repeats: false)))
+                identifier: "\(duePrefix)\(index)", content: BenchmarkApps.content("due-\(index)"), trigger: .timeInterval(interval, repeats: false)))
         }
 
         // The load: `concurrency` clients replacing random apps' requests for `loadSeconds`.
