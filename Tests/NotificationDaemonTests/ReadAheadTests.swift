@@ -8,16 +8,19 @@ import Testing
 /// it saves, and can hold saves back.
 final class InstrumentedStore: DaemonStore {
     let base: SQLiteDaemonStore
+    /// Calls held back while it is closed, let through together when it opens.
+    private struct Gate {
+        var isClosed = false
+        var waiting: [CheckedContinuation<Void, Never>] = []
+    }
     private struct State {
         var reads: [String: Int] = [:]
         var batches: [[String]] = []
         var recordWrites: [Bool] = []
-        var holding = false
-        var held: [CheckedContinuation<Void, Never>] = []
+        var saveGate = Gate()
         var wakeUpReads = 0
         var batchedReads: [[String]] = []
-        var holdingReads = false
-        var heldReads: [CheckedContinuation<Void, Never>] = []
+        var readGate = Gate()
     }
     private let state = Mutex(State())
 
@@ -31,35 +34,36 @@ final class InstrumentedStore: DaemonStore {
     /// How often the apps' wake-ups were read (what is due, and when the next is).
     var wakeUpReads: Int { state.withLock { $0.wakeUpReads } }
     /// How many saves wait to be let through.
-    var heldSaves: Int { state.withLock { $0.held.count } }
-
+    var heldSaves: Int { state.withLock { $0.saveGate.waiting.count } }
     /// The apps of each read of several apps at once, in order.
     var batchedReads: [[String]] { state.withLock { $0.batchedReads } }
     /// How many reads of several apps wait to be let through.
-    var heldReads: Int { state.withLock { $0.heldReads.count } }
-
-    /// Makes the following reads of several apps, once read, wait until ``releaseReads()``.
-    func holdReads() { state.withLock { $0.holdingReads = true } }
-
-    func releaseReads() {
-        let held = state.withLock { state in
-            state.holdingReads = false
-            defer { state.heldReads.removeAll() }
-            return state.heldReads
-        }
-        held.forEach { $0.resume() }
-    }
+    var heldReads: Int { state.withLock { $0.readGate.waiting.count } }
 
     /// Makes the following saves wait until ``release()``.
-    func hold() { state.withLock { $0.holding = true } }
+    func hold() { state.withLock { $0.saveGate.isClosed = true } }
+    func release() { open(\.saveGate) }
+    /// Makes the following reads of several apps, once read, wait until ``releaseReads()``.
+    func holdReads() { state.withLock { $0.readGate.isClosed = true } }
+    func releaseReads() { open(\.readGate) }
 
-    func release() {
-        let held = state.withLock { state in
-            state.holding = false
-            defer { state.held.removeAll() }
-            return state.held
+    private func open(_ gate: WritableKeyPath<State, Gate>) {
+        let waiting = state.withLock { state in
+            state[keyPath: gate].isClosed = false
+            defer { state[keyPath: gate].waiting.removeAll() }
+            return state[keyPath: gate].waiting
         }
-        held.forEach { $0.resume() }
+        waiting.forEach { $0.resume() }
+    }
+
+    private func pass(_ gate: WritableKeyPath<State, Gate>) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let wait = state.withLock { state in
+                if state[keyPath: gate].isClosed { state[keyPath: gate].waiting.append(continuation) }
+                return state[keyPath: gate].isClosed
+            }
+            if !wait { continuation.resume() }
+        }
     }
 
     func app(_ bundleIdentifier: String) async throws(DaemonError) -> StoredApp? {
@@ -71,24 +75,12 @@ final class InstrumentedStore: DaemonStore {
         state.withLock { $0.batchedReads.append(bundleIdentifiers) }
         // Read, then held: what was read may have changed by the time the reader hears of it.
         let apps = try await base.apps(bundleIdentifiers)
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let wait = state.withLock { state in
-                if state.holdingReads { state.heldReads.append(continuation) }
-                return state.holdingReads
-            }
-            if !wait { continuation.resume() }
-        }
+        await pass(\.readGate)
         return apps
     }
 
     func save(_ saves: [AppSave], bootID: String) async throws(DaemonError) {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let wait = state.withLock { state in
-                if state.holding { state.held.append(continuation) }
-                return state.holding
-            }
-            if !wait { continuation.resume() }
-        }
+        await pass(\.saveGate)
         state.withLock {
             $0.batches.append(saves.map(\.bundleIdentifier))
             $0.recordWrites += saves.map(\.writesAppRecord)
