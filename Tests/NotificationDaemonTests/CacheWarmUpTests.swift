@@ -102,4 +102,26 @@ import Testing
         await #expect(throws: DaemonError.self) { try await engine.pendingRequests("com.example.app5") }
         #expect(try await engine.apps().map(\.bundleIdentifier).contains("com.example.app5") == false)
     }
+
+    @Test func anAppRemovedAfterTheWarmUpListedItLeavesTheOthersOfItsReadWarmed() async throws {
+        let clock = ManualDaemonClock()
+        let path = try await storedApps(10, clock: clock)
+        let store = try InstrumentedStore(path: path)
+        let engine = await engine(store, clock: clock)
+        store.holdListing()
+        let warmUp = Task { await engine.warmCache() }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while store.heldListings == 0 {
+            try #require(ContinuousClock.now < deadline, "the warm-up never listed the apps")
+            await Task.yield()
+        }
+        try await engine.removeApp("com.example.app3")
+        store.releaseListing()
+        await warmUp.value
+        #expect(await engine.cachedAppCount == 9)
+        for index in 0..<10 where index != 3 {
+            #expect(try await engine.pendingRequests("com.example.app\(index)").map(\.request.identifier) == ["r\(index)"])
+            #expect(store.reads(of: "com.example.app\(index)") == 0, "app\(index) was read alone")
+        }
+    }
 }

@@ -21,6 +21,7 @@ final class InstrumentedStore: DaemonStore {
         var wakeUpReads = 0
         var batchedReads: [[String]] = []
         var readGate = Gate()
+        var listGate = Gate()
     }
     private let state = Mutex(State())
 
@@ -46,6 +47,11 @@ final class InstrumentedStore: DaemonStore {
     /// Makes the following reads of several apps, once read, wait until ``releaseReads()``.
     func holdReads() { state.withLock { $0.readGate.isClosed = true } }
     func releaseReads() { open(\.readGate) }
+    /// Makes the following lists of every app, once read, wait until ``releaseListing()``.
+    func holdListing() { state.withLock { $0.listGate.isClosed = true } }
+    func releaseListing() { open(\.listGate) }
+    /// How many lists of every app wait to be let through.
+    var heldListings: Int { state.withLock { $0.listGate.waiting.count } }
 
     private func open(_ gate: WritableKeyPath<State, Gate>) {
         let waiting = state.withLock { state in
@@ -92,7 +98,11 @@ final class InstrumentedStore: DaemonStore {
     func bundleIdentifier(forKeyHash keyHash: String) async throws(DaemonError) -> String? { try await base.bundleIdentifier(forKeyHash: keyHash) }
     func replaceKey(of bundleIdentifier: String, with keyHash: String) async throws(DaemonError) { try await base.replaceKey(of: bundleIdentifier, with: keyHash) }
     func delete(_ bundleIdentifier: String) async throws(DaemonError) { try await base.delete(bundleIdentifier) }
-    func apps() async throws(DaemonError) -> [(bundleIdentifier: String, launchCommand: String?)] { try await base.apps() }
+    func apps() async throws(DaemonError) -> [(bundleIdentifier: String, launchCommand: String?)] {
+        let apps = try await base.apps()
+        await pass(\.listGate)
+        return apps
+    }
     func appsDue(by date: Date, limit: Int) async throws(DaemonError) -> [String] {
         state.withLock { $0.wakeUpReads += 1 }
         return try await base.appsDue(by: date, limit: limit)

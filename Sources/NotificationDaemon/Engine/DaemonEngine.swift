@@ -901,6 +901,8 @@ package actor DaemonEngine {
             if cache[bundleIdentifier] != nil || loads[bundleIdentifier]?.id != load.id { continue }
             loads.removeValue(forKey: bundleIdentifier)
             guard let stored else {
+                // Removed since the warm-up listed it: nothing to warm, and the rest of its read goes on.
+                if warming { return false }
                 throw DaemonError(.appNotFound, "No app is registered as \(bundleIdentifier). Register it with `unotify apps add \(bundleIdentifier)`.")
             }
             if warming, !hasRoomToWarm(Self.estimatedMemory(of: stored.machine)) { return false }
