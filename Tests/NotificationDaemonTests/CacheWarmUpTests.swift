@@ -85,11 +85,7 @@ import Testing
         let engine = await engine(store, clock: clock)
         store.holdReads()
         let warmUp = Task { await engine.warmCache() }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while store.heldReads == 0 {
-            try #require(ContinuousClock.now < deadline, "the warm-up never read the store")
-            await Task.yield()
-        }
+        try await eventually("the warm-up's read of the store") { store.heldReads > 0 }
         // Asked for once the warm-up has read it, before it is in memory: answered from that read.
         let call = Task { try await engine.pendingRequests("com.example.app3").map(\.request.identifier) }
         // Removed once the warm-up has read it: not brought back from what was read.
@@ -110,11 +106,7 @@ import Testing
         let engine = await engine(store, clock: clock)
         store.holdListing()
         let warmUp = Task { await engine.warmCache() }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while store.heldListings == 0 {
-            try #require(ContinuousClock.now < deadline, "the warm-up never listed the apps")
-            await Task.yield()
-        }
+        try await eventually("the warm-up's list of the apps") { store.heldListings > 0 }
         try await engine.removeApp("com.example.app3")
         store.releaseListing()
         await warmUp.value

@@ -11,14 +11,6 @@ import Testing
         return NotificationRequest(identifier: identifier, content: content, trigger: .timeInterval(3600, repeats: false))
     }
 
-    func waitUntil(_ what: String, _ condition: () async -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while await !condition() {
-            try #require(ContinuousClock.now < deadline, "timed out waiting for \(what)")
-            await Task.yield()
-        }
-    }
-
     /// The caller that writes a batch being cancelled (a stopping service's task, a client gone) fails
     /// neither its own step nor the others' in the batch: each is saved and answered.
     @Test func aCancelledCallerThatWritesTheBatchFailsNobodysStep() async throws {
@@ -33,11 +25,11 @@ import Testing
         // A save under way, held: the next two steps queue theirs behind it, for one batch.
         store.hold()
         let first = Task { try await engine.add("com.example.first", request("first")) }
-        try await waitUntil("the first save") { store.heldSaves == 1 }
+        try await eventually("the first save") { store.heldSaves == 1 }
         let a = Task { try await engine.add("com.example.a", request("a")) }
-        try await waitUntil("a's step") { await engine.queuedSaveCount == 1 }
+        try await eventually("a's step") { await engine.queuedSaveCount == 1 }
         let b = Task { try await engine.add("com.example.b", request("b")) }
-        try await waitUntil("b's step") { await engine.queuedSaveCount == 2 }
+        try await eventually("b's step") { await engine.queuedSaveCount == 2 }
         // `a` waited first: it writes the batch of both once the first save is done.
         a.cancel()
         store.release()

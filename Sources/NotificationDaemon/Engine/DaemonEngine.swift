@@ -940,12 +940,11 @@ package actor DaemonEngine {
         var warmed = 0
         var next = 0
         warming: while next < apps.count, !Task.isCancelled, hasRoomToWarm(0) {
-            let chunk = apps[next..<min(next + Self.appsWarmedAtOnce, apps.count)].lazy
-                .map(\.bundleIdentifier).filter { self.cache[$0] == nil && self.loads[$0] == nil }
+            let identifiers = apps[next..<min(next + Self.appsWarmedAtOnce, apps.count)]
+                .map(\.bundleIdentifier).filter { cache[$0] == nil && loads[$0] == nil }
             next += Self.appsWarmedAtOnce
-            guard !chunk.isEmpty else { continue }
+            guard !identifiers.isEmpty else { continue }
             let store = self.store
-            let identifiers = Array(chunk)
             let read = Task { try await store.apps(identifiers) }
             let reads = identifiers.map { bundleIdentifier in
                 let load = Load(id: UUID(), task: read)
