@@ -41,6 +41,29 @@ func registerJSONBenchmarks() {
         ("JSON willPresent event: streaming", { try streamingWire.encode(event).count }),
         ("JSON willPresent event: decode", { try decoder.decode(LocalAPI.AppEvent.self, from: eventJSON) == event ? 1 : 0 }),
     ]
+    // What the person's list of shown notifications is answered with (`GET /v1/admin/notifications`):
+    // 1,000 of them, each with its keys out of order in Swift's declaration and sorted as written.
+    let shown = (0..<1_000).map { index in
+        var notification = delivered
+        notification.request.identifier = "shown-\(index)"
+        let visible = NotificationCenterMachine.VisibleNotification(
+            notification: notification, presentation: Presentation(banner: true, list: true, lockScreen: true, sound: true, badge: 3),
+            actions: [], categoryOptions: []
+        )
+        return LocalAPI.VisibleNotification(bundleIdentifier: "com.example.app\(index % 50)", visible)
+    }
+    let sortedWire = StreamingJSONEncoder(sortsKeys: true)
+    let lists: [(name: String, encode: @Sendable () throws -> Int)] = [
+        ("JSON list of 1,000 shown notifications: JSONEncoder", { try foundationStored.encode(shown).count }),
+        ("JSON list of 1,000 shown notifications: streaming", { try sortedWire.encode(shown).count }),
+    ]
+    for entry in lists {
+        Benchmark(entry.name, configuration: .init(metrics: [.wallClock, .cpuTotal, .mallocCountTotal, .throughput], maxDuration: .seconds(3))) { benchmark in
+            var bytes = 0
+            for _ in benchmark.scaledIterations { bytes += try entry.encode() }
+            blackHole(bytes)
+        }
+    }
     for entry in cases {
         Benchmark(
             entry.name,

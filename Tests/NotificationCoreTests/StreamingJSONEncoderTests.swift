@@ -97,6 +97,15 @@ import Testing
         foundation.userInfo[.omitsDefaultContent] = true
         #expect(try storedForm.encode(delivered) == foundation.encode(delivered))
         #expect(try storedForm.encode(NotificationContent()) == foundation.encode(NotificationContent()))
+
+        // A long list of them, each object's keys put in order where it ends, behind everything
+        // written before it: the person's list of what is shown.
+        let shown = (0..<300).map { index in
+            var notification = delivered
+            notification.request.identifier = "lunch-\(index)"
+            return ["notification": notification]
+        }
+        try Self.expectSameJSON(["shown": shown])
     }
 
     @Test func aNonFiniteNumberIsRefusedAsJSONEncoderRefusesIt() throws {
