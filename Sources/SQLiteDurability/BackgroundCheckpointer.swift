@@ -24,7 +24,6 @@ package final class BackgroundCheckpointer: Sendable {
     }
 
     private let path: String
-    private let pagesBeforeCheckpoint: Int32
     private let queue: DispatchQueue
     private let state: Mutex<State>
     /// Opened at the first checkpoint, used only on `queue`.
@@ -35,8 +34,7 @@ package final class BackgroundCheckpointer: Sendable {
     ///   - queue: the serial queue checkpoints run on (by default, one of the checkpointer's own).
     package init(path: String, pagesBeforeCheckpoint: Int32 = 1000, queue: DispatchQueue? = nil) {
         self.path = path
-        self.pagesBeforeCheckpoint = max(1, pagesBeforeCheckpoint)
-        state = Mutex(State(pacing: CheckpointPacing(threshold: self.pagesBeforeCheckpoint)))
+        state = Mutex(State(pacing: CheckpointPacing(threshold: pagesBeforeCheckpoint)))
         self.queue = queue ?? DispatchQueue(label: "checkpoints of \(path)")
     }
 
@@ -52,8 +50,7 @@ package final class BackgroundCheckpointer: Sendable {
     /// checkpointer gone, the writer checkpoints in its commit once the log holds four times
     /// `pagesBeforeCheckpoint`, as SQLite's own checkpoints do, so the log stays bounded.
     package func takeCheckpoints(of writer: Database) {
-        let hook = Unmanaged.passRetained(Hook(self, writerCheckpointsAt: pagesBeforeCheckpoint.multipliedReportingOverflow(by: 4).partialValue))
-            .toOpaque()
+        let hook = Unmanaged.passRetained(Hook(self, writerCheckpointsAt: state.withLock(\.pacing.writerCheckpointsAt))).toOpaque()
         // The hook's few bytes stay with the connection for good: SQLite has no destructor for them,
         // and a commit may come after the checkpointer is gone.
         sqlite3_wal_hook(writer.sqliteConnection, { context, connection, _, pages in
@@ -94,9 +91,8 @@ package final class BackgroundCheckpointer: Sendable {
     private func checkpoint() {
         // Passive: copies what it can without waiting for readers or writers, and never calls the
         // busy handler. A busy result (the writer's own checkpoint under way) is left to the pacing.
-        var logged: Int32 = 0
         var copied: Int32 = 0
-        let result = openedConnection().map { sqlite3_wal_checkpoint_v2($0, nil, SQLITE_CHECKPOINT_PASSIVE, &logged, &copied) }
+        let result = openedConnection().map { sqlite3_wal_checkpoint_v2($0, nil, SQLITE_CHECKPOINT_PASSIVE, nil, &copied) }
         state.withLock { state in
             state.pacing.finished(copied: result == SQLITE_OK ? copied : nil)
             if result == SQLITE_OK { state.completed += 1 }
@@ -132,7 +128,7 @@ package final class BackgroundCheckpointer: Sendable {
 ///   in its next commit, so the log is copied whole and starts again at the following write;
 /// - from four times the threshold, the writer copies whatever is left in its commit, so the log
 ///   stays bounded whatever happens beside it.
-package struct CheckpointPacing: Sendable, Equatable {
+package struct CheckpointPacing: Sendable {
     package enum Action: Sendable, Equatable {
         /// A passive checkpoint on the checkpointer's own connection, beside the writer.
         case beside
@@ -150,9 +146,12 @@ package struct CheckpointPacing: Sendable, Equatable {
         self.threshold = max(1, threshold)
     }
 
+    /// The pages from which the writer copies the log in its commit, whatever runs beside it.
+    package var writerCheckpointsAt: Int32 { threshold.multipliedReportingOverflow(by: 4).partialValue }
+
     /// What to do after a commit that left `pages` in the log.
     package mutating func committed(logHolding pages: Int32) -> Action? {
-        if pages >= threshold.multipliedReportingOverflow(by: 4).partialValue { return .inTheCommit }
+        if pages >= writerCheckpointsAt { return .inTheCommit }
         guard pages >= threshold else {
             // A log that started again: what was copied of the last one says nothing of this one.
             copied = nil

@@ -345,13 +345,7 @@ package final class SQLiteDaemonStore: DaemonStore {
     }
 
     package func app(_ bundleIdentifier: String) async throws(DaemonError) -> StoredApp? {
-        do {
-            return try await database.read { db in try Self.readApp(bundleIdentifier, in: db) }
-        } catch let error as DecodingError {
-            throw DaemonError(.databaseUnreadable, "The stored state of \(bundleIdentifier) in \(path) cannot be read: \(error).")
-        } catch {
-            throw DaemonError(.databaseUnreadable, "Reading \(path) failed: \(Self.describe(error)).")
-        }
+        try await apps([bundleIdentifier])[bundleIdentifier]
     }
 
     /// Many apps in one read: one hand-off to a reader and one transaction for all, where a read of
