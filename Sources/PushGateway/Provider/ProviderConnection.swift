@@ -11,8 +11,6 @@ final class ProviderConnection {
     /// closed with GOAWAY.
     private(set) var errorWeight = 0
     private(set) var isClosing = false
-    /// Streams open now.
-    var openStreams = 0
     /// Whether the server is stopping: the connection closes when its last stream ends.
     var isStopping = false
 

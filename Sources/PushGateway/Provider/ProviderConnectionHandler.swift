@@ -1,23 +1,23 @@
 import Foundation
 import NIOCore
 import NIOHPACK
-import NIOHTTP2
 import NotificationCore
 
 /// The requests of one HTTP/2 provider connection: each stream one `POST /3/device/<token>`,
 /// answered as APNs answers it.
 ///
-/// Works on the connection's frames directly, with no channel per stream: a stream's request is a
-/// value in a table keyed by its identifier, from its HEADERS to its answer. A `200` is a single
+/// Reads the connection's bytes (after TLS) through its own HTTP/2 layer (``HTTP2ServerConnection``),
+/// where each stream's request is a value from its HEADERS to its answer. A `200` is a single
 /// HEADERS frame with END_STREAM, an error is HEADERS then one DATA frame with Apple's JSON body, and
-/// every answer carries `apns-id`. Received DATA is acknowledged (WINDOW_UPDATE) here, as the stream
-/// multiplexer otherwise would.
-final class ProviderConnectionHandler: ChannelInboundHandler {
-    typealias InboundIn = HTTP2Frame
-    typealias OutboundOut = HTTP2Frame
+/// every answer carries `apns-id`. The answers of a turn of the event loop (a group commit accepts
+/// many pushes at once) go out in one write.
+final class ProviderConnectionHandler: ChannelDuplexHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
     /// One stream's request as received so far.
-    private struct Request {
+    struct Request: HTTP2StreamRequest {
         var headers: HPACKHeaders?
         var body: [UInt8] = []
         /// The body's size as sent; only the first bytes up to the largest allowed payload are kept.
@@ -34,121 +34,145 @@ final class ProviderConnectionHandler: ChannelInboundHandler {
         var lastFrameAt: NIODeadline?
     }
 
-    /// The flow-control window each stream and the connection are kept at (HTTP/2's initial size).
-    private static let targetWindow = 65535
+    /// Sent through the pipeline when the server stops: the connection is sent GOAWAY with
+    /// `{"reason":"Shutdown"}` and closes once its last stream ends.
+    struct Stopping {}
 
     private let connection: NIOLoopBound<ProviderConnection>
     private let server: ProviderServer.Shared
-    private var requests: [HTTP2StreamID: Request] = [:]
+    private var http2: HTTP2ServerConnection<Request>
     private var flushIsScheduled = false
+    /// Close once what is written now is sent: too many errors, a connection error, or a stop
+    /// (or the provider's GOAWAY) with no stream left.
+    private var isClosing = false
+    /// The provider has sent GOAWAY: the connection closes once its last stream ends.
+    private var providerIsGoingAway = false
+    /// Reading waits while the connection cannot take what is written: a provider that does not
+    /// read its answers (or its PING answers) does not get more of them queued here.
+    private var readIsWaiting = false
     /// The connection's one timer for requests that stopped sending, set while any is incomplete:
     /// a timer per request cost more than the rest of its bookkeeping.
     private var idleSweep: Scheduled<Void>?
 
-    init(connection: NIOLoopBound<ProviderConnection>, server: ProviderServer.Shared) {
+    init(connection: NIOLoopBound<ProviderConnection>, server: ProviderServer.Shared, allocator: ByteBufferAllocator) {
         self.connection = connection
         self.server = server
+        // APNs' figures; one stream until the connection's first valid token.
+        var settings = HTTP2ServerConnection<Request>.Settings()
+        settings.maxConcurrentStreams = 1
+        settings.maxHeaderListSize = 8_000
+        http2 = HTTP2ServerConnection(settings: settings, resetsPer30Seconds: server.configuration.cancelledRequestsPer30Seconds, allocator: allocator)
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        // The server speaks first (its SETTINGS); over TLS the channel is active by now.
+        if context.channel.isActive { writeOutput(context: context, flush: true) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        writeOutput(context: context, flush: true)
+        context.fireChannelActive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         idleSweep?.cancel()
         idleSweep = nil
-        requests.removeAll()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        switch event {
-        case let closed as StreamClosedEvent:
-            guard requests.removeValue(forKey: closed.streamID) != nil else { break }
-            let connection = self.connection.value
-            connection.openStreams = requests.count
-            // The server is stopping and this was the last stream: the connection's work is done. It
-            // is closed on the event loop's next turn: this event can come from within the HTTP/2
-            // handler's flush of the last answer, which a close now would cut short.
-            if connection.isStopping, requests.isEmpty {
-                let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
-                context.eventLoop.execute {
-                    loopBoundContext.value.flush()
-                    loopBoundContext.value.close(promise: nil)
-                }
-            }
-        case let window as NIOHTTP2WindowUpdatedEvent:
-            acknowledgeData(window, context: context)
-        default:
-            break
-        }
-        context.fireUserInboundEventTriggered(event)
+        guard event is Stopping else { return context.fireUserInboundEventTriggered(event) }
+        http2.goAway(code: .noError, debugData: APNs.Rejection(.shutdown).body)
+        connection.value.isStopping = true
+        writeOutput(context: context, flush: true)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
-        var request: Request
-        switch (frame.payload, requests[frame.streamID]) {
-        case (.headers, nil):
-            // A new stream (the handler passes a frame on before it reports its stream created, and
-            // passes none for a stream once closed).
-            request = Request()
-        case (.headers, let known?), (.data, let known?):
-            request = known
-        default:
+        http2.receive(unwrapInboundIn(data))
+        // A connection closing takes no more requests: those after the one that closed it go unanswered.
+        while !isClosing, let event = http2.nextEvent() {
+            switch event {
+            case .request(let stream, let headers, let endStream):
+                received(stream, headers: headers, isTrailers: false, endStream: endStream, context: context)
+            case .trailers(let stream, let headers):
+                received(stream, headers: headers, isTrailers: true, endStream: true, context: context)
+            case .data(let stream, let bytes, let endStream):
+                received(stream, body: bytes, endStream: endStream, context: context)
+            case .goingAway:
+                providerIsGoingAway = true
+            case .failed:
+                isClosing = true
+            }
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        writeOutput(context: context, flush: true)
+        context.fireChannelReadComplete()
+    }
+
+    func read(context: ChannelHandlerContext) {
+        guard context.channel.isWritable else {
+            readIsWaiting = true
             return
         }
-        guard !request.isAnswered else { return }
-        switch frame.payload {
-        case .headers(let headers):
-            guard RequestHeaderBlock.isWellFormed(headers.headers, isTrailers: request.headers != nil) else {
-                return reset(frame.streamID, request: request, context: context)
-            }
+        context.read()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable, readIsWaiting {
+            readIsWaiting = false
+            context.read()
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    /// A request's header block, or its trailers.
+    private func received(_ stream: UInt32, headers: HPACKHeaders, isTrailers: Bool, endStream: Bool, context: ChannelHandlerContext) {
+        guard RequestHeaderBlock.isWellFormed(headers, isTrailers: isTrailers) else {
+            // A malformed request: its stream is reset with `PROTOCOL_ERROR` (RFC 9113 §8.1.1).
+            http2.reset(stream, code: .protocolError)
+            return
+        }
+        var isComplete = false
+        http2.updateRequest(of: stream) { request in
+            guard !request.isAnswered else { return }
             // Trailers, if any, carry nothing APNs reads.
-            if request.headers == nil { request.headers = headers.headers }
-            request.isComplete = headers.endStream
-        case .data(let data):
-            if case .byteBuffer(var buffer) = data.data {
-                request.bodyBytes += buffer.readableBytes
-                let room = APNs.PushType.voip.maximumPayloadBytes + 1 - request.body.count
-                if room > 0, let bytes = buffer.readBytes(length: min(room, buffer.readableBytes)) { request.body += bytes }
+            if request.headers == nil { request.headers = headers }
+            isComplete = endStream
+            request.isComplete = endStream
+        }
+        progressed(stream, isComplete: isComplete, context: context)
+    }
+
+    /// Part of a request's body.
+    private func received(_ stream: UInt32, body: ByteBuffer, endStream: Bool, context: ChannelHandlerContext) {
+        var isComplete = false
+        http2.updateRequest(of: stream) { request in
+            guard !request.isAnswered else { return }
+            var body = body
+            request.bodyBytes += body.readableBytes
+            let room = APNs.PushType.voip.maximumPayloadBytes + 1 - request.body.count
+            if room > 0, let bytes = body.readBytes(length: min(room, body.readableBytes)) { request.body += bytes }
+            isComplete = endStream
+            request.isComplete = endStream
+        }
+        progressed(stream, isComplete: isComplete, context: context)
+    }
+
+    /// A request has received a frame: it is answered once complete, or watched for idleness.
+    private func progressed(_ stream: UInt32, isComplete: Bool, context: ChannelHandlerContext) {
+        guard let request = http2.streams[stream]?.request, !request.isAnswered else { return }
+        if isComplete {
+            http2.updateRequest(of: stream) {
+                $0.isAnswered = true
+                $0.lastFrameAt = nil
             }
-            request.isComplete = data.endStream
-        default:
-            return
-        }
-        if request.isComplete {
-            request.isAnswered = true
-            request.lastFrameAt = nil
+            process(stream, context: context, refreshed: false)
         } else {
-            request.lastFrameAt = .now()
+            let now = NIODeadline.now()
+            http2.updateRequest(of: stream) { $0.lastFrameAt = now }
+            if idleSweep == nil { scheduleIdleSweep(at: now + server.configuration.requestIdleTimeout, context: context) }
         }
-        requests[frame.streamID] = request
-        connection.value.openStreams = requests.count
-        if request.isComplete {
-            process(frame.streamID, context: context, refreshed: false)
-        } else if idleSweep == nil {
-            scheduleIdleSweep(at: request.lastFrameAt! + server.configuration.requestIdleTimeout, context: context)
-        }
-    }
-
-    /// Ends a malformed request: its stream is reset with `PROTOCOL_ERROR` (RFC 9113 §8.1.1), and
-    /// whatever else comes on it is ignored.
-    private func reset(_ stream: HTTP2StreamID, request: Request, context: ChannelHandlerContext) {
-        var request = request
-        request.isAnswered = true
-        request.lastFrameAt = nil
-        requests[stream] = request
-        connection.value.openStreams = requests.count
-        context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .rstStream(.protocolError))), promise: nil)
-        flushSoon(context: context)
-    }
-
-    /// Gives the provider back the window its DATA used, once less than half is left: for the
-    /// connection, and for a stream still sending its request.
-    private func acknowledgeData(_ event: NIOHTTP2WindowUpdatedEvent, context: ChannelHandlerContext) {
-        guard let size = event.inboundWindowSize, size < Self.targetWindow, Self.targetWindow - size >= size else { return }
-        if event.streamID != .rootStream {
-            guard let request = requests[event.streamID], !request.isComplete else { return }
-        }
-        let increment = Self.targetWindow - max(size, 0)
-        context.write(wrapOutboundOut(HTTP2Frame(streamID: event.streamID, payload: .windowUpdate(windowSizeIncrement: increment))), promise: nil)
-        flushSoon(context: context)
     }
 
     private func scheduleIdleSweep(at deadline: NIODeadline, context: ChannelHandlerContext) {
@@ -166,8 +190,8 @@ final class ProviderConnectionHandler: ChannelInboundHandler {
         let timeout = server.configuration.requestIdleTimeout
         let now = NIODeadline.now()
         var next: NIODeadline?
-        for (stream, request) in requests {
-            guard let lastFrameAt = request.lastFrameAt, !request.isAnswered else { continue }
+        for (stream, state) in http2.streams {
+            guard let lastFrameAt = state.request.lastFrameAt, !state.request.isAnswered else { continue }
             if lastFrameAt + timeout <= now {
                 idleTimedOut(stream, context: context)
             } else {
@@ -180,23 +204,18 @@ final class ProviderConnectionHandler: ChannelInboundHandler {
     /// The request stopped before its end: it is answered `400 IdleTimeout`, and the provider is
     /// asked to send no more of it (RST_STREAM with NO_ERROR, once the whole answer is written: a
     /// reset sent earlier would discard the part still waiting for the provider's window).
-    private func idleTimedOut(_ stream: HTTP2StreamID, context: ChannelHandlerContext) {
-        guard let request = requests[stream], !request.isAnswered else { return }
-        requests[stream]?.isAnswered = true
-        requests[stream]?.lastFrameAt = nil
-        let written = context.eventLoop.makePromise(of: Void.self)
-        refuse(APNs.Rejection(.idleTimeout), apnsID: request.headers?.first(name: "apns-id"), stream: stream, context: context, written: written)
-        let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
-        let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
-        written.futureResult.whenSuccess {
-            let reset = HTTP2Frame(streamID: stream, payload: .rstStream(.noError))
-            loopBoundContext.value.writeAndFlush(loopBoundSelf.value.wrapOutboundOut(reset), promise: nil)
+    private func idleTimedOut(_ stream: UInt32, context: ChannelHandlerContext) {
+        guard let request = http2.streams[stream]?.request, !request.isAnswered else { return }
+        http2.updateRequest(of: stream) {
+            $0.isAnswered = true
+            $0.lastFrameAt = nil
         }
+        refuse(APNs.Rejection(.idleTimeout), apnsID: request.headers?.first(name: "apns-id"), stream: stream, context: context, thenReset: true)
     }
 
     /// Answers the request; `refreshed` is true once the providers' keys were read again for it.
-    private func process(_ stream: HTTP2StreamID, context: ChannelHandlerContext, refreshed: Bool) {
-        guard let request = requests[stream], let headers = request.headers else { return }
+    private func process(_ stream: UInt32, context: ChannelHandlerContext, refreshed: Bool) {
+        guard let request = http2.streams[stream]?.request, let headers = request.headers else { return }
         // Names as HTTP/2 has them, lower-case (the HTTP/2 handler refuses others).
         let fields = headers.map { (name: $0.name, value: $0.value) }
         func field(_ name: String) -> String? { fields.first { $0.name == name }?.value }
@@ -208,12 +227,12 @@ final class ProviderConnectionHandler: ChannelInboundHandler {
 
         let method = field(":method") ?? "", path = field(":path") ?? ""
         if method == "GET", path.hasPrefix(DeliveryLogResponse.pathPrefix) {
-            requests[stream]?.readsDeliveryLog = true
+            http2.updateRequest(of: stream) { $0.readsDeliveryLog = true }
             return readDeliveryLog(String(path.dropFirst(DeliveryLogResponse.pathPrefix.count)), stream: stream, refreshed: refreshed, context: context)
         }
 
         if APNs.isChannelPath(path) {
-            requests[stream]?.isChannelRequest = true
+            http2.updateRequest(of: stream) { $0.isChannelRequest = true }
             return processChannelRequest(stream, method: method, path: path, fields: fields, refreshed: refreshed, context: context)
         }
 
@@ -266,9 +285,9 @@ final class ProviderConnectionHandler: ChannelInboundHandler {
     /// Checks the request's provider token (or the connection's certificate) and returns whether it
     /// may go on. Otherwise the request is refused, or, for a token of a key not read yet, processed
     /// again once the keys are read again (a key created a moment ago).
-    private func authenticate(_ stream: HTTP2StreamID, now: Date, apnsID: String?, refreshed: Bool, context: ChannelHandlerContext) -> Bool {
+    private func authenticate(_ stream: UInt32, now: Date, apnsID: String?, refreshed: Bool, context: ChannelHandlerContext) -> Bool {
         let connection = self.connection.value
-        let authorization = requests[stream]?.headers?.first(name: "authorization")
+        let authorization = http2.streams[stream]?.request.headers?.first(name: "authorization")
         switch connection.authorization.authenticate(authorization: authorization, now: now, credentials: server.credentials()) {
         case .failure(let rejection) where rejection.reason == .invalidProviderToken && !refreshed:
             let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
@@ -292,29 +311,25 @@ final class ProviderConnectionHandler: ChannelInboundHandler {
         let connection = self.connection.value
         guard !connection.isAuthenticated else { return }
         connection.isAuthenticated = true
-        let settings: HTTP2Settings = [HTTP2Setting(parameter: .maxConcurrentStreams, value: server.configuration.maximumConcurrentStreams)]
-        context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings(settings)))), promise: nil)
+        var settings = http2.announcedSettings
+        settings.maxConcurrentStreams = server.configuration.maximumConcurrentStreams
+        http2.announce(settings)
+        flushSoon(context: context)
     }
 
-    /// Answers the request with Apple's status and reason; `written` completes once the answer is.
-    private func refuse(_ rejection: APNs.Rejection, apnsID: String?, stream: HTTP2StreamID, context: ChannelHandlerContext,
-                        written: EventLoopPromise<Void>? = nil) {
-        guard let request = requests[stream] else {
-            written?.fail(ChannelError.ioOnClosedChannel)
-            return
-        }
+    /// Answers the request with Apple's status and reason; `thenReset` resets its stream once the
+    /// answer is sent (see ``HTTP2ServerConnection/answer(_:status:fields:body:thenReset:)``).
+    private func refuse(_ rejection: APNs.Rejection, apnsID: String?, stream: UInt32, context: ChannelHandlerContext, thenReset: Bool = false) {
+        guard let request = http2.streams[stream]?.request else { return }
         if !request.readsDeliveryLog { server.metrics.rejected(server.configuration.environment, rejection.reason) }
         var body = context.channel.allocator.buffer(capacity: 64)
         body.writeString(rejection.body)
         answer(status: rejection.reason.status, apnsID: apnsID ?? UUID().uuidString.lowercased(), body: body, stream: stream, context: context,
-               written: written)
+               thenReset: thenReset)
         guard connection.value.noteRefusal(rejection.reason, limit: server.configuration.errorLimit) else { return }
         // Too many errors: the connection is told why and closed, as APNs does.
-        var reason = context.channel.allocator.buffer(capacity: 32)
-        reason.writeString(rejection.body)
-        let goAway = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: .maxID, errorCode: .noError, opaqueData: reason))
-        let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(goAway)).whenComplete { _ in channel.close(promise: nil) }
+        http2.goAway(code: .noError, debugData: rejection.body)
+        isClosing = true
     }
 
     /// What a request of the broadcast API is answered: a status, a channel identifier for a channel
@@ -327,9 +342,9 @@ final class ProviderConnectionHandler: ChannelInboundHandler {
     /// A request of APNs' broadcast API: channels created, read, deleted and listed
     /// (`/1/apps/<bundle>/channels`, `/1/apps/<bundle>/all-channels`), and messages sent to one
     /// (`POST /4/broadcasts/apps/<bundle>`), for the provider's own apps in its connection's environment.
-    private func processChannelRequest(_ stream: HTTP2StreamID, method: String, path: String, fields: [(name: String, value: String)],
+    private func processChannelRequest(_ stream: UInt32, method: String, path: String, fields: [(name: String, value: String)],
                                        refreshed: Bool, context: ChannelHandlerContext) {
-        guard let request = requests[stream] else { return }
+        guard let request = http2.streams[stream]?.request else { return }
         let requestID = request.headers?.first(name: "apns-request-id").flatMap { APNs.isCanonicalUUID($0) ? $0 : nil } ?? TimeOrderedUUIDs.shared.make()
         let channelRequest: APNs.ChannelRequest
         switch APNs.checkChannelTarget(method: method, path: path, headers: fields) {
@@ -349,7 +364,7 @@ final class ProviderConnectionHandler: ChannelInboundHandler {
     }
 
     /// Does the broadcast API request's work away from the event loop, then answers on it.
-    private func start(_ channelRequest: APNs.ChannelRequest, of request: Request, stream: HTTP2StreamID, channels: any BroadcastChannels,
+    private func start(_ channelRequest: APNs.ChannelRequest, of request: Request, stream: UInt32, channels: any BroadcastChannels,
                        environment: APNs.Environment, requestID: String, now: Date, context: ChannelHandlerContext) {
         let body = request.body
         let bodyBytes = request.bodyBytes
@@ -365,7 +380,7 @@ final class ProviderConnectionHandler: ChannelInboundHandler {
         }
     }
 
-    private func finish(_ outcome: ChannelAnswer, requestID: String, stream: HTTP2StreamID, context: ChannelHandlerContext) {
+    private func finish(_ outcome: ChannelAnswer, requestID: String, stream: UInt32, context: ChannelHandlerContext) {
         switch outcome {
         case .refusal(let rejection):
             refuse(rejection, apnsID: requestID, stream: stream, context: context)
@@ -435,7 +450,7 @@ final class ProviderConnectionHandler: ChannelInboundHandler {
 
     /// `GET /1/delivery-log/<id>`: the delivery log of the pushes whose `apns-id` or `apns-unique-id`
     /// is `id`, those the connection's credentials could have sent (`Docs/delivery-log.md`).
-    private func readDeliveryLog(_ id: String, stream: HTTP2StreamID, refreshed: Bool, context: ChannelHandlerContext) {
+    private func readDeliveryLog(_ id: String, stream: UInt32, refreshed: Bool, context: ChannelHandlerContext) {
         let connection = self.connection.value
         let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
         let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
@@ -465,30 +480,18 @@ final class ProviderConnectionHandler: ChannelInboundHandler {
 
     /// Writes the answer on its stream, unless the provider has reset the stream meanwhile.
     private func answer(status: Int, apnsID: String, uniqueID: String? = nil, channelID: String? = nil, body: ByteBuffer?,
-                        stream: HTTP2StreamID, context: ChannelHandlerContext, written: EventLoopPromise<Void>? = nil) {
-        guard let request = requests[stream] else {
-            written?.fail(ChannelError.ioOnClosedChannel)
-            return
-        }
-        var headers = HPACKHeaders()
-        headers.add(name: ":status", value: String(status))
-        // Identifiers differ in every answer: kept out of HPACK's table, where each would push out an
-        // entry worth keeping and lengthen the encoder's search through the table for every header.
-        headers.add(name: request.isChannelRequest ? "apns-request-id" : "apns-id", value: apnsID, indexing: .nonIndexable)
-        if let uniqueID { headers.add(name: "apns-unique-id", value: uniqueID, indexing: .nonIndexable) }
-        if let channelID { headers.add(name: "apns-channel-id", value: channelID, indexing: .nonIndexable) }
-        if let body {
-            headers.add(name: "content-type", value: "application/json")
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: headers)))), promise: nil)
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .data(.init(data: .byteBuffer(body), endStream: true)))), promise: written)
-        } else {
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: headers, endStream: true)))), promise: written)
-        }
+                        stream: UInt32, context: ChannelHandlerContext, thenReset: Bool = false) {
+        guard let request = http2.streams[stream]?.request else { return }
+        var fields = [(name: request.isChannelRequest ? "apns-request-id" : "apns-id", value: apnsID)]
+        if let uniqueID { fields.append((name: "apns-unique-id", value: uniqueID)) }
+        if let channelID { fields.append((name: "apns-channel-id", value: channelID)) }
+        if body != nil { fields.append((name: "content-type", value: "application/json")) }
+        http2.answer(stream, status: status, fields: fields, body: body, thenReset: thenReset)
         flushSoon(context: context)
     }
 
-    /// Flushes once the event loop has run what is queued now: answers that come together (a group
-    /// commit accepts many pushes at once) go out in one write.
+    /// Writes and flushes once the event loop has run what is queued now: answers that come
+    /// together (a group commit accepts many pushes at once) go out in one write.
     private func flushSoon(context: ChannelHandlerContext) {
         guard !flushIsScheduled else { return }
         flushIsScheduled = true
@@ -496,7 +499,25 @@ final class ProviderConnectionHandler: ChannelInboundHandler {
         let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
         context.eventLoop.execute {
             loopBoundSelf.value.flushIsScheduled = false
-            loopBoundContext.value.flush()
+            loopBoundSelf.value.writeOutput(context: loopBoundContext.value, flush: true)
         }
+    }
+
+    /// Writes the frames the HTTP/2 layer has ready, and closes the connection once it is to close
+    /// and what it was sent last is written.
+    private func writeOutput(context: ChannelHandlerContext, flush: Bool) {
+        let stopping = connection.value.isStopping || providerIsGoingAway
+        let closes = isClosing || http2.isFailed || stopping && http2.openStreams == 0
+        guard let output = http2.takeOutput() else {
+            if closes, context.channel.isActive { context.close(promise: nil) }
+            return
+        }
+        guard closes else {
+            context.write(wrapOutboundOut(output), promise: nil)
+            if flush { context.flush() }
+            return
+        }
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(output)).whenComplete { _ in channel.close(promise: nil) }
     }
 }

@@ -1,7 +1,6 @@
 package import Foundation
 package import Logging
 package import NIOCore
-import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import NIOTLS
@@ -32,7 +31,7 @@ package final class ProviderServer: Listener {
         /// Requests a connection may cancel (`RST_STREAM`) in 30 seconds before it is closed as an
         /// attack (the HTTP/2 "rapid reset", CVE-2023-44487). Ten times the streams it may have open:
         /// a busy provider whose client cancels a few of its requests, or all those under way now and
-        /// then, keeps its connection. SwiftNIO's own default, 200, closed the connection of a
+        /// then, keeps its connection. A limit of 200 (SwiftNIO's HTTP/2 default) closed the connection of a
         /// provider sending a few thousand pushes a second every second or two, and with it the
         /// answers of the pushes under way, pushes that were accepted and delivered all the same.
         package var cancelledRequestsPer30Seconds = 10_000
@@ -108,18 +107,18 @@ package final class ProviderServer: Listener {
     /// The open provider connections, to tell each of a graceful stop.
     private var connections: OpenConnections { shared.connections }
 
-    /// Every open connection, with its state once it speaks HTTP/2.
+    /// Every open connection, and whether it speaks HTTP/2 yet.
     final class OpenConnections: Sendable {
-        private let channels = Mutex<[ObjectIdentifier: (channel: any Channel, state: NIOLoopBound<ProviderConnection>?)]>([:])
+        private let channels = Mutex<[ObjectIdentifier: (channel: any Channel, speaksHTTP2: Bool)]>([:])
         func add(_ channel: any Channel) {
             let id = ObjectIdentifier(channel)
-            channels.withLock { $0[id] = (channel, nil) }
+            channels.withLock { $0[id] = (channel, false) }
             channel.closeFuture.whenComplete { [self] _ in _ = channels.withLock { $0.removeValue(forKey: id) } }
         }
-        func attach(_ state: NIOLoopBound<ProviderConnection>, to channel: any Channel) {
-            channels.withLock { $0[ObjectIdentifier(channel)]?.state = state }
+        func speaksHTTP2(_ channel: any Channel) {
+            channels.withLock { $0[ObjectIdentifier(channel)]?.speaksHTTP2 = true }
         }
-        var all: [(channel: any Channel, state: NIOLoopBound<ProviderConnection>?)] { channels.withLock { Array($0.values) } }
+        var all: [(channel: any Channel, speaksHTTP2: Bool)] { channels.withLock { Array($0.values) } }
     }
 
     /// - Parameters:
@@ -221,21 +220,14 @@ package final class ProviderServer: Listener {
         }
         try? await bound?.close()
         let open = connections.all
-        for (connection, state) in open {
-            guard let state else {
+        for (connection, speaksHTTP2) in open {
+            guard speaksHTTP2 else {
                 // Not speaking HTTP/2 yet (its TLS handshake is under way): nothing to finish.
                 connection.close(promise: nil)
                 continue
             }
-            connection.eventLoop.execute {
-                var reason = connection.allocator.buffer(capacity: 32)
-                reason.writeString(APNs.Rejection(.shutdown).body)
-                let goAway = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: .maxID, errorCode: .noError, opaqueData: reason))
-                connection.writeAndFlush(goAway, promise: nil)
-                // A connection with nothing under way closes now; the others once their last stream ends.
-                state.value.isStopping = true
-                if state.value.openStreams == 0 { connection.close(promise: nil) }
-            }
+            // A connection with nothing under way closes now; the others once their last stream ends.
+            connection.pipeline.fireUserInboundEventTriggered(ProviderConnectionHandler.Stopping())
         }
         // Waits for the connections to finish, up to the grace.
         let deadline = ContinuousClock.now + grace
@@ -246,30 +238,13 @@ package final class ProviderServer: Listener {
     }
 
     private static func configureHTTP2(_ channel: any Channel, shared: Shared, certificate: ProviderCertificate.Verdict?) throws {
-        var connection = NIOHTTP2Handler.ConnectionConfiguration()
-        // Requests' header blocks are checked by the handler (``RequestHeaderBlock``), on bytes; the
-        // answers it writes are well-formed by construction.
-        connection.headerBlockValidation = .disabled
-        // APNs' figures; one stream until the connection's first valid token.
-        connection.initialSettings = [
-            HTTP2Setting(parameter: .maxConcurrentStreams, value: 1),
-            HTTP2Setting(parameter: .headerTableSize, value: 4096),
-            HTTP2Setting(parameter: .initialWindowSize, value: 65535),
-            HTTP2Setting(parameter: .maxFrameSize, value: 16384),
-            HTTP2Setting(parameter: .maxHeaderListSize, value: 8000),
-        ]
         let state = NIOLoopBound(
             ProviderConnection(environment: shared.configuration.environment, environmentKeyReason: shared.configuration.environmentKeyReason,
                                certificate: certificate),
             eventLoop: channel.eventLoop
         )
-        shared.connections.attach(state, to: channel)
-        var streams = NIOHTTP2Handler.StreamConfiguration()
-        streams.streamResetFrameRateLimit.maximumCount = shared.configuration.cancelledRequestsPer30Seconds
-        streams.streamResetFrameRateLimit.windowLength = .seconds(30)
-        // No stream multiplexer: the requests are handled on the connection's own channel.
-        try channel.pipeline.syncOperations.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: connection, streamConfiguration: streams))
-        try channel.pipeline.syncOperations.addHandler(ProviderConnectionHandler(connection: state, server: shared))
+        shared.connections.speaksHTTP2(channel)
+        try channel.pipeline.syncOperations.addHandler(ProviderConnectionHandler(connection: state, server: shared, allocator: channel.allocator))
     }
 }
 

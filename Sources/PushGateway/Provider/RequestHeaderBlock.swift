@@ -4,10 +4,9 @@ import NIOHPACK
 /// on the bytes of each field in one pass. A block that breaks one makes its request malformed: the
 /// provider API resets the stream with `PROTOCOL_ERROR`, as the RFC asks.
 ///
-/// NIOHTTP2 checks the same rules on every block it receives or sends, but through `Substring`s and
-/// lookups that were a tenth of the provider API's event loops' time; that check is off for the
-/// provider API, and this one is applied to what it receives (its own answers are well-formed by
-/// construction). The rules, and what each means here:
+/// Checked on the fields as HPACK decoded them, in one pass (a check through `Substring`s and lookups,
+/// as NIOHTTP2 makes, was a tenth of the provider API's event loops' time); the provider API's own
+/// answers are well-formed by construction. The rules, and what each means here:
 ///
 /// - field names are lower-case tokens (`tchar` without `A-Z`); pseudo-header fields come first,
 ///   once each, and are the request's (`:method`, `:scheme`, `:path` not empty, `:authority`);

@@ -1,0 +1,614 @@
+import NIOCore
+import NIOHPACK
+
+/// The server's side of one HTTP/2 connection (RFC 9113) for an API of small requests and small
+/// answers, as a value: bytes received go in, requests come out as events, and the frames to send
+/// collect in ``output`` for the channel handler to write.
+///
+/// It does what such a server needs and nothing more: it never pushes, never sends PING or PRIORITY
+/// of its own, keeps no HPACK table for what it sends (its first header block sets that table's size
+/// to zero), and sends answers whose header block fits one frame. Each stream's request lives in the
+/// stream's entry (`Request`), from its HEADERS until the stream closes, so the handler keeps no table
+/// of its own. What it checks, and answers as the RFC asks:
+///
+/// - the client's preface and its first SETTINGS; frame sizes against the settings each side sent;
+/// - stream identifiers (new streams odd and increasing), the stream states, header blocks with their
+///   CONTINUATION frames, padding, trailers that end their request;
+/// - flow control both ways: what the client sends is counted against the windows this side gave,
+///   given back once half is used; answers' DATA wait for the client's windows;
+/// - SETTINGS (acknowledged, applied once acknowledged for this side's own), PING (answered), GOAWAY,
+///   WINDOW_UPDATE, RST_STREAM (limited: a client resetting streams faster than
+///   `resetsPer30Seconds` allows is sent GOAWAY `ENHANCE_YOUR_CALM`, the "rapid reset" attack).
+///
+/// A connection error writes GOAWAY with its code and makes ``nextEvent()`` return ``Event/failed``
+/// once, then nothing: the handler writes what is in ``output`` and closes. A stream error resets the
+/// stream (RST_STREAM) and forgets it.
+struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
+    /// What this side announces in its SETTINGS.
+    struct Settings: Equatable {
+        var maxConcurrentStreams = 100
+        var initialWindowSize = 65_535
+        var maxFrameSize = 16_384
+        var maxHeaderListSize = 8_000
+        var headerTableSize = 4_096
+    }
+
+    /// What came of the bytes received.
+    enum Event: Equatable {
+        /// A new stream's request header block; `endStream` if the request has no body.
+        case request(stream: UInt32, headers: HPACKHeaders, endStream: Bool)
+        /// The trailers that end a request.
+        case trailers(stream: UInt32, headers: HPACKHeaders)
+        /// Part of a request's body (without padding); `endStream` on its last part.
+        case data(stream: UInt32, bytes: ByteBuffer, endStream: Bool)
+        /// The client sent GOAWAY: it opens no more streams.
+        case goingAway
+        /// A connection error: GOAWAY is in ``output``; nothing more is read.
+        case failed(HTTP2ErrorCode)
+    }
+
+    /// A stream open on the connection, with its request.
+    struct Stream {
+        var request = Request()
+        /// The client has ended its side (END_STREAM received).
+        var remoteEnded = false
+        /// This side has ended its answer (END_STREAM written or queued).
+        var localEnded = false
+        /// What the client may still send on the stream.
+        var receiveWindow: Int
+        /// What the client has sent since the stream's window was last given back.
+        var received = 0
+        /// What this side may still send.
+        var sendWindow: Int
+        /// The answer's body not sent yet, waiting for window.
+        var pendingBody: ByteBuffer?
+        /// Reset the stream (`NO_ERROR`) once its answer is all sent.
+        var resetWhenAnswered = false
+    }
+
+    static var preface: StaticString { "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" }
+    private static var maximumWindow: Int { Int(Int32.max) }
+    /// The largest header block (all its fragments) taken in: far above the header list's limit,
+    /// and bounded, for a client that sends CONTINUATION frames without end.
+    private static var maximumHeaderBlock: Int { 1 << 16 }
+
+    /// The frames to send, in order. The handler takes them (``takeOutput()``) to write.
+    private(set) var output: ByteBuffer
+    private(set) var streams: [UInt32: Stream] = [:]
+    /// The highest stream identifier the client has used.
+    private(set) var lastClientStream: UInt32 = 0
+    private(set) var isFailed = false
+
+    private let allocator: ByteBufferAllocator
+    private var inbound = ByteBuffer()
+    private var prefaceReceived = false
+    private var clientSettingsReceived = false
+    private var decoder: HPACKDecoder
+    private var headerTableSizeSent = false
+    private var announcedOnce = false
+    /// This side's settings in force (acknowledged by the client), and those sent and not yet acknowledged.
+    private var settings: Settings
+    private var settingsToAcknowledge: [Settings] = []
+    private var largestFrameAnnounced = 16_384
+    /// The client's settings that this side obeys.
+    private var clientInitialWindowSize = 65_535
+    private var clientMaxFrameSize = 16_384
+    /// Connection flow control.
+    private var connectionReceiveWindow = 65_535
+    private var connectionReceived = 0
+    private var connectionSendWindow = 65_535
+    /// Streams whose answer waits for window.
+    private var blocked: Set<UInt32> = []
+    /// The stream whose header block is being continued, and whether that block ends its stream.
+    private var continuing: (stream: UInt32, endStream: Bool, block: ByteBuffer)?
+    /// The client's resets: what the budget allows now, refilled at `resetsPer30Seconds` per 30 seconds.
+    private let resetsPer30Seconds: Int
+    private var resetBudget: Double
+    private var resetBudgetAt: NIODeadline
+
+    /// - Parameters:
+    ///   - settings: this side's settings, sent first (``start()``).
+    ///   - resetsPer30Seconds: the client's RST_STREAM frames allowed in 30 seconds.
+    init(settings: Settings, resetsPer30Seconds: Int, allocator: ByteBufferAllocator, now: NIODeadline = .now()) {
+        self.allocator = allocator
+        self.output = allocator.buffer(capacity: 1024)
+        // Until the client acknowledges this side's settings, HTTP/2's initial values are in force.
+        self.settings = Settings(maxConcurrentStreams: Int(Int32.max), initialWindowSize: 65_535, maxFrameSize: 16_384,
+                                 maxHeaderListSize: settings.maxHeaderListSize, headerTableSize: 4_096)
+        self.decoder = HPACKDecoder(allocator: allocator, maxDynamicTableSize: settings.headerTableSize, maxHeaderListSize: settings.maxHeaderListSize)
+        self.resetsPer30Seconds = resetsPer30Seconds
+        self.resetBudget = Double(resetsPer30Seconds)
+        self.resetBudgetAt = now
+        announce(settings)
+    }
+
+    /// The streams open now.
+    var openStreams: Int { streams.count }
+
+    /// The frames written since the last call, if any.
+    mutating func takeOutput() -> ByteBuffer? {
+        guard output.readableBytes > 0 else { return nil }
+        defer { output = allocator.buffer(capacity: 1024) }
+        return output
+    }
+
+    // MARK: - Receiving
+
+    /// Takes bytes received; ``nextEvent()`` reads them.
+    mutating func receive(_ bytes: ByteBuffer) {
+        guard !isFailed else { return }
+        if inbound.readableBytes == 0 {
+            inbound = bytes
+        } else {
+            var bytes = bytes
+            inbound.writeBuffer(&bytes)
+        }
+    }
+
+    /// The next event of the bytes received, or nil once more are needed. Frames that only ask for
+    /// an answer of the protocol's own (SETTINGS, PING, WINDOW_UPDATE) are handled here.
+    mutating func nextEvent(now: @autoclosure () -> NIODeadline = .now()) -> Event? {
+        while !isFailed {
+            if !prefaceReceived {
+                let preface = Self.preface
+                guard inbound.readableBytes >= preface.utf8CodeUnitCount else { return nil }
+                let matches = preface.withUTF8Buffer { expected in inbound.readableBytesView.prefix(expected.count).elementsEqual(expected) }
+                guard matches else { return fail(.protocolError) }
+                inbound.moveReaderIndex(forwardBy: preface.utf8CodeUnitCount)
+                prefaceReceived = true
+            }
+            guard inbound.readableBytes >= 9, let lengthAndType = inbound.getInteger(at: inbound.readerIndex, as: UInt32.self),
+                  let flags = inbound.getInteger(at: inbound.readerIndex + 4, as: UInt8.self),
+                  let streamWord = inbound.getInteger(at: inbound.readerIndex + 5, as: UInt32.self)
+            else {
+                compactInbound()
+                return nil
+            }
+            let length = Int(lengthAndType >> 8)
+            let type = UInt8(truncatingIfNeeded: lengthAndType)
+            let stream = streamWord & 0x7FFF_FFFF
+            // The largest size announced, acknowledged or not: the client may use it once it has read it.
+            guard length <= max(settings.maxFrameSize, largestFrameAnnounced) else { return fail(.frameSizeError) }
+            guard inbound.readableBytes >= 9 + length else {
+                compactInbound()
+                return nil
+            }
+            inbound.moveReaderIndex(forwardBy: 9)
+            var payload = inbound.readSlice(length: length)!
+            if !clientSettingsReceived {
+                guard type == FrameType.settings, flags & Flag.ack == 0 else { return fail(.protocolError) }
+                clientSettingsReceived = true
+            }
+            if continuing != nil, type != FrameType.continuation { return fail(.protocolError) }
+            let event: Event?
+            switch type {
+            case FrameType.data: event = receiveData(stream: stream, flags: flags, payload: &payload)
+            case FrameType.headers: event = receiveHeaders(stream: stream, flags: flags, payload: &payload)
+            case FrameType.priority: event = receivePriority(stream: stream, payload: payload)
+            case FrameType.rstStream: event = receiveReset(stream: stream, payload: &payload, now: now())
+            case FrameType.settings: event = receiveSettings(stream: stream, flags: flags, payload: &payload)
+            case FrameType.pushPromise: event = fail(.protocolError)
+            case FrameType.ping: event = receivePing(stream: stream, flags: flags, payload: payload)
+            case FrameType.goAway: event = receiveGoAway(stream: stream, payload: payload)
+            case FrameType.windowUpdate: event = receiveWindowUpdate(stream: stream, payload: &payload)
+            case FrameType.continuation: event = receiveContinuation(stream: stream, flags: flags, payload: &payload)
+            default: event = nil // Unknown frame types are ignored (RFC 9113 §5.5).
+            }
+            if let event { return event }
+        }
+        return nil
+    }
+
+    /// Moves a partial frame to the front of its buffer, so the buffer does not grow with the connection.
+    private mutating func compactInbound() {
+        if inbound.readableBytes == 0 {
+            inbound = ByteBuffer()
+        } else if inbound.readerIndex > 0, inbound.readerIndex >= inbound.readableBytes {
+            inbound.discardReadBytes()
+        }
+    }
+
+    private mutating func receiveData(stream: UInt32, flags: UInt8, payload: inout ByteBuffer) -> Event? {
+        guard stream != 0 else { return fail(.protocolError) }
+        // Padding included: all of the frame counts against the windows.
+        let counted = payload.readableBytes
+        connectionReceiveWindow -= counted
+        guard connectionReceiveWindow >= 0 else { return fail(.flowControlError) }
+        connectionReceived += counted
+        // The connection's window stays at HTTP/2's initial 65,535 bytes: given back once half is used.
+        if connectionReceived >= 65_535 / 2 {
+            writeWindowUpdate(stream: 0, increment: connectionReceived)
+            connectionReceiveWindow += connectionReceived
+            connectionReceived = 0
+        }
+        guard stream <= lastClientStream else { return fail(.protocolError) } // an idle stream
+        guard stripPadding(flags: flags, payload: &payload) else { return fail(.protocolError) }
+        // A stream closed: what still arrives on it is ignored (it may have been reset by this side).
+        guard var state = streams[stream] else { return nil }
+        guard !state.remoteEnded else { return resetStream(stream, .streamClosed) }
+        state.receiveWindow -= counted
+        guard state.receiveWindow >= 0 else { return resetStream(stream, .flowControlError) }
+        let endStream = flags & Flag.endStream != 0
+        if endStream {
+            state.remoteEnded = true
+        } else {
+            state.received += counted
+            if state.received >= settings.initialWindowSize / 2 {
+                writeWindowUpdate(stream: stream, increment: state.received)
+                state.receiveWindow += state.received
+                state.received = 0
+            }
+        }
+        store(state, for: stream)
+        return .data(stream: stream, bytes: payload, endStream: endStream)
+    }
+
+    private mutating func receiveHeaders(stream: UInt32, flags: UInt8, payload: inout ByteBuffer) -> Event? {
+        guard stream != 0, stream & 1 == 1 else { return fail(.protocolError) }
+        guard stripPadding(flags: flags, payload: &payload) else { return fail(.protocolError) }
+        if flags & Flag.priority != 0 {
+            guard let dependency = payload.readInteger(as: UInt32.self), payload.readInteger(as: UInt8.self) != nil else {
+                return fail(.frameSizeError)
+            }
+            if dependency & 0x7FFF_FFFF == stream, stream > lastClientStream {
+                // A stream depending on itself (RFC 9113 §5.3.1): its header block is still read.
+                _ = decode(payload)
+                lastClientStream = stream
+                return resetStream(stream, .protocolError)
+            }
+        }
+        let endStream = flags & Flag.endStream != 0
+        guard flags & Flag.endHeaders != 0 else {
+            guard payload.readableBytes <= Self.maximumHeaderBlock else { return fail(.enhanceYourCalm) }
+            var block = allocator.buffer(capacity: payload.readableBytes * 2)
+            block.writeBuffer(&payload)
+            continuing = (stream, endStream, block)
+            return nil
+        }
+        return receiveHeaderBlock(stream: stream, endStream: endStream, block: payload)
+    }
+
+    private mutating func receiveContinuation(stream: UInt32, flags: UInt8, payload: inout ByteBuffer) -> Event? {
+        guard var continued = continuing, continued.stream == stream else { return fail(.protocolError) }
+        guard continued.block.readableBytes + payload.readableBytes <= Self.maximumHeaderBlock else { return fail(.enhanceYourCalm) }
+        continuing = nil
+        continued.block.writeBuffer(&payload)
+        guard flags & Flag.endHeaders != 0 else {
+            continuing = continued
+            return nil
+        }
+        return receiveHeaderBlock(stream: stream, endStream: continued.endStream, block: continued.block)
+    }
+
+    /// A whole header block: a new stream's request, or a request's trailers.
+    private mutating func receiveHeaderBlock(stream: UInt32, endStream: Bool, block: ByteBuffer) -> Event? {
+        // Every block is decoded, whatever becomes of its stream: HPACK's table depends on it.
+        guard let headers = decode(block) else { return fail(.compressionError) }
+        if stream > lastClientStream {
+            lastClientStream = stream
+            guard streams.count < settings.maxConcurrentStreams else { return resetStream(stream, .refusedStream) }
+            streams[stream] = Stream(remoteEnded: endStream, receiveWindow: settings.initialWindowSize, sendWindow: clientInitialWindowSize)
+            return .request(stream: stream, headers: headers, endStream: endStream)
+        }
+        guard var state = streams[stream] else { return nil } // closed: ignored, as after a reset
+        guard !state.remoteEnded else { return resetStream(stream, .streamClosed) }
+        // Trailers end their stream (RFC 9113 §8.1).
+        guard endStream else { return resetStream(stream, .protocolError) }
+        state.remoteEnded = true
+        store(state, for: stream)
+        return .trailers(stream: stream, headers: headers)
+    }
+
+    private mutating func decode(_ block: ByteBuffer) -> HPACKHeaders? {
+        var block = block
+        guard let headers = try? decoder.decodeHeaders(from: &block), block.readableBytes == 0 else { return nil }
+        return headers
+    }
+
+    private mutating func receivePriority(stream: UInt32, payload: ByteBuffer) -> Event? {
+        guard stream != 0 else { return fail(.protocolError) }
+        guard payload.readableBytes == 5 else { return resetStream(stream, .frameSizeError) }
+        return nil
+    }
+
+    private mutating func receiveReset(stream: UInt32, payload: inout ByteBuffer, now: NIODeadline) -> Event? {
+        guard stream != 0 else { return fail(.protocolError) }
+        guard payload.readableBytes == 4 else { return fail(.frameSizeError) }
+        guard stream <= lastClientStream else { return fail(.protocolError) }
+        let elapsed = Double(max(0, (now - resetBudgetAt).nanoseconds)) / 1e9
+        resetBudgetAt = now
+        resetBudget = min(Double(resetsPer30Seconds), resetBudget + elapsed * Double(resetsPer30Seconds) / 30)
+        resetBudget -= 1
+        guard resetBudget >= 0 else { return fail(.enhanceYourCalm) }
+        forget(stream)
+        return nil
+    }
+
+    private mutating func receiveSettings(stream: UInt32, flags: UInt8, payload: inout ByteBuffer) -> Event? {
+        guard stream == 0 else { return fail(.protocolError) }
+        if flags & Flag.ack != 0 {
+            guard payload.readableBytes == 0 else { return fail(.frameSizeError) }
+            guard !settingsToAcknowledge.isEmpty else { return fail(.protocolError) }
+            let acknowledged = settingsToAcknowledge.removeFirst()
+            // Streams opened from now on get the new window; open ones keep theirs (the client
+            // counts the change on them: the difference is theirs too).
+            let change = acknowledged.initialWindowSize - settings.initialWindowSize
+            if change != 0 { for id in streams.keys { streams[id]?.receiveWindow += change } }
+            settings = acknowledged
+            return nil
+        }
+        guard payload.readableBytes % 6 == 0 else { return fail(.frameSizeError) }
+        while let identifier = payload.readInteger(as: UInt16.self), let value = payload.readInteger(as: UInt32.self) {
+            switch identifier {
+            case 0x1: break // The client's HPACK table for this side's blocks: this side uses none.
+            case 0x2: guard value <= 1 else { return fail(.protocolError) }
+            case 0x4:
+                guard value <= UInt32(Self.maximumWindow) else { return fail(.flowControlError) }
+                let change = Int(value) - clientInitialWindowSize
+                clientInitialWindowSize = Int(value)
+                for id in streams.keys {
+                    streams[id]!.sendWindow += change
+                    guard streams[id]!.sendWindow <= Self.maximumWindow else { return fail(.flowControlError) }
+                }
+                if change > 0 { sendPendingBodies() }
+            case 0x5:
+                guard (16_384...16_777_215).contains(value) else { return fail(.protocolError) }
+                clientMaxFrameSize = Int(value)
+            default: break // SETTINGS_MAX_CONCURRENT_STREAMS and MAX_HEADER_LIST_SIZE bind what this side sends: it opens no streams, its headers are small.
+            }
+        }
+        writeFrameHeader(length: 0, type: FrameType.settings, flags: Flag.ack, stream: 0)
+        return nil
+    }
+
+    private mutating func receivePing(stream: UInt32, flags: UInt8, payload: ByteBuffer) -> Event? {
+        guard stream == 0 else { return fail(.protocolError) }
+        guard payload.readableBytes == 8 else { return fail(.frameSizeError) }
+        guard flags & Flag.ack == 0 else { return nil }
+        var payload = payload
+        writeFrameHeader(length: 8, type: FrameType.ping, flags: Flag.ack, stream: 0)
+        output.writeBuffer(&payload)
+        return nil
+    }
+
+    private mutating func receiveGoAway(stream: UInt32, payload: ByteBuffer) -> Event? {
+        guard stream == 0 else { return fail(.protocolError) }
+        guard payload.readableBytes >= 8 else { return fail(.frameSizeError) }
+        return .goingAway
+    }
+
+    private mutating func receiveWindowUpdate(stream: UInt32, payload: inout ByteBuffer) -> Event? {
+        guard payload.readableBytes == 4, let word = payload.readInteger(as: UInt32.self) else { return fail(.frameSizeError) }
+        let increment = Int(word & 0x7FFF_FFFF)
+        if stream == 0 {
+            guard increment > 0 else { return fail(.protocolError) }
+            connectionSendWindow += increment
+            guard connectionSendWindow <= Self.maximumWindow else { return fail(.flowControlError) }
+            sendPendingBodies()
+            return nil
+        }
+        guard stream <= lastClientStream else { return fail(.protocolError) }
+        guard var state = streams[stream] else { return nil }
+        guard increment > 0 else { return resetStream(stream, .protocolError) }
+        state.sendWindow += increment
+        guard state.sendWindow <= Self.maximumWindow else { return resetStream(stream, .flowControlError) }
+        store(state, for: stream)
+        if blocked.contains(stream) { sendPendingBody(of: stream) }
+        return nil
+    }
+
+    /// Removes a padded frame's padding; false if the padding is longer than the frame.
+    private func stripPadding(flags: UInt8, payload: inout ByteBuffer) -> Bool {
+        guard flags & Flag.padded != 0 else { return true }
+        guard let padding = payload.readInteger(as: UInt8.self), Int(padding) <= payload.readableBytes else { return false }
+        payload = payload.getSlice(at: payload.readerIndex, length: payload.readableBytes - Int(padding))!
+        return true
+    }
+
+    // MARK: - Sending
+
+    /// Announces new settings of this side (applied once the client acknowledges them).
+    mutating func announce(_ new: Settings) {
+        // The first SETTINGS says every value; later ones what changed.
+        let last = settingsToAcknowledge.last ?? (announcedOnce ? settings : nil)
+        announcedOnce = true
+        var entries: [(UInt16, Int)] = []
+        if new.headerTableSize != last?.headerTableSize { entries.append((0x1, new.headerTableSize)) }
+        if new.maxConcurrentStreams != last?.maxConcurrentStreams { entries.append((0x3, new.maxConcurrentStreams)) }
+        if new.initialWindowSize != last?.initialWindowSize { entries.append((0x4, new.initialWindowSize)) }
+        if new.maxFrameSize != last?.maxFrameSize { entries.append((0x5, new.maxFrameSize)) }
+        if new.maxHeaderListSize != last?.maxHeaderListSize { entries.append((0x6, new.maxHeaderListSize)) }
+        largestFrameAnnounced = max(largestFrameAnnounced, new.maxFrameSize)
+        writeFrameHeader(length: entries.count * 6, type: FrameType.settings, flags: 0, stream: 0)
+        for (identifier, value) in entries {
+            output.writeInteger(identifier)
+            output.writeInteger(UInt32(value))
+        }
+        settingsToAcknowledge.append(new)
+    }
+
+    /// The settings announced last.
+    var announcedSettings: Settings { settingsToAcknowledge.last ?? settings }
+
+    /// Answers a request: its status and fields in one HEADERS frame, then the body, if any, in DATA
+    /// frames as the client's windows allow; the stream's END_STREAM on the last. With `thenReset`
+    /// the stream is reset (`NO_ERROR`) once all is sent: the client need not finish a request that
+    /// is answered before its end. Returns false if the stream is not open (reset meanwhile).
+    @discardableResult
+    mutating func answer(_ stream: UInt32, status: Int, fields: [(name: String, value: String)], body: ByteBuffer?, thenReset: Bool = false) -> Bool {
+        guard var state = streams[stream], !state.localEnded else { return false }
+        let lengthAt = output.writerIndex
+        writeFrameHeader(length: 0, type: FrameType.headers, flags: Flag.endHeaders | (body == nil ? Flag.endStream : 0), stream: stream)
+        let blockAt = output.writerIndex
+        if !headerTableSizeSent {
+            // A dynamic table size update to zero: this side's blocks index nothing.
+            output.writeInteger(UInt8(0x20))
+            headerTableSizeSent = true
+        }
+        ResponseHeaderBlock.writeStatus(status, into: &output)
+        for field in fields { ResponseHeaderBlock.writeField(name: field.name, value: field.value, into: &output) }
+        let blockLength = output.writerIndex - blockAt
+        output.setInteger(UInt32(blockLength) << 8 | UInt32(FrameType.headers), at: lengthAt)
+        state.localEnded = true
+        state.resetWhenAnswered = thenReset
+        if let body {
+            state.pendingBody = body
+            store(state, for: stream)
+            sendPendingBody(of: stream)
+        } else {
+            store(state, for: stream)
+            finishAnswer(of: stream)
+        }
+        return true
+    }
+
+    /// Resets a stream (RST_STREAM) and forgets it.
+    mutating func reset(_ stream: UInt32, code: HTTP2ErrorCode) {
+        guard streams[stream] != nil else { return }
+        _ = resetStream(stream, code)
+    }
+
+    /// Updates the request of an open stream.
+    mutating func updateRequest(of stream: UInt32, _ update: (inout Request) -> Void) {
+        guard streams[stream] != nil else { return }
+        update(&streams[stream]!.request)
+    }
+
+    /// Writes GOAWAY: the client is to open no more streams than `lastStream`.
+    mutating func goAway(lastStream: UInt32 = 0x7FFF_FFFF, code: HTTP2ErrorCode, debugData: String = "") {
+        writeFrameHeader(length: 8 + debugData.utf8.count, type: FrameType.goAway, flags: 0, stream: 0)
+        output.writeInteger(lastStream & 0x7FFF_FFFF)
+        output.writeInteger(code.networkCode)
+        output.writeString(debugData)
+    }
+
+    /// Sends what the windows allow of the answers waiting for them.
+    private mutating func sendPendingBodies() {
+        let waiting = blocked
+        for stream in waiting { sendPendingBody(of: stream) }
+    }
+
+    /// Sends as much of a stream's pending body as the windows allow.
+    private mutating func sendPendingBody(of stream: UInt32) {
+        guard var state = streams[stream], var body = state.pendingBody else {
+            blocked.remove(stream)
+            return
+        }
+        while true {
+            let size = min(body.readableBytes, max(0, state.sendWindow), max(0, connectionSendWindow), clientMaxFrameSize)
+            let last = size == body.readableBytes
+            // An empty body's frame, or the end of one, counts nothing against the windows.
+            guard size > 0 || last else { break }
+            writeFrameHeader(length: size, type: FrameType.data, flags: last ? Flag.endStream : 0, stream: stream)
+            var part = body.readSlice(length: size)!
+            output.writeBuffer(&part)
+            state.sendWindow -= size
+            connectionSendWindow -= size
+            if last {
+                blocked.remove(stream)
+                state.pendingBody = nil
+                store(state, for: stream)
+                finishAnswer(of: stream)
+                return
+            }
+        }
+        blocked.insert(stream)
+        state.pendingBody = body
+        store(state, for: stream)
+    }
+
+    /// Once an answer is all written: the stream closes if the client has ended its side, or is reset if asked.
+    private mutating func finishAnswer(of stream: UInt32) {
+        guard let state = streams[stream] else { return }
+        if state.resetWhenAnswered {
+            _ = resetStream(stream, .noError)
+        } else if state.remoteEnded {
+            forget(stream)
+        }
+    }
+
+    // MARK: - Frames
+
+    private mutating func fail(_ code: HTTP2ErrorCode) -> Event {
+        goAway(lastStream: lastClientStream, code: code)
+        isFailed = true
+        inbound = ByteBuffer()
+        return .failed(code)
+    }
+
+    /// A stream error: RST_STREAM with its code, and the stream forgotten.
+    private mutating func resetStream(_ stream: UInt32, _ code: HTTP2ErrorCode) -> Event? {
+        writeFrameHeader(length: 4, type: FrameType.rstStream, flags: 0, stream: stream)
+        output.writeInteger(code.networkCode)
+        forget(stream)
+        return nil
+    }
+
+    private mutating func forget(_ stream: UInt32) {
+        streams.removeValue(forKey: stream)
+        blocked.remove(stream)
+    }
+
+    private mutating func store(_ state: Stream, for stream: UInt32) {
+        streams[stream] = state
+    }
+
+    private mutating func writeWindowUpdate(stream: UInt32, increment: Int) {
+        writeFrameHeader(length: 4, type: FrameType.windowUpdate, flags: 0, stream: stream)
+        output.writeInteger(UInt32(increment))
+    }
+
+    private mutating func writeFrameHeader(length: Int, type: UInt8, flags: UInt8, stream: UInt32) {
+        output.writeInteger(UInt32(length) << 8 | UInt32(type))
+        output.writeInteger(flags)
+        output.writeInteger(stream)
+    }
+}
+
+/// HTTP/2's frame types (RFC 9113 §6).
+private enum FrameType {
+    static let data: UInt8 = 0x0
+    static let headers: UInt8 = 0x1
+    static let priority: UInt8 = 0x2
+    static let rstStream: UInt8 = 0x3
+    static let settings: UInt8 = 0x4
+    static let pushPromise: UInt8 = 0x5
+    static let ping: UInt8 = 0x6
+    static let goAway: UInt8 = 0x7
+    static let windowUpdate: UInt8 = 0x8
+    static let continuation: UInt8 = 0x9
+}
+
+/// HTTP/2's frame flags.
+private enum Flag {
+    static let endStream: UInt8 = 0x1
+    static let ack: UInt8 = 0x1
+    static let endHeaders: UInt8 = 0x4
+    static let padded: UInt8 = 0x8
+    static let priority: UInt8 = 0x20
+}
+
+/// What a stream of an ``HTTP2ServerConnection`` keeps of its request.
+protocol HTTP2StreamRequest {
+    init()
+}
+
+/// HTTP/2's error codes (RFC 9113 §7).
+enum HTTP2ErrorCode: UInt32, Equatable {
+    case noError = 0x0
+    case protocolError = 0x1
+    case internalError = 0x2
+    case flowControlError = 0x3
+    case settingsTimeout = 0x4
+    case streamClosed = 0x5
+    case frameSizeError = 0x6
+    case refusedStream = 0x7
+    case cancel = 0x8
+    case compressionError = 0x9
+    case connectError = 0xA
+    case enhanceYourCalm = 0xB
+    case inadequateSecurity = 0xC
+    case http11Required = 0xD
+
+    var networkCode: UInt32 { rawValue }
+}
