@@ -431,4 +431,37 @@ final class HoldingAcceptor: PushAcceptor {
             #expect(running.acceptor.accepted.withLock { $0.count } == 201)
         }
     }
+
+    /// An HTTP/2 implementation of its own, python-hyper's h2 (installed with aioapns), drives the
+    /// connection frame by frame (`Clients/h2_frames.py`): PING answered with its data, an error's body
+    /// sent through an 8-byte window, padded DATA, trailers, a cancelled stream, 50 streams at once, and
+    /// a frame on a server's stream closing the connection with GOAWAY `PROTOCOL_ERROR`.
+    @Test func anotherHTTP2ImplementationSpeaksWithItFrameByFrame() async throws {
+        try await withServer { running in
+            let authority = FileManager.default.temporaryDirectory.appendingPathComponent("ca-\(UUID().uuidString).pem")
+            try Data(running.endpoint.authorityPEM.utf8).write(to: authority)
+            defer { try? FileManager.default.removeItem(at: authority) }
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Clients/h2_frames.py")
+            let run = try Program.run("/usr/bin/env", [
+                "python3", script.path, "--port", String(running.endpoint.port), "--ca", authority.path, "--authorization", try running.bearer(),
+                "--token", Self.token, "--topic", "com.example.todo",
+            ])
+            #expect(run.succeeded, "\(run.errors)")
+            let results = try #require(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any], "\(run.output)")
+            #expect(results["ping"] as? [String] == ["12345678"])
+            let refused = try #require(results["small_window"] as? [String: Any])
+            #expect(refused["status"] as? String == "400")
+            #expect(refused["body"] as? String == #"{"reason":"TopicDisallowed"}"#)
+            let frames = refused["frames"] as? [Int] ?? []
+            #expect(frames.count >= 3 && frames.allSatisfy { $0 <= 8 }, "\(frames)")
+            for name in ["padded", "trailers", "after_cancel"] {
+                #expect((results[name] as? [String: Any])?["status"] as? String == "200", "\(name)")
+            }
+            #expect(results["concurrent"] as? [String] == Array(repeating: "200", count: 50))
+            let evenStream = try #require(results["even_stream"] as? [String: Any])
+            #expect(evenStream["goaway"] as? [Int] == [1])
+            #expect(evenStream["closed"] as? Bool == true)
+            #expect(running.acceptor.accepted.withLock { $0.count } == 54)
+        }
+    }
 }
