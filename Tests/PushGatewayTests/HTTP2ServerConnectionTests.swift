@@ -216,6 +216,30 @@ import Testing
         #expect(events == [.request(stream: 1, headers: HPACKHeaders(Self.request), endStream: true)])
     }
 
+    @Test func aHeaderBlockOfEndlessPiecesIsRefused() {
+        var client = Client()
+        _ = client.take()
+        var events = client.send(Frame(type: 0x1, stream: 1, payload: [0x82]))
+        for _ in 0..<64 { events += client.send(Frame(type: 0x9, stream: 1, payload: [])) }
+        #expect(events == [])
+        #expect(client.send(Frame(type: 0x9, stream: 1, payload: [])) == [.failed(.enhanceYourCalm)])
+        var large = Client()
+        large.send(Frame(type: 0x1, stream: 1, payload: Array(repeating: 0x82, count: 16_384)))
+        for _ in 0..<3 { large.send(Frame(type: 0x9, stream: 1, payload: Array(repeating: 0x82, count: 16_384))) }
+        #expect(large.send(Frame(type: 0x9, stream: 1, payload: [0x82])) == [.failed(.enhanceYourCalm)])
+    }
+
+    @Test func aClientThatNeverAcknowledgesTheLimitMayOpenAHundredStreams() {
+        var client = Client(settings: .init(maxConcurrentStreams: 1))
+        for stream in stride(from: UInt32(1), through: 199, by: 2) {
+            client.send(Frame(type: 0x1, flags: 0x4, stream: stream, payload: client.headerBlock(Self.request)))
+        }
+        #expect(client.connection.openStreams == 100)
+        _ = client.take()
+        client.send(Frame(type: 0x1, flags: 0x4, stream: 201, payload: client.headerBlock(Self.request)))
+        #expect(client.take() == [Frame(type: 0x3, stream: 201, payload: Self.word(HTTP2ErrorCode.refusedStream.rawValue))])
+    }
+
     @Test func trailersEndARequest() {
         var client = Client()
         client.send(Frame(type: 0x1, flags: 0x4, stream: 1, payload: client.headerBlock(Self.request)))

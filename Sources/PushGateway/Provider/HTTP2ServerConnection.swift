@@ -71,6 +71,8 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
     /// The largest header block (all its fragments) taken in: far above the header list's limit,
     /// and bounded, for a client that sends CONTINUATION frames without end.
     private static var maximumHeaderBlock: Int { 1 << 16 }
+    /// The most CONTINUATION frames of one header block: empty ones cost nothing in bytes.
+    private static var maximumContinuations: Int { 64 }
 
     /// The frames to send, in order. The handler takes them (``takeOutput()``) to write.
     private(set) var output: ByteBuffer
@@ -100,7 +102,7 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
     /// Streams whose answer waits for window.
     private var blocked: Set<UInt32> = []
     /// The stream whose header block is being continued, and whether that block ends its stream.
-    private var continuing: (stream: UInt32, endStream: Bool, block: ByteBuffer)?
+    private var continuing: (stream: UInt32, endStream: Bool, block: ByteBuffer, frames: Int)?
     /// The client's resets: what the budget allows now, refilled at `resetsPer30Seconds` per 30 seconds.
     private let resetsPer30Seconds: Int
     private var resetBudget: Double
@@ -112,8 +114,10 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
     init(settings: Settings, resetsPer30Seconds: Int, allocator: ByteBufferAllocator, now: NIODeadline = .now()) {
         self.allocator = allocator
         self.output = allocator.buffer(capacity: 1024)
-        // Until the client acknowledges this side's settings, HTTP/2's initial values are in force.
-        self.settings = Settings(maxConcurrentStreams: Int(Int32.max), initialWindowSize: 65_535, maxFrameSize: 16_384,
+        // Until the client acknowledges this side's settings, HTTP/2's initial values are in force,
+        // but for the streams: HTTP/2 sets no limit, and a client that never acknowledges would have
+        // none; 100 is the least the RFC advises a server to allow (RFC 9113 §6.5.2).
+        self.settings = Settings(maxConcurrentStreams: 100, initialWindowSize: 65_535, maxFrameSize: 16_384,
                                  maxHeaderListSize: settings.maxHeaderListSize, headerTableSize: 4_096)
         self.decoder = HPACKDecoder(allocator: allocator, maxDynamicTableSize: settings.headerTableSize, maxHeaderListSize: settings.maxHeaderListSize)
         self.resetsPer30Seconds = resetsPer30Seconds
@@ -262,7 +266,7 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
             guard payload.readableBytes <= Self.maximumHeaderBlock else { return fail(.enhanceYourCalm) }
             var block = allocator.buffer(capacity: payload.readableBytes * 2)
             block.writeBuffer(&payload)
-            continuing = (stream, endStream, block)
+            continuing = (stream, endStream, block, 0)
             return nil
         }
         return receiveHeaderBlock(stream: stream, endStream: endStream, block: payload)
@@ -270,7 +274,10 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
 
     private mutating func receiveContinuation(stream: UInt32, flags: UInt8, payload: inout ByteBuffer) -> Event? {
         guard var continued = continuing, continued.stream == stream else { return fail(.protocolError) }
-        guard continued.block.readableBytes + payload.readableBytes <= Self.maximumHeaderBlock else { return fail(.enhanceYourCalm) }
+        continued.frames += 1
+        guard continued.block.readableBytes + payload.readableBytes <= Self.maximumHeaderBlock, continued.frames <= Self.maximumContinuations else {
+            return fail(.enhanceYourCalm)
+        }
         continuing = nil
         continued.block.writeBuffer(&payload)
         guard flags & Flag.endHeaders != 0 else {
