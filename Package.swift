@@ -469,6 +469,8 @@ if Context.environment["OUN_BENCHMARKS"] != nil {
                 "BenchmarkSupport",
                 "NotificationCore",
                 "PushGateway",
+                "SQLiteDurability",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 "OpenUserNotifications",
                 "OpenUserNotificationsLink",
                 "NotificationDaemonClient",

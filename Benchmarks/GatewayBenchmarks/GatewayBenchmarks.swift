@@ -25,7 +25,7 @@ struct GatewayBenchmarks: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gateway-benchmarks",
         abstract: "Measure the push gateway and the device path with the real unotify binary.",
-        subcommands: [Latency.self, Extensions.self, Links.self, BroadcastFanOut.self]
+        subcommands: [Latency.self, Extensions.self, Links.self, BroadcastFanOut.self, StoreThroughput.self]
     )
 }
 
