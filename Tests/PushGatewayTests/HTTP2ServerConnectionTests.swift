@@ -59,7 +59,8 @@ import Testing
         var received: [Frame] = []
 
         init(settings: Connection.Settings = .init(), resetsPer30Seconds: Int = 100, clientSettings: [(UInt16, UInt32)] = []) {
-            connection = Connection(settings: settings, resetsPer30Seconds: resetsPer30Seconds, allocator: ByteBufferAllocator(), now: .uptimeNanoseconds(0))
+            connection = Connection(settings: settings, resetsPer30Seconds: resetsPer30Seconds, allocator: ByteBufferAllocator(),
+                                    clock: { .uptimeNanoseconds(0) })
             var preface = ByteBuffer(string: "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
             var first = HTTP2ServerConnectionTests.settings(clientSettings).bytes
             preface.writeBuffer(&first)
@@ -75,9 +76,10 @@ import Testing
         /// Sends bytes; returns the events they made. What the server wrote is added to `received`.
         @discardableResult
         mutating func send(_ bytes: ByteBuffer, now: NIODeadline = .uptimeNanoseconds(0)) -> [Connection.Event] {
+            connection.clock = { now }
             connection.receive(bytes)
             var events: [Connection.Event] = []
-            while let event = connection.nextEvent(now: now) { events.append(event) }
+            while let event = connection.nextEvent() { events.append(event) }
             collect()
             return events
         }
@@ -126,7 +128,11 @@ import Testing
 
     @Test func theServerSpeaksFirstAndAcknowledgesTheClientsSettings() {
         var connection = Connection(settings: .init(maxConcurrentStreams: 1), resetsPer30Seconds: 100, allocator: ByteBufferAllocator())
-        #expect(Self.frames(in: connection.takeOutput()) == [Self.settings([(0x1, 4096), (0x3, 1), (0x4, 65_535), (0x5, 16_384), (0x6, 8000)])])
+        // Its settings, then a connection window of a megabyte.
+        #expect(Self.frames(in: connection.takeOutput()) == [
+            Self.settings([(0x1, 4096), (0x3, 1), (0x4, 65_535), (0x5, 16_384), (0x6, 8000)]),
+            Frame(type: 0x8, payload: Self.word(1_048_576 - 65_535)),
+        ])
         var bytes = ByteBuffer(string: "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
         var settings = Self.settings([(0x4, 1000)]).bytes
         bytes.writeBuffer(&settings)
@@ -198,9 +204,9 @@ import Testing
         #expect(client.take().map(\.type) == [0x1])
         client.send(Frame(type: 0x4, payload: [0x00, 0x04, 0x00, 0x00, 0x10, 0x00]))
         let frames = client.take()
-        // The rest of the body as the window opens, the reset, then the settings' acknowledgement.
-        #expect(frames.map(\.type) == [0x0, 0x3, 0x4])
-        #expect(frames[1].errorCode == HTTP2ErrorCode.noError)
+        // The settings' acknowledgement, then the rest of the body as the window opens, then the reset.
+        #expect(frames.map(\.type) == [0x4, 0x0, 0x3])
+        #expect(frames[2].errorCode == HTTP2ErrorCode.noError)
         #expect(client.connection.openStreams == 0)
     }
 
@@ -240,6 +246,49 @@ import Testing
         #expect(client.take() == [Frame(type: 0x3, stream: 201, payload: Self.word(HTTP2ErrorCode.refusedStream.rawValue))])
     }
 
+    @Test func streamErrorsTheClientProvokesSpendItsResetBudget() {
+        var client = Client(resetsPer30Seconds: 3)
+        var events: [Connection.Event] = []
+        for stream in [UInt32(1), 3, 5, 7] {
+            // A request, then DATA after its end: the server resets the stream (STREAM_CLOSED).
+            client.send(Frame(type: 0x1, flags: 0x5, stream: stream, payload: client.headerBlock(Self.request)))
+            events += client.send(Frame(type: 0x0, stream: stream, payload: []))
+        }
+        #expect(events == [.failed(.enhanceYourCalm)])
+    }
+
+    @Test func aSettingsFloodIsRefused() {
+        var client = Client()
+        var events: [Connection.Event] = []
+        // A thousand in 30 seconds, the client's first included.
+        for index in 0..<999 { events += client.send(Self.settings([(0x4, UInt32(1_000 + index % 2))])) }
+        #expect(events == [])
+        #expect(client.send(Self.settings([(0x4, 1_000)])) == [.failed(.enhanceYourCalm)])
+    }
+
+    @Test func aClientsEndAfterTheAnswerClosesTheStream() {
+        var client = Client()
+        client.send(Frame(type: 0x1, flags: 0x4, stream: 1, payload: client.headerBlock(Self.request)))
+        client.connection.answer(1, status: 200, fields: [], body: nil)
+        #expect(client.connection.openStreams == 1)
+        client.send(Frame(type: 0x0, flags: 0x1, stream: 1, payload: [1]))
+        #expect(client.connection.openStreams == 0)
+    }
+
+    @Test func afterGoAwayNewStreamsAreNotProcessedAndTheLastStreamNeverGrows() {
+        var client = Client()
+        client.send(Frame(type: 0x1, flags: 0x4, stream: 1, payload: client.headerBlock(Self.request)))
+        _ = client.take()
+        client.connection.goAway(code: .noError, debugData: "bye")
+        client.connection.goAway(lastStream: 99, code: .noError)
+        let goAways = client.take()
+        #expect(goAways.map { Array($0.payload.prefix(4)) } == [Self.word(1), Self.word(1)])
+        #expect(client.send(Frame(type: 0x1, flags: 0x5, stream: 3, payload: client.headerBlock(Self.request))) == [])
+        #expect(client.connection.openStreams == 1)
+        // The stream under way goes on.
+        #expect(client.send(Frame(type: 0x0, flags: 0x1, stream: 1, payload: [1])) == [.data(stream: 1, bytes: ByteBuffer(bytes: [1]), endStream: true)])
+    }
+
     @Test func trailersEndARequest() {
         var client = Client()
         client.send(Frame(type: 0x1, flags: 0x4, stream: 1, payload: client.headerBlock(Self.request)))
@@ -266,7 +315,10 @@ import Testing
         client.send(Frame(type: 0x0, stream: 1, payload: Array(repeating: 0x20, count: 16_000)))
         #expect(client.take() == [])
         client.send(Frame(type: 0x0, stream: 1, payload: Array(repeating: 0x20, count: 1_000)))
-        #expect(client.take() == [Frame(type: 0x8, payload: Self.word(33_000)), Frame(type: 0x8, stream: 1, payload: Self.word(33_000))])
+        #expect(client.take() == [Frame(type: 0x8, stream: 1, payload: Self.word(33_000))])
+        // The connection's megabyte is given back once half of it is used.
+        for _ in 0..<32 { client.send(Frame(type: 0x0, stream: 1, payload: Array(repeating: 0x20, count: 16_000))) }
+        #expect(client.take().filter { $0.stream == 0 } == [Frame(type: 0x8, payload: Self.word(529_000))])
     }
 
     @Test func streamsBeyondTheLimitAreRefusedOnceTheLimitIsAcknowledged() {

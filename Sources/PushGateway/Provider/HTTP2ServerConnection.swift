@@ -102,16 +102,22 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
     /// Streams whose answer waits for window.
     private var blocked: Set<UInt32> = []
     /// The stream whose header block is being continued, and whether that block ends its stream.
-    private var continuing: (stream: UInt32, endStream: Bool, block: ByteBuffer, frames: Int)?
-    /// The client's resets: what the budget allows now, refilled at `resetsPer30Seconds` per 30 seconds.
-    private let resetsPer30Seconds: Int
-    private var resetBudget: Double
-    private var resetBudgetAt: NIODeadline
+    private var continuing: (stream: UInt32, endStream: Bool, block: ByteBuffer, frames: Int, dependsOnItself: Bool)?
+    /// The streams the client has had reset, by its RST_STREAM or by this side for an error of the
+    /// client's (a reset frees a stream's place while the work it began may go on), and its SETTINGS
+    /// frames (each touches every open stream): each allowed so many per 30 seconds.
+    private var resets: FrameBudget
+    private var settingsFrames = FrameBudget(per30Seconds: 1_000)
+    /// What the connection's time is read from (the budgets).
+    var clock: () -> NIODeadline
+    /// The last stream identifier this side's GOAWAY said it would process, once sent.
+    private(set) var goAwayLastStream: UInt32?
 
     /// - Parameters:
     ///   - settings: this side's settings, sent first (``start()``).
-    ///   - resetsPer30Seconds: the client's RST_STREAM frames allowed in 30 seconds.
-    init(settings: Settings, resetsPer30Seconds: Int, allocator: ByteBufferAllocator, now: NIODeadline = .now()) {
+    ///   - resetsPer30Seconds: the client's streams reset (by it, or for its errors) allowed in 30 seconds.
+    ///   - clock: the time, for those budgets.
+    init(settings: Settings, resetsPer30Seconds: Int, allocator: ByteBufferAllocator, clock: @escaping () -> NIODeadline = { .now() }) {
         self.allocator = allocator
         self.output = allocator.buffer(capacity: 1024)
         // Until the client acknowledges this side's settings, HTTP/2's initial values are in force,
@@ -120,11 +126,17 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
         self.settings = Settings(maxConcurrentStreams: 100, initialWindowSize: 65_535, maxFrameSize: 16_384,
                                  maxHeaderListSize: settings.maxHeaderListSize, headerTableSize: 4_096)
         self.decoder = HPACKDecoder(allocator: allocator, maxDynamicTableSize: settings.headerTableSize, maxHeaderListSize: settings.maxHeaderListSize)
-        self.resetsPer30Seconds = resetsPer30Seconds
-        self.resetBudget = Double(resetsPer30Seconds)
-        self.resetBudgetAt = now
+        self.clock = clock
+        self.resets = FrameBudget(per30Seconds: resetsPer30Seconds)
         announce(settings)
+        // The connection's window: a megabyte, not HTTP/2's 64 KiB, so that many streams' bodies are
+        // not held to 64 KiB a round trip.
+        writeWindowUpdate(stream: 0, increment: Self.connectionWindow - 65_535)
+        connectionReceiveWindow = Self.connectionWindow
     }
+
+    /// The window kept open for the whole connection.
+    private static var connectionWindow: Int { 1 << 20 }
 
     /// The streams open now.
     var openStreams: Int { streams.count }
@@ -151,7 +163,7 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
 
     /// The next event of the bytes received, or nil once more are needed. Frames that only ask for
     /// an answer of the protocol's own (SETTINGS, PING, WINDOW_UPDATE) are handled here.
-    mutating func nextEvent(now: @autoclosure () -> NIODeadline = .now()) -> Event? {
+    mutating func nextEvent() -> Event? {
         while !isFailed {
             if !prefaceReceived {
                 let preface = Self.preface
@@ -189,7 +201,7 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
             case FrameType.data: event = receiveData(stream: stream, flags: flags, payload: &payload)
             case FrameType.headers: event = receiveHeaders(stream: stream, flags: flags, payload: &payload)
             case FrameType.priority: event = receivePriority(stream: stream, payload: payload)
-            case FrameType.rstStream: event = receiveReset(stream: stream, payload: &payload, now: now())
+            case FrameType.rstStream: event = receiveReset(stream: stream, payload: &payload)
             case FrameType.settings: event = receiveSettings(stream: stream, flags: flags, payload: &payload)
             case FrameType.pushPromise: event = fail(.protocolError)
             case FrameType.ping: event = receivePing(stream: stream, flags: flags, payload: payload)
@@ -219,8 +231,8 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
         connectionReceiveWindow -= counted
         guard connectionReceiveWindow >= 0 else { return fail(.flowControlError) }
         connectionReceived += counted
-        // The connection's window stays at HTTP/2's initial 65,535 bytes: given back once half is used.
-        if connectionReceived >= 65_535 / 2 {
+        // The connection's window is given back once half is used.
+        if connectionReceived >= Self.connectionWindow / 2 {
             writeWindowUpdate(stream: 0, increment: connectionReceived)
             connectionReceiveWindow += connectionReceived
             connectionReceived = 0
@@ -235,6 +247,11 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
         let endStream = flags & Flag.endStream != 0
         if endStream {
             state.remoteEnded = true
+            // Answered already: the stream is closed.
+            if state.localEnded, state.pendingBody == nil {
+                forget(stream)
+                return .data(stream: stream, bytes: payload, endStream: true)
+            }
         } else {
             state.received += counted
             if state.received >= settings.initialWindowSize / 2 {
@@ -250,26 +267,23 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
     private mutating func receiveHeaders(stream: UInt32, flags: UInt8, payload: inout ByteBuffer) -> Event? {
         guard stream != 0, stream & 1 == 1 else { return fail(.protocolError) }
         guard stripPadding(flags: flags, payload: &payload) else { return fail(.protocolError) }
+        var dependsOnItself = false
         if flags & Flag.priority != 0 {
             guard let dependency = payload.readInteger(as: UInt32.self), payload.readInteger(as: UInt8.self) != nil else {
                 return fail(.frameSizeError)
             }
-            if dependency & 0x7FFF_FFFF == stream, stream > lastClientStream {
-                // A stream depending on itself (RFC 9113 §5.3.1): its header block is still read.
-                _ = decode(payload)
-                lastClientStream = stream
-                return resetStream(stream, .protocolError)
-            }
+            // A stream depending on itself (RFC 9113 §5.3.1): reset once its header block is read.
+            dependsOnItself = dependency & 0x7FFF_FFFF == stream
         }
         let endStream = flags & Flag.endStream != 0
         guard flags & Flag.endHeaders != 0 else {
             guard payload.readableBytes <= Self.maximumHeaderBlock else { return fail(.enhanceYourCalm) }
             var block = allocator.buffer(capacity: payload.readableBytes * 2)
             block.writeBuffer(&payload)
-            continuing = (stream, endStream, block, 0)
+            continuing = (stream, endStream, block, 0, dependsOnItself)
             return nil
         }
-        return receiveHeaderBlock(stream: stream, endStream: endStream, block: payload)
+        return receiveHeaderBlock(stream: stream, endStream: endStream, block: payload, dependsOnItself: dependsOnItself)
     }
 
     private mutating func receiveContinuation(stream: UInt32, flags: UInt8, payload: inout ByteBuffer) -> Event? {
@@ -284,15 +298,18 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
             continuing = continued
             return nil
         }
-        return receiveHeaderBlock(stream: stream, endStream: continued.endStream, block: continued.block)
+        return receiveHeaderBlock(stream: stream, endStream: continued.endStream, block: continued.block, dependsOnItself: continued.dependsOnItself)
     }
 
     /// A whole header block: a new stream's request, or a request's trailers.
-    private mutating func receiveHeaderBlock(stream: UInt32, endStream: Bool, block: ByteBuffer) -> Event? {
+    private mutating func receiveHeaderBlock(stream: UInt32, endStream: Bool, block: ByteBuffer, dependsOnItself: Bool) -> Event? {
         // Every block is decoded, whatever becomes of its stream: HPACK's table depends on it.
         guard let headers = decode(block) else { return fail(.compressionError) }
         if stream > lastClientStream {
             lastClientStream = stream
+            // After this side's GOAWAY, new streams are not processed (the client knows to send them again).
+            if let goAwayLastStream, stream > goAwayLastStream { return nil }
+            if dependsOnItself { return resetStream(stream, .protocolError) }
             guard streams.count < settings.maxConcurrentStreams else { return resetStream(stream, .refusedStream) }
             streams[stream] = Stream(remoteEnded: endStream, receiveWindow: settings.initialWindowSize, sendWindow: clientInitialWindowSize)
             return .request(stream: stream, headers: headers, endStream: endStream)
@@ -302,7 +319,11 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
         // Trailers end their stream (RFC 9113 §8.1).
         guard endStream else { return resetStream(stream, .protocolError) }
         state.remoteEnded = true
-        store(state, for: stream)
+        if state.localEnded, state.pendingBody == nil {
+            forget(stream)
+        } else {
+            store(state, for: stream)
+        }
         return .trailers(stream: stream, headers: headers)
     }
 
@@ -314,19 +335,19 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
 
     private mutating func receivePriority(stream: UInt32, payload: ByteBuffer) -> Event? {
         guard stream != 0 else { return fail(.protocolError) }
-        guard payload.readableBytes == 5 else { return resetStream(stream, .frameSizeError) }
+        guard payload.readableBytes == 5 else {
+            // A stream error, but a reset on a stream not opened yet would be one of this side's.
+            guard stream <= lastClientStream else { return fail(.frameSizeError) }
+            return streams[stream] == nil ? nil : resetStream(stream, .frameSizeError)
+        }
         return nil
     }
 
-    private mutating func receiveReset(stream: UInt32, payload: inout ByteBuffer, now: NIODeadline) -> Event? {
+    private mutating func receiveReset(stream: UInt32, payload: inout ByteBuffer) -> Event? {
         guard stream != 0 else { return fail(.protocolError) }
         guard payload.readableBytes == 4 else { return fail(.frameSizeError) }
         guard stream <= lastClientStream else { return fail(.protocolError) }
-        let elapsed = Double(max(0, (now - resetBudgetAt).nanoseconds)) / 1e9
-        resetBudgetAt = now
-        resetBudget = min(Double(resetsPer30Seconds), resetBudget + elapsed * Double(resetsPer30Seconds) / 30)
-        resetBudget -= 1
-        guard resetBudget >= 0 else { return fail(.enhanceYourCalm) }
+        guard resets.spend(at: clock()) else { return fail(.enhanceYourCalm) }
         forget(stream)
         return nil
     }
@@ -345,6 +366,8 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
             return nil
         }
         guard payload.readableBytes % 6 == 0 else { return fail(.frameSizeError) }
+        guard settingsFrames.spend(at: clock()) else { return fail(.enhanceYourCalm) }
+        var windowGrew = false
         while let identifier = payload.readInteger(as: UInt16.self), let value = payload.readInteger(as: UInt32.self) {
             switch identifier {
             case 0x1: break // The client's HPACK table for this side's blocks: this side uses none.
@@ -357,14 +380,17 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
                     streams[id]!.sendWindow += change
                     guard streams[id]!.sendWindow <= Self.maximumWindow else { return fail(.flowControlError) }
                 }
-                if change > 0 { sendPendingBodies() }
+                windowGrew = windowGrew || change > 0
             case 0x5:
                 guard (16_384...16_777_215).contains(value) else { return fail(.protocolError) }
                 clientMaxFrameSize = Int(value)
             default: break // SETTINGS_MAX_CONCURRENT_STREAMS and MAX_HEADER_LIST_SIZE bind what this side sends: it opens no streams, its headers are small.
             }
         }
+        // Acknowledged before any DATA the new window lets out: the client counts that DATA against
+        // its new settings only once it has this acknowledgement.
         writeFrameHeader(length: 0, type: FrameType.settings, flags: Flag.ack, stream: 0)
+        if windowGrew { sendPendingBodies() }
         return nil
     }
 
@@ -443,7 +469,7 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
     /// is answered before its end. Returns false if the stream is not open (reset meanwhile).
     @discardableResult
     mutating func answer(_ stream: UInt32, status: Int, fields: [(name: String, value: String)], body: ByteBuffer?, thenReset: Bool = false) -> Bool {
-        guard var state = streams[stream], !state.localEnded else { return false }
+        guard !isFailed, var state = streams[stream], !state.localEnded else { return false }
         let lengthAt = output.writerIndex
         writeFrameHeader(length: 0, type: FrameType.headers, flags: Flag.endHeaders | (body == nil ? Flag.endStream : 0), stream: stream)
         let blockAt = output.writerIndex
@@ -471,7 +497,7 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
 
     /// Resets a stream (RST_STREAM) and forgets it.
     mutating func reset(_ stream: UInt32, code: HTTP2ErrorCode) {
-        guard streams[stream] != nil else { return }
+        guard !isFailed, streams[stream] != nil else { return }
         _ = resetStream(stream, code)
     }
 
@@ -481,8 +507,13 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
         update(&streams[stream]!.request)
     }
 
-    /// Writes GOAWAY: the client is to open no more streams than `lastStream`.
-    mutating func goAway(lastStream: UInt32 = 0x7FFF_FFFF, code: HTTP2ErrorCode, debugData: String = "") {
+    /// Writes GOAWAY: the streams after `lastStream` (by default, the last the client opened) are not
+    /// processed, and the client may send them again on another connection. A later GOAWAY never
+    /// names a later stream (RFC 9113 §6.8).
+    mutating func goAway(lastStream: UInt32? = nil, code: HTTP2ErrorCode, debugData: String = "") {
+        guard !isFailed else { return }
+        let lastStream = min(lastStream ?? lastClientStream, goAwayLastStream ?? .max)
+        goAwayLastStream = lastStream
         writeFrameHeader(length: 8 + debugData.utf8.count, type: FrameType.goAway, flags: 0, stream: 0)
         output.writeInteger(lastStream & 0x7FFF_FFFF)
         output.writeInteger(code.networkCode)
@@ -527,9 +558,10 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
     /// Once an answer is all written: the stream closes if the client has ended its side, or is reset if asked.
     private mutating func finishAnswer(of stream: UInt32) {
         guard let state = streams[stream] else { return }
-        if state.resetWhenAnswered {
-            _ = resetStream(stream, .noError)
-        } else if state.remoteEnded {
+        if state.remoteEnded {
+            forget(stream)
+        } else if state.resetWhenAnswered {
+            writeReset(stream, .noError)
             forget(stream)
         }
     }
@@ -537,18 +569,25 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
     // MARK: - Frames
 
     private mutating func fail(_ code: HTTP2ErrorCode) -> Event {
-        goAway(lastStream: lastClientStream, code: code)
+        goAway(code: code)
         isFailed = true
         inbound = ByteBuffer()
         return .failed(code)
     }
 
-    /// A stream error: RST_STREAM with its code, and the stream forgotten.
+    /// A stream error of the client's: RST_STREAM with its code, and the stream forgotten. It counts
+    /// as a reset of the client's: a stream reset for an error frees its place while its request's
+    /// work may go on, and a client provoking resets would otherwise have work under way without bound.
     private mutating func resetStream(_ stream: UInt32, _ code: HTTP2ErrorCode) -> Event? {
-        writeFrameHeader(length: 4, type: FrameType.rstStream, flags: 0, stream: stream)
-        output.writeInteger(code.networkCode)
+        guard resets.spend(at: clock()) else { return fail(.enhanceYourCalm) }
+        writeReset(stream, code)
         forget(stream)
         return nil
+    }
+
+    private mutating func writeReset(_ stream: UInt32, _ code: HTTP2ErrorCode) {
+        writeFrameHeader(length: 4, type: FrameType.rstStream, flags: 0, stream: stream)
+        output.writeInteger(code.networkCode)
     }
 
     private mutating func forget(_ stream: UInt32) {
@@ -593,6 +632,29 @@ private enum Flag {
     static let endHeaders: UInt8 = 0x4
     static let padded: UInt8 = 0x8
     static let priority: UInt8 = 0x20
+}
+
+/// Frames of a kind allowed so many per 30 seconds: a budget refilled as time passes.
+struct FrameBudget {
+    private let per30Seconds: Int
+    private var left: Double
+    private var at: NIODeadline?
+
+    init(per30Seconds: Int) {
+        self.per30Seconds = per30Seconds
+        left = Double(per30Seconds)
+    }
+
+    /// Takes one; false once none is left.
+    mutating func spend(at now: NIODeadline) -> Bool {
+        if let at {
+            let elapsed = Double(max(0, (now - at).nanoseconds)) / 1e9
+            left = min(Double(per30Seconds), left + elapsed * Double(per30Seconds) / 30)
+        }
+        at = now
+        left -= 1
+        return left >= 0
+    }
 }
 
 /// What a stream of an ``HTTP2ServerConnection`` keeps of its request.

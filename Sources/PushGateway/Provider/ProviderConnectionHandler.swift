@@ -29,9 +29,10 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
         var readsDeliveryLog = false
         /// Whether the request is the broadcast API's: its answers carry `apns-request-id`, not `apns-id`.
         var isChannelRequest = false
-        /// When the request's last frame arrived, while it is incomplete: one that stops sending
-        /// before its end is answered `400 IdleTimeout` (see ``sweepIdleRequests(context:)``).
-        var lastFrameAt: NIODeadline?
+        /// When the request's first frame arrived, while it is incomplete: one not ended within the
+        /// idle timeout is answered `400 IdleTimeout` (see ``sweepIdleRequests(context:)``), however
+        /// it trickles (a frame now and then does not keep it open).
+        var startedAt: NIODeadline?
     }
 
     /// Sent through the pipeline when the server stops: the connection is sent GOAWAY with
@@ -165,12 +166,13 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
         if isComplete {
             http2.updateRequest(of: stream) {
                 $0.isAnswered = true
-                $0.lastFrameAt = nil
+                $0.startedAt = nil
             }
             process(stream, context: context, refreshed: false)
         } else {
+            guard request.startedAt == nil else { return }
             let now = NIODeadline.now()
-            http2.updateRequest(of: stream) { $0.lastFrameAt = now }
+            http2.updateRequest(of: stream) { $0.startedAt = now }
             if idleSweep == nil { scheduleIdleSweep(at: now + server.configuration.requestIdleTimeout, context: context) }
         }
     }
@@ -183,19 +185,19 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
         }
     }
 
-    /// Answers the incomplete requests whose last frame is older than the idle timeout, and waits
-    /// for the next of the others to become so.
+    /// Answers the incomplete requests begun longer ago than the idle timeout, and waits for the
+    /// next of the others to become so.
     private func sweepIdleRequests(context: ChannelHandlerContext) {
         idleSweep = nil
         let timeout = server.configuration.requestIdleTimeout
         let now = NIODeadline.now()
         var next: NIODeadline?
         for (stream, state) in http2.streams {
-            guard let lastFrameAt = state.request.lastFrameAt, !state.request.isAnswered else { continue }
-            if lastFrameAt + timeout <= now {
+            guard let startedAt = state.request.startedAt, !state.request.isAnswered else { continue }
+            if startedAt + timeout <= now {
                 idleTimedOut(stream, context: context)
             } else {
-                next = min(next ?? lastFrameAt, lastFrameAt)
+                next = min(next ?? startedAt, startedAt)
             }
         }
         if let next { scheduleIdleSweep(at: next + timeout, context: context) }
@@ -208,7 +210,7 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
         guard let request = http2.streams[stream]?.request, !request.isAnswered else { return }
         http2.updateRequest(of: stream) {
             $0.isAnswered = true
-            $0.lastFrameAt = nil
+            $0.startedAt = nil
         }
         refuse(APNs.Rejection(.idleTimeout), apnsID: request.headers?.first(name: "apns-id"), stream: stream, context: context, thenReset: true)
     }
@@ -328,7 +330,7 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
                thenReset: thenReset)
         guard connection.value.noteRefusal(rejection.reason, limit: server.configuration.errorLimit) else { return }
         // Too many errors: the connection is told why and closed, as APNs does.
-        http2.goAway(code: .noError, debugData: rejection.body)
+        http2.goAway(lastStream: stream, code: .noError, debugData: rejection.body)
         isClosing = true
     }
 

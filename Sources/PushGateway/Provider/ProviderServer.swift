@@ -35,8 +35,8 @@ package final class ProviderServer: Listener {
         /// provider sending a few thousand pushes a second every second or two, and with it the
         /// answers of the pushes under way, pushes that were accepted and delivered all the same.
         package var cancelledRequestsPer30Seconds = 10_000
-        /// How long a request may go without a frame before it is complete; then it is answered
-        /// `400 IdleTimeout`.
+        /// How long a request may take from its first frame to its end; then it is answered
+        /// `400 IdleTimeout` (a provider's request, at most a few kilobytes, is sent at once).
         package var requestIdleTimeout: TimeAmount = .seconds(10)
         /// How long a connection may take to complete its TLS handshake; then it is closed.
         package var openingTimeout: TimeAmount = .seconds(10)
@@ -210,8 +210,10 @@ package final class ProviderServer: Listener {
     package var isStopping: Bool { shared.shutdown.isSet }
 
     /// Stops gracefully, as APNs does: no new connections; each open one is sent GOAWAY with
-    /// `{"reason":"Shutdown"}`, requests that end from now on are answered `503 Shutdown`, requests
-    /// under way are answered as usual; connections still open after `grace` are closed.
+    /// `{"reason":"Shutdown"}` naming the last stream it opened (those it opens after are not
+    /// processed, and the provider sends them again elsewhere), requests that end from now on are
+    /// answered `503 Shutdown`, requests under way are answered as usual; connections still open
+    /// after `grace` are closed.
     package func stop(grace: Duration = .seconds(5)) async {
         shared.shutdown.set()
         let bound = channel.withLock { channel in

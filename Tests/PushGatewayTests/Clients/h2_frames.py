@@ -63,7 +63,10 @@ class Connection:
     def read(self, until):
         """Reads events until `until()` holds or the connection closes."""
         while not until() and not self.closed:
-            data = self.socket.recv(65536)
+            try:
+                data = self.socket.recv(65536)
+            except socket.timeout:
+                break
             if not data:
                 self.closed = True
                 break
