@@ -17,8 +17,10 @@ import NIOHPACK
 /// - flow control both ways: what the client sends is counted against the windows this side gave,
 ///   given back once half is used; answers' DATA wait for the client's windows;
 /// - SETTINGS (acknowledged, applied once acknowledged for this side's own), PING (answered), GOAWAY,
-///   WINDOW_UPDATE, RST_STREAM (limited: a client resetting streams faster than
-///   `resetsPer30Seconds` allows is sent GOAWAY `ENHANCE_YOUR_CALM`, the "rapid reset" attack).
+///   WINDOW_UPDATE, RST_STREAM;
+/// - budgets: a client whose streams are reset faster than `resetsPer30Seconds` allows (by its own
+///   RST_STREAM, the "rapid reset" attack, or by this side for its errors, "made you reset"), or that
+///   sends more than 1,000 SETTINGS in 30 seconds, is sent GOAWAY `ENHANCE_YOUR_CALM`.
 ///
 /// A connection error writes GOAWAY with its code and makes ``nextEvent()`` return ``Event/failed``
 /// once, then nothing: the handler writes what is in ``output`` and closes. A stream error resets the
@@ -114,7 +116,7 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
     private(set) var goAwayLastStream: UInt32?
 
     /// - Parameters:
-    ///   - settings: this side's settings, sent first (``start()``).
+    ///   - settings: this side's settings, in ``output`` at once (the server speaks first).
     ///   - resetsPer30Seconds: the client's streams reset (by it, or for its errors) allowed in 30 seconds.
     ///   - clock: the time, for those budgets.
     init(settings: Settings, resetsPer30Seconds: Int, allocator: ByteBufferAllocator, clock: @escaping () -> NIODeadline = { .now() }) {
