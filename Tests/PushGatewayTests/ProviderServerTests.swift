@@ -458,10 +458,11 @@ final class HoldingAcceptor: PushAcceptor {
                 #expect((results[name] as? [String: Any])?["status"] as? String == "200", "\(name)")
             }
             #expect(results["concurrent"] as? [String] == Array(repeating: "200", count: 50))
+            #expect(results["burst"] as? [String] == ["200"])
             let evenStream = try #require(results["even_stream"] as? [String: Any])
             #expect(evenStream["goaway"] as? [Int] == [1])
             #expect(evenStream["closed"] as? Bool == true)
-            #expect(running.acceptor.accepted.withLock { $0.count } == 54)
+            #expect(running.acceptor.accepted.withLock { $0.count } == 54 + 1_000)
         }
     }
 }

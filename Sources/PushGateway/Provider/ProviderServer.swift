@@ -170,6 +170,11 @@ package final class ProviderServer: Listener {
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            // A connection stops being read once this much is waiting to be sent to its provider
+            // (``ProviderConnectionHandler``): a group commit answers up to a thousand requests at
+            // once, which SwiftNIO's 64 KiB would often stop, and a provider that does not read is
+            // held to a few megabytes.
+            .childChannelOption(.writeBufferWaterMark, value: .init(low: 1 << 20, high: 4 << 20))
             .childChannelInitializer { channel in
                 connections.add(channel)
                 guard let sslContext else {

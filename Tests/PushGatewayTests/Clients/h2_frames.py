@@ -114,6 +114,19 @@ results["after_cancel"] = connection.answer(connection.push())
 streams = [connection.push() for _ in range(50)]
 results["concurrent"] = [connection.answer(stream)["status"] for stream in streams]
 
+# A client that writes a thousand requests before it reads anything (a blocking client): the
+# server keeps reading while its answers wait to be read.
+connection = Connection()
+connection.answer(connection.push())
+burst = []
+for _ in range(999):
+    stream = connection.h2.get_next_available_stream_id()
+    connection.h2.send_headers(stream, connection.headers())
+    connection.h2.send_data(stream, ('{"aps":{"alert":"%s"}}' % ("x" * 200)).encode(), end_stream=True)
+    burst.append(stream)
+connection.flush()
+results["burst"] = sorted(set(connection.answer(stream)["status"] for stream in burst))
+
 connection = Connection()
 connection.answer(connection.push())
 # A HEADERS frame on stream 2 (even: the server's), written by hand: the h2 library would not send it.
