@@ -11,8 +11,9 @@ import SQLiteDurability
 /// The provider API's durable part without HTTP/2: the gateway's SQLite store (`synchronous=FULL`,
 /// its checkpointer) storing held pushes in batches of the size its group commit makes under load,
 /// each push with its delivery-log entry. The reference, in the same run: the same two rows per push
-/// written to a database of the same schema with SQLite alone (prepared statements bound in place,
-/// one transaction per batch), the least this work can cost here.
+/// written to a database of the same schema with SQLite alone (the store's statements and bindings,
+/// one transaction per batch, without the store's pool, checkpointer and batching), the least this
+/// work can cost here.
 struct StoreThroughput: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "store",
                                                     abstract: "Pushes stored per second by the gateway's SQLite store alone, beside SQLite alone.")
@@ -115,41 +116,18 @@ struct StoreThroughput: AsyncParsableCommand {
         while Self.seconds(since: start) < self.seconds {
             let pushes = pushes(from: stored)
             try await database.write { db in
-                let insert = try db.cachedStatement(sql: """
-                    INSERT INTO push (deviceID, token, bundleIdentifier, environment, apnsID, pushType, priority, expiresAt, collapseID, payload, receivedAt, held, uniqueID)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """)
-                let log = try db.cachedStatement(sql: """
-                    INSERT INTO delivery (uniqueID, apnsID, teamID, credential, bundleIdentifier, environment, deviceID, token, pushType, priority,
-                                          payloadBytes, collapseID, expiresAt, acceptedAt, storedAt, held)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """)
+                // The store's own statements and bindings, without the store around them.
+                let insert = try db.cachedStatement(sql: SQLiteGatewayStore.insertPushSQL)
+                let log = try db.cachedStatement(sql: SQLiteGatewayStore.insertDeliveryEntrySQL)
                 let now = Date().timeIntervalSince1970
                 for push in pushes {
-                    if let sender = push.sender {
+                    if let sender = push.sender, let uniqueID = push.uniqueID {
                         var entry = BoundStatement(log)
-                        for text in [push.uniqueID ?? "", push.apnsID, sender.teamID, sender.credential, push.bundleIdentifier,
-                                     push.environment.rawValue, push.deviceID, push.token, push.pushType.rawValue] { entry.bind(text) }
-                        entry.bind(push.priority)
-                        entry.bind(push.payload.count)
-                        entry.bind(push.collapseID)
-                        entry.bind(push.expiresAt.timeIntervalSince1970)
-                        entry.bind(push.receivedAt.timeIntervalSince1970)
-                        entry.bind(now)
-                        entry.bind(push.held)
+                        SQLiteGatewayStore.bindDeliveryEntry(of: push, uniqueID: uniqueID, sender: sender, storedAt: now, to: &entry)
                         try entry.run()
                     }
                     var row = BoundStatement(insert)
-                    for text in [push.deviceID, push.token, push.bundleIdentifier, push.environment.rawValue, push.apnsID, push.pushType.rawValue] {
-                        row.bind(text)
-                    }
-                    row.bind(push.priority)
-                    row.bind(push.expiresAt.timeIntervalSince1970)
-                    row.bind(push.collapseID)
-                    row.bind(push.payload)
-                    row.bind(push.receivedAt.timeIntervalSince1970)
-                    row.bind(push.held)
-                    row.bind(push.uniqueID)
+                    SQLiteGatewayStore.bindPush(push, to: &row)
                     try row.run()
                 }
             }

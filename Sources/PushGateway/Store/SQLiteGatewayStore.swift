@@ -1,6 +1,6 @@
 package import Foundation
 import GRDB
-import SQLiteDurability
+package import SQLiteDurability
 package import NotificationCore
 
 /// The gateway's store in one SQLite file (WAL mode, every commit synced but those of
@@ -425,37 +425,15 @@ package final class SQLiteGatewayStore: GatewayStore {
                 SELECT d.uniqueID, ?, 'collapsed', ? FROM push p JOIN delivery d ON d.uniqueID = p.uniqueID WHERE p.token = ? AND p.collapseID = ?
                 """)
             let logReplace = try Self.logReplaceSQL.map { try db.cachedStatement(sql: $0) }
-            let insert = try db.cachedStatement(sql: """
-                INSERT INTO push (deviceID, token, bundleIdentifier, environment, apnsID, pushType, priority, expiresAt, collapseID, payload, receivedAt, held, uniqueID)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
-            let log = try db.cachedStatement(sql: """
-                INSERT OR IGNORE INTO delivery (uniqueID, apnsID, teamID, credential, bundleIdentifier, environment, deviceID, token, pushType, priority,
-                                                payloadBytes, collapseID, expiresAt, acceptedAt, storedAt, held)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
+            let insert = try db.cachedStatement(sql: Self.insertPushSQL)
+            let log = try db.cachedStatement(sql: Self.insertDeliveryEntrySQL)
             let logDrop = try db.cachedStatement(sql: "INSERT INTO delivery_stage (uniqueID, at, stage, detail) VALUES (?, ?, 'dropped', ?)")
             var stored: [QueuedPush] = []
             stored.reserveCapacity(pushes.count)
             for var push in pushes {
                 if let sender = push.sender, let uniqueID = push.uniqueID {
                     var row = BoundStatement(log)
-                    row.bind(uniqueID)
-                    row.bind(push.apnsID)
-                    row.bind(sender.teamID)
-                    row.bind(sender.credential)
-                    row.bind(push.bundleIdentifier)
-                    row.bind(push.environment.rawValue)
-                    row.bind(push.deviceID)
-                    row.bind(push.token)
-                    row.bind(push.pushType.rawValue)
-                    row.bind(push.priority)
-                    row.bind(push.payload.count)
-                    row.bind(push.collapseID)
-                    row.bind(push.expiresAt.timeIntervalSince1970)
-                    row.bind(push.receivedAt.timeIntervalSince1970)
-                    row.bind(push.droppedBecause == nil ? now : nil)
-                    row.bind(push.held)
+                    Self.bindDeliveryEntry(of: push, uniqueID: uniqueID, sender: sender, storedAt: push.droppedBecause == nil ? now : nil, to: &row)
                     try row.run()
                     if let reason = push.droppedBecause { try logDrop.execute(arguments: [uniqueID, now, reason]) }
                 }
@@ -470,25 +448,65 @@ package final class SQLiteGatewayStore: GatewayStore {
                     try collapse.execute(arguments: [push.token, collapseID])
                 }
                 var row = BoundStatement(insert)
-                row.bind(push.deviceID)
-                row.bind(push.token)
-                row.bind(push.bundleIdentifier)
-                row.bind(push.environment.rawValue)
-                row.bind(push.apnsID)
-                row.bind(push.pushType.rawValue)
-                row.bind(push.priority)
-                row.bind(push.expiresAt.timeIntervalSince1970)
-                row.bind(push.collapseID)
-                row.bind(push.payload)
-                row.bind(push.receivedAt.timeIntervalSince1970)
-                row.bind(push.held)
-                row.bind(push.uniqueID)
+                Self.bindPush(push, to: &row)
                 try row.run()
                 push.sequence = db.lastInsertedRowID
                 stored.append(push)
             }
             return stored
         }
+    }
+
+    /// A push's row, as ``enqueue(_:at:)`` writes it (`GatewayBenchmarks store` writes the same with
+    /// SQLite alone).
+    package static let insertPushSQL = """
+        INSERT INTO push (deviceID, token, bundleIdentifier, environment, apnsID, pushType, priority, expiresAt, collapseID, payload, receivedAt, held, uniqueID)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
+
+    /// A push's delivery-log entry, its `accepted` and `stored` stages.
+    package static let insertDeliveryEntrySQL = """
+        INSERT OR IGNORE INTO delivery (uniqueID, apnsID, teamID, credential, bundleIdentifier, environment, deviceID, token, pushType, priority,
+                                        payloadBytes, collapseID, expiresAt, acceptedAt, storedAt, held)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
+
+    /// Binds ``insertPushSQL``'s values.
+    package static func bindPush(_ push: QueuedPush, to row: inout BoundStatement) {
+        row.bind(push.deviceID)
+        row.bind(push.token)
+        row.bind(push.bundleIdentifier)
+        row.bind(push.environment.rawValue)
+        row.bind(push.apnsID)
+        row.bind(push.pushType.rawValue)
+        row.bind(push.priority)
+        row.bind(push.expiresAt.timeIntervalSince1970)
+        row.bind(push.collapseID)
+        row.bind(push.payload)
+        row.bind(push.receivedAt.timeIntervalSince1970)
+        row.bind(push.held)
+        row.bind(push.uniqueID)
+    }
+
+    /// Binds ``insertDeliveryEntrySQL``'s values; `storedAt` is nil for a push accepted and dropped.
+    package static func bindDeliveryEntry(of push: QueuedPush, uniqueID: String, sender: QueuedPush.Sender, storedAt: Double?,
+                                          to row: inout BoundStatement) {
+        row.bind(uniqueID)
+        row.bind(push.apnsID)
+        row.bind(sender.teamID)
+        row.bind(sender.credential)
+        row.bind(push.bundleIdentifier)
+        row.bind(push.environment.rawValue)
+        row.bind(push.deviceID)
+        row.bind(push.token)
+        row.bind(push.pushType.rawValue)
+        row.bind(push.priority)
+        row.bind(push.payload.count)
+        row.bind(push.collapseID)
+        row.bind(push.expiresAt.timeIntervalSince1970)
+        row.bind(push.receivedAt.timeIntervalSince1970)
+        row.bind(storedAt)
+        row.bind(push.held)
     }
 
     package func pushes(for deviceID: String, after sequence: Int64, now: Date, limit: Int) async throws(GatewayError) -> [QueuedPush] {
