@@ -249,11 +249,6 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
         let endStream = flags & Flag.endStream != 0
         if endStream {
             state.remoteEnded = true
-            // Answered already: the stream is closed.
-            if state.localEnded, state.pendingBody == nil {
-                forget(stream)
-                return .data(stream: stream, bytes: payload, endStream: true)
-            }
         } else {
             state.received += counted
             if state.received >= settings.initialWindowSize / 2 {
@@ -262,7 +257,7 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
                 state.received = 0
             }
         }
-        store(state, for: stream)
+        settle(state, of: stream)
         return .data(stream: stream, bytes: payload, endStream: endStream)
     }
 
@@ -321,11 +316,7 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
         // Trailers end their stream (RFC 9113 §8.1).
         guard endStream else { return resetStream(stream, .protocolError) }
         state.remoteEnded = true
-        if state.localEnded, state.pendingBody == nil {
-            forget(stream)
-        } else {
-            store(state, for: stream)
-        }
+        settle(state, of: stream)
         return .trailers(stream: stream, headers: headers)
     }
 
@@ -427,7 +418,7 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
         guard increment > 0 else { return resetStream(stream, .protocolError) }
         state.sendWindow += increment
         guard state.sendWindow <= Self.maximumWindow else { return resetStream(stream, .flowControlError) }
-        store(state, for: stream)
+        streams[stream] = state
         if blocked.contains(stream) { sendPendingBody(of: stream) }
         return nil
     }
@@ -486,14 +477,9 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
         output.setInteger(UInt32(blockLength) << 8 | UInt32(FrameType.headers), at: lengthAt)
         state.localEnded = true
         state.resetWhenAnswered = thenReset
-        if let body {
-            state.pendingBody = body
-            store(state, for: stream)
-            sendPendingBody(of: stream)
-        } else {
-            store(state, for: stream)
-            finishAnswer(of: stream)
-        }
+        state.pendingBody = body
+        settle(state, of: stream)
+        if body != nil { sendPendingBody(of: stream) }
         return true
     }
 
@@ -518,7 +504,7 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
         goAwayLastStream = lastStream
         writeFrameHeader(length: 8 + debugData.utf8.count, type: FrameType.goAway, flags: 0, stream: 0)
         output.writeInteger(lastStream & 0x7FFF_FFFF)
-        output.writeInteger(code.networkCode)
+        output.writeInteger(code.rawValue)
         output.writeString(debugData)
     }
 
@@ -547,25 +533,24 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
             if last {
                 blocked.remove(stream)
                 state.pendingBody = nil
-                store(state, for: stream)
-                finishAnswer(of: stream)
+                settle(state, of: stream)
                 return
             }
         }
         blocked.insert(stream)
         state.pendingBody = body
-        store(state, for: stream)
+        streams[stream] = state
     }
 
-    /// Once an answer is all written: the stream closes if the client has ended its side, or is reset if asked.
-    private mutating func finishAnswer(of stream: UInt32) {
-        guard let state = streams[stream] else { return }
-        if state.remoteEnded {
-            forget(stream)
-        } else if state.resetWhenAnswered {
-            writeReset(stream, .noError)
-            forget(stream)
+    /// Keeps a stream's state, or closes the stream once both sides have ended it and nothing of the
+    /// answer waits: an answer all sent before the request's end resets the stream if asked to.
+    private mutating func settle(_ state: Stream, of stream: UInt32) {
+        guard state.localEnded, state.pendingBody == nil, state.remoteEnded || state.resetWhenAnswered else {
+            streams[stream] = state
+            return
         }
+        if !state.remoteEnded { writeReset(stream, .noError) }
+        forget(stream)
     }
 
     // MARK: - Frames
@@ -589,16 +574,12 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
 
     private mutating func writeReset(_ stream: UInt32, _ code: HTTP2ErrorCode) {
         writeFrameHeader(length: 4, type: FrameType.rstStream, flags: 0, stream: stream)
-        output.writeInteger(code.networkCode)
+        output.writeInteger(code.rawValue)
     }
 
     private mutating func forget(_ stream: UInt32) {
         streams.removeValue(forKey: stream)
         blocked.remove(stream)
-    }
-
-    private mutating func store(_ state: Stream, for stream: UInt32) {
-        streams[stream] = state
     }
 
     private mutating func writeWindowUpdate(stream: UInt32, increment: Int) {
@@ -681,5 +662,4 @@ enum HTTP2ErrorCode: UInt32, Equatable {
     case inadequateSecurity = 0xC
     case http11Required = 0xD
 
-    var networkCode: UInt32 { rawValue }
 }

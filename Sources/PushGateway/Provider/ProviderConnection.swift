@@ -11,8 +11,6 @@ final class ProviderConnection {
     /// closed with GOAWAY.
     private(set) var errorWeight = 0
     private(set) var isClosing = false
-    /// Whether the server is stopping: the connection closes when its last stream ends.
-    var isStopping = false
 
     init(environment: APNs.Environment, environmentKeyReason: APNs.Reason, certificate: ProviderCertificate.Verdict?) {
         authorization = ProviderConnectionAuthorization(environment: environment, environmentKeyReason: environmentKeyReason, certificate: certificate)

@@ -22,8 +22,6 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
         var body: [UInt8] = []
         /// The body's size as sent; only the first bytes up to the largest allowed payload are kept.
         var bodyBytes = 0
-        /// The request is complete (END_STREAM received): nothing more arrives on its stream.
-        var isComplete = false
         var isAnswered = false
         /// Whether the request reads the delivery log (its refusals are not pushes refused).
         var readsDeliveryLog = false
@@ -39,14 +37,17 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
     /// `{"reason":"Shutdown"}` and closes once its last stream ends.
     struct Stopping {}
 
-    private let connection: NIOLoopBound<ProviderConnection>
+    /// The connection's authentication and standing; the handler's alone, on its event loop.
+    private let connection: ProviderConnection
     private let server: ProviderServer.Shared
     private var http2: HTTP2ServerConnection<Request>
     private var flushIsScheduled = false
     /// Close once what is written now is sent: too many errors, a connection error, or a stop
     /// (or the provider's GOAWAY) with no stream left.
     private var isClosing = false
-    /// The provider has sent GOAWAY: the connection closes once its last stream ends.
+    /// The server is stopping, or the provider has sent GOAWAY: the connection closes once its last
+    /// stream ends.
+    private var isStopping = false
     private var providerIsGoingAway = false
     /// Reading waits while the connection cannot take what is written: a provider that does not
     /// read its answers (or its PING answers) does not get more of them queued here.
@@ -55,13 +56,12 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
     /// a timer per request cost more than the rest of its bookkeeping.
     private var idleSweep: Scheduled<Void>?
 
-    init(connection: NIOLoopBound<ProviderConnection>, server: ProviderServer.Shared, allocator: ByteBufferAllocator) {
+    init(connection: ProviderConnection, server: ProviderServer.Shared, allocator: ByteBufferAllocator) {
         self.connection = connection
         self.server = server
         // APNs' figures; one stream until the connection's first valid token.
         var settings = HTTP2ServerConnection<Request>.Settings()
         settings.maxConcurrentStreams = 1
-        settings.maxHeaderListSize = 8_000
         http2 = HTTP2ServerConnection(settings: settings, resetsPer30Seconds: server.configuration.cancelledRequestsPer30Seconds, allocator: allocator)
     }
 
@@ -83,7 +83,7 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         guard event is Stopping else { return context.fireUserInboundEventTriggered(event) }
         http2.goAway(code: .noError, debugData: APNs.Rejection(.shutdown).body)
-        connection.value.isStopping = true
+        isStopping = true
         writeOutput(context: context, flush: true)
     }
 
@@ -140,7 +140,6 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
             // Trailers, if any, carry nothing APNs reads.
             if request.headers == nil { request.headers = headers }
             isComplete = endStream
-            request.isComplete = endStream
         }
         progressed(stream, isComplete: isComplete, context: context)
     }
@@ -155,7 +154,6 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
             let room = APNs.PushType.voip.maximumPayloadBytes + 1 - request.body.count
             if room > 0, let bytes = body.readBytes(length: min(room, body.readableBytes)) { request.body += bytes }
             isComplete = endStream
-            request.isComplete = endStream
         }
         progressed(stream, isComplete: isComplete, context: context)
     }
@@ -222,7 +220,7 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
         let fields = headers.map { (name: $0.name, value: $0.value) }
         func field(_ name: String) -> String? { fields.first { $0.name == name }?.value }
         let givenID = field("apns-id").flatMap { APNs.isCanonicalUUID($0) ? $0 : nil }
-        let connection = self.connection.value
+        let connection = self.connection
 
         // A request that ends once the server is stopping is not taken, as APNs answers then.
         if server.shutdown.isSet { return refuse(APNs.Rejection(.shutdown), apnsID: givenID, stream: stream, context: context) }
@@ -288,7 +286,7 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
     /// may go on. Otherwise the request is refused, or, for a token of a key not read yet, processed
     /// again once the keys are read again (a key created a moment ago).
     private func authenticate(_ stream: UInt32, now: Date, apnsID: String?, refreshed: Bool, context: ChannelHandlerContext) -> Bool {
-        let connection = self.connection.value
+        let connection = self.connection
         let authorization = http2.streams[stream]?.request.headers?.first(name: "authorization")
         switch connection.authorization.authenticate(authorization: authorization, now: now, credentials: server.credentials()) {
         case .failure(let rejection) where rejection.reason == .invalidProviderToken && !refreshed:
@@ -310,7 +308,7 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
 
     /// Raises the connection's stream limit once its first token is accepted.
     private func allowConcurrentStreams(context: ChannelHandlerContext) {
-        let connection = self.connection.value
+        let connection = self.connection
         guard !connection.isAuthenticated else { return }
         connection.isAuthenticated = true
         var settings = http2.announcedSettings
@@ -328,7 +326,7 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
         body.writeString(rejection.body)
         answer(status: rejection.reason.status, apnsID: apnsID ?? UUID().uuidString.lowercased(), body: body, stream: stream, context: context,
                thenReset: thenReset)
-        guard connection.value.noteRefusal(rejection.reason, limit: server.configuration.errorLimit) else { return }
+        guard connection.noteRefusal(rejection.reason, limit: server.configuration.errorLimit) else { return }
         // Too many errors: the connection is told why and closed, as APNs does.
         http2.goAway(lastStream: stream, code: .noError, debugData: rejection.body)
         isClosing = true
@@ -356,7 +354,7 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
         let now = server.clock()
         guard authenticate(stream, now: now, apnsID: requestID, refreshed: refreshed, context: context) else { return }
         guard let channels = server.channels else { return refuse(APNs.Rejection(.featureNotEnabled), apnsID: requestID, stream: stream, context: context) }
-        let authorization = connection.value.authorization
+        let authorization = connection.authorization
         // Only the provider's own apps: its team's, or its certificate's.
         if case .failure(let rejection) = authorization.authorizeTopic(channelRequest.bundleIdentifier, pushType: .alert) {
             return refuse(rejection, apnsID: requestID, stream: stream, context: context)
@@ -453,7 +451,7 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
     /// `GET /1/delivery-log/<id>`: the delivery log of the pushes whose `apns-id` or `apns-unique-id`
     /// is `id`, those the connection's credentials could have sent (`Docs/delivery-log.md`).
     private func readDeliveryLog(_ id: String, stream: UInt32, refreshed: Bool, context: ChannelHandlerContext) {
-        let connection = self.connection.value
+        let connection = self.connection
         let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
         let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
@@ -508,7 +506,7 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
     /// Writes the frames the HTTP/2 layer has ready, and closes the connection once it is to close
     /// and what it was sent last is written.
     private func writeOutput(context: ChannelHandlerContext, flush: Bool) {
-        let stopping = connection.value.isStopping || providerIsGoingAway
+        let stopping = isStopping || providerIsGoingAway
         let closes = isClosing || http2.isFailed || stopping && http2.openStreams == 0
         guard let output = http2.takeOutput() else {
             if closes, context.channel.isActive { context.close(promise: nil) }

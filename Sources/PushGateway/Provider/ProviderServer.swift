@@ -245,13 +245,10 @@ package final class ProviderServer: Listener {
     }
 
     private static func configureHTTP2(_ channel: any Channel, shared: Shared, certificate: ProviderCertificate.Verdict?) throws {
-        let state = NIOLoopBound(
-            ProviderConnection(environment: shared.configuration.environment, environmentKeyReason: shared.configuration.environmentKeyReason,
-                               certificate: certificate),
-            eventLoop: channel.eventLoop
-        )
+        let connection = ProviderConnection(environment: shared.configuration.environment,
+                                            environmentKeyReason: shared.configuration.environmentKeyReason, certificate: certificate)
         shared.connections.speaksHTTP2(channel)
-        try channel.pipeline.syncOperations.addHandler(ProviderConnectionHandler(connection: state, server: shared, allocator: channel.allocator))
+        try channel.pipeline.syncOperations.addHandler(ProviderConnectionHandler(connection: connection, server: shared, allocator: channel.allocator))
     }
 }
 
