@@ -6,7 +6,7 @@
 # group commit), or in PostgreSQL (a throw-away cluster started here, fsync and synchronous_commit on)
 # with one node or two on the same database. The reference is nghttpd (Debian's nghttp2-server) over
 # TLS with the same certificate, answering the same requests with an empty static file. Both are driven
-# by h2load with the same flags, headers, payload and 2,000 device tokens (APNs throttles one token;
+# by h2load with the same flags, headers, payload and 20,000 device tokens (APNs throttles one token;
 # providers send to many); with two nodes, two h2load share the connections between them.
 #
 # Usage: Benchmarks/GatewayBenchmarks/provider-api.sh [unotify binary] [rounds] [sqlite|postgres|postgres-2]
@@ -49,7 +49,7 @@ key_id="$("$unotify" gateway keys create --team ABCDE12345 --output "$work/key.p
 python3 - "$store" "$gateway/gateway.sqlite" "$work" <<'PYTHON'
 import os, secrets, sqlite3, subprocess, sys, time
 store, database, work = sys.argv[1], sys.argv[2], sys.argv[3]
-tokens = [secrets.token_hex(32) for _ in range(2000)]
+tokens = [secrets.token_hex(32) for _ in range(20000)]
 if store == "sqlite":
     db = sqlite3.connect(database)
     for index, token in enumerate(tokens):

@@ -157,6 +157,36 @@ final class DeliveredPushes: Sendable {
         }
     }
 
+    /// After a start, a busy provider's first pushes are each to a token the core has not read: they
+    /// wait for their tokens together, and every one is answered as its token says, once.
+    @Test func manyTokensNotReadYetAreReadTogetherAndEachPushAnswered() async throws {
+        try await withGateway { gateway in
+            var tokens: [String] = []
+            for index in 0..<30 {
+                try await gateway.store.addDevice("cold-\(index)", secretHash: "unused", at: Date())
+                tokens.append(try await gateway.store.register(Registration(token: String(format: "%064x", 0xC0FFEE00 + index), deviceID: "cold-\(index)",
+                                                                           bundleIdentifier: "com.example.todo", environment: .sandbox, registeredAt: Date())).token)
+            }
+            let unknown = (0..<5).map { String(format: "%064x", 0xBAD00 + $0) }
+            let answers = try await withThrowingTaskGroup(of: (String, Int, String).self) { group in
+                // Five invalid tokens weigh half of what closes a connection (APNs closes it sooner for them).
+                for round in 0..<5 {
+                    for token in tokens + (round == 0 ? unknown : []) {
+                        group.addTask {
+                            let answer = try await gateway.post(token, body: #"{"aps":{"alert":"\#(round)"}}"#)
+                            return (token, answer.status, answer.body)
+                        }
+                    }
+                }
+                return try await group.reduce(into: [(String, Int, String)]()) { $0.append($1) }
+            }
+            #expect(answers.count == 155)
+            #expect(answers.filter { tokens.contains($0.0) }.allSatisfy { $0.1 == 200 })
+            #expect(answers.filter { unknown.contains($0.0) }.allSatisfy { $0.1 == 400 && $0.2 == #"{"reason":"BadDeviceToken"}"# })
+            for index in 0..<30 { #expect(try await queuedWhenLinking(gateway.store, "cold-\(index)").count == 5) }
+        }
+    }
+
     /// `unotify gateway keys create` beside a running gateway: the new key works at the first request.
     @Test func aKeyCreatedAMomentAgoIsReadWhenItsFirstTokenArrives() async throws {
         try await withGateway { gateway in

@@ -238,6 +238,35 @@ import Testing
         }
     }
 
+    /// Held pushes go as queued ones do: replaced by a push with their collapse id, dropped with
+    /// their app or their device, removed once expired.
+    @Test(arguments: Kind.allCases)
+    func heldPushesLeaveWithTheirCollapseIDTheirAppTheirDeviceAndTheirTime(kind: Kind) async throws {
+        func held(_ id: String, device: String = "device-1", token: String = "aa01", app: String = "com.example.todo", collapse: String? = nil,
+                  expires: Date = Self.t0 + 3600) -> QueuedPush {
+            var push = push(device, token: token, app: app, id: id, collapse: collapse, expires: expires)
+            push.held = true
+            return push
+        }
+        try await withDevice(kind) { store, _ in
+            _ = try await store.enqueue([
+                held("score-1", collapse: "score"), held("todo"), held("chat", token: "bb02", app: "com.example.chat"),
+                held("short", expires: Self.t0 + 10), held("elsewhere", device: "device-2", token: "cc03"),
+            ], at: Self.t0)
+            _ = try await store.enqueue([held("score-2", collapse: "score")], at: Self.t0)
+            #expect(try await store.storedPushCounts() == (queued: 0, held: 5))
+            #expect(try await store.removeExpired(before: Self.t0 + 10) == 1)
+            #expect(try await store.storedPushCounts() == (queued: 0, held: 4))
+            try await store.unregister(deviceID: "device-1", bundleIdentifier: "com.example.chat", at: Self.t0)
+            #expect(try await store.storedPushCounts() == (queued: 0, held: 3))
+            #expect(try await store.promoteHeld(deviceID: "device-1", now: Self.t0 + 20, limit: 10) == 2)
+            #expect(try await store.pushes(for: "device-1", after: 0, now: Self.t0 + 20, limit: 10).map(\.apnsID) == ["todo", "score-2"])
+            try await store.removeDevice("device-2", at: Self.t0 + 30)
+            #expect(try await store.storedPushCounts() == (queued: 2, held: 0))
+            #expect(try await store.promoteHeld(deviceID: "device-2", now: Self.t0 + 30, limit: 10) == 0)
+        }
+    }
+
     @Test(arguments: Kind.allCases)
     func aCollapseIDReplacesTheQueuedPushOfTheSameToken(kind: Kind) async throws {
         try await withDevice(kind) { store, _ in

@@ -63,6 +63,16 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
         /// of each device; and whether they are being written.
         var unrecordedLinks: [String: Bool] = [:]
         var isRecordingLinks = false
+        /// Pushes to tokens not read yet, by token in arrival order, for the next read of tokens; and
+        /// whether tokens are being read.
+        var unreadTokens: [String: [UnreadPush]] = [:]
+        var isReadingTokens = false
+    }
+
+    /// A push waiting for its token to be read.
+    private struct UnreadPush {
+        var push: ProviderPush
+        var completion: @Sendable (APNs.Rejection?) -> Void
     }
 
     private let store: any GatewayStore
@@ -218,17 +228,37 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
     package var unwrittenPushes: Int { state.withLock { $0.unwritten } }
 
     package func accept(_ push: ProviderPush, completion: @escaping @Sendable (APNs.Rejection?) -> Void) {
-        if admit(push, .cached, completion: completion) { return }
-        // Not read yet. Unknown tokens are not remembered: a flood of made-up tokens costs reads,
-        // and the provider's connection is closed after a few of them.
-        Task {
+        admit(push, .cached, completion: completion)
+    }
+
+    /// Reads the tokens pushes wait for, all of them in one read, round after round until none
+    /// waits. After a start, the first thousand pushes of a busy provider are each to a token not
+    /// read yet: read one by one, they took the gateway's first seconds. Unknown tokens are not
+    /// remembered: a flood of made-up tokens costs reads, and the provider's connection is closed
+    /// after a few of them.
+    private func readTokens() async {
+        while true {
+            let waiting = state.withLock { state in
+                let waiting = state.unreadTokens
+                state.unreadTokens = [:]
+                if waiting.isEmpty { state.isReadingTokens = false }
+                return waiting
+            }
+            guard !waiting.isEmpty else { return }
             do {
-                let registration = try await store.registration(token: push.headers.deviceToken)
-                if let registration { state.withLock { $0.registrations[registration.token] = registration } }
-                admit(push, .read(registration), completion: completion)
+                let read = try await store.registrations(tokens: Array(waiting.keys))
+                // Decided in arrival order before the tokens are remembered: a push to one of them
+                // arriving meanwhile waits for the next round, behind these.
+                for (token, pushes) in waiting {
+                    for unread in pushes { admit(unread.push, .read(read[token]), completion: unread.completion) }
+                }
+                state.withLock { state in
+                    for registration in read.values { state.registrations[registration.token] = registration }
+                }
             } catch {
-                logger.error("could not read a token", metadata: ["error": .string("\(error)")])
-                completion(APNs.Rejection(Self.reason(for: error)))
+                logger.error("could not read tokens", metadata: ["tokens": .stringConvertible(waiting.count), "error": .string("\(error)")])
+                let reason = Self.reason(for: error)
+                for unread in waiting.values.joined() { unread.completion(APNs.Rejection(reason)) }
             }
         }
     }
@@ -241,8 +271,8 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
 
     /// What became of a push under the core's lock.
     private enum Admitted {
-        /// Its token was not read before: nothing was done.
-        case tokenNotRead
+        /// Its token was not read before: it waits for the token to be read, which may need starting.
+        case waitsForToken(startsReading: Bool)
         /// Answered now: refused, or accepted and not kept (nil).
         case answered(APNs.Rejection?)
         /// In the batch, answered once it is written; the batch needs its writer started.
@@ -250,16 +280,24 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
     }
 
     /// Decides on a push and puts it in the batch, under one hold of the lock (the usual case, a
-    /// token read before, takes it once per push); returns false if its token was not read before.
-    @discardableResult
-    private func admit(_ push: ProviderPush, _ lookup: TokenLookup, completion: @escaping @Sendable (APNs.Rejection?) -> Void) -> Bool {
+    /// token read before, takes it once per push); a push to a token not read yet, or still being
+    /// read for earlier pushes, waits for the next read of tokens.
+    private func admit(_ push: ProviderPush, _ lookup: TokenLookup, completion: @escaping @Sendable (APNs.Rejection?) -> Void) {
         let sender = logsDeliveries
             ? QueuedPush.Sender(teamID: push.teamID, credential: push.keyID.isEmpty ? "certificate" : "key \(push.keyID)") : nil
         let admitted = state.withLock { state -> Admitted in
             let registration: Registration?
             switch lookup {
             case .cached:
-                guard let known = state.registrations[push.headers.deviceToken] else { return .tokenNotRead }
+                // Behind pushes to the same token that still wait for it, if any.
+                guard let known = state.registrations[push.headers.deviceToken],
+                      state.unreadTokens.isEmpty || state.unreadTokens[push.headers.deviceToken] == nil
+                else {
+                    state.unreadTokens[push.headers.deviceToken, default: []].append(UnreadPush(push: push, completion: completion))
+                    guard !state.isReadingTokens else { return .waitsForToken(startsReading: false) }
+                    state.isReadingTokens = true
+                    return .waitsForToken(startsReading: true)
+                }
                 registration = known
             case .read(let read):
                 registration = read
@@ -302,11 +340,10 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
             return .batched(startsWriting: true)
         }
         switch admitted {
-        case .tokenNotRead: return false
+        case .waitsForToken(let startsReading): if startsReading { Task { await readTokens() } }
         case .answered(let rejection): completion(rejection)
         case .batched(let startsWriting): if startsWriting { Task { await writeBatches() } }
         }
-        return true
     }
 
     package func deliveryRecords(matching id: String) async throws(GatewayError) -> [DeliveryRecord] {

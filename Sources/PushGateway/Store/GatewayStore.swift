@@ -235,7 +235,9 @@ package protocol GatewayStore: Sendable {
     /// Records a token; registering the same device, app and environment again returns the token
     /// already issued, unless it was unregistered (then the new one replaces it).
     func register(_ registration: Registration) async throws(GatewayError) -> Registration
-    func registration(token: String) async throws(GatewayError) -> Registration?
+    /// The registrations of these tokens that exist, by token, read together (tokens never issued
+    /// are absent).
+    func registrations(tokens: [String]) async throws(GatewayError) -> [String: Registration]
     /// Marks every token of the app on the device unregistered at `date`.
     func unregister(deviceID: String, bundleIdentifier: String, at date: Date) async throws(GatewayError)
 
@@ -369,6 +371,10 @@ package struct Acknowledgement: Sendable {
 }
 
 extension GatewayStore {
+    package func registration(token: String) async throws(GatewayError) -> Registration? {
+        try await registrations(tokens: [token])[token]
+    }
+
     /// Forgets one device's pushes up to and including `sequence`; see ``acknowledge(_:)``.
     package func acknowledge(deviceID: String, through sequence: Int64, at date: Date, sent: [(uniqueID: String, at: Date)]) async throws(GatewayError) {
         try await acknowledge([Acknowledgement(deviceID: deviceID, through: sequence, at: date, sent: sent)])

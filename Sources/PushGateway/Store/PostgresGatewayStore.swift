@@ -510,11 +510,14 @@ package final class PostgresGatewayStore: GatewayStore, Service {
         }
     }
 
-    package func registration(token: String) async throws(GatewayError) -> Registration? {
-        try await statement("reading a token") { connection, logger in
-            try await Self.all(connection.query("""
-                SELECT token, device_id, bundle_identifier, environment, registered_at, unregistered_at FROM registration WHERE token = \(token)
-                """, logger: logger), as: RegistrationRow.self).first.map(Self.registration)
+    package func registrations(tokens: [String]) async throws(GatewayError) -> [String: Registration] {
+        guard !tokens.isEmpty else { return [:] }
+        return try await statement("reading tokens") { connection, logger in
+            let rows = try await Self.all(connection.query("""
+                SELECT token, device_id, bundle_identifier, environment, registered_at, unregistered_at FROM registration WHERE token = ANY(\(tokens))
+                """, logger: logger), as: RegistrationRow.self)
+            return Dictionary(rows.map { row in let registration = Self.registration(row); return (registration.token, registration) },
+                              uniquingKeysWith: { first, _ in first })
         }
     }
 

@@ -12,6 +12,8 @@ package import NotificationCore
 package final class SQLiteGatewayStore: GatewayStore {
     private let database: DatabasePool
     private let checkpointer: BackgroundCheckpointer
+    /// The pushes held for devices not linked, by device (not indexed in SQLite).
+    private let held = HeldPushes()
     package let path: String
 
     /// - Parameter busyTimeout: how long a write waits for another process's transaction (the CLI
@@ -178,24 +180,17 @@ package final class SQLiteGatewayStore: GatewayStore {
             // ids are made in time order, so the index grows at its end.
             try db.execute(sql: "CREATE INDEX push_unique ON push(uniqueID) WHERE uniqueID IS NOT NULL")
         }
+        migrator.registerMigration("v9: held pushes indexed in memory") { db in
+            // See `HeldPushes`: the index put every held push at its device's place in the file.
+            try db.execute(sql: "DROP INDEX push_held")
+        }
         return migrator
     }
 
-    /// A device's pushes held and not held, as conditions on `push` and on `push p`: each set is in
-    /// an index of its own (`push_held`, `push_device`), so a statement on a device's pushes is run
-    /// once for each.
-    private static let heldOrNot: [(push: String, joined: String)] = [("held", "p.held"), ("NOT held", "NOT p.held")]
-
-    /// For an app keeping only its latest push: its token's pushes deleted, and logged as collapsed
-    /// first. A token is one device's: its pushes are found through the device's indexes. (Made once:
-    /// a batch of pushes prepares them from the connection's cache by their text.)
-    private static let replaceSQL = heldOrNot.map { "DELETE FROM push WHERE deviceID = ? AND \($0.push) AND token = ?" }
-    private static let logReplaceSQL = heldOrNot.map { held in
-        """
-        INSERT INTO delivery_stage (uniqueID, at, stage, detail)
-        SELECT d.uniqueID, ?, 'collapsed', ? FROM push p JOIN delivery d ON d.uniqueID = p.uniqueID
-        WHERE p.deviceID = ? AND \(held.joined) AND p.token = ?
-        """
+    /// A device's pushes, as two conditions on `push p` with their arguments: those queued for it
+    /// (in the index `push_device`) and those held (by their sequences, from `held`).
+    private static func pushes(of deviceID: String, held: [Int64]) -> [(condition: String, arguments: StatementArguments)] {
+        [("p.deviceID = ? AND NOT p.held", [deviceID]), ("p.sequence IN (SELECT value FROM json_each(?))", [HeldPushes.list(held)])]
     }
 
     private func write<T: Sendable>(_ body: @Sendable @escaping (Database) throws -> T) async throws(GatewayError) -> T {
@@ -336,13 +331,16 @@ package final class SQLiteGatewayStore: GatewayStore {
     }
 
     package func removeDevice(_ deviceID: String, at date: Date) async throws(GatewayError) {
-        try await write { db in
+        try await write { [held] db in
+            try held.prepare(db)
             try db.execute(sql: "UPDATE device SET removedAt = ? WHERE deviceID = ? AND removedAt IS NULL", arguments: [date.timeIntervalSince1970, deviceID])
             guard db.changesCount == 1 else { throw GatewayError(.notFound, "No device \(deviceID), or it was removed already.") }
-            for held in Self.heldOrNot {
-                try Self.logDropped(db, at: date, because: "the device was removed", where: "p.deviceID = ? AND \(held.joined)", arguments: [deviceID])
-                try db.execute(sql: "DELETE FROM push WHERE deviceID = ? AND \(held.push)", arguments: [deviceID])
+            let heldSequences = held.sequences(of: deviceID)
+            for pushes in Self.pushes(of: deviceID, held: heldSequences) {
+                try Self.logDropped(db, at: date, because: "the device was removed", where: pushes.condition, arguments: pushes.arguments)
+                try db.execute(sql: "DELETE FROM push AS p WHERE \(pushes.condition)", arguments: pushes.arguments)
             }
+            held.remove(Set(heldSequences), of: deviceID)
         }
     }
 
@@ -383,22 +381,30 @@ package final class SQLiteGatewayStore: GatewayStore {
         }
     }
 
-    package func registration(token: String) async throws(GatewayError) -> Registration? {
-        try await read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM registration WHERE token = ?", arguments: [token]).map(Self.registration)
+    package func registrations(tokens: [String]) async throws(GatewayError) -> [String: Registration] {
+        guard !tokens.isEmpty else { return [:] }
+        // One statement for any number of tokens: they are bound as one JSON array.
+        let list = String(decoding: (try? JSONEncoder().encode(tokens)) ?? Data("[]".utf8), as: UTF8.self)
+        return try await read { db in
+            let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM registration WHERE token IN (SELECT value FROM json_each(?))"),
+                                        arguments: [list])
+            return Dictionary(rows.map { row in let registration = Self.registration(row); return (registration.token, registration) },
+                              uniquingKeysWith: { first, _ in first })
         }
     }
 
     package func unregister(deviceID: String, bundleIdentifier: String, at date: Date) async throws(GatewayError) {
-        try await write { db in
+        try await write { [held] db in
+            try held.prepare(db)
             try db.execute(sql: """
                 UPDATE registration SET unregisteredAt = ? WHERE deviceID = ? AND bundleIdentifier = ? AND unregisteredAt IS NULL
                 """, arguments: [date.timeIntervalSince1970, deviceID, bundleIdentifier])
             // What was queued for the app will not be delivered.
-            for held in Self.heldOrNot {
-                try Self.logDropped(db, at: date, because: "the app unregistered", where: "p.deviceID = ? AND p.bundleIdentifier = ? AND \(held.joined)",
-                                    arguments: [deviceID, bundleIdentifier])
-                try db.execute(sql: "DELETE FROM push WHERE deviceID = ? AND bundleIdentifier = ? AND \(held.push)", arguments: [deviceID, bundleIdentifier])
+            for pushes in Self.pushes(of: deviceID, held: held.sequences(of: deviceID)) {
+                let condition = "\(pushes.condition) AND p.bundleIdentifier = ?"
+                let arguments = pushes.arguments + [bundleIdentifier]
+                try Self.logDropped(db, at: date, because: "the app unregistered", where: condition, arguments: arguments)
+                held.remove(deleted: try Row.fetchAll(db, sql: "DELETE FROM push AS p WHERE \(condition) RETURNING sequence, deviceID, held", arguments: arguments))
             }
         }
     }
@@ -417,14 +423,13 @@ package final class SQLiteGatewayStore: GatewayStore {
     package func enqueue(_ pushes: [QueuedPush], at date: Date) async throws(GatewayError) -> [QueuedPush] {
         guard !pushes.isEmpty else { return [] }
         let now = date.timeIntervalSince1970
-        return try await write { db in
-            let collapse = try db.cachedStatement(sql: "DELETE FROM push WHERE token = ? AND collapseID = ?")
-            let replace = try Self.replaceSQL.map { try db.cachedStatement(sql: $0) }
+        return try await write { [held] db in
+            try held.prepare(db)
+            let collapse = try db.cachedStatement(sql: "DELETE FROM push WHERE token = ? AND collapseID = ? RETURNING sequence, deviceID, held")
             let logCollapse = try db.cachedStatement(sql: """
                 INSERT INTO delivery_stage (uniqueID, at, stage, detail)
                 SELECT d.uniqueID, ?, 'collapsed', ? FROM push p JOIN delivery d ON d.uniqueID = p.uniqueID WHERE p.token = ? AND p.collapseID = ?
                 """)
-            let logReplace = try Self.logReplaceSQL.map { try db.cachedStatement(sql: $0) }
             let insert = try db.cachedStatement(sql: Self.insertPushSQL)
             let log = try db.cachedStatement(sql: Self.insertDeliveryEntrySQL)
             let logDrop = try db.cachedStatement(sql: "INSERT INTO delivery_stage (uniqueID, at, stage, detail) VALUES (?, ?, 'dropped', ?)")
@@ -439,18 +444,26 @@ package final class SQLiteGatewayStore: GatewayStore {
                 }
                 guard push.droppedBecause == nil else { continue }
                 if push.replacesQueued {
-                    for (log, remove) in zip(logReplace, replace) {
-                        try log.execute(arguments: [now, "replaced by \(push.apnsID): the app keeps only its latest push", push.deviceID, push.token])
-                        try remove.execute(arguments: [push.deviceID, push.token])
+                    // The token's pushes: one device's, found among its pushes.
+                    for pushes in Self.pushes(of: push.deviceID, held: held.sequences(of: push.deviceID)) {
+                        let condition = "\(pushes.condition) AND p.token = ?"
+                        let arguments = pushes.arguments + [push.token]
+                        try db.cachedStatement(sql: """
+                            INSERT INTO delivery_stage (uniqueID, at, stage, detail)
+                            SELECT d.uniqueID, ?, 'collapsed', ? FROM push p JOIN delivery d ON d.uniqueID = p.uniqueID WHERE \(condition)
+                            """).execute(arguments: [now, "replaced by \(push.apnsID): the app keeps only its latest push"] + arguments)
+                        held.remove(deleted: try Row.fetchAll(db.cachedStatement(sql: "DELETE FROM push AS p WHERE \(condition) RETURNING sequence, deviceID, held"),
+                                                              arguments: arguments))
                     }
                 } else if let collapseID = push.collapseID {
                     try logCollapse.execute(arguments: [now, "replaced by \(push.apnsID), with the same collapse id", push.token, collapseID])
-                    try collapse.execute(arguments: [push.token, collapseID])
+                    held.remove(deleted: try Row.fetchAll(collapse, arguments: [push.token, collapseID]))
                 }
                 var row = BoundStatement(insert)
                 Self.bindPush(push, to: &row)
                 try row.run()
                 push.sequence = db.lastInsertedRowID
+                if push.held { held.add(push.sequence, priority: push.priority, device: push.deviceID) }
                 stored.append(push)
             }
             return stored
@@ -547,25 +560,27 @@ package final class SQLiteGatewayStore: GatewayStore {
     }
 
     package func promoteHeld(deviceID: String, now: Date, limit: Int) async throws(GatewayError) -> Int {
-        try await write { db in
-            let held = try Int64.fetchAll(db.cachedStatement(sql: """
-                SELECT sequence FROM push WHERE deviceID = ? AND held AND expiresAt > ? ORDER BY priority DESC, sequence LIMIT ?
-                """), arguments: [deviceID, now.timeIntervalSince1970, limit])
+        try await write { [held] db in
+            try held.prepare(db)
             // Each is written again with a new sequence (the table's AUTOINCREMENT never gives one
-            // twice), in the order chosen.
+            // twice), in the order chosen; an expired one stays held until expired pushes are removed.
             let copy = try db.cachedStatement(sql: """
                 INSERT INTO push (deviceID, token, bundleIdentifier, environment, apnsID, pushType, priority, expiresAt, collapseID, payload, receivedAt, held,
                                   uniqueID, channelID)
                 SELECT deviceID, token, bundleIdentifier, environment, apnsID, pushType, priority, expiresAt, collapseID, payload, receivedAt, 0,
                        uniqueID, channelID
-                FROM push WHERE sequence = ?
+                FROM push WHERE sequence = ? AND held AND expiresAt > ?
                 """)
             let remove = try db.cachedStatement(sql: "DELETE FROM push WHERE sequence = ?")
-            for sequence in held {
-                try copy.execute(arguments: [sequence])
+            var promoted: Set<Int64> = []
+            for sequence in held.sequences(of: deviceID) where promoted.count < limit {
+                try copy.execute(arguments: [sequence, now.timeIntervalSince1970])
+                guard db.changesCount == 1 else { continue }
                 try remove.execute(arguments: [sequence])
+                promoted.insert(sequence)
             }
-            return held.count
+            held.remove(promoted, of: deviceID)
+            return promoted.count
         }
     }
 
@@ -630,7 +645,8 @@ package final class SQLiteGatewayStore: GatewayStore {
 
     package func enqueue(_ broadcast: Broadcast, linked: Set<String>) async throws(GatewayError) -> [String: Bool] {
         let channel = broadcast.channel
-        return try await write { db in
+        return try await write { [held] db in
+            try held.prepare(db)
             let subscribers = try String.fetchAll(db, sql: """
                 SELECT s.deviceID FROM channelSubscription s JOIN device d ON d.deviceID = s.deviceID
                 WHERE s.channelID = ? AND d.removedAt IS NULL AND NOT d.disabled ORDER BY s.deviceID
@@ -643,7 +659,8 @@ package final class SQLiteGatewayStore: GatewayStore {
             }
             // The most recent message replaces the one still stored for each subscriber.
             if channel.settings.storesMostRecent {
-                try db.execute(sql: "DELETE FROM push WHERE channelID = ?", arguments: [channel.channelID])
+                held.remove(deleted: try Row.fetchAll(db, sql: "DELETE FROM push WHERE channelID = ? RETURNING sequence, deviceID, held",
+                                                      arguments: [channel.channelID]))
             }
             let insert = try db.cachedStatement(sql: """
                 INSERT INTO push (deviceID, token, bundleIdentifier, environment, apnsID, pushType, priority, expiresAt, collapseID, payload, receivedAt,
@@ -657,27 +674,33 @@ package final class SQLiteGatewayStore: GatewayStore {
                     broadcast.priority, broadcast.expiresAt.timeIntervalSince1970, payload, broadcast.receivedAt.timeIntervalSince1970, held,
                     channel.channelID,
                 ])
+                if held { self.held.add(db.lastInsertedRowID, priority: broadcast.priority, device: device) }
             }
             return stored
         }
     }
 
     package func removeExpired(before date: Date) async throws(GatewayError) -> Int {
-        try await write { db in
+        try await write { [held] db in
+            try held.prepare(db)
             try db.execute(sql: """
                 INSERT INTO delivery_stage (uniqueID, at, stage)
                 SELECT d.uniqueID, p.expiresAt, 'expired' FROM push p JOIN delivery d ON d.uniqueID = p.uniqueID WHERE p.expiresAt <= ?
                 """, arguments: [date.timeIntervalSince1970])
-            try db.execute(sql: "DELETE FROM push WHERE expiresAt <= ?", arguments: [date.timeIntervalSince1970])
-            return db.changesCount
+            let removed = try Row.fetchAll(db, sql: "DELETE FROM push WHERE expiresAt <= ? RETURNING sequence, deviceID, held",
+                                           arguments: [date.timeIntervalSince1970])
+            held.remove(deleted: removed)
+            return removed.count
         }
     }
 
     package func storedPushCounts() async throws(GatewayError) -> (queued: Int, held: Int) {
-        try await read { db in
-            // Counted on the indexes (the expiry index for all, the partial one for held), not the rows.
+        let heldCount = held.count
+        return try await read { db in
+            // Counted on the expiry index, not the rows; the held ones in memory (or on the rows, before
+            // the store's first write needs them).
             let all = try Int.fetchOne(db, sql: "SELECT count(*) FROM push INDEXED BY push_expiry") ?? 0
-            let held = try Int.fetchOne(db, sql: "SELECT count(*) FROM push INDEXED BY push_held WHERE held") ?? 0
+            let held = try heldCount ?? Int.fetchOne(db, sql: "SELECT count(*) FROM push WHERE held") ?? 0
             return (all - held, held)
         }
     }
