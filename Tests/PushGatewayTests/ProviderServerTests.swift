@@ -233,6 +233,27 @@ final class HoldingAcceptor: PushAcceptor {
         }
     }
 
+    /// Closing for too many errors does not lose the answers of the pushes the connection had
+    /// handed over (they may be stored: a provider told nothing would send them again, and the device
+    /// would show them twice); a request not complete then is refused unprocessed, to send again.
+    @Test(.timeLimit(.minutes(1))) func aConnectionClosedForErrorsStillAnswersThePushesItTook() async throws {
+        let (server, _, _, client, headers, acceptor, unfinished, underWay) = try await Self.serverWithAPushUnderWay()
+        // Ten malformed tokens: a hundred errors' weight.
+        for index in 0..<10 {
+            let answer = try await client.push(path: "/3/device/zz\(index)", headers: headers, body: #"{"aps":{"alert":"bad"}}"#)
+            #expect(answer.status == "400")
+        }
+        var goAways = client.goAways.makeAsyncIterator()
+        #expect(await goAways.next() == #"{"reason":"BadDeviceToken"}"#)
+        #expect(await unfinished.resetCode() == .refusedStream)
+        acceptor.release()
+        #expect(await underWay.answer().status == "200")
+        // Then the connection closes.
+        #expect(await goAways.next() == nil)
+        await client.close()
+        await server.stop(grace: .seconds(5))
+    }
+
     /// A server of the test's own, to stop (`withServer` stops its server itself), one
     /// connection to it, and the headers of a valid push.
     static func serverToStop(acceptor: any PushAcceptor) async throws
@@ -255,22 +276,28 @@ final class HoldingAcceptor: PushAcceptor {
         return (server, address, authority, client, [("authorization", "bearer \(bearer)"), ("apns-topic", "com.example.todo")])
     }
 
-    /// Stopping gracefully, as APNs does: GOAWAY with `{"reason":"Shutdown"}`, a request that ends
-    /// after the stop began answered `503 Shutdown`, a request under way answered as usual.
-    @Test(.timeLimit(.minutes(1))) func aGracefulStopSaysShutdownAndFinishesWhatIsUnderWay() async throws {
+    /// ``serverToStop(acceptor:)`` with its connection authenticated by a first push, then a request
+    /// not complete (its headers sent) and a push held under way by the acceptor: once that one is
+    /// held, the server has read the other's headers too (frames of a connection are read in order).
+    static func serverWithAPushUnderWay() async throws -> (server: ProviderServer, address: SocketAddress, authority: GatewayCertificateAuthority,
+                                                            client: FrameClient, headers: [(String, String)], acceptor: HoldingAcceptor,
+                                                            unfinished: FrameStream, underWay: FrameStream) {
         let acceptor = HoldingAcceptor(holding: 1)
-        let (server, address, authority, client, headers) = try await Self.serverToStop(acceptor: acceptor)
-        let path = "/3/device/\(Self.token)"
-
-        // The first push authenticates the connection. Then a third sends its headers but not its end,
-        // and a second, sent whole after it, is held under way: once the second is held, the server
-        // has read the third's headers too (frames of a connection are read in order).
+        let (server, address, authority, client, headers) = try await serverToStop(acceptor: acceptor)
+        let path = "/3/device/\(token)"
         #expect(try await client.push(path: path, headers: headers, body: #"{"aps":{"alert":"1"}}"#).status == "200")
         let unfinished = try await client.openStream(path: path, headers: headers)
         let underWay = try await client.openStream(path: path, headers: headers)
         try await underWay.sendBody(#"{"aps":{"alert":"2"}}"#)
         var held = acceptor.held.makeAsyncIterator()
         _ = await held.next()
+        return (server, address, authority, client, headers, acceptor, unfinished, underWay)
+    }
+
+    /// Stopping gracefully, as APNs does: GOAWAY with `{"reason":"Shutdown"}`, a request that ends
+    /// after the stop began answered `503 Shutdown`, a request under way answered as usual.
+    @Test(.timeLimit(.minutes(1))) func aGracefulStopSaysShutdownAndFinishesWhatIsUnderWay() async throws {
+        let (server, address, authority, client, _, acceptor, unfinished, underWay) = try await Self.serverWithAPushUnderWay()
 
         let stopping = Task { await server.stop(grace: .seconds(30)) }
         var goAways = client.goAways.makeAsyncIterator()

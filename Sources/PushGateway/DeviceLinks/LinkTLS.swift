@@ -105,7 +105,9 @@ final class LinkTLSHandler: ChannelDuplexHandler {
 
     private let ssl: OpaquePointer
     private var state = State.handshaking
-    private var pendingWrites: [(data: ByteBuffer, promise: EventLoopPromise<Void>?)] = []
+    /// Taken from the front as they are encrypted (a ring: taking the first of an array moved all
+    /// the others, each time).
+    private var pendingWrites = CircularBuffer<(data: ByteBuffer, promise: EventLoopPromise<Void>?)>()
     private var flushRequested = false
     private var encrypting = false
     private var deliveredSinceReadComplete = false
@@ -290,7 +292,7 @@ final class LinkTLSHandler: ChannelDuplexHandler {
             }
             sendCiphertext(context: context, promise: promise)
         }
-        pendingWrites = [] // frees the array's storage
+        pendingWrites = [] // frees the ring's storage
         context.flush()
     }
 

@@ -47,6 +47,14 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
         case goingAway
         /// A connection error: GOAWAY is in ``output``; nothing more is read.
         case failed(HTTP2ErrorCode)
+
+        /// A request's header block, trailers or body.
+        var isPartOfARequest: Bool {
+            switch self {
+            case .request, .trailers, .data: true
+            case .goingAway, .failed: false
+            }
+        }
     }
 
     /// A stream open on the connection, with its request.

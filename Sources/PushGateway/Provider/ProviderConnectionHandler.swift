@@ -49,6 +49,9 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
     /// stream ends.
     private var isStopping = false
     private var providerIsGoingAway = false
+    /// The provider made too many errors: the connection takes no more requests, answers those it
+    /// took (pushes being stored) and closes.
+    private var isRefusingForErrors = false
     /// Reading waits while the connection cannot take what is written: a provider that does not
     /// read its answers (or its PING answers) does not get more of them queued here.
     private var readIsWaiting = false
@@ -91,6 +94,7 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
         http2.receive(unwrapInboundIn(data))
         // A connection closing takes no more requests: those after the one that closed it go unanswered.
         while !isClosing, let event = http2.nextEvent() {
+            if isRefusingForErrors, event.isPartOfARequest { continue }
             switch event {
             case .request(let stream, let headers, let endStream):
                 received(stream, headers: headers, isTrailers: false, endStream: endStream, context: context)
@@ -327,9 +331,14 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
         answer(status: rejection.reason.status, apnsID: apnsID ?? UUID().uuidString.lowercased(), body: body, stream: stream, context: context,
                thenReset: thenReset)
         guard connection.noteRefusal(rejection.reason, limit: server.configuration.errorLimit) else { return }
-        // Too many errors: the connection is told why and closed, as APNs does.
-        http2.goAway(lastStream: stream, code: .noError, debugData: rejection.body)
-        isClosing = true
+        // Too many errors: the connection is told why and closed, as APNs does. The pushes it took
+        // are answered first: closing on them would leave the provider not knowing whether they were
+        // accepted (their streams are below GOAWAY's last), and a push sent again is shown twice. The
+        // requests not complete are refused unprocessed (REFUSED_STREAM: the provider may send them
+        // again elsewhere).
+        http2.goAway(code: .noError, debugData: rejection.body)
+        for (open, state) in http2.streams where !state.request.isAnswered { http2.reset(open, code: .refusedStream) }
+        isRefusingForErrors = true
     }
 
     /// What a request of the broadcast API is answered: a status, a channel identifier for a channel
@@ -506,7 +515,7 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
     /// Writes the frames the HTTP/2 layer has ready, and closes the connection once it is to close
     /// and what it was sent last is written.
     private func writeOutput(context: ChannelHandlerContext, flush: Bool) {
-        let stopping = isStopping || providerIsGoingAway
+        let stopping = isStopping || providerIsGoingAway || isRefusingForErrors
         let closes = isClosing || http2.isFailed || stopping && http2.openStreams == 0
         guard let output = http2.takeOutput() else {
             if closes, context.channel.isActive { context.close(promise: nil) }
