@@ -5,9 +5,30 @@ extension DatabaseWriter {
     /// the transaction when the calling task is cancelled (`write` does both): for a write that is
     /// not only its caller's, such as a group commit, whose every step would otherwise fail with the
     /// one caller that writes it.
-    package func writeUninterrupted<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await withUnsafeThrowingContinuation { continuation in
-            asyncWrite(updates) { _, result in continuation.resume(with: result) }
+    ///
+    /// Without `waitingForTheDisk`, the transaction is committed as by
+    /// `writeWithoutWaitingForTheDisk(_:)`: safe from a crash of the process, not from a power cut.
+    package func writeUninterrupted<T: Sendable>(waitingForTheDisk: Bool = true, _ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        guard !waitingForTheDisk else {
+            return try await withUnsafeThrowingContinuation { continuation in
+                asyncWrite(updates) { _, result in continuation.resume(with: result) }
+            }
+        }
+        return try await withUnsafeThrowingContinuation { continuation in
+            asyncWriteWithoutTransaction { db in
+                let written = Result {
+                    try db.cachedStatement(sql: "PRAGMA synchronous = NORMAL").execute()
+                    var value: T?
+                    try db.inTransaction {
+                        value = try updates(db)
+                        return .commit
+                    }
+                    return value!
+                }
+                // The writer's own level again, whether the transaction was written or not.
+                let restored = Result { try db.cachedStatement(sql: "PRAGMA synchronous = FULL").execute() }
+                continuation.resume(with: restored.flatMap { written })
+            }
         }
     }
 }

@@ -65,6 +65,24 @@ import Testing
         #expect(try await SQLiteDaemonStore(path: path).writerSynchronousLevel() == 2)
     }
 
+    /// A save that need not wait for the disk (the steps of apps answering `willPresent`) is kept
+    /// like any other, a crash of the process loses none of it, and the writer syncs every commit
+    /// after it again.
+    @Test func aSaveThatNeedNotWaitForTheDiskIsKeptAndTheWriterSyncsAgain() async throws {
+        let path = try makeTestDirectory().appendingPathComponent("unotify.sqlite").path
+        let store = try SQLiteDaemonStore(path: path)
+        var machine = try Self.fullMachine()
+        try await store.insert(StoredApp(bundleIdentifier: "com.example.a", keyHash: "hash", launchCommand: nil, machine: machine, bootID: "boot"))
+        machine.startRecordingChanges()
+        _ = try machine.setBadgeCount(7)
+        var save = AppSave(bundleIdentifier: "com.example.a", machine: &machine)
+        save.waitsForTheDisk = false
+        try await store.save([save], bootID: "boot")
+        #expect(try await store.writerSynchronousLevel() == 2)
+        // Read by another connection, as after a restart.
+        #expect(try await SQLiteDaemonStore(path: path).app("com.example.a")?.machine.badge == 7)
+    }
+
     /// A burst of writes grows the write-ahead log; once a checkpoint has copied it into the database,
     /// the file is cut back to the limit instead of keeping the burst's size on the disk for good.
     ///

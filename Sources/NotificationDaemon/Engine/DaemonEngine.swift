@@ -618,9 +618,10 @@ package actor DaemonEngine {
     private func step<T, Failure: Error>(
         _ bundleIdentifier: String,
         linkSequence: Int64? = nil,
+        waitsForTheDisk: Bool = true,
         _ body: (inout NotificationCenterMachine) throws(Failure) -> (T, [NotificationCenterMachine.Effect])
     ) async throws -> T {
-        let (value, ticket) = try await stepQueued(bundleIdentifier, linkSequence: linkSequence, body)
+        let (value, ticket) = try await stepQueued(bundleIdentifier, linkSequence: linkSequence, waitsForTheDisk: waitsForTheDisk, body)
         try await makeDurable(ticket)
         return value
     }
@@ -631,6 +632,7 @@ package actor DaemonEngine {
     private func stepQueued<T, Failure: Error>(
         _ bundleIdentifier: String,
         linkSequence: Int64? = nil,
+        waitsForTheDisk: Bool = true,
         urgent: Bool = false,
         ahead time: Date? = nil,
         _ body: (inout NotificationCenterMachine) throws(Failure) -> (T, [NotificationCenterMachine.Effect])
@@ -648,7 +650,8 @@ package actor DaemonEngine {
         }
         switch step.result {
         case .success(let value):
-            return (value, queueSave(for: bundleIdentifier, effects: step.effects, linkSequence: linkSequence, urgent: urgent, showAt: showAt))
+            return (value, queueSave(for: bundleIdentifier, effects: step.effects, linkSequence: linkSequence, waitsForTheDisk: waitsForTheDisk,
+                                     urgent: urgent, showAt: showAt))
         case .failure(let error):
             // The body changed nothing; what catching up did is saved, and carried out, before the
             // caller hears of the failure.
@@ -676,6 +679,7 @@ package actor DaemonEngine {
         for bundleIdentifier: String,
         effects: [NotificationCenterMachine.Effect],
         linkSequence: Int64? = nil,
+        waitsForTheDisk: Bool = true,
         urgent: Bool = false,
         showAt: Date? = nil
     ) -> UInt64 {
@@ -686,6 +690,7 @@ package actor DaemonEngine {
         }
         cache[bundleIdentifier]!.decideRecord(of: &save)
         save.linkSequence = linkSequence
+        save.waitsForTheDisk = waitsForTheDisk
         queuedSaves.append(QueuedSave(ticket: ticket, save: save, effects: effects, unusedFiles: unusedFiles, isSettled: isSettled, urgent: urgent, showAt: showAt))
         unsavedSteps[bundleIdentifier, default: 0] += 1
         if !resumeEffects.isEmpty { resumeEffects.removeValue(forKey: bundleIdentifier) }
@@ -1469,9 +1474,13 @@ package actor DaemonEngine {
         try await step(bundleIdentifier) { $0.setAppReachable(false, state: .notRunning) }
     }
 
-    /// The app's delegate answered `willPresent`.
+    /// The app's delegate answered `willPresent`. Saved without waiting for the disk (see
+    /// ``AppSave/waitsForTheDisk``): a push shown to an app in the foreground took two synced commits,
+    /// and the second, waited on by the next push's, was a third of the daemon's syncs.
     package func answerWillPresent(_ bundleIdentifier: String, ticket: UInt64, options: PresentationOptions?) async throws {
-        try await step(bundleIdentifier) { $0.answerWillPresent(ticket: ticket, options: options) }
+        try await step(bundleIdentifier, waitsForTheDisk: false) { (machine: inout NotificationCenterMachine) throws(Never) in
+            ((), machine.answerWillPresent(ticket: ticket, options: options))
+        }
     }
 
     /// The app's `didReceiveRemoteNotification` called its completion handler.

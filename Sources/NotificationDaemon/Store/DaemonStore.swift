@@ -71,6 +71,11 @@ package struct AppSave: Sendable {
     /// indexed about it (its core and categories are written whenever they changed). When not, the
     /// record stays as the last save that wrote it left it, and only the step's rows are written.
     package var writesAppRecord = true
+    /// Whether the save must be on the disk before the step's effects (a power cut must not undo
+    /// it). A step that only takes an app's answer to `willPresent` need not: a power cut that undoes
+    /// it leaves the question open, and the app is asked again; a crash of the process undoes nothing
+    /// written. A batch is synced when any of its saves must be.
+    package var waitsForTheDisk = true
     /// The sequence the app's record keeps, from which a load numbers on: at least every number the
     /// machine gave out, so none is given out twice (``NotificationCenterMachine/Changes/nextSequence``
     /// unless the caller reserves more at once).
@@ -116,6 +121,7 @@ package protocol DaemonStore: Sendable {
     /// over the ones before it): all of them or none. A save for an app that is no longer registered
     /// is skipped. A load gives the machine the clock and sequence of the last save that wrote the
     /// app's record (``AppSave/writesAppRecord``), the sequence as ``AppSave/reservedSequence``.
+    /// Durable across a power cut when any of them ``AppSave/waitsForTheDisk``, across a crash always.
     func save(_ saves: [AppSave], bootID: String) async throws(DaemonError)
     /// Changes an app's key.
     func replaceKey(of bundleIdentifier: String, with keyHash: String) async throws(DaemonError)

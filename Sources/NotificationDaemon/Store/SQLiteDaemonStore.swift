@@ -42,8 +42,9 @@ package final class SQLiteDaemonStore: DaemonStore {
         configuration.busyMode = .timeout(10)
         do {
             database = try DatabasePool(path: path, configuration: configuration)
-            // Every commit synced before a call is answered: NORMAL is durable across a process
-            // crash in WAL mode, FULL also across a power loss. Set on the writer after the pool
+            // Every commit synced before a call is answered (but for what a power cut may undo:
+            // see `AppSave.waitsForTheDisk`): NORMAL is durable across a process crash in WAL mode,
+            // FULL also across a power loss. Set on the writer after the pool
             // opens, because opening a pool in WAL mode sets NORMAL (after `prepareDatabase` runs).
             // The writer restarts the log after a checkpoint, so it is the one that cuts it back.
             // Its checkpoints run on a connection of their own, outside its commits.
@@ -436,7 +437,7 @@ package final class SQLiteDaemonStore: DaemonStore {
             // Encoded and written on GRDB's writer, off the caller's thread: one transaction, one sync.
             // The batch holds other callers' steps: the caller that writes it being cancelled (a
             // service stopping) must not fail them all.
-            try await database.writeUninterrupted { db in
+            try await database.writeUninterrupted(waitingForTheDisk: saves.contains(where: \.waitsForTheDisk)) { db in
                 let app = try db.cachedStatement(sql: """
                     UPDATE app SET now = ?, nextSequence = ?, nextWakeUp = ?, bootID = ?, watchesLocation = ?, showsNotifications = ?,
                         preparesContent = ?
