@@ -42,6 +42,14 @@ import Testing
         #expect(machine.timeZone == Self.tokyo)
         #expect(presented(step.effects) == ["due", "new"], "what fell due is shown before what the input adds")
         #expect(step.changed)
+        #expect(step.caughtUp, "the device's state and what fell due changed the machine before the input")
+
+        // With nothing due and the device as it was, only the input changes it.
+        let alone = machine.step(at: Self.t0.addingTimeInterval(62), device: device) { (machine: inout Machine) throws(NotificationFailure) in
+            ((), try machine.add(self.request("another", nil)))
+        }
+        #expect(presented(alone.effects) == ["another"])
+        #expect(alone.changed && !alone.caughtUp)
     }
 
     @Test func aRefusedInputKeepsWhatCatchingUpDidAndSaysSo() throws {

@@ -157,16 +157,23 @@ final class DeliveredPushes: Sendable {
         }
     }
 
+    /// Tokens of `com.example.todo` registered in the store alone (as before a restart: the core has
+    /// not read them), one per new device `<devices>-<n>`.
+    func tokensNotRead(_ count: Int, devices: String, in store: SQLiteGatewayStore) async throws -> [String] {
+        var tokens: [String] = []
+        for index in 0..<count {
+            try await store.addDevice("\(devices)-\(index)", secretHash: "unused", at: Date())
+            tokens.append(try await store.register(Registration(token: randomHex(bytes: 32), deviceID: "\(devices)-\(index)", bundleIdentifier: "com.example.todo",
+                                                                environment: .sandbox, registeredAt: Date())).token)
+        }
+        return tokens
+    }
+
     /// After a start, a busy provider's first pushes are each to a token the core has not read: they
     /// wait for their tokens together, and every one is answered as its token says, once.
     @Test func manyTokensNotReadYetAreReadTogetherAndEachPushAnswered() async throws {
         try await withGateway { gateway in
-            var tokens: [String] = []
-            for index in 0..<30 {
-                try await gateway.store.addDevice("cold-\(index)", secretHash: "unused", at: Date())
-                tokens.append(try await gateway.store.register(Registration(token: String(format: "%064x", 0xC0FFEE00 + index), deviceID: "cold-\(index)",
-                                                                           bundleIdentifier: "com.example.todo", environment: .sandbox, registeredAt: Date())).token)
-            }
+            let tokens = try await tokensNotRead(30, devices: "cold", in: gateway.store)
             let unknown = (0..<5).map { String(format: "%064x", 0xBAD00 + $0) }
             let answers = try await withThrowingTaskGroup(of: (String, Int, String).self) { group in
                 // Five invalid tokens weigh half of what closes a connection (APNs closes it sooner for them).
@@ -184,6 +191,39 @@ final class DeliveredPushes: Sendable {
             #expect(answers.filter { tokens.contains($0.0) }.allSatisfy { $0.1 == 200 })
             #expect(answers.filter { unknown.contains($0.0) }.allSatisfy { $0.1 == 400 && $0.2 == #"{"reason":"BadDeviceToken"}"# })
             for index in 0..<30 { #expect(try await queuedWhenLinking(gateway.store, "cold-\(index)").count == 5) }
+        }
+    }
+
+    /// Pushes to one token keep their order while its token is read, however the reads and the
+    /// pushes interleave: here tokens are forgotten again and again (as when another node changes
+    /// them) while pushes keep coming, each handed to the core in turn.
+    @Test(.timeLimit(.minutes(1))) func pushesToATokenKeepTheirOrderWhileItIsRead() async throws {
+        try await withGateway { gateway in
+            let tokens = try await tokensNotRead(8, devices: "order", in: gateway.store)
+            let rounds = 60, total = rounds * tokens.count
+            let answered = Mutex(0)
+            let (allAnswered, lastAnswer) = AsyncStream.makeStream(of: Void.self)
+            for round in 0..<rounds {
+                for token in tokens {
+                    let body = Array(#"{"aps":{"alert":"\#(round)"}}"#.utf8)
+                    let headers = try APNs.checkHeaders(deviceToken: token, headers: [(name: "apns-topic", value: "com.example.todo")], payloadBytes: body.count,
+                                                        newID: { UUID().uuidString.lowercased() }).get()
+                    let push = ProviderPush(headers: headers, bundleIdentifier: "com.example.todo", teamID: "TEAM123456", keyID: "KEY1234567",
+                                            environment: .sandbox, payload: body, receivedAt: Date())
+                    gateway.core.accept(push) { rejection in
+                        #expect(rejection == nil)
+                        if answered.withLock({ $0 += 1; return $0 }) == total { lastAnswer.finish() }
+                    }
+                }
+                if round % 3 == 0 { gateway.core.forgetTokens(nil) }
+                await Task.yield()
+            }
+            for await _ in allAnswered {}
+            #expect(answered.withLock { $0 } == total)
+            for index in 0..<tokens.count {
+                let alerts = try await queuedWhenLinking(gateway.store, "order-\(index)").map { String(decoding: $0.payload, as: UTF8.self) }
+                #expect(alerts == (0..<rounds).map { #"{"aps":{"alert":"\#($0)"}}"# })
+            }
         }
     }
 

@@ -38,6 +38,9 @@ package struct MachineStep<Value, Failure: Error> {
     package var effects: [NotificationCenterMachine.Effect]
     /// Whether the machine may have changed: the body ran to its end, or catching up did something.
     package var changed: Bool
+    /// Whether anything before the body changed the machine: what was pending, the device's state,
+    /// what fell due.
+    package var caughtUp: Bool
 }
 
 extension NotificationCenterMachine {
@@ -88,9 +91,9 @@ extension NotificationCenterMachine {
         do throws(Failure) {
             let (value, more) = try body(&self)
             effects += more
-            return MachineStep(result: .success(value), effects: effects, changed: true)
+            return MachineStep(result: .success(value), effects: effects, changed: true, caughtUp: changed)
         } catch {
-            return MachineStep(result: .failure(error), effects: effects, changed: changed)
+            return MachineStep(result: .failure(error), effects: effects, changed: changed, caughtUp: changed)
         }
     }
 }

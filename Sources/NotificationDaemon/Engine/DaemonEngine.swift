@@ -650,8 +650,10 @@ package actor DaemonEngine {
         }
         switch step.result {
         case .success(let value):
-            return (value, queueSave(for: bundleIdentifier, effects: step.effects, linkSequence: linkSequence, waitsForTheDisk: waitsForTheDisk,
-                                     urgent: urgent, showAt: showAt))
+            // A step that caught up on something (a notification fell due) waits for the disk whatever
+            // its body did.
+            return (value, queueSave(for: bundleIdentifier, effects: step.effects, linkSequence: linkSequence,
+                                     waitsForTheDisk: waitsForTheDisk || step.caughtUp, urgent: urgent, showAt: showAt))
         case .failure(let error):
             // The body changed nothing; what catching up did is saved, and carried out, before the
             // caller hears of the failure.

@@ -63,10 +63,14 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
         /// of each device; and whether they are being written.
         var unrecordedLinks: [String: Bool] = [:]
         var isRecordingLinks = false
-        /// Pushes to tokens not read yet, by token in arrival order, for the next read of tokens; and
-        /// whether tokens are being read.
+        /// Pushes to tokens not read yet, by token in arrival order, for the next read of tokens; the
+        /// tokens of the read under way; and whether tokens are being read.
         var unreadTokens: [String: [UnreadPush]] = [:]
+        var tokensBeingRead: Set<String> = []
         var isReadingTokens = false
+        /// Counts the changes to tokens made here or told by other nodes: a read of tokens begun
+        /// before one is not remembered (it may predate it).
+        var tokenChanges = 0
     }
 
     /// A push waiting for its token to be read.
@@ -169,6 +173,7 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
     package func unregister(deviceID: String, bundleIdentifier: String, at date: Date) async throws(GatewayError) {
         try await store.unregister(deviceID: deviceID, bundleIdentifier: bundleIdentifier, at: date)
         state.withLock { state in
+            state.tokenChanges += 1
             for (token, registration) in state.registrations
             where registration.deviceID == deviceID && registration.bundleIdentifier == bundleIdentifier && registration.unregisteredAt == nil {
                 state.registrations[token]?.unregisteredAt = date
@@ -214,6 +219,7 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
     /// Forgets what it read of these tokens (nil: of every token): another node unregistered them.
     package func forgetTokens(_ tokens: [String]?) {
         state.withLock { state in
+            state.tokenChanges += 1
             guard let tokens else { return state.registrations.removeAll() }
             for token in tokens { state.registrations[token] = nil }
         }
@@ -238,24 +244,30 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
     /// after a few of them.
     private func readTokens() async {
         while true {
-            let waiting = state.withLock { state in
+            let (waiting, changesBefore) = state.withLock { state in
                 let waiting = state.unreadTokens
                 state.unreadTokens = [:]
+                state.tokensBeingRead = Set(waiting.keys)
                 if waiting.isEmpty { state.isReadingTokens = false }
-                return waiting
+                return (waiting, state.tokenChanges)
             }
             guard !waiting.isEmpty else { return }
             do {
                 let read = try await store.registrations(tokens: Array(waiting.keys))
                 // Decided in arrival order before the tokens are remembered: a push to one of them
-                // arriving meanwhile waits for the next round, behind these.
+                // arriving meanwhile (known from an earlier round or not) waits for the next round,
+                // behind these.
                 for (token, pushes) in waiting {
                     for unread in pushes { admit(unread.push, .read(read[token]), completion: unread.completion) }
                 }
                 state.withLock { state in
-                    for registration in read.values { state.registrations[registration.token] = registration }
+                    if state.tokenChanges == changesBefore {
+                        for registration in read.values { state.registrations[registration.token] = registration }
+                    }
+                    state.tokensBeingRead = []
                 }
             } catch {
+                state.withLock { $0.tokensBeingRead = [] }
                 logger.error("could not read tokens", metadata: ["tokens": .stringConvertible(waiting.count), "error": .string("\(error)")])
                 let reason = Self.reason(for: error)
                 for unread in waiting.values.joined() { unread.completion(APNs.Rejection(reason)) }
@@ -290,8 +302,10 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
             switch lookup {
             case .cached:
                 // Behind pushes to the same token that still wait for it, if any.
-                guard let known = state.registrations[push.headers.deviceToken],
-                      state.unreadTokens.isEmpty || state.unreadTokens[push.headers.deviceToken] == nil
+                let token = push.headers.deviceToken
+                guard let known = state.registrations[token],
+                      state.unreadTokens.isEmpty || state.unreadTokens[token] == nil,
+                      state.tokensBeingRead.isEmpty || !state.tokensBeingRead.contains(token)
                 else {
                     state.unreadTokens[push.headers.deviceToken, default: []].append(UnreadPush(push: push, completion: completion))
                     guard !state.isReadingTokens else { return .waitsForToken(startsReading: false) }

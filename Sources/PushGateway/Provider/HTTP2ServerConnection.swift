@@ -497,6 +497,14 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
         _ = resetStream(stream, code)
     }
 
+    /// Refuses a stream unprocessed (RST_STREAM `REFUSED_STREAM`: the client may send its request
+    /// again) and forgets it. The server's own decision, not counted among the client's resets.
+    mutating func refuseUnprocessed(_ stream: UInt32) {
+        guard !isFailed, streams[stream] != nil else { return }
+        writeReset(stream, .refusedStream)
+        forget(stream)
+    }
+
     /// Updates the request of an open stream.
     mutating func updateRequest(of stream: UInt32, _ update: (inout Request) -> Void) {
         guard streams[stream] != nil else { return }

@@ -337,7 +337,7 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
         // requests not complete are refused unprocessed (REFUSED_STREAM: the provider may send them
         // again elsewhere).
         http2.goAway(code: .noError, debugData: rejection.body)
-        for (open, state) in http2.streams where !state.request.isAnswered { http2.reset(open, code: .refusedStream) }
+        for (open, state) in http2.streams where !state.request.isAnswered { http2.refuseUnprocessed(open) }
         isRefusingForErrors = true
     }
 

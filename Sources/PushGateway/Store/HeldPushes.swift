@@ -9,8 +9,8 @@ import Synchronization
 /// cost the store, and more as held pushes accumulated (under load, the provider API's rate fell by a
 /// third in ten seconds, BENCHMARKS.md). Here a held push costs an append. The rows stay the truth:
 /// the index is read from them by the first transaction that needs it (one pass over the pushes),
-/// and again by the next one after a transaction that changed it was rolled back, or after another
-/// process wrote to the file.
+/// and again by the next one after a write transaction failed (``invalidate()``: whatever it did to
+/// the index is undone with its rows), or after another process wrote to the file.
 ///
 /// Changed and read only inside the store's write transactions (one at a time); its count is also
 /// read from elsewhere.
@@ -57,9 +57,8 @@ final class HeldPushes: Sendable {
     var count: Int? { state.withLock { $0.isCurrent ? $0.count : nil } }
 
     /// Makes the index current for a write transaction that may change it, reading it from the rows
-    /// if needed, and has it read again if the transaction is rolled back.
+    /// if needed.
     func prepare(_ db: Database) throws {
-        db.afterNextTransaction(onCommit: { _ in }, onRollback: { [self] _ in state.withLock { $0.isCurrent = false } })
         let version = try Int.fetchOne(db.cachedStatement(sql: "PRAGMA data_version"))
         guard !state.withLock({ $0.isCurrent && $0.dataVersion == version }) else { return }
         var read = State()
@@ -71,6 +70,13 @@ final class HeldPushes: Sendable {
         }
         read.isCurrent = true
         state.withLock { $0 = read }
+    }
+
+    /// Has the index read again by the next transaction that needs it. Called, on the writer, when a
+    /// write transaction failed in any way (a statement, its commit, SQLite rolling back by itself),
+    /// before any other transaction runs.
+    func invalidate() {
+        state.withLock { $0.isCurrent = false }
     }
 
     func add(_ sequence: Int64, priority: Int, device: String) {

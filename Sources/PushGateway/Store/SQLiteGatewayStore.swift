@@ -188,14 +188,29 @@ package final class SQLiteGatewayStore: GatewayStore {
     }
 
     /// A device's pushes, as two conditions on `push p` with their arguments: those queued for it
-    /// (in the index `push_device`) and those held (by their sequences, from `held`).
+    /// (in the index `push_device`) and those held (by their sequences, from `held`; the rows are
+    /// checked to be the device's held ones too).
     private static func pushes(of deviceID: String, held: [Int64]) -> [(condition: String, arguments: StatementArguments)] {
-        [("p.deviceID = ? AND NOT p.held", [deviceID]), ("p.sequence IN (SELECT value FROM json_each(?))", [HeldPushes.list(held)])]
+        [("p.deviceID = ? AND NOT p.held", [deviceID]),
+         ("p.sequence IN (SELECT value FROM json_each(?)) AND p.held AND p.deviceID = ?", [HeldPushes.list(held), deviceID])]
     }
 
     private func write<T: Sendable>(_ body: @Sendable @escaping (Database) throws -> T) async throws(GatewayError) -> T {
         do {
-            return try await database.write(body)
+            return try await database.writeWithoutTransaction { [held] db in
+                do {
+                    var value: T?
+                    try db.inTransaction {
+                        value = try body(db)
+                        return .commit
+                    }
+                    return value!
+                } catch {
+                    // What the transaction did to the index of held pushes is undone with its rows.
+                    held.invalidate()
+                    throw error
+                }
+            }
         } catch let error as GatewayError {
             throw error
         } catch {
