@@ -16,18 +16,7 @@ extension DatabaseWriter {
         }
         return try await withUnsafeThrowingContinuation { continuation in
             asyncWriteWithoutTransaction { db in
-                let written = Result {
-                    try db.cachedStatement(sql: "PRAGMA synchronous = NORMAL").execute()
-                    var value: T?
-                    try db.inTransaction {
-                        value = try updates(db)
-                        return .commit
-                    }
-                    return value!
-                }
-                // The writer's own level again, whether the transaction was written or not.
-                let restored = Result { try db.cachedStatement(sql: "PRAGMA synchronous = FULL").execute() }
-                continuation.resume(with: restored.flatMap { written })
+                continuation.resume(with: Result { try db.inTransactionWithoutWaitingForTheDisk { try updates(db) } })
             }
         }
     }

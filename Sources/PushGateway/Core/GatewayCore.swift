@@ -307,7 +307,7 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
                       state.unreadTokens.isEmpty || state.unreadTokens[token] == nil,
                       state.tokensBeingRead.isEmpty || !state.tokensBeingRead.contains(token)
                 else {
-                    state.unreadTokens[push.headers.deviceToken, default: []].append(UnreadPush(push: push, completion: completion))
+                    state.unreadTokens[token, default: []].append(UnreadPush(push: push, completion: completion))
                     guard !state.isReadingTokens else { return .waitsForToken(startsReading: false) }
                     state.isReadingTokens = true
                     return .waitsForToken(startsReading: true)

@@ -187,24 +187,33 @@ package final class SQLiteGatewayStore: GatewayStore {
         return migrator
     }
 
-    /// A device's pushes, as two conditions on `push p` with their arguments: those queued for it
-    /// (in the index `push_device`) and those held (by their sequences, from `held`; the rows are
-    /// checked to be the device's held ones too).
-    private static func pushes(of deviceID: String, held: [Int64]) -> [(condition: String, arguments: StatementArguments)] {
-        [("p.deviceID = ? AND NOT p.held", [deviceID]),
-         ("p.sequence IN (SELECT value FROM json_each(?)) AND p.held AND p.deviceID = ?", [HeldPushes.list(held), deviceID])]
+    /// Deletes the device's pushes that match `filter` too (a condition on `push p`, with its
+    /// arguments), each logged first with `stage` and `detail`. Its queued pushes are found in the
+    /// index `push_device`, its held ones by their sequences in `held` (the rows checked to be the
+    /// device's held ones too), and leave `held` with their rows.
+    private static func removePushes(of deviceID: String, where filter: String, _ filterArguments: StatementArguments, logging stage: String,
+                                     _ detail: String, at date: Double, held: HeldPushes, in db: Database) throws {
+        let sets: [(condition: String, arguments: StatementArguments)] = [
+            ("p.deviceID = ? AND NOT p.held", [deviceID]),
+            ("p.sequence IN (SELECT value FROM json_each(?)) AND p.held AND p.deviceID = ?", [HeldPushes.list(held.sequences(of: deviceID)), deviceID]),
+        ]
+        for pushes in sets {
+            let condition = "\(pushes.condition) AND \(filter)"
+            let arguments = pushes.arguments + filterArguments
+            try db.cachedStatement(sql: """
+                INSERT INTO delivery_stage (uniqueID, at, stage, detail)
+                SELECT d.uniqueID, ?, ?, ? FROM push p JOIN delivery d ON d.uniqueID = p.uniqueID WHERE \(condition)
+                """).execute(arguments: [date, stage, detail] + arguments)
+            held.remove(deleted: try Row.fetchAll(db.cachedStatement(sql: "DELETE FROM push AS p WHERE \(condition) RETURNING sequence, deviceID, held"),
+                                                  arguments: arguments))
+        }
     }
 
     private func write<T: Sendable>(_ body: @Sendable @escaping (Database) throws -> T) async throws(GatewayError) -> T {
         do {
             return try await database.writeWithoutTransaction { [held] db in
                 do {
-                    var value: T?
-                    try db.inTransaction {
-                        value = try body(db)
-                        return .commit
-                    }
-                    return value!
+                    return try db.committing { try body(db) }
                 } catch {
                     // What the transaction did to the index of held pushes is undone with its rows.
                     held.invalidate()
@@ -350,12 +359,8 @@ package final class SQLiteGatewayStore: GatewayStore {
             try held.prepare(db)
             try db.execute(sql: "UPDATE device SET removedAt = ? WHERE deviceID = ? AND removedAt IS NULL", arguments: [date.timeIntervalSince1970, deviceID])
             guard db.changesCount == 1 else { throw GatewayError(.notFound, "No device \(deviceID), or it was removed already.") }
-            let heldSequences = held.sequences(of: deviceID)
-            for pushes in Self.pushes(of: deviceID, held: heldSequences) {
-                try Self.logDropped(db, at: date, because: "the device was removed", where: pushes.condition, arguments: pushes.arguments)
-                try db.execute(sql: "DELETE FROM push AS p WHERE \(pushes.condition)", arguments: pushes.arguments)
-            }
-            held.remove(Set(heldSequences), of: deviceID)
+            try Self.removePushes(of: deviceID, where: "TRUE", [], logging: "dropped", "the device was removed", at: date.timeIntervalSince1970,
+                                  held: held, in: db)
         }
     }
 
@@ -415,12 +420,8 @@ package final class SQLiteGatewayStore: GatewayStore {
                 UPDATE registration SET unregisteredAt = ? WHERE deviceID = ? AND bundleIdentifier = ? AND unregisteredAt IS NULL
                 """, arguments: [date.timeIntervalSince1970, deviceID, bundleIdentifier])
             // What was queued for the app will not be delivered.
-            for pushes in Self.pushes(of: deviceID, held: held.sequences(of: deviceID)) {
-                let condition = "\(pushes.condition) AND p.bundleIdentifier = ?"
-                let arguments = pushes.arguments + [bundleIdentifier]
-                try Self.logDropped(db, at: date, because: "the app unregistered", where: condition, arguments: arguments)
-                held.remove(deleted: try Row.fetchAll(db, sql: "DELETE FROM push AS p WHERE \(condition) RETURNING sequence, deviceID, held", arguments: arguments))
-            }
+            try Self.removePushes(of: deviceID, where: "p.bundleIdentifier = ?", [bundleIdentifier], logging: "dropped", "the app unregistered",
+                                  at: date.timeIntervalSince1970, held: held, in: db)
         }
     }
 
@@ -460,16 +461,8 @@ package final class SQLiteGatewayStore: GatewayStore {
                 guard push.droppedBecause == nil else { continue }
                 if push.replacesQueued {
                     // The token's pushes: one device's, found among its pushes.
-                    for pushes in Self.pushes(of: push.deviceID, held: held.sequences(of: push.deviceID)) {
-                        let condition = "\(pushes.condition) AND p.token = ?"
-                        let arguments = pushes.arguments + [push.token]
-                        try db.cachedStatement(sql: """
-                            INSERT INTO delivery_stage (uniqueID, at, stage, detail)
-                            SELECT d.uniqueID, ?, 'collapsed', ? FROM push p JOIN delivery d ON d.uniqueID = p.uniqueID WHERE \(condition)
-                            """).execute(arguments: [now, "replaced by \(push.apnsID): the app keeps only its latest push"] + arguments)
-                        held.remove(deleted: try Row.fetchAll(db.cachedStatement(sql: "DELETE FROM push AS p WHERE \(condition) RETURNING sequence, deviceID, held"),
-                                                              arguments: arguments))
-                    }
+                    try Self.removePushes(of: push.deviceID, where: "p.token = ?", [push.token], logging: "collapsed",
+                                          "replaced by \(push.apnsID): the app keeps only its latest push", at: now, held: held, in: db)
                 } else if let collapseID = push.collapseID {
                     try logCollapse.execute(arguments: [now, "replaced by \(push.apnsID), with the same collapse id", push.token, collapseID])
                     held.remove(deleted: try Row.fetchAll(collapse, arguments: [push.token, collapseID]))
@@ -721,14 +714,6 @@ package final class SQLiteGatewayStore: GatewayStore {
     }
 
     // MARK: - Delivery log
-
-    /// Logs the pushes about to be deleted `where` (a condition on `push p`) as dropped.
-    private static func logDropped(_ db: Database, at date: Date, because reason: String, where condition: String, arguments: StatementArguments) throws {
-        try db.execute(sql: """
-            INSERT INTO delivery_stage (uniqueID, at, stage, detail)
-            SELECT d.uniqueID, ?, 'dropped', ? FROM push p JOIN delivery d ON d.uniqueID = p.uniqueID WHERE \(condition)
-            """, arguments: [date.timeIntervalSince1970, reason] + arguments)
-    }
 
     /// Inserts stages of pushes in the log (others are skipped), details cut to their longest.
     private static func insertStages(_ db: Database, _ reports: [DeliveryLog.Report], limitPerPush: Int? = nil) throws {
