@@ -339,8 +339,8 @@ final class HoldingAcceptor: PushAcceptor {
     }
 
     /// A request that stops sending before its end is answered `400 IdleTimeout`, and the connection
-    /// goes on; so is each of several. (Two seconds of silence: a whole request sent on a loaded
-    /// machine must not meet it.)
+    /// goes on; so is each of several. (Two seconds of silence: a whole request's headers and body
+    /// go in one write, so that a loaded machine cannot part them for that long.)
     @Test func aRequestThatStopsHalfWayIsIdleTimeout() async throws {
         try await withServer(requestIdleTimeout: .seconds(2)) { running in
             let client = try await FrameClient.connect(port: running.endpoint.port, authorityPEM: running.endpoint.authorityPEM)

@@ -51,21 +51,27 @@ final class FrameClient: Sendable {
         try await openStream(fields: [(":method", "POST"), (":path", path), (":scheme", "https"), (":authority", "localhost")] + headers)
     }
 
-    /// Opens a stream and sends exactly these fields as its header block, without END_STREAM.
-    func openStream(fields: [(String, String)]) async throws -> FrameStream {
+    /// Opens a stream and sends exactly these fields as its header block, without END_STREAM; with
+    /// a body, sends it too, ending the request, in the same write.
+    func openStream(fields: [(String, String)], body: String? = nil) async throws -> FrameStream {
         let (answers, continuation) = AsyncStream.makeStream(of: HTTP2Frame.FramePayload.self)
         let channel = try await multiplexer.createStreamChannel { stream in
             stream.eventLoop.makeCompletedFuture { try stream.pipeline.syncOperations.addHandler(AnswerCollector(continuation: continuation)) }
         }.get()
-        try await channel.writeAndFlush(HTTP2Frame.FramePayload.headers(.init(headers: HPACKHeaders(fields), endStream: false)))
+        let headers = channel.write(HTTP2Frame.FramePayload.headers(.init(headers: HPACKHeaders(fields), endStream: false)))
+        if let body {
+            channel.write(HTTP2Frame.FramePayload.data(.init(data: .byteBuffer(ByteBuffer(string: body)), endStream: true)), promise: nil)
+        }
+        channel.flush()
+        try await headers.get()
         return FrameStream(channel: channel, answers: answers)
     }
 
-    /// Sends a whole push on a stream of its own and returns the answer.
+    /// Sends a whole push on a stream of its own, its headers and body in one write (on a loaded
+    /// machine, a body written later may come after the server's idle timeout), and returns the answer.
     func push(path: String, headers: [(String, String)], body: String) async throws -> (status: String?, body: String) {
-        let stream = try await openStream(path: path, headers: headers)
-        try await stream.sendBody(body)
-        return await stream.answer()
+        let fields = [(":method", "POST"), (":path", path), (":scheme", "https"), (":authority", "localhost")] + headers
+        return try await openStream(fields: fields, body: body).answer()
     }
 
     func close() async {
