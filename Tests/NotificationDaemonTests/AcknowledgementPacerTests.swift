@@ -17,17 +17,17 @@ import Testing
         defer { pacer.close() }
         pacer.setWindow(6)
         // After a quiet spell: at once.
-        pacer.madeDurable(through: 10, count: 1)
+        pacer.taken(through: 10, count: 1)
         #expect(sent.all == [10])
         // Within the interval: held, however many sequences they span.
-        pacer.madeDurable(through: 14, count: 1)
-        pacer.madeDurable(through: 20, count: 1)
+        pacer.taken(through: 14, count: 1)
+        pacer.taken(through: 20, count: 1)
         #expect(sent.all == [10])
         // Half the window (three pushes) waits: acknowledged at once, all of it.
-        pacer.madeDurable(through: 21, count: 1)
+        pacer.taken(through: 21, count: 1)
         #expect(sent.all == [10, 21])
         // Nothing new made durable (pushes it had already): nothing sent.
-        pacer.madeDurable(through: 21, count: 3)
+        pacer.taken(through: 21, count: 3)
         #expect(sent.all == [10, 21])
     }
 
@@ -35,7 +35,7 @@ import Testing
         let sent = Sent()
         let pacer = AcknowledgementPacer(interval: .seconds(3600)) { sent.append($0) }
         pacer.close()
-        pacer.madeDurable(through: 1, count: 64)
+        pacer.taken(through: 1, count: 64)
         #expect(sent.all.isEmpty)
     }
 }

@@ -22,6 +22,9 @@ final class InstrumentedStore: DaemonStore {
         var batchedReads: [[String]] = []
         var readGate = Gate()
         var listGate = Gate()
+        var syncGate = Gate()
+        var syncs = 0
+        var syncedBatches: [Bool] = []
     }
     private let state = Mutex(State())
 
@@ -52,6 +55,16 @@ final class InstrumentedStore: DaemonStore {
     func releaseListing() { open(\.listGate) }
     /// How many lists of every app wait to be let through.
     var heldListings: Int { state.withLock { $0.listGate.waiting.count } }
+
+    /// Makes the following waits for the disk wait until ``releaseSyncs()``, then sync.
+    func holdSyncs() { state.withLock { $0.syncGate.isClosed = true } }
+    func releaseSyncs() { open(\.syncGate) }
+    /// How many waits for the disk wait to be let through.
+    var heldSyncs: Int { state.withLock { $0.syncGate.waiting.count } }
+    /// For each batch saved so far, in order, whether its commit waited for the disk.
+    var syncedBatches: [Bool] { state.withLock { $0.syncedBatches } }
+    /// The waits for the disk that returned.
+    var syncs: Int { state.withLock { $0.syncs } }
 
     private func open(_ gate: WritableKeyPath<State, Gate>) {
         let waiting = state.withLock { state in
@@ -90,10 +103,16 @@ final class InstrumentedStore: DaemonStore {
         state.withLock {
             $0.batches.append(saves.map(\.bundleIdentifier))
             $0.recordWrites += saves.map(\.writesAppRecord)
+            $0.syncedBatches.append(saves.contains(where: \.waitsForTheDisk))
         }
         try await base.save(saves, bootID: bootID)
     }
 
+    func waitForTheDisk() async throws(DaemonError) {
+        await pass(\.syncGate)
+        try await base.waitForTheDisk()
+        state.withLock { $0.syncs += 1 }
+    }
     func insert(_ app: StoredApp) async throws(DaemonError) { try await base.insert(app) }
     func bundleIdentifier(forKeyHash keyHash: String) async throws(DaemonError) -> String? { try await base.bundleIdentifier(forKeyHash: keyHash) }
     func replaceKey(of bundleIdentifier: String, with keyHash: String) async throws(DaemonError) { try await base.replaceKey(of: bundleIdentifier, with: keyHash) }

@@ -68,17 +68,45 @@ import Testing
 
         /// Sends a push as a provider does.
         func send(to token: String, _ payload: String, topic: String = "com.example.todo", headers: [String: String] = [:]) async throws -> HTTPClientResponse {
-            var request = HTTPClientRequest(url: "https://localhost:\(sandboxPort)/3/device/\(token)")
-            request.method = .POST
-            request.headers.add(name: "authorization", value: "bearer \(bearer)")
-            request.headers.add(name: "apns-topic", value: topic)
-            for (name, value) in headers { request.headers.add(name: name, value: value) }
-            request.body = .bytes(ByteBuffer(string: payload))
-            return try await http.execute(request, timeout: .seconds(10))
+            try await RemotePushTests.send(http, port: sandboxPort, bearer: bearer, to: token, payload, topic: topic, headers: headers)
         }
     }
 
-    func withLinkedSystem(_ body: @escaping @Sendable (LinkedSystem) async throws -> Void) async throws {
+    static func send(_ http: HTTPClient, port: Int, bearer: String, to token: String, _ payload: String, topic: String,
+                     headers: [String: String]) async throws -> HTTPClientResponse {
+        var request = HTTPClientRequest(url: "https://localhost:\(port)/3/device/\(token)")
+        request.method = .POST
+        request.headers.add(name: "authorization", value: "bearer \(bearer)")
+        request.headers.add(name: "apns-topic", value: topic)
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        request.body = .bytes(ByteBuffer(string: payload))
+        return try await http.execute(request, timeout: .seconds(10))
+    }
+
+    /// The gateway of a ``LinkedSystem``, running, no daemon linked to it yet.
+    struct RunningGateway {
+        var gateway: PushGatewayServices
+        var http: HTTPClient
+        var sandboxPort: Int
+        /// Where device `device-1` (secret `secret`) links, and the authority its certificate is from.
+        var linkURL: String
+        var authorityPEM: String
+        var bearer: String
+        var signingKey: P256.Signing.PrivateKey
+        var folder: URL
+
+        /// The link's configuration for device `device-1`.
+        var linkConfiguration: DeviceLinkClient.Configuration {
+            .init(url: linkURL, credential: "device-1.secret", trustedAuthorityPEM: authorityPEM)
+        }
+
+        /// Sends a push as a provider does.
+        func send(to token: String, _ payload: String, topic: String = "com.example.todo", headers: [String: String] = [:]) async throws -> HTTPClientResponse {
+            try await RemotePushTests.send(http, port: sandboxPort, bearer: bearer, to: token, payload, topic: topic, headers: headers)
+        }
+    }
+
+    func withGateway(_ body: @escaping @Sendable (RunningGateway) async throws -> Void) async throws {
         let folder = try makeTestDirectory().appendingPathComponent("gateway")
         var gatewayConfiguration = GatewayConfiguration(dataDirectory: folder)
         gatewayConfiguration.sandboxPort = 0
@@ -107,17 +135,11 @@ import Testing
             tls.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(authority.utf8), format: .pem)])
             let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls))
             do {
-                try await withDaemon(configure: { configuration in
-                    configuration.gateway = .init(url: "wss://localhost:\(bound["link"]!)", credential: "device-1.secret", trustedAuthorityPEM: authority)
-                }) { daemon in
-                    let link = try #require(daemon.link)
-                    var linked = link.linked.makeAsyncIterator()
-                    _ = await linked.next()
-                    try await body(LinkedSystem(daemon: daemon, link: link, gateway: gateway, http: http, sandboxPort: bound["sandbox"]!,
-                                                   bearer: try ProviderToken.make(keyID: "KEY1234567", teamID: "TEAM123456",
-                                                                                  issuedAt: Int64(Date().timeIntervalSince1970), key: signingKey),
-                                                   signingKey: signingKey, gatewayFolder: folder))
-                }
+                try await body(RunningGateway(gateway: gateway, http: http, sandboxPort: bound["sandbox"]!, linkURL: "wss://localhost:\(bound["link"]!)",
+                                              authorityPEM: authority,
+                                              bearer: try ProviderToken.make(keyID: "KEY1234567", teamID: "TEAM123456",
+                                                                             issuedAt: Int64(Date().timeIntervalSince1970), key: signingKey),
+                                              signingKey: signingKey, folder: folder))
             } catch {
                 try? await http.shutdown()
                 await group.triggerGracefulShutdown()
@@ -126,6 +148,68 @@ import Testing
             try await http.shutdown()
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
+        }
+    }
+
+    func withLinkedSystem(_ body: @escaping @Sendable (LinkedSystem) async throws -> Void) async throws {
+        try await withGateway { running in
+            try await withDaemon(configure: { configuration in configuration.gateway = running.linkConfiguration }) { daemon in
+                let link = try #require(daemon.link)
+                var linked = link.linked.makeAsyncIterator()
+                _ = await linked.next()
+                try await body(LinkedSystem(daemon: daemon, link: link, gateway: running.gateway, http: running.http, sandboxPort: running.sandboxPort,
+                                            bearer: running.bearer, signingKey: running.signingKey, gatewayFolder: running.folder))
+            }
+        }
+    }
+
+    /// A push the daemon takes from its link is committed without waiting for the disk: the app in
+    /// the foreground is asked `willPresent` at once, while the sync that makes the push durable
+    /// across a power cut is still to come (held here); the link acknowledges the push, and the
+    /// gateway lets it go, only once that sync is done.
+    @Test func aPushIsPutToTheAppBeforeTheSyncAndAcknowledgedOnlyAfterIt() async throws {
+        try await withGateway { running in
+            let store = try InstrumentedStore(path: makeTestDirectory().appendingPathComponent("daemon.sqlite").path)
+            var configuration = DaemonEngine.Configuration()
+            configuration.timeZone = TimeZone(identifier: "UTC")!
+            let engine = await DaemonEngine(store: store, clock: ManualDaemonClock(), configuration: configuration, launcher: { _ in })
+            _ = try await engine.registerApp("com.example.todo")
+            _ = try await engine.authorize("com.example.todo", .grant)
+            var quiet = Logger(label: "link")
+            quiet.logLevel = .critical
+            let link = DeviceLinkClient(configuration: running.linkConfiguration, engine: engine, logger: quiet)
+            var linked = link.linked.makeAsyncIterator()
+            let linking = Task { try await link.run() }
+            _ = await linked.next()
+            let token = try await link.register("com.example.todo", environment: .sandbox)
+            let (_, messages) = try await engine.connect("com.example.todo", state: .foreground)
+            var asked = messages.makeAsyncIterator()
+            var acknowledgements = link.acknowledgements.makeAsyncIterator()
+
+            store.holdSyncs()
+            #expect(try await running.send(to: token, #"{"aps":{"alert":"before the sync"}}"#).status == .ok)
+            var question: DeliveredNotification?
+            while let message = await asked.next() {
+                if case .willPresent(_, let notification) = message {
+                    question = notification
+                    break
+                }
+            }
+            #expect(question?.request.content.body == "before the sync")
+            // Its step's commit did not wait for the disk either.
+            #expect(store.syncedBatches.last == false)
+            // The acknowledgement waits for the sync (the only wait: no delivery report is written
+            // before the app answers), and the gateway still holds the push.
+            try await eventually("the acknowledgement to wait for the disk") { store.heldSyncs == 1 }
+            #expect(try await running.gateway.store.pushes(for: "device-1", after: 0, now: Date(), limit: 10).count == 1)
+
+            store.releaseSyncs()
+            #expect(await acknowledgements.next() == 1)
+            // A request sent after the acknowledgement, on the same link, finds the gateway's queue empty.
+            _ = try await link.register("com.example.todo", environment: .sandbox)
+            #expect(try await running.gateway.store.pushes(for: "device-1", after: 0, now: Date(), limit: 10).isEmpty)
+            #expect(store.syncs >= 1)
+            linking.cancel()
         }
     }
 

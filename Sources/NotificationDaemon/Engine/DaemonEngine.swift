@@ -615,6 +615,8 @@ package actor DaemonEngine {
     /// one of them writes all that is queued in one transaction while the others wait; then the
     /// effects of each step are carried out, in the order of the steps. Nothing is told about a step
     /// before it is durable, so a crash at any moment leaves the state before a step or after it.
+    /// (Durable across a power cut too unless `waitsForTheDisk` is false: see
+    /// ``AppSave/waitsForTheDisk`` for the steps that need not be.)
     private func step<T, Failure: Error>(
         _ bundleIdentifier: String,
         linkSequence: Int64? = nil,
@@ -1276,13 +1278,24 @@ package actor DaemonEngine {
         try await receivePushes([push])
     }
 
+    /// Pushes from the gateway's device link, as ``takePushes(_:)`` takes them; returns once they
+    /// are durable across a power cut too, when the link may acknowledge them.
+    package func receivePushes(_ pushes: [DeviceLink.Push]) async throws {
+        try await takePushes(pushes)
+        try await waitForTheDisk()
+    }
+
     /// Pushes from the gateway's device link, in the link's order: each delivered to its app's machine
     /// once, however often the link sends it. Each is stepped at once and their saves share one commit
-    /// (with whatever else is being saved), so a link that brings many pushes at once is not limited to
-    /// one sync per push; returns once all are durable, when the link may acknowledge them
-    /// (``linkSequence``). A push for an app not on this device, or whose payload cannot be read, is
-    /// dropped (and acknowledged). Called by one link at a time, in its order.
-    package func receivePushes(_ pushes: [DeviceLink.Push]) async throws {
+    /// (with whatever else is being saved); returns once that is written and what the steps do is
+    /// carried out (an app in the foreground asked `willPresent`), safe from a crash of the process.
+    /// The link acknowledges them (``linkSequence``) only after ``waitForTheDisk()``: the commit does
+    /// not wait for the disk, so that the app is not asked a sync later (half a millisecond to a few
+    /// here), nor the next pushes' commit kept waiting behind that sync; a power cut that undoes it
+    /// undoes the step whole, and the gateway, not told, sends the push again. A push for an app not
+    /// on this device, or whose payload cannot be read, is dropped (and acknowledged). Called by one
+    /// link at a time, in its order.
+    package func takePushes(_ pushes: [DeviceLink.Push]) async throws {
         var highest = linkSequence
         var tickets: [UInt64] = []
         var droppedThrough: Int64?
@@ -1297,7 +1310,8 @@ package actor DaemonEngine {
             case .success(let payload):
                 do {
                     let serviceExtension = serviceExtension(of: push.bundleIdentifier)?.serviceExtension
-                    tickets.append(try await stepQueued(push.bundleIdentifier, linkSequence: push.sequence) { (machine: inout NotificationCenterMachine) throws(Never) in
+                    tickets.append(try await stepQueued(push.bundleIdentifier, linkSequence: push.sequence, waitsForTheDisk: false) {
+                        (machine: inout NotificationCenterMachine) throws(Never) in
                         ((), machine.receivePush(payload, apnsID: push.apnsID, collapseID: push.collapseID, pushType: push.pushType,
                                                  uniqueID: push.uniqueID, serviceExtension: serviceExtension))
                     }.1)
@@ -1322,6 +1336,13 @@ package actor DaemonEngine {
             if !droppedReports.isEmpty { reportWatchers.notify() }
         }
         linkSequence = max(linkSequence, highest)
+    }
+
+    /// Returns once everything saved before the call is durable across a power cut too, the steps
+    /// that did not wait for the disk included (``takePushes(_:)``). Beside the writer: saves go on
+    /// meanwhile.
+    package nonisolated func waitForTheDisk() async throws(DaemonError) {
+        try await store.waitForTheDisk()
     }
 
     /// A push handed to an app on this device directly, as `xcrun simctl push` does: the same

@@ -181,8 +181,10 @@ package final class DeviceLinkClient: Service, Sendable {
 
     /// Runs one link: the one writer sends what the outbox holds; the reader answers requests and
     /// gathers pushes, which the deliverer hands to the engine in batches (all that arrived while the
-    /// previous batch was made durable), and acknowledges them once they are durable (paced:
-    /// ``AcknowledgementPacer``).
+    /// engine took the previous batch); they are acknowledged once on the disk (paced:
+    /// ``AcknowledgementPacer``), by the acknowledger, beside the deliverer: the engine's commit of
+    /// a push does not wait for the disk (``DaemonEngine/takePushes(_:)``), and the sync that makes
+    /// it durable keeps neither the app's question nor the next pushes waiting.
     private func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, address: String) async throws {
         let (outbox, post) = AsyncStream.makeStream(of: DeviceLink.DeviceMessage.self)
         state.withLock { $0.outbox = post }
@@ -197,17 +199,28 @@ package final class DeviceLinkClient: Service, Sendable {
                     try await outbound.write(.text(String(decoding: try encoder.encode(message), as: UTF8.self)))
                 }
             }
-            let pacer = AcknowledgementPacer(interval: Self.acknowledgementInterval) { through in
-                post.yield(.ack(through: through))
-                self.acknowledgementsContinuation.yield(through)
+            // Acknowledgements are cumulative: one waiting for the disk while others are decided
+            // stands for them all, the last.
+            let (decided, decide) = AsyncStream.makeStream(of: Int64.self, bufferingPolicy: .bufferingNewest(1))
+            let pacer = AcknowledgementPacer(interval: Self.acknowledgementInterval) { through in decide.yield(through) }
+            defer {
+                pacer.close()
+                decide.finish()
             }
-            defer { pacer.close() }
             group.addTask {
                 for await _ in arrived.arrivals {
                     let batch = arrived.takeAll()
                     guard !batch.isEmpty else { continue }
-                    try await self.engine.receivePushes(batch)
-                    pacer.madeDurable(through: await self.engine.linkSequence, count: batch.count)
+                    try await self.engine.takePushes(batch)
+                    pacer.taken(through: await self.engine.linkSequence, count: batch.count)
+                }
+            }
+            group.addTask {
+                for await through in decided {
+                    // Decided after the pushes it covers were written: a sync begun now covers them.
+                    try await self.engine.waitForTheDisk()
+                    post.yield(.ack(through: through))
+                    self.acknowledgementsContinuation.yield(through)
                 }
             }
             group.addTask {
@@ -267,6 +280,9 @@ package final class DeviceLinkClient: Service, Sendable {
             }
             // A full message leaves more behind: the next follows at once.
             lastSent = reports.count < Self.reportsPerMessage ? .now : nil
+            // What the reports say is on the disk before the gateway hears of it (a push's step does
+            // not wait for it: ``DaemonEngine/takePushes(_:)``).
+            try await engine.waitForTheDisk()
             post.yield(.report(through: through, reports: reports))
             while true {
                 guard let confirmed = await confirmations.next() else { return }
@@ -335,15 +351,15 @@ private final class ArrivedPushes: Sendable {
     }
 }
 
-/// When a link acknowledges the pushes the engine made durable: at once after a quiet spell; while
-/// pushes keep coming, at most once an `interval` (each acknowledgement covering every push made
-/// durable meanwhile), or at once when half the gateway's window waits for one, so the window never
-/// holds the link back.
+/// When a link acknowledges the pushes the engine took: at once after a quiet spell; while pushes
+/// keep coming, at most once an `interval` (each acknowledgement covering every push taken
+/// meanwhile), or at once when half the gateway's window waits for one, so the window never holds
+/// the link back. What it decides is sent once on the disk (see `DeviceLinkClient`).
 final class AcknowledgementPacer: Sendable {
     private struct State {
-        var durable: Int64 = 0
+        var taken: Int64 = 0
         var acknowledged: Int64 = 0
-        /// Pushes made durable since the last acknowledgement.
+        /// Pushes taken since the last acknowledgement.
         var waiting = 0
         var urgentAt = 32
         var lastSent: ContinuousClock.Instant?
@@ -366,12 +382,12 @@ final class AcknowledgementPacer: Sendable {
         state.withLock { $0.urgentAt = max(1, window / 2) }
     }
 
-    /// The pushes up to `through` are durable, `count` more of them.
-    func madeDurable(through: Int64, count: Int) {
+    /// The engine took the pushes up to `through`, `count` more of them.
+    func taken(through: Int64, count: Int) {
         let wait = state.withLock { state -> Duration? in
-            state.durable = max(state.durable, through)
+            state.taken = max(state.taken, through)
             state.waiting += count
-            guard !state.isClosed, state.durable > state.acknowledged else { return nil }
+            guard !state.isClosed, state.taken > state.acknowledged else { return nil }
             if let last = state.lastSent, state.waiting < state.urgentAt, case let wait = last + interval - .now, wait > .zero {
                 guard !state.isScheduled else { return nil }
                 state.isScheduled = true
@@ -385,7 +401,7 @@ final class AcknowledgementPacer: Sendable {
             try? await Task.sleep(for: wait)
             self.state.withLock { state in
                 state.isScheduled = false
-                guard !state.isClosed, state.durable > state.acknowledged else { return }
+                guard !state.isClosed, state.taken > state.acknowledged else { return }
                 self.acknowledge(&state)
             }
         }
@@ -397,9 +413,9 @@ final class AcknowledgementPacer: Sendable {
     }
 
     private func acknowledge(_ state: inout State) {
-        state.acknowledged = state.durable
+        state.acknowledged = state.taken
         state.waiting = 0
         state.lastSent = .now
-        send(state.durable)
+        send(state.taken)
     }
 }

@@ -74,7 +74,9 @@ package struct AppSave: Sendable {
     /// Whether the save must be on the disk before the step's effects (a power cut must not undo
     /// it). A step that only takes an app's answer to `willPresent` need not: a power cut that undoes
     /// it leaves the question open, and the app is asked again; a crash of the process undoes nothing
-    /// written. A batch is synced when any of its saves must be.
+    /// written. Nor need a push received from the gateway: the link acknowledges it only once
+    /// ``DaemonStore/waitForTheDisk()`` returns, so the gateway sends again what a power cut undid.
+    /// A batch is synced when any of its saves must be.
     package var waitsForTheDisk = true
     /// The sequence the app's record keeps, from which a load numbers on: at least every number the
     /// machine gave out, so none is given out twice (``NotificationCenterMachine/Changes/nextSequence``
@@ -123,6 +125,9 @@ package protocol DaemonStore: Sendable {
     /// app's record (``AppSave/writesAppRecord``), the sequence as ``AppSave/reservedSequence``.
     /// Durable across a power cut when any of them ``AppSave/waitsForTheDisk``, across a crash always.
     func save(_ saves: [AppSave], bootID: String) async throws(DaemonError)
+    /// Returns once every save made before the call is durable across a power cut too, those that
+    /// did not wait for the disk included.
+    func waitForTheDisk() async throws(DaemonError)
     /// Changes an app's key.
     func replaceKey(of bundleIdentifier: String, with keyHash: String) async throws(DaemonError)
     /// Removes an app and everything about it.

@@ -23,6 +23,8 @@ package import NotificationCore
 package final class SQLiteDaemonStore: DaemonStore {
     private let database: DatabasePool
     private let checkpointer: BackgroundCheckpointer
+    /// Syncs the log beside the writer, for ``waitForTheDisk()``.
+    private let syncer: LogSyncer
     /// Where the database file is.
     package let path: String
 
@@ -38,6 +40,7 @@ package final class SQLiteDaemonStore: DaemonStore {
     package init(path: String, walSizeLimit: Int = SQLiteDaemonStore.defaultWALSizeLimit) throws(DaemonError) {
         self.path = path
         checkpointer = BackgroundCheckpointer(path: path)
+        syncer = LogSyncer(databasePath: path)
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         do {
@@ -581,6 +584,18 @@ package final class SQLiteDaemonStore: DaemonStore {
             )
         }
     }
+
+    /// Syncs the write-ahead log beside the writer, which goes on committing (see `LogSyncer`).
+    package func waitForTheDisk() async throws(DaemonError) {
+        do {
+            try await syncer.sync()
+        } catch {
+            throw DaemonError(.storageFailed, "Writing to \(path) failed: \(Self.describe(error)).")
+        }
+    }
+
+    /// The syncs of the log made for ``waitForTheDisk()`` (for tests).
+    package var logSyncs: Int { syncer.syncs }
 
     package func linkSequence() async throws(DaemonError) -> Int64 {
         try await read { db in try Int64.fetchOne(db, sql: "SELECT sequence FROM link WHERE id = 1") ?? 0 }

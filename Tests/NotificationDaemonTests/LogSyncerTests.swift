@@ -1,0 +1,118 @@
+import Foundation
+import GRDB
+import SQLiteDurability
+import Synchronization
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The write-ahead log synced beside the writer: each wait covers what was committed before it.
+@Suite(.timeLimit(.minutes(1))) struct LogSyncerTests {
+    /// Syncs that wait for the test to let them through, noting the file each was for.
+    final class HeldSyncs: Sendable {
+        private struct State {
+            var started: [ino_t] = []
+            var gates: [DispatchSemaphore] = []
+        }
+        private let state = Mutex(State())
+
+        /// How many syncs have started.
+        var started: Int { state.withLock { $0.started.count } }
+        /// The files (inodes) the syncs were for, in order.
+        var files: [ino_t] { state.withLock { $0.started } }
+
+        func sync(_ descriptor: Int32) -> Int32 {
+            var status = stat()
+            fstat(descriptor, &status)
+            let gate = DispatchSemaphore(value: 0)
+            state.withLock {
+                $0.started.append(status.st_ino)
+                $0.gates.append(gate)
+            }
+            gate.wait()
+            return fdatasync(descriptor)
+        }
+
+        /// Lets sync `index` (counting from 0) finish.
+        func finish(_ index: Int) { state.withLock { $0.gates[index] }.signal() }
+    }
+
+    final class Returned: Sendable {
+        let count = Atomic<Int>(0)
+    }
+
+    static func inode(_ path: String) throws -> ino_t {
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw CocoaError(.fileNoSuchFile) }
+        return status.st_ino
+    }
+
+    /// A wait that comes while a sync runs is not covered by it (that sync may have begun before the
+    /// commit the caller waits for): it returns after the next, which also serves every wait that
+    /// came meanwhile.
+    @Test func aWaitIsCoveredOnlyByASyncBegunAfterIt() async throws {
+        let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
+        let pool = try DatabasePool(path: path)
+        try await pool.write { db in try db.execute(sql: "CREATE TABLE item (value INTEGER)") }
+        let held = HeldSyncs()
+        let syncer = LogSyncer(databasePath: path, syncFile: { held.sync($0) })
+
+        let first = Task { try await syncer.sync() }
+        try await eventually("the first sync to start") { held.started == 1 }
+        try await pool.writeWithoutWaitingForTheDisk { db in try db.execute(sql: "INSERT INTO item VALUES (1)") }
+        let returned = Returned()
+        let later = (0..<3).map { _ in
+            Task {
+                try await syncer.sync()
+                returned.count.add(1, ordering: .relaxed)
+            }
+        }
+        try await eventually("the three waits") { syncer.waiting == 4 }
+        held.finish(0)
+        try await first.value
+        // The three waits began during the first sync: they need a second, which starts once the
+        // first ends, and which they share.
+        try await eventually("a second sync to start") { held.started == 2 }
+        #expect(returned.count.load(ordering: .relaxed) == 0)
+        held.finish(1)
+        for wait in later { try await wait.value }
+        #expect(returned.count.load(ordering: .relaxed) == 3)
+        #expect(held.started == 2)
+        #expect(syncer.syncs == 2)
+        // The file synced is the database's log.
+        #expect(held.files == [try Self.inode(path + "-wal"), try Self.inode(path + "-wal")])
+    }
+
+    /// A log removed when its database was closed, and made again when it is opened, is the one
+    /// synced next; with no log at all there is nothing to sync, and the wait returns.
+    @Test func aLogMadeAgainIsTheOneSynced() async throws {
+        let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
+        let syncs = Mutex<[ino_t]>([])
+        let syncer = LogSyncer(databasePath: path) { descriptor in
+            var status = stat()
+            fstat(descriptor, &status)
+            syncs.withLock { $0.append(status.st_ino) }
+            return fdatasync(descriptor)
+        }
+        try await syncer.sync()
+        #expect(syncs.withLock { $0 }.isEmpty)
+
+        var pool: DatabasePool? = try DatabasePool(path: path)
+        try await pool!.write { db in try db.execute(sql: "CREATE TABLE item (value INTEGER)") }
+        try await syncer.sync()
+        let firstLog = try Self.inode(path + "-wal")
+        pool = nil
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+
+        // The old log is open in the syncer until it looks again: the new one cannot have its inode.
+        pool = try DatabasePool(path: path)
+        try await pool!.writeWithoutWaitingForTheDisk { db in try db.execute(sql: "INSERT INTO item VALUES (1)") }
+        try await syncer.sync()
+        let secondLog = try Self.inode(path + "-wal")
+        #expect(syncs.withLock { $0 } == [firstLog, secondLog])
+        _ = pool
+    }
+}
