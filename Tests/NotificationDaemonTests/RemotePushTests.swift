@@ -56,31 +56,22 @@ import Testing
     struct LinkedSystem {
         var daemon: RunningDaemon
         var link: DeviceLinkClient
-        var gateway: PushGatewayServices
-        var http: HTTPClient
-        var sandboxPort: Int
+        var running: RunningGateway
+
+        var gateway: PushGatewayServices { running.gateway }
+        var http: HTTPClient { running.http }
+        var sandboxPort: Int { running.sandboxPort }
         /// The provider's JWT, made once: a new one on the same connection within 20 minutes would be
         /// `429 TooManyProviderTokenUpdates`, as on APNs.
-        var bearer: String
+        var bearer: String { running.bearer }
         /// The provider's signing key, and the gateway's folder (its database, `ca.pem`).
-        var signingKey: P256.Signing.PrivateKey
-        var gatewayFolder: URL
+        var signingKey: P256.Signing.PrivateKey { running.signingKey }
+        var gatewayFolder: URL { running.folder }
 
         /// Sends a push as a provider does.
         func send(to token: String, _ payload: String, topic: String = "com.example.todo", headers: [String: String] = [:]) async throws -> HTTPClientResponse {
-            try await RemotePushTests.send(http, port: sandboxPort, bearer: bearer, to: token, payload, topic: topic, headers: headers)
+            try await running.send(to: token, payload, topic: topic, headers: headers)
         }
-    }
-
-    static func send(_ http: HTTPClient, port: Int, bearer: String, to token: String, _ payload: String, topic: String,
-                     headers: [String: String]) async throws -> HTTPClientResponse {
-        var request = HTTPClientRequest(url: "https://localhost:\(port)/3/device/\(token)")
-        request.method = .POST
-        request.headers.add(name: "authorization", value: "bearer \(bearer)")
-        request.headers.add(name: "apns-topic", value: topic)
-        for (name, value) in headers { request.headers.add(name: name, value: value) }
-        request.body = .bytes(ByteBuffer(string: payload))
-        return try await http.execute(request, timeout: .seconds(10))
     }
 
     /// The gateway of a ``LinkedSystem``, running, no daemon linked to it yet.
@@ -102,7 +93,13 @@ import Testing
 
         /// Sends a push as a provider does.
         func send(to token: String, _ payload: String, topic: String = "com.example.todo", headers: [String: String] = [:]) async throws -> HTTPClientResponse {
-            try await RemotePushTests.send(http, port: sandboxPort, bearer: bearer, to: token, payload, topic: topic, headers: headers)
+            var request = HTTPClientRequest(url: "https://localhost:\(sandboxPort)/3/device/\(token)")
+            request.method = .POST
+            request.headers.add(name: "authorization", value: "bearer \(bearer)")
+            request.headers.add(name: "apns-topic", value: topic)
+            for (name, value) in headers { request.headers.add(name: name, value: value) }
+            request.body = .bytes(ByteBuffer(string: payload))
+            return try await http.execute(request, timeout: .seconds(10))
         }
     }
 
@@ -157,8 +154,7 @@ import Testing
                 let link = try #require(daemon.link)
                 var linked = link.linked.makeAsyncIterator()
                 _ = await linked.next()
-                try await body(LinkedSystem(daemon: daemon, link: link, gateway: running.gateway, http: running.http, sandboxPort: running.sandboxPort,
-                                            bearer: running.bearer, signingKey: running.signingKey, gatewayFolder: running.folder))
+                try await body(LinkedSystem(daemon: daemon, link: link, running: running))
             }
         }
     }
