@@ -215,7 +215,7 @@ final class HoldingAcceptor: PushAcceptor {
     }
 
     /// A connection that keeps sending bad requests is told why and closed, as APNs does: a bad
-    /// device token weighs ten ordinary errors, and the limit is 100.
+    /// device token weighs ten ordinary errors, and the limit is 100 within a minute.
     @Test func aConnectionWithTooManyErrorsIsClosedWithGoAway() async throws {
         try await withServer { running in
             let payload = FileManager.default.temporaryDirectory.appendingPathComponent("payload-\(UUID().uuidString).json")

@@ -1,3 +1,4 @@
+import NIOCore
 import NotificationCore
 
 /// What one provider connection remembers between its requests: its authentication and its standing.
@@ -7,8 +8,11 @@ final class ProviderConnection {
     /// Whether the connection may open many streams: after its first accepted token (APNs allows
     /// one stream until then).
     var isAuthenticated = false
-    /// The errors counted against the connection; at ``ProviderServer/Configuration/errorLimit`` it is
-    /// closed with GOAWAY.
+    /// The errors counted against the connection within the last period (see
+    /// ``noteRefusal(_:limit:period:at:)``), each with its time and weight, oldest first, and their
+    /// total; at ``ProviderServer/Configuration/errorLimit`` it is closed with GOAWAY. At most
+    /// that many: each weighs at least 1.
+    private var recentErrors: [(at: NIODeadline, weight: Int)] = []
     private(set) var errorWeight = 0
     private(set) var isClosing = false
 
@@ -16,12 +20,20 @@ final class ProviderConnection {
         authorization = ProviderConnectionAuthorization(environment: environment, environmentKeyReason: environmentKeyReason, certificate: certificate)
     }
 
-    /// Counts a refused request; returns true when the connection has had too many and must close.
-    /// An invalid device token weighs more, as APNs disconnects sooner for it; `410` and `503` are
-    /// not errors of the provider.
-    func noteRefusal(_ reason: APNs.Reason, limit: Int) -> Bool {
+    /// Counts a refused request at `now`; returns true when the connection has had too many and must
+    /// close. An invalid device token weighs more (10), as APNs disconnects sooner for it; `410` and
+    /// `503` are not errors of the provider. Only the errors of the last `period` count: a
+    /// connection kept for days (as Apple asks providers to) is closed for errors that come faster
+    /// than `limit` a `period`, not for the few it meets now and then (a token of the other
+    /// environment, say).
+    func noteRefusal(_ reason: APNs.Reason, limit: Int, period: TimeAmount, at now: NIODeadline) -> Bool {
         guard reason.isConnectionError, !isClosing else { return false }
-        errorWeight += reason == .badDeviceToken ? 10 : 1
+        let expired = recentErrors.prefix { $0.at + period <= now }
+        errorWeight -= expired.reduce(0) { $0 + $1.weight }
+        recentErrors.removeFirst(expired.count)
+        let weight = reason == .badDeviceToken ? 10 : 1
+        recentErrors.append((now, weight))
+        errorWeight += weight
         if errorWeight >= limit {
             isClosing = true
             return true

@@ -330,7 +330,8 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
         body.writeString(rejection.body)
         answer(status: rejection.reason.status, apnsID: apnsID ?? UUID().uuidString.lowercased(), body: body, stream: stream, context: context,
                thenReset: thenReset)
-        guard connection.noteRefusal(rejection.reason, limit: server.configuration.errorLimit) else { return }
+        guard connection.noteRefusal(rejection.reason, limit: server.configuration.errorLimit, period: server.configuration.errorPeriod,
+                                     at: .now()) else { return }
         // Too many errors: the connection is told why and closed, as APNs does. The pushes it took
         // are answered first: closing on them would leave the provider not knowing whether they were
         // accepted (their streams are below GOAWAY's last), and a push sent again is shown twice. The

@@ -26,8 +26,11 @@ package final class ProviderServer: Listener {
         package var tls: TLS?
         /// Streams a connection may open at once once authenticated; one before, as on APNs.
         package var maximumConcurrentStreams = 1000
-        /// The weight of refused requests after which a connection is closed with GOAWAY.
+        /// The weight of refused requests within an ``errorPeriod`` after which a connection is
+        /// closed with GOAWAY (a bad device token weighs 10, other errors 1).
         package var errorLimit = 100
+        /// How long a refused request counts against its connection.
+        package var errorPeriod: TimeAmount = .seconds(60)
         /// Requests a connection may cancel (`RST_STREAM`) in 30 seconds before it is closed as an
         /// attack (the HTTP/2 "rapid reset", CVE-2023-44487). Ten times the streams it may have open:
         /// a busy provider whose client cancels a few of its requests, or all those under way now and
