@@ -80,6 +80,8 @@ struct Latency: AsyncParsableCommand {
     @Option(help: "Seconds at saturation.") var saturationSeconds: Int = 10
     @Option(help: "Apps the pushes are spread over, one token each: APNs (and the gateway) allow one token 10 pushes/s sustained.")
     var apps: Int = 200
+    @Option(help: "A file to write each push of the steady rate to: when it was sent (ms from the first) and how long it took to reach the delegate (ms), to see when the slow ones came.")
+    var latenciesFile: String?
 
     func run() async throws {
         try common.check()
@@ -98,6 +100,7 @@ struct Latency: AsyncParsableCommand {
             try await system.push(http, id: id)
         }
         let delegate = system.arrivals.take(ids: steady.ids)
+        if let latenciesFile { try system.arrivals.write(ids: steady.ids, to: latenciesFile) }
         let spent = (serve: try CPUTime.of(system.serve.pid) - before.serve, benchmark: try CPUTime.ofThisProcess() - before.benchmark)
         print(Pacer.line("gateway, response at \(rate)/s", steady.latencies, sent: steady.sent, seconds: Double(seconds)))
         print(Pacer.line("gateway → delegate at \(rate)/s", delegate, sent: steady.sent, seconds: Double(seconds)))
@@ -206,6 +209,16 @@ final class Arrivals: Sendable {
 
     /// When the last of these pushes arrived, if any did.
     func lastArrival(of ids: [String]) -> UInt64? { state.withLock { arrived in ids.compactMap { arrived[$0] }.max() } }
+
+    /// Writes a line for each of these pushes that arrived: when it was sent, in milliseconds from
+    /// the first sent, and its latency in milliseconds; in the order they were sent.
+    func write(ids: [String], to path: String) throws {
+        let (arrived, sentAt) = (state.withLock { $0 }, sent.withLock { $0 })
+        let times = ids.compactMap { id in sentAt[id].flatMap { start in arrived[id].map { (start, $0 > start ? $0 - start : 0) } } }.sorted { $0.0 < $1.0 }
+        guard let first = times.first?.0 else { return }
+        let lines = times.map { String(format: "%.3f %.3f", Double($0.0 - first) / 1e6, Double($0.1) / 1e6) }
+        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+    }
 
     /// The delegate latencies of these pushes, waiting up to 30 s for the last ones to arrive.
     func take(ids: [String]) -> Histogram<UInt64> {
