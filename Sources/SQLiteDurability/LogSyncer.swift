@@ -1,4 +1,6 @@
 package import Dispatch
+package import GRDB
+internal import GRDBSQLite
 internal import Synchronization
 
 #if canImport(Glibc)
@@ -19,11 +21,19 @@ internal import Darwin
 ///
 /// The log's frames carry their own checksums: SQLite's recovery keeps the commits whose frames
 /// all reached the disk, so a log synced from here is recovered as one synced by SQLite.
+///
+/// A failed sync fails every later one too. The system may have dropped the pages it could not
+/// write, marked clean: a later sync would succeed without them, and what waits for the disk would
+/// go on as if they were there. Only a process that opens the database again knows what it holds.
 package final class LogSyncer: Sendable {
     package struct Failure: Error, CustomStringConvertible {
         package let path: String
         package let errno: Int32
-        package var description: String { "syncing \(path) failed: \(String(cString: strerror(errno)))" }
+        package var description: String {
+            errno == ENOENT
+                ? "syncing \(path) failed: the log is not there (its database is not open)"
+                : "syncing \(path) failed (\(String(cString: strerror(errno)))); nothing is synced from here on: open the database again"
+        }
     }
 
     private struct State {
@@ -33,6 +43,8 @@ package final class LogSyncer: Sendable {
         var waiting: [(call: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
         /// Syncs run so far.
         var syncs = 0
+        /// The first sync that failed: every later call fails with it.
+        var failure: Failure?
     }
 
     private let path: String
@@ -43,12 +55,20 @@ package final class LogSyncer: Sendable {
     nonisolated(unsafe) private var descriptor: Int32 = -1
 
     /// - Parameters:
-    ///   - databasePath: the database whose log (`<path>-wal`) is synced.
+    ///   - logPath: the write-ahead log to sync, as SQLite names it (``logPath(of:)``).
     ///   - syncFile: syncs the open log, as `fdatasync` (for tests to watch or hold syncs).
-    package init(databasePath: String, syncFile: @escaping @Sendable (Int32) -> Int32 = { fdatasync($0) }) {
-        path = databasePath + "-wal"
+    package init(logPath: String, syncFile: @escaping @Sendable (Int32) -> Int32 = { fdatasync($0) }) {
+        path = logPath
         queue = DispatchQueue(label: "syncs of \(path)")
         self.syncFile = syncFile
+    }
+
+    /// The path of the write-ahead log of `db`'s main database, as SQLite itself names it (from the
+    /// database's full path, links resolved).
+    package static func logPath(of db: Database) -> String? {
+        guard let name = sqlite3_db_filename(db.sqliteConnection, "main"), let log = sqlite3_filename_wal(name) else { return nil }
+        let path = String(cString: log)
+        return path.isEmpty ? nil : path
     }
 
     deinit {
@@ -78,21 +98,23 @@ package final class LogSyncer: Sendable {
     /// Syncs until every call has been covered by a sync begun after it.
     private func syncWhileAsked() {
         while true {
-            let covered = state.withLock(\.calls)
-            let result = syncLog()
+            let (covered, failed) = state.withLock { ($0.calls, $0.failure) }
+            let result: Result<Void, Failure> = failed.map { .failure($0) } ?? syncLog()
             let (finished, goesOn) = state.withLock { state in
                 state.syncs += 1
+                // A log not there wrote nothing: only a failed write of the disk stays.
+                if case .failure(let failure) = result, failure.errno != ENOENT, state.failure == nil { state.failure = failure }
                 let finished = state.waiting.filter { $0.call <= covered }
                 state.waiting.removeAll { $0.call <= covered }
                 state.isSyncing = !state.waiting.isEmpty
                 return (finished, state.isSyncing)
             }
-            for waiter in finished { waiter.continuation.resume(with: result) }
+            for waiter in finished { waiter.continuation.resume(with: result.mapError { $0 }) }
             if !goesOn { return }
         }
     }
 
-    private func syncLog() -> Result<Void, any Error> {
+    private func syncLog() -> Result<Void, Failure> {
         // A log removed (the last connection closed it) and made again is another file.
         var status = stat()
         if descriptor >= 0, fstat(descriptor, &status) == 0, status.st_nlink == 0 {
@@ -100,10 +122,9 @@ package final class LogSyncer: Sendable {
             descriptor = -1
         }
         if descriptor < 0 {
+            // No log (ENOENT): its database is not open, and nothing waits for it.
             descriptor = open(path, O_RDONLY | O_CLOEXEC)
-            // No log: nothing was committed to one since the database was last closed, and the
-            // closing connection copied the last one into the database and synced it.
-            if descriptor < 0 { return errno == ENOENT ? .success(()) : .failure(Failure(path: path, errno: errno)) }
+            if descriptor < 0 { return .failure(Failure(path: path, errno: errno)) }
         }
         while syncFile(descriptor) != 0 {
             guard errno == EINTR else { return .failure(Failure(path: path, errno: errno)) }

@@ -40,7 +40,8 @@ import Glibc
         func finish(_ index: Int) { state.withLock { $0.gates[index] }.signal() }
     }
 
-    final class Returned: Sendable {
+    /// A count shared with the tasks and syncs of a test.
+    final class SharedCount: Sendable {
         let count = Atomic<Int>(0)
     }
 
@@ -58,12 +59,13 @@ import Glibc
         let pool = try DatabasePool(path: path)
         try await pool.write { db in try db.execute(sql: "CREATE TABLE item (value INTEGER)") }
         let held = HeldSyncs()
-        let syncer = LogSyncer(databasePath: path, syncFile: { held.sync($0) })
+        let log = try #require(try await pool.writeWithoutTransaction { LogSyncer.logPath(of: $0) })
+        let syncer = LogSyncer(logPath: log, syncFile: { held.sync($0) })
 
         let first = Task { try await syncer.sync() }
         try await eventually("the first sync to start") { held.started == 1 }
         try await pool.writeWithoutWaitingForTheDisk { db in try db.execute(sql: "INSERT INTO item VALUES (1)") }
-        let returned = Returned()
+        let returned = SharedCount()
         let later = (0..<3).map { _ in
             Task {
                 try await syncer.sync()
@@ -87,18 +89,18 @@ import Glibc
     }
 
     /// A log removed when its database was closed, and made again when it is opened, is the one
-    /// synced next; with no log at all there is nothing to sync, and the wait returns.
+    /// synced next; with no log at all (the database is not open) the wait fails, and the next one,
+    /// with the log back, syncs it.
     @Test func aLogMadeAgainIsTheOneSynced() async throws {
         let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
         let syncs = Mutex<[ino_t]>([])
-        let syncer = LogSyncer(databasePath: path) { descriptor in
+        let syncer = LogSyncer(logPath: path + "-wal") { descriptor in
             var status = stat()
             fstat(descriptor, &status)
             syncs.withLock { $0.append(status.st_ino) }
             return fdatasync(descriptor)
         }
-        try await syncer.sync()
-        #expect(syncs.withLock { $0 }.isEmpty)
+        await #expect(throws: LogSyncer.Failure.self) { try await syncer.sync() }
 
         var pool: DatabasePool? = try DatabasePool(path: path)
         try await pool!.write { db in try db.execute(sql: "CREATE TABLE item (value INTEGER)") }
@@ -114,5 +116,50 @@ import Glibc
         let secondLog = try Self.inode(path + "-wal")
         #expect(syncs.withLock { $0 } == [firstLog, secondLog])
         _ = pool
+    }
+
+    /// The log synced is the one SQLite writes: for a database opened through a symbolic link, the
+    /// one beside the file linked to (SQLite resolves the link), not beside the link.
+    @Test func theLogSyncedIsSQLitesOwnThroughALink() async throws {
+        let directory = try makeTestDirectory()
+        let target = directory.appendingPathComponent("data/db.sqlite").path
+        try FileManager.default.createDirectory(atPath: directory.appendingPathComponent("data").path, withIntermediateDirectories: true)
+        let link = directory.appendingPathComponent("link.sqlite").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        let pool = try DatabasePool(path: link)
+        try await pool.write { db in try db.execute(sql: "CREATE TABLE item (value INTEGER)") }
+
+        let log = try #require(try await pool.writeWithoutTransaction { LogSyncer.logPath(of: $0) })
+        #expect(try Self.inode(log) == Self.inode(target + "-wal"))
+        #expect(!FileManager.default.fileExists(atPath: link + "-wal"))
+        let synced = Mutex<[ino_t]>([])
+        let syncer = LogSyncer(logPath: log) { descriptor in
+            var status = stat()
+            fstat(descriptor, &status)
+            synced.withLock { $0.append(status.st_ino) }
+            return fdatasync(descriptor)
+        }
+        try await syncer.sync()
+        #expect(synced.withLock { $0 } == [try Self.inode(target + "-wal")])
+    }
+
+    /// A sync that failed fails every later wait too: the system may have dropped the pages it
+    /// could not write, and a later sync would succeed without them.
+    @Test func aFailedSyncFailsEveryLaterWait() async throws {
+        let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
+        let pool = try DatabasePool(path: path)
+        try await pool.write { db in try db.execute(sql: "CREATE TABLE item (value INTEGER)") }
+        let fails = SharedCount()
+        fails.count.store(1, ordering: .relaxed)
+        let log = try #require(try await pool.writeWithoutTransaction { LogSyncer.logPath(of: $0) })
+        let syncer = LogSyncer(logPath: log) { descriptor in
+            guard fails.count.load(ordering: .relaxed) == 1 else { return fdatasync(descriptor) }
+            errno = EIO
+            return -1
+        }
+        await #expect(throws: LogSyncer.Failure.self) { try await syncer.sync() }
+        fails.count.store(0, ordering: .relaxed)
+        try await pool.writeWithoutWaitingForTheDisk { db in try db.execute(sql: "INSERT INTO item VALUES (1)") }
+        await #expect(throws: LogSyncer.Failure.self) { try await syncer.sync() }
     }
 }

@@ -40,7 +40,6 @@ package final class SQLiteDaemonStore: DaemonStore {
     package init(path: String, walSizeLimit: Int = SQLiteDaemonStore.defaultWALSizeLimit) throws(DaemonError) {
         self.path = path
         checkpointer = BackgroundCheckpointer(path: path)
-        syncer = LogSyncer(databasePath: path)
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         do {
@@ -51,11 +50,13 @@ package final class SQLiteDaemonStore: DaemonStore {
             // opens, because opening a pool in WAL mode sets NORMAL (after `prepareDatabase` runs).
             // The writer restarts the log after a checkpoint, so it is the one that cuts it back.
             // Its checkpoints run on a connection of their own, outside its commits.
-            try database.writeWithoutTransaction { [checkpointer] db in
+            let logPath = try database.writeWithoutTransaction { [checkpointer] db in
                 try db.execute(sql: "PRAGMA synchronous = FULL")
                 try db.execute(sql: "PRAGMA journal_size_limit = \(max(0, walSizeLimit))")
                 checkpointer.takeCheckpoints(of: db)
+                return LogSyncer.logPath(of: db)
             }
+            syncer = LogSyncer(logPath: logPath ?? path + "-wal")
             try Self.migrator.migrate(database)
         } catch {
             throw DaemonError(
