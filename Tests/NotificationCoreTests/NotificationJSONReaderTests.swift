@@ -109,6 +109,47 @@ import Testing
         #expect(NotificationJSONReader.willPresentEvent(from: Array(dated.utf8)) == nil, "an object of one $-key is JSONDecoder's")
     }
 
+    /// Link pushes with every field set or not, payloads with what JSON escapes (quotes, backslashes,
+    /// line breaks, tabs) and what it does not (any other character, `/`), at random (seeded).
+    func linkPushes(count: Int) -> [DeviceLink.Push] {
+        var generator = SplitMix(seed: 0x7A55)
+        let pieces = [#"{"aps":{"alert":"#, #""Hello""#, #"\""#, "\\n", "\\t", "\n", "\t", "\"", "\\", "/", "ü ✓ 🎉", "\u{7F}", " ", "\u{08}", "\u{0C}", "\r"]
+        return (0..<count).map { index in
+            let payload = (0..<(Int(generator.next() % 12))).map { _ in pieces[Int(generator.next() % UInt64(pieces.count))] }.joined()
+            return DeviceLink.Push(
+                sequence: Int64(generator.next() % 1_000_000_000), token: String(format: "%064x", index), bundleIdentifier: "com.example.app\(index % 7)",
+                environment: index % 2 == 0 ? .sandbox : .production, apnsID: "01a21e5a-9a68-724b-b31b-\(index)",
+                pushType: APNs.PushType.allCases[Int(generator.next() % UInt64(APNs.PushType.allCases.count))], priority: [1, 5, 10][index % 3],
+                expiresAt: index % 4 == 0 ? 0 : 1_764_262_383 + Double(generator.next() % 1_000_000) / 1000,
+                collapseID: index % 3 == 0 ? nil : "collapse-\(index)", payload: payload,
+                receivedAt: 1_764_262_383 + Double(generator.next() % 1_000_000_000) / 1_000_000, uniqueID: index % 5 == 0 ? nil : "u-\(index)"
+            )
+        }
+    }
+
+    /// `push` messages as the gateway writes them (`StreamingJSONEncoder`) and as `JSONEncoder` would.
+    @Test func linkPushesAreReadAsJSONDecoderReadsThem() throws {
+        for push in linkPushes(count: 400) {
+            let message = DeviceLink.GatewayMessage.push(push)
+            let sorted = JSONEncoder()
+            sorted.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            for json in [try StreamingJSONEncoder().encodeBytes(message), Array(try JSONEncoder().encode(message)), Array(try sorted.encode(message))] {
+                let read = try #require(NotificationJSONReader.linkPush(from: json), "not taken: \(String(decoding: json, as: UTF8.self))")
+                #expect(DeviceLink.GatewayMessage.push(read) == (try JSONDecoder().decode(DeviceLink.GatewayMessage.self, from: Data(json))))
+                #expect(read == push)
+            }
+        }
+        // Every other message is left to `JSONDecoder`, and so are `\u` escapes, unknown keys and exponents.
+        for other: DeviceLink.GatewayMessage in [.welcome(deviceID: "d", window: 4), .reported(through: 3), .error(requestID: nil, code: "c", message: "m")] {
+            #expect(NotificationJSONReader.linkPush(from: try StreamingJSONEncoder().encodeBytes(other)) == nil)
+        }
+        let base = #""type":"push","sequence":1,"token":"t","bundleIdentifier":"b","environment":"sandbox","apnsID":"a","pushType":"alert","priority":10,"receivedAt":1"#
+        #expect(NotificationJSONReader.linkPush(from: Array(("{" + base + #","expiresAt":0,"payload":"{}"}"#).utf8)) != nil)
+        #expect(NotificationJSONReader.linkPush(from: Array(("{" + base + #","expiresAt":0,"payload":"\u00e9"}"#).utf8)) == nil)
+        #expect(NotificationJSONReader.linkPush(from: Array(("{" + base + #","expiresAt":0,"payload":"{}","extra":1}"#).utf8)) == nil)
+        #expect(NotificationJSONReader.linkPush(from: Array(("{" + base + #","expiresAt":1e3,"payload":"{}"}"#).utf8)) == nil)
+    }
+
     @Test func nullsWhiteSpaceAndAbsentKeysReadAsTheirDefaults() throws {
         let json = """
              { "identifier" : "a" ,"content":{"title":null,"badge":null,"sound":null,"attachments":null,"userInfo":null,
@@ -192,6 +233,12 @@ import Testing
             ticket: 42, notification: DeliveredNotification(request: request, date: Date(timeIntervalSinceReferenceDate: 785_000_000.25))))
         taken += checkDamaged(event, read: { NotificationJSONReader.willPresentEvent(from: $0) },
                               reference: { try? JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data($0)) })
+        // And for a push message, its payload escaped.
+        for push in linkPushes(count: 6) where push.payload.contains("\"") {
+            taken += checkDamaged(try StreamingJSONEncoder().encodeBytes(DeviceLink.GatewayMessage.push(push)),
+                                  read: { NotificationJSONReader.linkPush(from: $0).map(DeviceLink.GatewayMessage.push) },
+                                  reference: { try? JSONDecoder().decode(DeviceLink.GatewayMessage.self, from: Data($0)) })
+        }
         // Many damaged forms are still valid JSON that both read (a digit for a digit, a letter in a string).
         #expect(taken > 100)
     }
@@ -201,7 +248,7 @@ import Testing
 /// matter to JSON: whatever `read` still takes, `reference` (`JSONDecoder`) must read the same.
 /// Returns how many damaged forms were taken.
 private func checkDamaged<T: Equatable>(_ json: [UInt8], read: ([UInt8]) -> T?, reference: ([UInt8]) -> T?) -> Int {
-    let replacements: [UInt8] = Array(#" "{}[],:0-1.e+tfn\x"#.utf8) + [0x00, 0xC3, 0xFF]
+    let replacements: [UInt8] = Array(#" "{}[],:0-1.e+tfn\xu/b"#.utf8) + [0x00, 0x0A, 0xC3, 0xFF]
     var taken = 0
     for end in 0..<json.count {
         let cut = Array(json[..<end])

@@ -1,8 +1,10 @@
 package import Foundation
 
 /// Reads the JSON of the busiest messages straight from their bytes: a ``NotificationRequest`` an app
-/// adds (`POST /v1/requests`, the local API's busiest call) and the `willPresent` event the daemon
-/// sends an app for each notification in the foreground.
+/// adds (`POST /v1/requests`, the local API's busiest call), the `willPresent` event the daemon
+/// sends an app for each notification in the foreground, and the `push` message a gateway sends a
+/// device's daemon for each push (`JSONDecoder` took a fortieth of `unotify serve`'s CPU for those
+/// at 1,000 pushes a second).
 ///
 /// `JSONDecoder` took a tenth of the daemon's CPU for each add (a container, a key lookup and type
 /// metadata per field, for the sixteen fields of a content the framework writes whole), and as
@@ -10,7 +12,8 @@ package import Foundation
 ///
 /// It takes only what it can read exactly as `JSONDecoder` with the model's `Decodable` conformances
 /// reads it, and gives up (`nil`) on anything else, for the caller to decode the usual way: escaped
-/// strings, numbers with an exponent, or with a fraction where an integer is wanted or in
+/// strings (but the two-character escapes of a push's payload), numbers with an exponent, or with a
+/// fraction where an integer is wanted or in
 /// `userInfo`, `null` in `userInfo` and its objects of one `$`-key (a date or data), attachments,
 /// calendar and location triggers, a key it does not know or that comes twice, malformed JSON. So a
 /// value read here is the value `JSONDecoder` reads, and every error is `JSONDecoder`'s.
@@ -29,6 +32,12 @@ package enum NotificationJSONReader {
     /// for every other event, and for any other form.
     package static func willPresentEvent(from bytes: some Collection<UInt8>) -> LocalAPI.AppEvent? {
         withBytes(bytes) { bytes in whole(bytes) { $0.willPresentEvent() } }
+    }
+
+    /// The push of a device link's `push` message in `bytes`, or `nil` for every other message, and
+    /// for any other form.
+    package static func linkPush(from bytes: some Collection<UInt8>) -> DeviceLink.Push? {
+        withBytes(bytes) { bytes in whole(bytes) { $0.linkPush() } }
     }
 
     private static func whole<T>(_ bytes: UnsafeRawBufferPointer, _ read: (inout Cursor) -> T?) -> T? {
@@ -124,6 +133,49 @@ private struct Cursor {
         guard end < bytes.count else { return nil }
         index = end + 1
         return String(validating: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+    }
+
+    /// A string whose escapes, if any, are JSON's two-character ones (`\"`, `\\`, `\/`, `\b`, `\f`,
+    /// `\n`, `\r`, `\t`: a payload's quotes and backslashes are escaped in the link's messages), of
+    /// valid UTF-8 and no control characters; `\u` escapes are left to `JSONDecoder`.
+    mutating func escapedString() -> String? {
+        skipSpace()
+        guard current == UInt8(ascii: "\"") else { return nil }
+        let start = index + 1
+        var end = start
+        var unescaped: [UInt8]?
+        var plainFrom = start
+        while end < bytes.count {
+            let byte = bytes[end]
+            if byte == UInt8(ascii: "\"") { break }
+            if byte < 0x20 { return nil }
+            guard byte == UInt8(ascii: "\\") else {
+                end += 1
+                continue
+            }
+            guard end + 1 < bytes.count else { return nil }
+            let meant: UInt8
+            switch bytes[end + 1] {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): meant = bytes[end + 1]
+            case UInt8(ascii: "b"): meant = 0x08
+            case UInt8(ascii: "f"): meant = 0x0C
+            case UInt8(ascii: "n"): meant = 0x0A
+            case UInt8(ascii: "r"): meant = 0x0D
+            case UInt8(ascii: "t"): meant = 0x09
+            default: return nil
+            }
+            if unescaped == nil { unescaped = [] }
+            unescaped!.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[plainFrom..<end]))
+            unescaped!.append(meant)
+            end += 2
+            plainFrom = end
+        }
+        guard end < bytes.count else { return nil }
+        index = end + 1
+        // Escapes are ASCII: the bytes between them are whole UTF-8 sequences, or not UTF-8 at all.
+        guard var text = unescaped else { return String(validating: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self) }
+        text.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[plainFrom..<end]))
+        return String(validating: text, as: UTF8.self)
     }
 
     /// A string, or `fallback` for `null`.
@@ -286,6 +338,47 @@ private struct Cursor {
     }
 
     /// `{"type": "willPresent", "ticket": …, "notification": {"request": …, "date": …}}`.
+    /// A device link's `push` message, its members as `DeviceLink.Push` decodes them.
+    mutating func linkPush() -> DeviceLink.Push? {
+        var type: String?
+        var sequence: Int?
+        var token: String?
+        var bundleIdentifier: String?
+        var environment: APNs.Environment?
+        var apnsID: String?
+        var pushType: APNs.PushType?
+        var priority: Int?
+        var expiresAt: Double?
+        var collapseID: String?
+        var payload: String?
+        var receivedAt: Double?
+        var uniqueID: String?
+        let read = object { cursor, key in
+            switch key {
+            case "type": cursor.member({ $0.string() }) { type = $0 }
+            case "sequence": cursor.member({ $0.integer() }) { sequence = $0 }
+            case "token": cursor.member({ $0.string() }) { token = $0 }
+            case "bundleIdentifier": cursor.member({ $0.string() }) { bundleIdentifier = $0 }
+            case "environment": cursor.member({ $0.string().flatMap(APNs.Environment.init(rawValue:)) }) { environment = $0 }
+            case "apnsID": cursor.member({ $0.string() }) { apnsID = $0 }
+            case "pushType": cursor.member({ $0.string().flatMap(APNs.PushType.init(rawValue:)) }) { pushType = $0 }
+            case "priority": cursor.member({ $0.integer() }) { priority = $0 }
+            case "expiresAt": cursor.member({ $0.double() }) { expiresAt = $0 }
+            case "collapseID": cursor.optionalMember({ $0.string() }) { collapseID = $0 }
+            case "payload": cursor.member({ $0.escapedString() }) { payload = $0 }
+            case "receivedAt": cursor.member({ $0.double() }) { receivedAt = $0 }
+            case "uniqueID": cursor.optionalMember({ $0.string() }) { uniqueID = $0 }
+            default: false
+            }
+        }
+        guard read, type == "push", let sequence, let token, let bundleIdentifier, let environment, let apnsID, let pushType, let priority,
+              let expiresAt, let payload, let receivedAt
+        else { return nil }
+        return DeviceLink.Push(sequence: Int64(sequence), token: token, bundleIdentifier: bundleIdentifier, environment: environment, apnsID: apnsID,
+                               pushType: pushType, priority: priority, expiresAt: expiresAt, collapseID: collapseID, payload: payload,
+                               receivedAt: receivedAt, uniqueID: uniqueID)
+    }
+
     mutating func willPresentEvent() -> LocalAPI.AppEvent? {
         var type: String?
         var ticket: Int?

@@ -231,9 +231,11 @@ package final class DeviceLinkClient: Service, Sendable {
                 let decoder = JSONDecoder()
                 defer { arrived.finish() }
                 while let frame = try await iterator.next() {
-                    guard case .text(let text) = frame, let message = try? decoder.decode(DeviceLink.GatewayMessage.self, from: Data(text.utf8)) else {
-                        continue
-                    }
+                    guard case .text(let text) = frame else { continue }
+                    // A push, the message of every push, is read straight from its bytes when it can be.
+                    guard let message = NotificationJSONReader.linkPush(from: text.utf8).map(DeviceLink.GatewayMessage.push)
+                        ?? (try? decoder.decode(DeviceLink.GatewayMessage.self, from: Data(text.utf8)))
+                    else { continue }
                     switch message {
                     case .welcome(let deviceID, let window):
                         self.state.withLock { $0.isWelcomed = true }
