@@ -150,6 +150,37 @@ import Testing
         #expect(NotificationJSONReader.linkPush(from: Array(("{" + base + #","expiresAt":1e3,"payload":"{}"}"#).utf8)) == nil)
     }
 
+    /// An app's `willPresentAnswer` as the framework writes it (`StreamingJSONEncoder`) and as
+    /// `JSONEncoder` would; every other reply, and forms it does not take, are `JSONDecoder`'s.
+    @Test func willPresentAnswersAreReadAsJSONDecoderReadsThem() throws {
+        let answers: [LocalAPI.AppReply] = [0, 1, 7, 31, 4_294_967_296, UInt64(Int.max)].flatMap { ticket in
+            [nil, 0, 1, 27].map { LocalAPI.AppReply.willPresentAnswer(ticket: ticket, options: $0) }
+        }
+        for answer in answers {
+            for json in [try StreamingJSONEncoder().encodeBytes(answer), Array(try JSONEncoder().encode(answer))] {
+                let read = try #require(NotificationJSONReader.willPresentAnswer(from: json), "not taken: \(String(decoding: json, as: UTF8.self))")
+                #expect(read == (try JSONDecoder().decode(LocalAPI.AppReply.self, from: Data(json))))
+                #expect(read == answer)
+            }
+        }
+        for other: LocalAPI.AppReply in [.state(.foreground), .responseCompleted(ticket: 3), .released] {
+            #expect(NotificationJSONReader.willPresentAnswer(from: try StreamingJSONEncoder().encodeBytes(other)) == nil)
+        }
+        for json in [#"{"type":"willPresentAnswer","ticket":-1}"#, #"{"type":"willPresentAnswer","ticket":1,"options":-2}"#,
+                     #"{"type":"willPresentAnswer","ticket":18446744073709551615}"#, #"{"type":"willPresentAnswer","ticket":1.5}"#,
+                     #"{"type":"willPresentAnswer","ticket":1,"state":"foreground"}"#, #"{"ticket":1}"#] {
+            #expect(NotificationJSONReader.willPresentAnswer(from: Array(json.utf8)) == nil, "\(json)")
+        }
+        #expect(NotificationJSONReader.willPresentAnswer(from: Array(#" { "options" : null , "ticket" : 5 , "type" : "willPresentAnswer" } "#.utf8))
+            == .willPresentAnswer(ticket: 5, options: nil))
+        var taken = 0
+        for answer in [LocalAPI.AppReply.willPresentAnswer(ticket: 1234, options: 19), .willPresentAnswer(ticket: 7, options: nil)] {
+            taken += checkDamaged(try StreamingJSONEncoder().encodeBytes(answer), read: { NotificationJSONReader.willPresentAnswer(from: $0) },
+                                  reference: { try? JSONDecoder().decode(LocalAPI.AppReply.self, from: Data($0)) })
+        }
+        #expect(taken > 10)
+    }
+
     @Test func nullsWhiteSpaceAndAbsentKeysReadAsTheirDefaults() throws {
         let json = """
              { "identifier" : "a" ,"content":{"title":null,"badge":null,"sound":null,"attachments":null,"userInfo":null,

@@ -34,6 +34,13 @@ package enum NotificationJSONReader {
         withBytes(bytes) { bytes in whole(bytes) { $0.willPresentEvent() } }
     }
 
+    /// The app's reply in `bytes` when it is a `willPresentAnswer` in a form this reader takes (the
+    /// daemon's busiest reply: one for each notification shown in the foreground); `nil` for every
+    /// other reply, and for any other form.
+    package static func willPresentAnswer(from bytes: some Collection<UInt8>) -> LocalAPI.AppReply? {
+        withBytes(bytes) { bytes in whole(bytes) { $0.willPresentAnswer() } }
+    }
+
     /// The push of a device link's `push` message in `bytes`, or `nil` for every other message, and
     /// for any other form.
     package static func linkPush(from bytes: some Collection<UInt8>) -> DeviceLink.Push? {
@@ -338,6 +345,24 @@ private struct Cursor {
     }
 
     /// `{"type": "willPresent", "ticket": …, "notification": {"request": …, "date": …}}`.
+    /// An app's `willPresentAnswer` reply: its ticket, and its options (absent or `null` for none).
+    mutating func willPresentAnswer() -> LocalAPI.AppReply? {
+        var type: String?
+        var ticket: Int?
+        var options: Int?
+        let read = object { cursor, key in
+            switch key {
+            case "type": cursor.member({ $0.string() }) { type = $0 }
+            case "ticket": cursor.member({ $0.integer() }) { ticket = $0 }
+            case "options": cursor.optionalMember({ $0.integer() }) { options = $0 }
+            default: false
+            }
+        }
+        // Unsigned, as the reply's `UInt64` and `UInt` are: a negative number is `JSONDecoder`'s to refuse.
+        guard read, type == "willPresentAnswer", let ticket, ticket >= 0, (options ?? 0) >= 0 else { return nil }
+        return .willPresentAnswer(ticket: UInt64(ticket), options: options.map(UInt.init))
+    }
+
     /// A device link's `push` message, its members as `DeviceLink.Push` decodes them.
     mutating func linkPush() -> DeviceLink.Push? {
         var type: String?

@@ -68,8 +68,10 @@ enum AppEventStream {
                 do {
                     var iterator = remaining.iterator
                     while let message = try await iterator.next() {
+                        // The answer to `willPresent`, the busiest reply, is read straight from its bytes when it can be.
                         guard case .text(let text) = message,
-                              let reply = try? decoder.decode(LocalAPI.AppReply.self, from: Data(text.utf8)) else {
+                              let reply = NotificationJSONReader.willPresentAnswer(from: text.utf8)
+                                ?? (try? decoder.decode(LocalAPI.AppReply.self, from: Data(text.utf8))) else {
                             logger.notice("ignored a malformed message on an app's event stream", metadata: ["app": .string(bundle)])
                             continue
                         }
