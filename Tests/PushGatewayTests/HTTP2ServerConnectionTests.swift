@@ -289,6 +289,23 @@ import Testing
         #expect(client.send(Frame(type: 0x0, flags: 0x1, stream: 1, payload: [1])) == [.data(stream: 1, bytes: ByteBuffer(bytes: [1]), endStream: true)])
     }
 
+    /// A stream the client passed over (it opened a higher one first) is closed (RFC 9113 §5.1.1):
+    /// HEADERS on it is a connection error. HEADERS on a stream that was opened and has ended is
+    /// ignored, as frames the client sent before it learned of the end may still come.
+    @Test func headersOnAStreamPassedOverIsAConnectionError() {
+        var client = Client()
+        _ = client.take()
+        #expect(client.send(Frame(type: 0x1, flags: 0x5, stream: 1, payload: client.headerBlock(Self.request))).count == 1)
+        client.connection.answer(1, status: 200, fields: [], body: nil)
+        #expect(client.send(Frame(type: 0x1, flags: 0x5, stream: 7, payload: client.headerBlock(Self.request))).count == 1)
+        _ = client.take()
+        // Stream 1 ended: ignored.
+        #expect(client.send(Frame(type: 0x1, flags: 0x5, stream: 1, payload: client.headerBlock(Self.request))) == [])
+        // Streams 3 and 5 were passed over by 7.
+        #expect(client.send(Frame(type: 0x1, flags: 0x5, stream: 5, payload: client.headerBlock(Self.request))) == [.failed(.protocolError)])
+        #expect(client.take().last?.errorCode == .protocolError)
+    }
+
     @Test func trailersEndARequest() {
         var client = Client()
         client.send(Frame(type: 0x1, flags: 0x4, stream: 1, payload: client.headerBlock(Self.request)))

@@ -89,6 +89,11 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
     private(set) var streams: [UInt32: Stream] = [:]
     /// The highest stream identifier the client has used.
     private(set) var lastClientStream: UInt32 = 0
+    /// The client's stream identifiers it skipped (a higher one came first), which that closed
+    /// (RFC 9113 §5.1.1): the last ``maximumSkippedRanges`` runs of them. A client's streams come
+    /// one after the other; one that skips some does so rarely.
+    private var skippedStreams: [ClosedRange<UInt32>] = []
+    private static var maximumSkippedRanges: Int { 64 }
     private(set) var isFailed = false
 
     private let allocator: ByteBufferAllocator
@@ -311,6 +316,12 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
         // Every block is decoded, whatever becomes of its stream: HPACK's table depends on it.
         guard let headers = decode(block) else { return fail(.compressionError) }
         if stream > lastClientStream {
+            // The next identifier after the last (1 first): any below this one that it passed over are closed.
+            let expected = lastClientStream == 0 ? 1 : lastClientStream + 2
+            if stream > expected {
+                if skippedStreams.count == Self.maximumSkippedRanges { skippedStreams.removeFirst() }
+                skippedStreams.append(expected...(stream - 2))
+            }
             lastClientStream = stream
             // After this side's GOAWAY, new streams are not processed (the client knows to send them again).
             if let goAwayLastStream, stream > goAwayLastStream { return nil }
@@ -319,7 +330,11 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
             streams[stream] = Stream(remoteEnded: endStream, receiveWindow: settings.initialWindowSize, sendWindow: clientInitialWindowSize)
             return .request(stream: stream, headers: headers, endStream: endStream)
         }
-        guard var state = streams[stream] else { return nil } // closed: ignored, as after a reset
+        guard var state = streams[stream] else {
+            // A stream never opened, closed by a higher one: "an unexpected stream identifier"
+            // (RFC 9113 §5.1.1). One opened and closed since: ignored, as after a reset.
+            return skippedStreams.contains(where: { $0.contains(stream) }) ? fail(.protocolError) : nil
+        }
         guard !state.remoteEnded else { return resetStream(stream, .streamClosed) }
         // Trailers end their stream (RFC 9113 §8.1).
         guard endStream else { return resetStream(stream, .protocolError) }
