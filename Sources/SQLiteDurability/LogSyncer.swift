@@ -1,4 +1,4 @@
-package import Dispatch
+internal import Dispatch
 package import GRDB
 internal import GRDBSQLite
 internal import Synchronization

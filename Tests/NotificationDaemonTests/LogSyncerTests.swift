@@ -25,11 +25,9 @@ import Glibc
         var files: [ino_t] { state.withLock { $0.started } }
 
         func sync(_ descriptor: Int32) -> Int32 {
-            var status = stat()
-            fstat(descriptor, &status)
             let gate = DispatchSemaphore(value: 0)
             state.withLock {
-                $0.started.append(status.st_ino)
+                $0.started.append(LogSyncerTests.inode(of: descriptor))
                 $0.gates.append(gate)
             }
             gate.wait()
@@ -43,6 +41,23 @@ import Glibc
     /// A count shared with the tasks and syncs of a test.
     final class SharedCount: Sendable {
         let count = Atomic<Int>(0)
+    }
+
+    /// Syncs that note the file (inode) each was for.
+    final class SyncedFiles: Sendable {
+        private let files = Mutex<[ino_t]>([])
+        var all: [ino_t] { files.withLock { $0 } }
+
+        func sync(_ descriptor: Int32) -> Int32 {
+            files.withLock { $0.append(LogSyncerTests.inode(of: descriptor)) }
+            return fdatasync(descriptor)
+        }
+    }
+
+    static func inode(of descriptor: Int32) -> ino_t {
+        var status = stat()
+        fstat(descriptor, &status)
+        return status.st_ino
     }
 
     static func inode(_ path: String) throws -> ino_t {
@@ -93,13 +108,8 @@ import Glibc
     /// with the log back, syncs it.
     @Test func aLogMadeAgainIsTheOneSynced() async throws {
         let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
-        let syncs = Mutex<[ino_t]>([])
-        let syncer = LogSyncer(logPath: path + "-wal") { descriptor in
-            var status = stat()
-            fstat(descriptor, &status)
-            syncs.withLock { $0.append(status.st_ino) }
-            return fdatasync(descriptor)
-        }
+        let syncs = SyncedFiles()
+        let syncer = LogSyncer(logPath: path + "-wal", syncFile: syncs.sync)
         await #expect(throws: LogSyncer.Failure.self) { try await syncer.sync() }
 
         var pool: DatabasePool? = try DatabasePool(path: path)
@@ -114,7 +124,7 @@ import Glibc
         try await pool!.writeWithoutWaitingForTheDisk { db in try db.execute(sql: "INSERT INTO item VALUES (1)") }
         try await syncer.sync()
         let secondLog = try Self.inode(path + "-wal")
-        #expect(syncs.withLock { $0 } == [firstLog, secondLog])
+        #expect(syncs.all == [firstLog, secondLog])
         _ = pool
     }
 
@@ -132,15 +142,10 @@ import Glibc
         let log = try #require(try await pool.writeWithoutTransaction { LogSyncer.logPath(of: $0) })
         #expect(try Self.inode(log) == Self.inode(target + "-wal"))
         #expect(!FileManager.default.fileExists(atPath: link + "-wal"))
-        let synced = Mutex<[ino_t]>([])
-        let syncer = LogSyncer(logPath: log) { descriptor in
-            var status = stat()
-            fstat(descriptor, &status)
-            synced.withLock { $0.append(status.st_ino) }
-            return fdatasync(descriptor)
-        }
+        let synced = SyncedFiles()
+        let syncer = LogSyncer(logPath: log, syncFile: synced.sync)
         try await syncer.sync()
-        #expect(synced.withLock { $0 } == [try Self.inode(target + "-wal")])
+        #expect(synced.all == [try Self.inode(target + "-wal")])
     }
 
     /// A sync that failed fails every later wait too: the system may have dropped the pages it

@@ -124,28 +124,10 @@ private struct Cursor {
         }
     }
 
-    /// A string without escapes, of valid UTF-8 and no control characters.
-    mutating func string() -> String? {
-        skipSpace()
-        guard current == UInt8(ascii: "\"") else { return nil }
-        let start = index + 1
-        var end = start
-        while end < bytes.count {
-            let byte = bytes[end]
-            if byte == UInt8(ascii: "\"") { break }
-            // An escape is left to `JSONDecoder`; a control character is malformed JSON.
-            if byte == UInt8(ascii: "\\") || byte < 0x20 { return nil }
-            end += 1
-        }
-        guard end < bytes.count else { return nil }
-        index = end + 1
-        return String(validating: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
-    }
-
-    /// A string whose escapes, if any, are JSON's two-character ones (`\"`, `\\`, `\/`, `\b`, `\f`,
-    /// `\n`, `\r`, `\t`: a payload's quotes and backslashes are escaped in the link's messages), of
-    /// valid UTF-8 and no control characters; `\u` escapes are left to `JSONDecoder`.
-    mutating func escapedString() -> String? {
+    /// A string of valid UTF-8 and no control characters, without escapes; with `escapes`, also with
+    /// JSON's two-character ones (`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`: a push's payload has
+    /// its quotes escaped in the link's messages). Other escapes (`\u`) are left to `JSONDecoder`.
+    mutating func string(escapes: Bool = false) -> String? {
         skipSpace()
         guard current == UInt8(ascii: "\"") else { return nil }
         let start = index + 1
@@ -160,7 +142,7 @@ private struct Cursor {
                 end += 1
                 continue
             }
-            guard end + 1 < bytes.count else { return nil }
+            guard escapes, end + 1 < bytes.count else { return nil }
             let meant: UInt8
             switch bytes[end + 1] {
             case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): meant = bytes[end + 1]
@@ -185,7 +167,6 @@ private struct Cursor {
         return String(validating: text, as: UTF8.self)
     }
 
-    /// A string, or `fallback` for `null`.
     /// A member's value as `read` reads it, handed to `set`; `false` when `read` gives up.
     private mutating func member<T>(_ read: (inout Cursor) -> T?, _ set: (T) -> Void) -> Bool {
         guard let value = read(&self) else { return false }
@@ -344,7 +325,6 @@ private struct Cursor {
         }
     }
 
-    /// `{"type": "willPresent", "ticket": …, "notification": {"request": …, "date": …}}`.
     /// An app's `willPresentAnswer` reply: its ticket, and its options (absent or `null` for none).
     mutating func willPresentAnswer() -> LocalAPI.AppReply? {
         var type: String?
@@ -390,7 +370,7 @@ private struct Cursor {
             case "priority": cursor.member({ $0.integer() }) { priority = $0 }
             case "expiresAt": cursor.member({ $0.double() }) { expiresAt = $0 }
             case "collapseID": cursor.optionalMember({ $0.string() }) { collapseID = $0 }
-            case "payload": cursor.member({ $0.escapedString() }) { payload = $0 }
+            case "payload": cursor.member({ $0.string(escapes: true) }) { payload = $0 }
             case "receivedAt": cursor.member({ $0.double() }) { receivedAt = $0 }
             case "uniqueID": cursor.optionalMember({ $0.string() }) { uniqueID = $0 }
             default: false
@@ -404,6 +384,7 @@ private struct Cursor {
                                receivedAt: receivedAt, uniqueID: uniqueID)
     }
 
+    /// `{"type": "willPresent", "ticket": …, "notification": {"request": …, "date": …}}`.
     mutating func willPresentEvent() -> LocalAPI.AppEvent? {
         var type: String?
         var ticket: Int?

@@ -595,9 +595,6 @@ package final class SQLiteDaemonStore: DaemonStore {
         }
     }
 
-    /// The syncs of the log made for ``waitForTheDisk()`` (for tests).
-    package var logSyncs: Int { syncer.syncs }
-
     package func linkSequence() async throws(DaemonError) -> Int64 {
         try await read { db in try Int64.fetchOne(db, sql: "SELECT sequence FROM link WHERE id = 1") ?? 0 }
     }
