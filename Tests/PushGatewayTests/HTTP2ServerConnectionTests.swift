@@ -235,6 +235,30 @@ import Testing
         #expect(large.send(Frame(type: 0x9, stream: 1, payload: [0x82])) == [.failed(.enhanceYourCalm)])
     }
 
+    /// A header list over the announced 8,000 bytes opens its stream for an answer `431`, and is
+    /// decoded whole: the next block, which names fields the first put in HPACK's table, is read as
+    /// sent. A list decoding to more than 64 KiB (a few bytes naming a large field of the table again
+    /// and again) is a connection error.
+    @Test func aHeaderListOverTheLimitIsAnOversizedRequestAndHPACKsTableIsKept() {
+        var client = Client()
+        _ = client.take()
+        let large = Self.request + [("x-note", String(repeating: "a", count: 9_000))]
+        #expect(client.send(Frame(type: 0x1, flags: 0x5, stream: 1, payload: client.headerBlock(large))) == [.oversizedRequest(stream: 1, endStream: true)])
+        #expect(client.connection.openStreams == 1)
+        #expect(client.send(Frame(type: 0x1, flags: 0x5, stream: 3, payload: client.headerBlock(Self.request)))
+            == [.request(stream: 3, headers: HPACKHeaders(Self.request), endStream: true)])
+
+        var bomb = Client()
+        _ = bomb.take()
+        let field = ("x-note", String(repeating: "b", count: 4_000))
+        #expect(bomb.send(Frame(type: 0x1, flags: 0x5, stream: 1, payload: bomb.headerBlock(Self.request + [field])))
+            == [.request(stream: 1, headers: HPACKHeaders(Self.request + [field]), endStream: true)])
+        let repeated = bomb.headerBlock(Self.request + Array(repeating: field, count: 17))
+        // One frame's worth of bytes, for 17 times the field (the encoder names it from the table).
+        #expect(repeated.count < 16_384)
+        #expect(bomb.send(Frame(type: 0x1, flags: 0x5, stream: 3, payload: repeated)) == [.failed(.compressionError)])
+    }
+
     @Test func aClientThatNeverAcknowledgesTheLimitMayOpenAHundredStreams() {
         var client = Client(settings: .init(maxConcurrentStreams: 1))
         for stream in stride(from: UInt32(1), through: 199, by: 2) {

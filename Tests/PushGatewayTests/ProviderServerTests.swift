@@ -366,6 +366,24 @@ final class HoldingAcceptor: PushAcceptor {
         }
     }
 
+    /// A request whose header list is over the 8,000 bytes the gateway announces, as APNs does, is
+    /// answered `431` without a body, whether its body came or not, and the connection goes on.
+    @Test func aHeaderListOverTheAnnouncedSizeIs431() async throws {
+        try await withServer { running in
+            let client = try await FrameClient.connect(port: running.endpoint.port, authorityPEM: running.endpoint.authorityPEM)
+            let headers = [("authorization", try running.bearer()), ("apns-topic", "com.example.todo")]
+            let large = headers + [("x-note", String(repeating: "a", count: 9_000))]
+            let whole = try await client.push(path: "/3/device/\(Self.token)", headers: large, body: #"{"aps":{"alert":"large"}}"#)
+            #expect(whole.status == "431")
+            #expect(whole.body.isEmpty)
+            let headersOnly = try await client.openStream(path: "/3/device/\(Self.token)", headers: large)
+            #expect(await headersOnly.answer().status == "431")
+            #expect(try await client.push(path: "/3/device/\(Self.token)", headers: headers, body: #"{"aps":{"alert":"small"}}"#).status == "200")
+            await client.close()
+            #expect(running.acceptor.accepted.withLock { $0.count } == 1)
+        }
+    }
+
     /// A request whose header block HTTP/2 calls malformed (RFC 9113 §8.2, §8.3) is not a push: its
     /// stream is reset with PROTOCOL_ERROR, and the connection goes on.
     @Test func aMalformedHeaderBlockResetsItsStream() async throws {

@@ -43,6 +43,10 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
         case trailers(stream: UInt32, headers: HPACKHeaders)
         /// Part of a request's body (without padding); `endStream` on its last part.
         case data(stream: UInt32, bytes: ByteBuffer, endStream: Bool)
+        /// A new stream's request whose header list is larger than this side announces
+        /// (`SETTINGS_MAX_HEADER_LIST_SIZE`): its stream is open, for an answer `431` (RFC 9113
+        /// §10.5.1); the connection goes on. `endStream` if the request has no body.
+        case oversizedRequest(stream: UInt32, endStream: Bool)
         /// The client sent GOAWAY: it opens no more streams.
         case goingAway
         /// A connection error: GOAWAY is in ``output``; nothing more is read.
@@ -51,7 +55,7 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
         /// A request's header block, trailers or body.
         var isPartOfARequest: Bool {
             switch self {
-            case .request, .trailers, .data: true
+            case .request, .oversizedRequest, .trailers, .data: true
             case .goingAway, .failed: false
             }
         }
@@ -83,6 +87,12 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
     private static var maximumHeaderBlock: Int { 1 << 16 }
     /// The most CONTINUATION frames of one header block: empty ones cost nothing in bytes.
     private static var maximumContinuations: Int { 64 }
+    /// The largest header list decoded (each field's name and value, and 32, as RFC 9113 §6.5.2
+    /// counts them): a list over the announced limit and within this one is decoded whole, so that
+    /// HPACK's table stays the client's, and its request is answered `431`; one beyond (a few bytes
+    /// can name large fields of the table again and again) is a connection error,
+    /// `COMPRESSION_ERROR`, as HPACK's table is then left half-updated.
+    private static var maximumDecodedHeaderList: Int { 1 << 16 }
 
     /// The frames to send, in order. The handler takes them (``takeOutput()``) to write.
     private(set) var output: ByteBuffer
@@ -140,7 +150,8 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
         // none; 100 is the least the RFC advises a server to allow (RFC 9113 §6.5.2).
         self.settings = Settings(maxConcurrentStreams: 100, initialWindowSize: 65_535, maxFrameSize: 16_384,
                                  maxHeaderListSize: settings.maxHeaderListSize, headerTableSize: 4_096)
-        self.decoder = HPACKDecoder(allocator: allocator, maxDynamicTableSize: settings.headerTableSize, maxHeaderListSize: settings.maxHeaderListSize)
+        self.decoder = HPACKDecoder(allocator: allocator, maxDynamicTableSize: settings.headerTableSize,
+                                    maxHeaderListSize: max(settings.maxHeaderListSize, Self.maximumDecodedHeaderList))
         self.clock = clock
         self.resets = FrameBudget(per30Seconds: resetsPer30Seconds)
         announce(settings)
@@ -328,6 +339,7 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
             if dependsOnItself { return resetStream(stream, .protocolError) }
             guard streams.count < settings.maxConcurrentStreams else { return resetStream(stream, .refusedStream) }
             streams[stream] = Stream(remoteEnded: endStream, receiveWindow: settings.initialWindowSize, sendWindow: clientInitialWindowSize)
+            guard Self.listSize(of: headers) <= settings.maxHeaderListSize else { return .oversizedRequest(stream: stream, endStream: endStream) }
             return .request(stream: stream, headers: headers, endStream: endStream)
         }
         guard var state = streams[stream] else {
@@ -341,6 +353,11 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
         state.remoteEnded = true
         settle(state, of: stream)
         return .trailers(stream: stream, headers: headers)
+    }
+
+    /// A header list's size as RFC 9113 §6.5.2 counts it: each field's name and value, and 32.
+    private static func listSize(of headers: HPACKHeaders) -> Int {
+        headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 32 }
     }
 
     private mutating func decode(_ block: ByteBuffer) -> HPACKHeaders? {

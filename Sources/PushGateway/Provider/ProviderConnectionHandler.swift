@@ -98,6 +98,8 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
             switch event {
             case .request(let stream, let headers, let endStream):
                 received(stream, headers: headers, isTrailers: false, endStream: endStream, context: context)
+            case .oversizedRequest(let stream, let endStream):
+                headerListTooLarge(stream, endStream: endStream, context: context)
             case .trailers(let stream, let headers):
                 received(stream, headers: headers, isTrailers: true, endStream: true, context: context)
             case .data(let stream, let bytes, let endStream):
@@ -146,6 +148,15 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
             isComplete = endStream
         }
         progressed(stream, isComplete: isComplete, context: context)
+    }
+
+    /// A request whose header list is over the size the connection announces (8,000 bytes, as APNs
+    /// announces): answered `431 Request Header Fields Too Large` at once, with an `apns-id` and
+    /// without a reason (APNs has none for it), and a body still to come is refused once the answer
+    /// is sent (RST_STREAM with NO_ERROR), as after an idle timeout.
+    private func headerListTooLarge(_ stream: UInt32, endStream: Bool, context: ChannelHandlerContext) {
+        http2.updateRequest(of: stream) { $0.isAnswered = true }
+        answer(status: 431, apnsID: UUID().uuidString.lowercased(), body: nil, stream: stream, context: context, thenReset: !endStream)
     }
 
     /// Part of a request's body.
