@@ -356,7 +356,7 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
         switch admitted {
         case .waitsForToken(let startsReading): if startsReading { Task { await readTokens() } }
         case .answered(let rejection): completion(rejection)
-        case .batched(let startsWriting): if startsWriting { Task { await writeBatches() } }
+        case .batched(let startsWriting): if startsWriting { writeBatches() }
         }
     }
 
@@ -370,30 +370,79 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
         (error as? GatewayError)?.code == .unavailable ? .serviceUnavailable : .internalServerError
     }
 
-    /// Writes what gathered, batch after batch, until nothing waits.
-    private func writeBatches() async {
-        while true {
-            var batch = state.withLock { state in
-                let batch = state.batch
-                state.batch = Batch()
-                if batch.isEmpty { state.isWriting = false }
-                return batch
-            }
-            guard !batch.isEmpty else { return }
-            let count = batch.pushes.count
-            defer { state.withLock { $0.unwritten -= count } }
+    /// Writes what gathered, batch after batch, until nothing waits: each batch once the one before
+    /// it is written. A batch goes from the thread that admitted its first push (a provider's
+    /// connection) to the store, and is handed on from where the store finishes it (its writer),
+    /// without a task between: each hop through the concurrency pool is a wait for a core under load,
+    /// on the way of every push to its device. Only a store shared by nodes, whose rules read it
+    /// first, takes a task.
+    private func writeBatches() {
+        var batch = state.withLock { state in
+            let batch = state.batch
+            state.batch = Batch()
+            if batch.isEmpty { state.isWriting = false }
+            return batch
+        }
+        guard !batch.isEmpty else { return }
+        let count = batch.pushes.count
+        guard store.isSharedByNodes else {
+            keepOnlyIfLinked(&batch, elsewhere: [])
+            return write(batch, count: count)
+        }
+        Task {
             do {
                 try await applySharedRules(to: &batch)
-                guard !batch.isEmpty else { continue }
-                let stored = try await store.enqueue(batch.pushes, at: clock())
-                // Handed on for delivery before the providers hear of it.
-                queued(stored)
-                for waiter in batch.waiters { waiter.completion(nil) }
+                write(batch, count: count)
             } catch {
-                logger.error("could not store pushes", metadata: ["pushes": .stringConvertible(batch.pushes.count), "error": .string("\(error)")])
-                let reason = Self.reason(for: error)
-                for waiter in batch.waiters { waiter.completion(APNs.Rejection(reason)) }
+                finish(batch, count: count, failure: error)
             }
+        }
+    }
+
+    /// Stores a batch of `count` pushes (fewer if rules dropped some), hands it on for delivery, then
+    /// answers its providers, and goes on to the next batch.
+    private func write(_ batch: Batch, count: Int) {
+        guard !batch.isEmpty else { return finish(batch, count: count, failure: nil) }
+        store.enqueue(batch.pushes, at: clock()) { result in
+            switch result {
+            case .success(let stored):
+                // Handed on for delivery before the providers hear of it.
+                self.queued(stored)
+                self.finish(batch, count: count, failure: nil)
+            case .failure(let error):
+                self.finish(batch, count: count, failure: error)
+            }
+        }
+    }
+
+    /// Answers a batch's providers (refused with `failure`'s reason if there is one), and writes the
+    /// next batch.
+    private func finish(_ batch: Batch, count: Int, failure: (any Error)?) {
+        state.withLock { $0.unwritten -= count }
+        if let failure {
+            logger.error("could not store pushes", metadata: ["pushes": .stringConvertible(batch.pushes.count), "error": .string("\(failure)")])
+            let rejection = APNs.Rejection(Self.reason(for: failure))
+            for waiter in batch.waiters { waiter.completion(rejection) }
+        } else {
+            for waiter in batch.waiters { waiter.completion(nil) }
+        }
+        writeBatches()
+    }
+
+    /// The first of the rules below, which needs no read of the store: a push for now only is
+    /// dropped when the device is linked nowhere (`elsewhere`: the devices linked to other nodes).
+    private func keepOnlyIfLinked(_ batch: inout Batch, elsewhere: Set<String>) {
+        let logsDeliveries = self.logsDeliveries
+        batch.keep { push, waiter in
+            if push.held, elsewhere.contains(push.deviceID) { push.held = false }
+            guard waiter.onlyIfLinked, push.held else { return true }
+            // Accepted and not kept: only the delivery log hears of it.
+            guard logsDeliveries else {
+                waiter.completion(nil)
+                return false
+            }
+            push.droppedBecause = "for now only (apns-expiration 0), and the device was not linked"
+            return true
         }
     }
 
@@ -411,18 +460,7 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
             let notHere = Set(batch.pushes.lazy.filter(\.held).map(\.deviceID))
             if !notHere.isEmpty { elsewhere = try await store.devicesLinkedElsewhere(notHere) }
         }
-        let logsDeliveries = self.logsDeliveries
-        batch.keep { push, waiter in
-            if push.held, elsewhere.contains(push.deviceID) { push.held = false }
-            guard waiter.onlyIfLinked, push.held else { return true }
-            // Accepted and not kept: only the delivery log hears of it.
-            guard logsDeliveries else {
-                waiter.completion(nil)
-                return false
-            }
-            push.droppedBecause = "for now only (apns-expiration 0), and the device was not linked"
-            return true
-        }
+        keepOnlyIfLinked(&batch, elsewhere: elsewhere)
         guard isShared else { return }
         var counts: [String: Int] = [:]
         for push in batch.pushes where push.droppedBecause == nil { counts[push.token, default: 0] += 1 }

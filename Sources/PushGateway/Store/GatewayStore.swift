@@ -247,6 +247,9 @@ package protocol GatewayStore: Sendable {
     /// A push with a ``QueuedPush/sender`` is logged (accepted, then stored or dropped; a push it
     /// replaces, collapsed, all at `date`); one with ``QueuedPush/droppedBecause`` is only logged.
     func enqueue(_ pushes: [QueuedPush], at date: Date) async throws(GatewayError) -> [QueuedPush]
+    /// ``enqueue(_:at:)``, its result handed to `completion` (on any thread) once durable: a store
+    /// that can, without a task (see `SQLiteGatewayStore`).
+    func enqueue(_ pushes: [QueuedPush], at date: Date, completion: @escaping @Sendable (Result<[QueuedPush], GatewayError>) -> Void)
     /// The device's queued pushes after `sequence`, oldest first, that have not expired at `now`;
     /// held pushes are not among them until they are promoted.
     func pushes(for deviceID: String, after sequence: Int64, now: Date, limit: Int) async throws(GatewayError) -> [QueuedPush]
@@ -373,6 +376,17 @@ package struct Acknowledgement: Sendable {
 extension GatewayStore {
     package func registration(token: String) async throws(GatewayError) -> Registration? {
         try await registrations(tokens: [token])[token]
+    }
+
+    /// ``enqueue(_:at:)`` in a task of its own.
+    package func enqueue(_ pushes: [QueuedPush], at date: Date, completion: @escaping @Sendable (Result<[QueuedPush], GatewayError>) -> Void) {
+        Task {
+            do throws(GatewayError) {
+                completion(.success(try await enqueue(pushes, at: date)))
+            } catch {
+                completion(.failure(error))
+            }
+        }
     }
 
     /// Forgets one device's pushes up to and including `sequence`; see ``acknowledge(_:)``.

@@ -438,44 +438,64 @@ package final class SQLiteGatewayStore: GatewayStore {
 
     package func enqueue(_ pushes: [QueuedPush], at date: Date) async throws(GatewayError) -> [QueuedPush] {
         guard !pushes.isEmpty else { return [] }
-        let now = date.timeIntervalSince1970
-        return try await write { [held] db in
-            try held.prepare(db)
-            let collapse = try db.cachedStatement(sql: "DELETE FROM push WHERE token = ? AND collapseID = ? RETURNING sequence, deviceID, held")
-            let logCollapse = try db.cachedStatement(sql: """
-                INSERT INTO delivery_stage (uniqueID, at, stage, detail)
-                SELECT d.uniqueID, ?, 'collapsed', ? FROM push p JOIN delivery d ON d.uniqueID = p.uniqueID WHERE p.token = ? AND p.collapseID = ?
-                """)
-            let insert = try db.cachedStatement(sql: Self.insertPushSQL)
-            let log = try db.cachedStatement(sql: Self.insertDeliveryEntrySQL)
-            let logDrop = try db.cachedStatement(sql: "INSERT INTO delivery_stage (uniqueID, at, stage, detail) VALUES (?, ?, 'dropped', ?)")
-            var stored: [QueuedPush] = []
-            stored.reserveCapacity(pushes.count)
-            for var push in pushes {
-                if let sender = push.sender, let uniqueID = push.uniqueID {
-                    var row = BoundStatement(log)
-                    Self.bindDeliveryEntry(of: push, uniqueID: uniqueID, sender: sender, storedAt: push.droppedBecause == nil ? now : nil, to: &row)
-                    try row.run()
-                    if let reason = push.droppedBecause { try logDrop.execute(arguments: [uniqueID, now, reason]) }
-                }
-                guard push.droppedBecause == nil else { continue }
-                if push.replacesQueued {
-                    // The token's pushes: one device's, found among its pushes.
-                    try Self.removePushes(of: push.deviceID, where: "p.token = ?", [push.token], logging: "collapsed",
-                                          "replaced by \(push.apnsID): the app keeps only its latest push", at: now, held: held, in: db)
-                } else if let collapseID = push.collapseID {
-                    try logCollapse.execute(arguments: [now, "replaced by \(push.apnsID), with the same collapse id", push.token, collapseID])
-                    held.remove(deleted: try Row.fetchAll(collapse, arguments: [push.token, collapseID]))
-                }
-                var row = BoundStatement(insert)
-                Self.bindPush(push, to: &row)
-                try row.run()
-                push.sequence = db.lastInsertedRowID
-                if push.held { held.add(push.sequence, priority: push.priority, device: push.deviceID) }
-                stored.append(push)
+        return try await write { [held] db in try Self.enqueue(pushes, at: date.timeIntervalSince1970, held: held, in: db) }
+    }
+
+    /// Stores pushes as ``enqueue(_:at:)`` does, and hands the result to `completion` on the writer's
+    /// queue once the transaction is durable: no task waits for it, so the core's batches go from a
+    /// provider's connection to the writer and on to the device links without a hop through the
+    /// concurrency pool (each hop is a wait for a core under load).
+    package func enqueue(_ pushes: [QueuedPush], at date: Date, completion: @escaping @Sendable (Result<[QueuedPush], GatewayError>) -> Void) {
+        guard !pushes.isEmpty else { return completion(.success([])) }
+        let (path, held) = (path, held)
+        database.asyncWriteWithoutTransaction { db in
+            do {
+                completion(.success(try db.committing { try Self.enqueue(pushes, at: date.timeIntervalSince1970, held: held, in: db) }))
+            } catch {
+                // What the transaction did to the index of held pushes is undone with its rows.
+                held.invalidate()
+                completion(.failure(error as? GatewayError ?? GatewayError(.storageFailed, "Writing to \(path) failed: \(error).")))
             }
-            return stored
         }
+    }
+
+    /// The work of ``enqueue(_:at:)``, in the writer's transaction.
+    private static func enqueue(_ pushes: [QueuedPush], at now: Double, held: HeldPushes, in db: Database) throws -> [QueuedPush] {
+        try held.prepare(db)
+        let collapse = try db.cachedStatement(sql: "DELETE FROM push WHERE token = ? AND collapseID = ? RETURNING sequence, deviceID, held")
+        let logCollapse = try db.cachedStatement(sql: """
+            INSERT INTO delivery_stage (uniqueID, at, stage, detail)
+            SELECT d.uniqueID, ?, 'collapsed', ? FROM push p JOIN delivery d ON d.uniqueID = p.uniqueID WHERE p.token = ? AND p.collapseID = ?
+            """)
+        let insert = try db.cachedStatement(sql: Self.insertPushSQL)
+        let log = try db.cachedStatement(sql: Self.insertDeliveryEntrySQL)
+        let logDrop = try db.cachedStatement(sql: "INSERT INTO delivery_stage (uniqueID, at, stage, detail) VALUES (?, ?, 'dropped', ?)")
+        var stored: [QueuedPush] = []
+        stored.reserveCapacity(pushes.count)
+        for var push in pushes {
+            if let sender = push.sender, let uniqueID = push.uniqueID {
+                var row = BoundStatement(log)
+                Self.bindDeliveryEntry(of: push, uniqueID: uniqueID, sender: sender, storedAt: push.droppedBecause == nil ? now : nil, to: &row)
+                try row.run()
+                if let reason = push.droppedBecause { try logDrop.execute(arguments: [uniqueID, now, reason]) }
+            }
+            guard push.droppedBecause == nil else { continue }
+            if push.replacesQueued {
+                // The token's pushes: one device's, found among its pushes.
+                try Self.removePushes(of: push.deviceID, where: "p.token = ?", [push.token], logging: "collapsed",
+                                      "replaced by \(push.apnsID): the app keeps only its latest push", at: now, held: held, in: db)
+            } else if let collapseID = push.collapseID {
+                try logCollapse.execute(arguments: [now, "replaced by \(push.apnsID), with the same collapse id", push.token, collapseID])
+                held.remove(deleted: try Row.fetchAll(collapse, arguments: [push.token, collapseID]))
+            }
+            var row = BoundStatement(insert)
+            Self.bindPush(push, to: &row)
+            try row.run()
+            push.sequence = db.lastInsertedRowID
+            if push.held { held.add(push.sequence, priority: push.priority, device: push.deviceID) }
+            stored.append(push)
+        }
+        return stored
     }
 
     /// A push's row, as ``enqueue(_:at:)`` writes it (`GatewayBenchmarks store` writes the same with
