@@ -216,6 +216,9 @@ final class Arrivals: Sendable {
         let (arrived, sentAt) = (state.withLock { $0 }, sent.withLock { $0 })
         let times = ids.compactMap { id in sentAt[id].flatMap { start in arrived[id].map { (start, $0 > start ? $0 - start : 0) } } }.sorted { $0.0 < $1.0 }
         guard let first = times.first?.0 else { return }
+        // The first push's time on the system's monotonic clock, to line the file up with a trace
+        // (`perf record -k CLOCK_MONOTONIC`).
+        print("  \(path): the first push sent at \(first) ns on CLOCK_MONOTONIC")
         let lines = times.map { String(format: "%.3f %.3f", Double($0.0 - first) / 1e6, Double($0.1) / 1e6) }
         try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
     }
