@@ -10,21 +10,21 @@ package enum LocalAPIWebSocket {
     /// The open socket: the text messages received, and a way to send text messages.
     package struct Connection: Sendable {
         package let messages: AsyncThrowingStream<String, any Error>
-        private let outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>
+        private let channel: any Channel
 
-        init(messages: AsyncThrowingStream<String, any Error>, outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>) {
+        init(messages: AsyncThrowingStream<String, any Error>, channel: any Channel) {
             self.messages = messages
-            self.outbound = outbound
+            self.channel = channel
         }
 
         /// Sends one text message.
         package func send(_ text: String) async throws {
-            try await outbound.write(WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: ByteBuffer(string: text)))
+            try await channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: ByteBuffer(string: text)))
         }
     }
 
     private enum Upgrade {
-        case upgraded(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>)
+        case upgraded(any Channel)
         case refused
     }
 
@@ -38,6 +38,9 @@ package enum LocalAPIWebSocket {
         key: String,
         _ body: @Sendable (Connection) async throws -> T
     ) async throws -> T {
+        // Messages are put in the stream by the socket's event loop as they arrive: the reader
+        // (an app's event stream) is woken once per message, with no task between.
+        let (messages, continuation) = AsyncThrowingStream<String, any Error>.makeStream()
         let upgrade: EventLoopFuture<Upgrade>
         do {
             upgrade = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -45,7 +48,8 @@ package enum LocalAPIWebSocket {
                     channel.eventLoop.makeCompletedFuture {
                         let upgrader = NIOTypedWebSocketClientUpgrader<Upgrade>(maxFrameSize: 1 << 24) { channel, _ in
                             channel.eventLoop.makeCompletedFuture {
-                                .upgraded(try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(wrappingChannelSynchronously: channel))
+                                try channel.pipeline.syncOperations.addHandler(TextMessages(continuation: continuation))
+                                return .upgraded(channel)
                             }
                         }
                         var headers = HTTPHeaders()
@@ -63,46 +67,64 @@ package enum LocalAPIWebSocket {
                     }
                 }
         } catch {
+            continuation.finish()
             throw LocalAPIClientError.transport("The daemon at \(socketPath) could not be reached (\(error)). Is `unotify daemon` running?")
         }
-        guard case .upgraded(let channel) = try await upgrade.get() else {
+        let channel: any Channel
+        switch try await upgrade.get() {
+        case .upgraded(let upgraded):
+            channel = upgraded
+        case .refused:
+            continuation.finish()
             throw LocalAPIClientError.transport("The daemon refused to open \(path): check the key.")
         }
-        return try await channel.executeThenClose { inbound, outbound in
-            let (messages, continuation) = AsyncThrowingStream<String, any Error>.makeStream()
-            return try await withThrowingTaskGroup(of: T?.self) { group in
-                group.addTask {
-                    var pending = ByteBuffer()
-                    do {
-                        for try await frame in inbound {
-                            switch frame.opcode {
-                            case .text, .continuation:
-                                var data = frame.unmaskedData
-                                pending.writeBuffer(&data)
-                                if frame.fin {
-                                    continuation.yield(String(buffer: pending))
-                                    pending.clear()
-                                }
-                            case .ping:
-                                try await outbound.write(WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData))
-                            case .connectionClose:
-                                continuation.finish()
-                                return nil
-                            default:
-                                break
-                            }
-                        }
-                        continuation.finish()
-                    } catch {
-                        continuation.finish(throwing: error)
-                    }
-                    return nil
+        defer { channel.close(promise: nil) }
+        let result = try await body(Connection(messages: messages, channel: channel))
+        try? await channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: ByteBuffer(bytes: [0x03, 0xE8])))
+        return result
+    }
+
+    /// Puts each whole text message of the socket in the stream, on the event loop, answers pings,
+    /// and ends the stream when the daemon closes the socket (or it fails).
+    private final class TextMessages: ChannelInboundHandler, RemovableChannelHandler {
+        typealias InboundIn = WebSocketFrame
+        typealias OutboundOut = WebSocketFrame
+
+        private let continuation: AsyncThrowingStream<String, any Error>.Continuation
+        private var pending = ByteBuffer()
+
+        init(continuation: AsyncThrowingStream<String, any Error>.Continuation) {
+            self.continuation = continuation
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let frame = unwrapInboundIn(data)
+            switch frame.opcode {
+            case .text, .continuation:
+                var data = frame.unmaskedData
+                pending.writeBuffer(&data)
+                if frame.fin {
+                    continuation.yield(String(buffer: pending))
+                    pending.clear()
                 }
-                let result = try await body(Connection(messages: messages, outbound: outbound))
-                try? await outbound.write(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: ByteBuffer(bytes: [0x03, 0xE8])))
-                group.cancelAll()
-                return result
+            case .ping:
+                context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData)),
+                                      promise: nil)
+            case .connectionClose:
+                continuation.finish()
+            default:
+                break
             }
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            continuation.finish()
+            context.fireChannelInactive()
+        }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            continuation.finish(throwing: error)
+            context.close(promise: nil)
         }
     }
 }
