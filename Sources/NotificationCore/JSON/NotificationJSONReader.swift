@@ -13,10 +13,10 @@ package import Foundation
 /// It takes only what it can read exactly as `JSONDecoder` with the model's `Decodable` conformances
 /// reads it, and gives up (`nil`) on anything else, for the caller to decode the usual way: escaped
 /// strings (but the two-character escapes of a push's payload), numbers with an exponent, or with a
-/// fraction where an integer is wanted or in
-/// `userInfo`, `null` in `userInfo` and its objects of one `$`-key (a date or data), attachments,
-/// calendar and location triggers, a key it does not know or that comes twice, malformed JSON. So a
-/// value read here is the value `JSONDecoder` reads, and every error is `JSONDecoder`'s.
+/// fraction where an integer is wanted or in `userInfo`, `null` in `userInfo` and its objects of one
+/// `$`-key (a date or data), attachments, calendar and location triggers, a key it does not know or
+/// that comes twice, malformed JSON. So a value read here is the value `JSONDecoder` reads, and every
+/// error is `JSONDecoder`'s.
 package enum NotificationJSONReader {
     /// The request in `bytes`, or `nil` when they are not in a form this reader takes.
     package static func request(from bytes: UnsafeRawBufferPointer) -> NotificationRequest? {

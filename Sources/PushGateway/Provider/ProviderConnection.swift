@@ -9,11 +9,10 @@ final class ProviderConnection {
     /// one stream until then).
     var isAuthenticated = false
     /// The errors counted against the connection within the last period (see
-    /// ``noteRefusal(_:limit:period:at:)``), each with its time and weight, oldest first, and their
-    /// total; at ``ProviderServer/Configuration/errorLimit`` it is closed with GOAWAY. At most
-    /// that many: each weighs at least 1.
+    /// ``noteRefusal(_:limit:period:at:)``), each with its time and weight, oldest first; at a total
+    /// of ``ProviderServer/Configuration/errorLimit`` it is closed with GOAWAY. At most that many:
+    /// each weighs at least 1.
     private var recentErrors: [(at: NIODeadline, weight: Int)] = []
-    private(set) var errorWeight = 0
     private(set) var isClosing = false
 
     init(environment: APNs.Environment, environmentKeyReason: APNs.Reason, certificate: ProviderCertificate.Verdict?) {
@@ -28,13 +27,9 @@ final class ProviderConnection {
     /// environment, say).
     func noteRefusal(_ reason: APNs.Reason, limit: Int, period: TimeAmount, at now: NIODeadline) -> Bool {
         guard reason.isConnectionError, !isClosing else { return false }
-        let expired = recentErrors.prefix { $0.at + period <= now }
-        errorWeight -= expired.reduce(0) { $0 + $1.weight }
-        recentErrors.removeFirst(expired.count)
-        let weight = reason == .badDeviceToken ? 10 : 1
-        recentErrors.append((now, weight))
-        errorWeight += weight
-        if errorWeight >= limit {
+        recentErrors.removeFirst(recentErrors.prefix { $0.at + period <= now }.count)
+        recentErrors.append((now, reason == .badDeviceToken ? 10 : 1))
+        if recentErrors.reduce(0, { $0 + $1.weight }) >= limit {
             isClosing = true
             return true
         }

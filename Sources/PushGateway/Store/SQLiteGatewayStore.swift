@@ -211,20 +211,35 @@ package final class SQLiteGatewayStore: GatewayStore {
 
     private func write<T: Sendable>(_ body: @Sendable @escaping (Database) throws -> T) async throws(GatewayError) -> T {
         do {
-            return try await database.writeWithoutTransaction { [held] db in
-                do {
-                    return try db.committing { try body(db) }
-                } catch {
-                    // What the transaction did to the index of held pushes is undone with its rows.
-                    held.invalidate()
-                    throw error
-                }
-            }
-        } catch let error as GatewayError {
-            throw error
+            return try await database.writeWithoutTransaction { [held] db in try Self.commit(body, in: db, held: held) }
         } catch {
-            throw GatewayError(.storageFailed, "Writing to \(path) failed: \(error).")
+            throw Self.writeError(error, path: path)
         }
+    }
+
+    /// ``write(_:)``'s transaction, its result handed to `completion` on the writer's queue: no task
+    /// waits for it.
+    private func write<T: Sendable>(_ body: @Sendable @escaping (Database) throws -> T,
+                                    completion: @escaping @Sendable (Result<T, GatewayError>) -> Void) {
+        database.asyncWriteWithoutTransaction { [held, path] db in
+            completion(Result { try Self.commit(body, in: db, held: held) }.mapError { Self.writeError($0, path: path) })
+        }
+    }
+
+    /// Runs `body` in a transaction committed once it returns.
+    private static func commit<T>(_ body: (Database) throws -> T, in db: Database, held: HeldPushes) throws -> T {
+        do {
+            return try db.committing { try body(db) }
+        } catch {
+            // What the transaction did to the index of held pushes is undone with its rows.
+            held.invalidate()
+            throw error
+        }
+    }
+
+    /// A write's failure as the store's callers hear of it.
+    private static func writeError(_ error: any Error, path: String) -> GatewayError {
+        error as? GatewayError ?? GatewayError(.storageFailed, "Writing to \(path) failed: \(error).")
     }
 
     /// A transaction committed without waiting for the disk, for what is safe to lose in a power cut
@@ -232,10 +247,8 @@ package final class SQLiteGatewayStore: GatewayStore {
     private func writeUnsynced(_ body: @Sendable @escaping (Database) throws -> Void) async throws(GatewayError) {
         do {
             try await database.writeWithoutWaitingForTheDisk(body)
-        } catch let error as GatewayError {
-            throw error
         } catch {
-            throw GatewayError(.storageFailed, "Writing to \(path) failed: \(error).")
+            throw Self.writeError(error, path: path)
         }
     }
 
@@ -447,16 +460,7 @@ package final class SQLiteGatewayStore: GatewayStore {
     /// concurrency pool (each hop is a wait for a core under load).
     package func enqueue(_ pushes: [QueuedPush], at date: Date, completion: @escaping @Sendable (Result<[QueuedPush], GatewayError>) -> Void) {
         guard !pushes.isEmpty else { return completion(.success([])) }
-        let (path, held) = (path, held)
-        database.asyncWriteWithoutTransaction { db in
-            do {
-                completion(.success(try db.committing { try Self.enqueue(pushes, at: date.timeIntervalSince1970, held: held, in: db) }))
-            } catch {
-                // What the transaction did to the index of held pushes is undone with its rows.
-                held.invalidate()
-                completion(.failure(error as? GatewayError ?? GatewayError(.storageFailed, "Writing to \(path) failed: \(error).")))
-            }
-        }
+        write({ [held] db in try Self.enqueue(pushes, at: date.timeIntervalSince1970, held: held, in: db) }, completion: completion)
     }
 
     /// The work of ``enqueue(_:at:)``, in the writer's transaction.
