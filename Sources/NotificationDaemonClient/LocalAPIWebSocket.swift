@@ -9,6 +9,9 @@ import NIOWebSocket
 package enum LocalAPIWebSocket {
     /// The open socket: the text messages received, and a way to send text messages.
     package struct Connection: Sendable {
+        /// The text messages received, in order; the stream ends when the socket closes. With a
+        /// `receive` handler (``withConnection(socketPath:path:key:receive:_:)``), the messages go to it
+        /// instead, and the stream only ends.
         package let messages: AsyncThrowingStream<String, any Error>
         private let channel: any Channel
 
@@ -21,6 +24,12 @@ package enum LocalAPIWebSocket {
         package func send(_ text: String) async throws {
             try await channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: ByteBuffer(string: text)))
         }
+
+        /// Sends one text message without waiting for it to be written: messages written this way
+        /// leave in the order of the calls. A failed write closes the socket, which ends ``messages``.
+        package func write(_ text: String) {
+            channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: ByteBuffer(string: text)), promise: nil)
+        }
     }
 
     private enum Upgrade {
@@ -30,16 +39,19 @@ package enum LocalAPIWebSocket {
 
     /// Opens the WebSocket at `path` and runs `body` with it; closes it when `body` returns.
     ///
+    /// - Parameter receive: when given, called with each text message on the socket's event loop as
+    ///   it arrives, in order (it must not block): a reader that hands each message on to a queue of
+    ///   its own (an app's delegate queue) does so with no task woken between. Without it, the
+    ///   messages are put in ``Connection/messages`` by the event loop.
     /// - Throws: `LocalAPIClientError.transport` when the daemon cannot be reached or refuses the
     ///   upgrade (a wrong key, for instance).
     package static func withConnection<T: Sendable>(
         socketPath: String,
         path: String,
         key: String,
+        receive: (@Sendable (String) -> Void)? = nil,
         _ body: @Sendable (Connection) async throws -> T
     ) async throws -> T {
-        // Messages are put in the stream by the socket's event loop as they arrive: the reader
-        // (an app's event stream) is woken once per message, with no task between.
         let (messages, continuation) = AsyncThrowingStream<String, any Error>.makeStream()
         let upgrade: EventLoopFuture<Upgrade>
         do {
@@ -48,7 +60,7 @@ package enum LocalAPIWebSocket {
                     channel.eventLoop.makeCompletedFuture {
                         let upgrader = NIOTypedWebSocketClientUpgrader<Upgrade>(maxFrameSize: 1 << 24) { channel, _ in
                             channel.eventLoop.makeCompletedFuture {
-                                try channel.pipeline.syncOperations.addHandler(TextMessages(continuation: continuation))
+                                try channel.pipeline.syncOperations.addHandler(TextMessages(continuation: continuation, receive: receive))
                                 return .upgraded(channel)
                             }
                         }
@@ -84,17 +96,19 @@ package enum LocalAPIWebSocket {
         return result
     }
 
-    /// Puts each whole text message of the socket in the stream, on the event loop, answers pings,
-    /// and ends the stream when the daemon closes the socket (or it fails).
+    /// Puts each whole text message of the socket in the stream (or hands it to `receive`), on the
+    /// event loop, answers pings, and ends the stream when the daemon closes the socket (or it fails).
     private final class TextMessages: ChannelInboundHandler, RemovableChannelHandler {
         typealias InboundIn = WebSocketFrame
         typealias OutboundOut = WebSocketFrame
 
         private let continuation: AsyncThrowingStream<String, any Error>.Continuation
+        private let receive: (@Sendable (String) -> Void)?
         private var pending = ByteBuffer()
 
-        init(continuation: AsyncThrowingStream<String, any Error>.Continuation) {
+        init(continuation: AsyncThrowingStream<String, any Error>.Continuation, receive: (@Sendable (String) -> Void)?) {
             self.continuation = continuation
+            self.receive = receive
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -104,8 +118,9 @@ package enum LocalAPIWebSocket {
                 var data = frame.unmaskedData
                 pending.writeBuffer(&data)
                 if frame.fin {
-                    continuation.yield(String(buffer: pending))
+                    let message = String(buffer: pending)
                     pending.clear()
+                    if let receive { receive(message) } else { continuation.yield(message) }
                 }
             case .ping:
                 context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData)),

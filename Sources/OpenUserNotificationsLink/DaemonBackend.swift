@@ -309,44 +309,53 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
             var backoff = ReconnectBackoff()
             while !Task.isCancelled && !isReplaced() {
                 do {
+                    let sawConnected = ConnectedFlag()
+                    // Each event is read on the socket's event loop and handed to the delegate's queue
+                    // from there: no task is woken between the socket and the delegate.
+                    let receive: @Sendable (String) -> Void = { text in
+                        // A `willPresent` event, one per notification in the foreground, is read
+                        // straight from its bytes when it can be (see `NotificationJSONReader`).
+                        guard let event = NotificationJSONReader.willPresentEvent(from: text.utf8)
+                            ?? (try? JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data(text.utf8))) else { return }
+                        switch event {
+                        case .connected(let contentExtensions):
+                            // A badge follows unless it is 0.
+                            noteBadge(0)
+                            noteContentExtensions(contentExtensions)
+                            sawConnected.set()
+                        case .replaced: noteReplaced()
+                        case .badge(let count): noteBadge(count)
+                        default: handle(event)
+                        }
+                    }
                     let connected = try await LocalAPIWebSocket.withConnection(
                         socketPath: client.socketPath,
                         path: "/v1/events",
-                        key: client.key
+                        key: client.key,
+                        receive: receive
                     ) { connection -> Bool in
                         // The app speaks first: its state now, which may have changed since it last connected.
                         guard let state = currentState(), let hello = try? StreamingJSONEncoder().encode(LocalAPI.AppReply.state(state)) else { return false }
                         try await connection.send(String(decoding: hello, as: UTF8.self))
-                        let sawConnected = ConnectedFlag()
+                        // Each connection takes what is queued from where the last one stopped, then each
+                        // reply as it is given (on the delegate's queue): written to the socket from there.
+                        let (ended, end) = AsyncStream.makeStream(of: Void.self)
+                        let taking = replies.attach(ReplyQueue.Sink(
+                            send: { reply in
+                                guard let data = try? StreamingJSONEncoder().encode(reply) else { return }
+                                connection.write(String(decoding: data, as: UTF8.self))
+                            },
+                            // After `released` this connection sends nothing more; the daemon closes it.
+                            end: { end.finish() }
+                        ))
+                        defer { replies.detach(taking) }
                         await withTaskGroup(of: Void.self) { group in
                             group.addTask {
-                                // Each connection takes what is queued from where the last one stopped.
-                                while let reply = await replies.next() {
-                                    guard let data = try? StreamingJSONEncoder().encode(reply) else { continue }
-                                    do { try await connection.send(String(decoding: data, as: UTF8.self)) } catch { return }
-                                    // After `released` this connection sends nothing more; the daemon closes it.
-                                    if case .released = reply { break }
-                                }
+                                for await _ in ended {}
                             }
                             group.addTask {
-                                do {
-                                    for try await text in connection.messages {
-                                        // A `willPresent` event, one per notification in the foreground, is read
-                                        // straight from its bytes when it can be (see `NotificationJSONReader`).
-                                        guard let event = NotificationJSONReader.willPresentEvent(from: text.utf8)
-                                            ?? (try? JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data(text.utf8))) else { continue }
-                                        switch event {
-                                        case .connected(let contentExtensions):
-                                            // A badge follows unless it is 0.
-                                            noteBadge(0)
-                                            noteContentExtensions(contentExtensions)
-                                            sawConnected.set()
-                                        case .replaced: noteReplaced()
-                                        case .badge(let count): noteBadge(count)
-                                        default: handle(event)
-                                        }
-                                    }
-                                } catch {}
+                                // The events go to `receive`; the stream only ends, with the socket.
+                                do { for try await _ in connection.messages {} } catch {}
                             }
                             _ = await group.next()
                             group.cancelAll()
@@ -454,74 +463,81 @@ private final class ConnectedFlag: Sendable {
 }
 
 /// The replies an app sends the daemon, in order, kept while no connection is open: each connection
-/// takes them in turn, from where the one before it stopped.
+/// takes them in turn, from where the one before it stopped, and then each reply as it is given.
 ///
-/// An `AsyncStream` cannot do this: the task iterating it is cancelled when its connection closes,
-/// and cancelling an iteration ends the stream for good, so every later connection found it over and
-/// closed at once, and the app reconnected in a loop after the daemon restarted.
+/// A reply given while a connection takes them is written to its socket at once, by whoever gives it
+/// (the delegate's queue), under the queue's lock, so that replies leave in the order they were given:
+/// no task is woken between the delegate's answer and the socket.
 final class ReplyQueue: Sendable {
+    /// How a connection sends the replies it takes: `send` must not block; `end` is called once after
+    /// `released`, the last reply a connection sends, or when the queue is finished.
+    struct Sink: Sendable {
+        let send: @Sendable (LocalAPI.AppReply) -> Void
+        let end: @Sendable () -> Void
+    }
+
     private struct State {
         var queued: Deque<LocalAPI.AppReply> = []
-        /// The connection waiting for the next reply, and which wait it is.
-        var waiting: (id: UInt64, continuation: CheckedContinuation<LocalAPI.AppReply?, Never>)?
-        var nextWait: UInt64 = 0
+        /// The connection taking the replies now, and its number.
+        var sink: (id: UInt64, sink: Sink)?
+        var lastID: UInt64 = 0
         var isFinished = false
     }
 
     private let state = Mutex(State())
 
-    /// Queues a reply, or hands it to the connection waiting for one. Ignored once finished.
+    /// Sends a reply on the connection taking them, or queues it for the next one. Ignored once finished.
     func yield(_ reply: LocalAPI.AppReply) {
-        let waiting = state.withLock { state -> CheckedContinuation<LocalAPI.AppReply?, Never>? in
-            guard !state.isFinished else { return nil }
-            guard let waiting = state.waiting else {
+        state.withLock { state in
+            guard !state.isFinished else { return }
+            guard let (_, sink) = state.sink else {
                 state.queued.append(reply)
-                return nil
+                return
             }
-            state.waiting = nil
-            return waiting.continuation
+            Self.send(reply, to: sink, &state)
         }
-        waiting?.resume(returning: reply)
     }
 
-    /// Ends the queue: the waiting connection, and every later call of ``next()``, gets nil.
+    /// A connection takes the replies from now on, the queued ones first, until it sends `released` or
+    /// calls ``detach(_:)``; returns its number for that call.
+    func attach(_ sink: Sink) -> UInt64 {
+        state.withLock { state in
+            state.lastID += 1
+            guard !state.isFinished else {
+                sink.end()
+                return state.lastID
+            }
+            // One connection takes replies at a time: an earlier one still attached takes no more.
+            state.sink?.sink.end()
+            state.sink = (state.lastID, sink)
+            while state.sink?.id == state.lastID, let reply = state.queued.popFirst() {
+                Self.send(reply, to: sink, &state)
+            }
+            return state.lastID
+        }
+    }
+
+    /// The connection numbered `id` takes no more replies (it closed); what follows is queued.
+    func detach(_ id: UInt64) {
+        state.withLock { state in
+            if state.sink?.id == id { state.sink = nil }
+        }
+    }
+
+    /// Ends the queue: the connection taking replies is ended, and later replies are ignored.
     func finish() {
-        let waiting = state.withLock { state in
+        state.withLock { state in
             state.isFinished = true
-            defer { state.waiting = nil }
-            return state.waiting?.continuation
+            state.sink?.sink.end()
+            state.sink = nil
         }
-        waiting?.resume(returning: nil)
     }
 
-    /// The oldest reply not yet taken, waiting for one if none is queued; nil once finished or when the
-    /// calling task is cancelled (the queue stays open for the next connection).
-    func next() async -> LocalAPI.AppReply? {
-        let id = state.withLock { state in
-            defer { state.nextWait += 1 }
-            return state.nextWait
-        }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<LocalAPI.AppReply?, Never>) in
-                let (ready, earlier) = state.withLock { state -> (LocalAPI.AppReply??, CheckedContinuation<LocalAPI.AppReply?, Never>?) in
-                    if let reply = state.queued.popFirst() { return (.some(reply), nil) }
-                    // Checked under the lock the cancellation handler takes: a cancellation either
-                    // is seen here or finds the continuation stored below.
-                    if state.isFinished || Task.isCancelled { return (.some(nil), nil) }
-                    // One connection takes replies at a time; an earlier wait still open is ended.
-                    defer { state.waiting = (id, continuation) }
-                    return (.none, state.waiting?.continuation)
-                }
-                earlier?.resume(returning: nil)
-                if case .some(let reply) = ready { continuation.resume(returning: reply) }
-            }
-        } onCancel: {
-            let waiting = state.withLock { state -> CheckedContinuation<LocalAPI.AppReply?, Never>? in
-                guard state.waiting?.id == id else { return nil }
-                defer { state.waiting = nil }
-                return state.waiting?.continuation
-            }
-            waiting?.resume(returning: nil)
+    private static func send(_ reply: LocalAPI.AppReply, to sink: Sink, _ state: inout State) {
+        sink.send(reply)
+        if case .released = reply {
+            sink.end()
+            state.sink = nil
         }
     }
 }
