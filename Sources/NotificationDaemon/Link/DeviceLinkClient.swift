@@ -1,6 +1,4 @@
 import Foundation
-import HTTPTypes
-import HummingbirdWSClient
 package import Logging
 import NIOCore
 import NIOSSL
@@ -37,7 +35,8 @@ package final class DeviceLinkClient: Service, Sendable {
     }
 
     private struct State {
-        var outbox: AsyncStream<DeviceLink.DeviceMessage>.Continuation?
+        /// The link that is up now.
+        var socket: LinkSocket?
         var waiting: [String: CheckedContinuation<DeviceLink.GatewayMessage, any Error>] = [:]
         /// Whether the gateway welcomed the link that is up now.
         var isWelcomed = false
@@ -77,8 +76,8 @@ package final class DeviceLinkClient: Service, Sendable {
             let url = configuration.urls[attempt % configuration.urls.count]
             attempt += 1
             do {
-                let closed = try await connectOnce(to: url)
-                if closed?.closeCode == .unknown(4001) {
+                let closeCode = try await connectOnce(to: url)
+                if closeCode == .unknown(4001) {
                     logger.warning("another daemon linked to the gateway as this device; this one stops linking")
                     break
                 }
@@ -135,15 +134,15 @@ package final class DeviceLinkClient: Service, Sendable {
         return try await withThrowingTaskGroup(of: DeviceLink.GatewayMessage.self) { group in
             group.addTask {
                 try await withCheckedThrowingContinuation { continuation in
-                    let outbox = self.state.withLock { state -> AsyncStream<DeviceLink.DeviceMessage>.Continuation? in
-                        guard let outbox = state.outbox else { return nil }
+                    let socket = self.state.withLock { state -> LinkSocket? in
+                        guard let socket = state.socket else { return nil }
                         state.waiting[requestID] = continuation
-                        return outbox
+                        return socket
                     }
-                    guard let outbox else {
+                    guard let socket else {
                         return continuation.resume(throwing: DaemonError(.gatewayUnavailable, "This device is not linked to a push gateway now."))
                     }
-                    outbox.yield(request)
+                    Self.send(request, on: socket)
                 }
             }
             group.addTask {
@@ -162,102 +161,125 @@ package final class DeviceLinkClient: Service, Sendable {
         }
     }
 
-    private func connectOnce(to address: String) async throws -> WebSocketCloseFrame? {
-        var client = WebSocketClientConfiguration()
-        client.additionalHeaders[.authorization] = "Bearer \(configuration.credential)"
-        client.autoPing = .enabled(timePeriod: .seconds(20))
+    /// Runs one link to `address` until it ends; returns the code of the gateway's close frame, if it sent one.
+    ///
+    /// The link's messages are read on its connection's event loop (``LinkSocket``): a push goes from
+    /// there to the pushes gathered for the engine, and the deliverer hands them over in batches (all
+    /// that arrived while the engine took the previous batch); they are acknowledged once on the disk
+    /// (paced: ``AcknowledgementPacer``), by the acknowledger, beside the deliverer: the engine's commit
+    /// of a push does not wait for the disk (``DaemonEngine/takePushes(_:)``), and the sync that makes
+    /// it durable keeps neither the app's question nor the next pushes waiting.
+    private func connectOnce(to address: String) async throws -> WebSocketErrorCode? {
         var tls = TLSConfiguration.makeClientConfiguration()
-        // By the time TLS shuts down, the WebSocket's close handshake is over; the gateway's server
-        // closes without waiting for TLS's close_notify, so the default 5 s would be spent waiting.
+        // The gateway closes a link without waiting for TLS's close_notify once the WebSocket's close
+        // handshake is over, so the default 5 s would be spent waiting.
         tls.shutdownTimeout = .seconds(1)
         if let pem = configuration.trustedAuthorityPEM {
             tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))
         }
         let url = address.hasSuffix(DeviceLink.path) ? address : address + DeviceLink.path
-        return try await WebSocketClient.connect(url: url, configuration: client, tlsConfiguration: tls, logger: logger) { inbound, outbound, _ in
-            try await self.serve(inbound: inbound, outbound: outbound, address: address)
+        let arrived = ArrivedPushes()
+        let (reported, confirmReported) = AsyncStream.makeStream(of: Int64.self, bufferingPolicy: .bufferingNewest(1))
+        // Acknowledgements are cumulative: one waiting for the disk while others are decided stands
+        // for them all, the last.
+        let (decided, decide) = AsyncStream.makeStream(of: Int64.self, bufferingPolicy: .bufferingNewest(1))
+        let pacer = AcknowledgementPacer(interval: Self.acknowledgementInterval) { through in decide.yield(through) }
+        let socket = try await LinkSocket.connect(to: url, credential: configuration.credential, tls: tls) { text in
+            self.received(text, arrived: arrived, pacer: pacer, confirmReported: confirmReported, address: address)
+        }
+        // Requests can be sent on the link before its first message (the welcome) is handled.
+        state.withLock { $0.socket = socket }
+        socket.start()
+        defer {
+            pacer.close()
+            decide.finish()
+            linkEnded()
+        }
+        // A graceful shutdown closes the link with its close handshake; the tasks end with it.
+        return try await withGracefulShutdownHandler {
+            try await withThrowingTaskGroup(of: LinkTask.self) { group in
+                group.addTask {
+                    let closeCode = await socket.waitUntilEnded()
+                    arrived.finish()
+                    confirmReported.finish()
+                    return .connectionEnded(closeCode: closeCode)
+                }
+                group.addTask {
+                    for await _ in arrived.arrivals {
+                        let batch = arrived.takeAll()
+                        guard !batch.isEmpty else { continue }
+                        try await self.engine.takePushes(batch)
+                        pacer.taken(through: await self.engine.linkSequence, count: batch.count)
+                    }
+                    return .ended
+                }
+                group.addTask {
+                    for await through in decided {
+                        // Decided after the pushes it covers were written: a sync begun now covers them.
+                        try await self.engine.waitForTheDisk()
+                        Self.send(.ack(through: through), on: socket)
+                        self.acknowledgementsContinuation.yield(through)
+                    }
+                    return .ended
+                }
+                group.addTask {
+                    try await self.sendDeliveryReports(on: socket, reported: reported)
+                    return .ended
+                }
+                // The link ends when its connection does; a task that fails closes the connection (the
+                // next link resumes where this one stopped).
+                do {
+                    while let finished = try await group.next() {
+                        if case .connectionEnded(let closeCode) = finished {
+                            group.cancelAll()
+                            return closeCode
+                        }
+                    }
+                } catch {
+                    socket.close(code: .unexpectedServerError)
+                    throw error
+                }
+                return nil
+            }
+        } onGracefulShutdown: {
+            socket.close(code: .normalClosure)
         }
     }
 
-    /// Runs one link: the one writer sends what the outbox holds; the reader answers requests and
-    /// gathers pushes, which the deliverer hands to the engine in batches (all that arrived while the
-    /// engine took the previous batch); they are acknowledged once on the disk (paced:
-    /// ``AcknowledgementPacer``), by the acknowledger, beside the deliverer: the engine's commit of
-    /// a push does not wait for the disk (``DaemonEngine/takePushes(_:)``), and the sync that makes
-    /// it durable keeps neither the app's question nor the next pushes waiting.
-    private func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, address: String) async throws {
-        let (outbox, post) = AsyncStream.makeStream(of: DeviceLink.DeviceMessage.self)
-        state.withLock { $0.outbox = post }
-        defer { linkEnded() }
-        let remaining = UncheckedInbound(iterator: inbound.messages(maxSize: 1 << 16).makeAsyncIterator())
-        let arrived = ArrivedPushes()
-        let (reported, confirmReported) = AsyncStream.makeStream(of: Int64.self, bufferingPolicy: .bufferingNewest(1))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                let encoder = StreamingJSONEncoder()
-                for await message in outbox {
-                    try await outbound.write(.text(String(decoding: try encoder.encode(message), as: UTF8.self)))
-                }
-            }
-            // Acknowledgements are cumulative: one waiting for the disk while others are decided
-            // stands for them all, the last.
-            let (decided, decide) = AsyncStream.makeStream(of: Int64.self, bufferingPolicy: .bufferingNewest(1))
-            let pacer = AcknowledgementPacer(interval: Self.acknowledgementInterval) { through in decide.yield(through) }
-            defer {
-                pacer.close()
-                decide.finish()
-            }
-            group.addTask {
-                for await _ in arrived.arrivals {
-                    let batch = arrived.takeAll()
-                    guard !batch.isEmpty else { continue }
-                    try await self.engine.takePushes(batch)
-                    pacer.taken(through: await self.engine.linkSequence, count: batch.count)
-                }
-            }
-            group.addTask {
-                for await through in decided {
-                    // Decided after the pushes it covers were written: a sync begun now covers them.
-                    try await self.engine.waitForTheDisk()
-                    post.yield(.ack(through: through))
-                    self.acknowledgementsContinuation.yield(through)
-                }
-            }
-            group.addTask {
-                try await self.sendDeliveryReports(post: post, reported: reported)
-            }
-            group.addTask {
-                var iterator = remaining.iterator
-                let decoder = JSONDecoder()
-                defer { arrived.finish() }
-                while let frame = try await iterator.next() {
-                    guard case .text(let text) = frame else { continue }
-                    // A push, the message of every push, is read straight from its bytes when it can be.
-                    guard let message = NotificationJSONReader.linkPush(from: text.utf8).map(DeviceLink.GatewayMessage.push)
-                        ?? (try? decoder.decode(DeviceLink.GatewayMessage.self, from: Data(text.utf8)))
-                    else { continue }
-                    switch message {
-                    case .welcome(let deviceID, let window):
-                        self.state.withLock { $0.isWelcomed = true }
-                        pacer.setWindow(window)
-                        self.logger.info("linked to the push gateway", metadata: ["gateway": .string(address), "device": .string(deviceID)])
-                        self.linkedContinuation.yield()
-                    case .push(let push):
-                        arrived.append(push)
-                    case .registered(let requestID, _, _, _), .unregistered(let requestID, _), .subscription(let requestID, _, _):
-                        self.answer(requestID, message)
-                    case .error(let requestID, _, _):
-                        if let requestID { self.answer(requestID, message) }
-                    case .reported(let through):
-                        confirmReported.yield(through)
-                    }
-                }
-                confirmReported.finish()
-                post.finish()
-            }
-            try await group.next()
-            group.cancelAll()
+    /// What ended of a link's tasks.
+    private enum LinkTask {
+        case connectionEnded(closeCode: WebSocketErrorCode?)
+        case ended
+    }
+
+    /// Handles one message of the gateway, on the link's event loop.
+    private func received(_ text: ByteBuffer, arrived: ArrivedPushes, pacer: AcknowledgementPacer,
+                          confirmReported: AsyncStream<Int64>.Continuation, address: String) {
+        // A push, the message of every push, is read straight from its bytes when it can be.
+        guard let message = text.withUnsafeReadableBytes({ NotificationJSONReader.linkPush(from: $0) }).map(DeviceLink.GatewayMessage.push)
+            ?? (try? JSONDecoder().decode(DeviceLink.GatewayMessage.self, from: Data(text.readableBytesView)))
+        else { return }
+        switch message {
+        case .welcome(let deviceID, let window):
+            state.withLock { $0.isWelcomed = true }
+            pacer.setWindow(window)
+            logger.info("linked to the push gateway", metadata: ["gateway": .string(address), "device": .string(deviceID)])
+            linkedContinuation.yield()
+        case .push(let push):
+            arrived.append(push)
+        case .registered(let requestID, _, _, _), .unregistered(let requestID, _), .subscription(let requestID, _, _):
+            answer(requestID, message)
+        case .error(let requestID, _, _):
+            if let requestID { answer(requestID, message) }
+        case .reported(let through):
+            confirmReported.yield(through)
         }
+    }
+
+    /// Writes a message on a link.
+    private static func send(_ message: DeviceLink.DeviceMessage, on socket: LinkSocket) {
+        guard let data = try? StreamingJSONEncoder().encode(message) else { return }
+        socket.send(String(decoding: data, as: UTF8.self))
     }
 
     /// Sends the delivery-log reports the engine saved, oldest first, one message at a time: each is
@@ -267,7 +289,7 @@ package final class DeviceLinkClient: Service, Sendable {
     /// at most every ``reportInterval``, with everything saved meanwhile (a full one is followed at
     /// once). Each message costs a read and a write here and a write at the gateway: under a steady
     /// stream of pushes, one per push would be most of what the two stores write.
-    private func sendDeliveryReports(post: AsyncStream<DeviceLink.DeviceMessage>.Continuation, reported: AsyncStream<Int64>) async throws {
+    private func sendDeliveryReports(on socket: LinkSocket, reported: AsyncStream<Int64>) async throws {
         var confirmations = reported.makeAsyncIterator()
         var written = engine.deliveryReportsWritten().makeAsyncIterator()
         var lastSent: ContinuousClock.Instant?
@@ -285,7 +307,7 @@ package final class DeviceLinkClient: Service, Sendable {
             // What the reports say is on the disk before the gateway hears of it (a push's step does
             // not wait for it: ``DaemonEngine/takePushes(_:)``).
             try await engine.waitForTheDisk()
-            post.yield(.report(through: through, reports: reports))
+            Self.send(.report(through: through, reports: reports), on: socket)
             while true {
                 guard let confirmed = await confirmations.next() else { return }
                 if confirmed >= through { break }
@@ -312,20 +334,13 @@ package final class DeviceLinkClient: Service, Sendable {
     /// The link is down: requests waiting for it fail.
     private func linkEnded() {
         let waiting = state.withLock { state in
-            state.outbox?.finish()
-            state.outbox = nil
+            state.socket = nil
             state.isWelcomed = false
             defer { state.waiting.removeAll() }
             return Array(state.waiting.values)
         }
         for continuation in waiting { continuation.resume(throwing: DaemonError(.gatewayUnavailable, "The link to the push gateway closed.")) }
     }
-}
-
-/// Carries a link's inbound messages into the task that reads them.
-private struct UncheckedInbound: @unchecked Sendable {
-    // Sendable: the iterator is handed over once, to the one task that reads it from then on.
-    var iterator: WebSocketInboundMessageStream.AsyncIterator
 }
 
 /// The pushes a link has received and not yet handed to the engine: the reader appends, the

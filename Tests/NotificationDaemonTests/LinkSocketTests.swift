@@ -1,0 +1,206 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+@testable import NotificationDaemon
+import NIOWebSocket
+import Synchronization
+import Testing
+
+/// The daemon's end of a device link's WebSocket (`LinkSocket`), against a gateway's end made here
+/// that answers pings or not, as told: the keep-alive of `Docs/device-link.md` (a ping every
+/// interval; a link heard from for nothing for the silence limit is closed), the close handshake, and
+/// a message that comes in the same read as the answer to the upgrade.
+@Suite struct LinkSocketTests {
+    private static let quickKeepAlive = LinkSocket.KeepAlive(interval: .milliseconds(50), silenceLimit: .milliseconds(200))
+
+    @Test func aGatewayThatSaysNothingIsClosedWithGoingAwayAfterTheSilenceLimit() async throws {
+        let gateway = try await FakeLinkGateway.start(answersPings: false)
+        defer { gateway.stop() }
+        let socket = try await LinkSocket.connect(to: gateway.address, credential: "device-1.secret", tls: .makeClientConfiguration(),
+                                                  keepAlive: Self.quickKeepAlive) { _ in }
+        socket.start()
+        // Pinged first, then closed: the gateway never answers the close either, so the device ends
+        // the connection itself.
+        let closeCode = try await withDeadline("the silent link to end", timeout: .seconds(30)) { await socket.waitUntilEnded() }
+        #expect(closeCode == nil)
+        #expect(gateway.seen.pings >= 1)
+        #expect(gateway.seen.closeCodes == [.goingAway])
+    }
+
+    @Test func aGatewayThatAnswersItsPingsKeepsTheLinkLongAfterTheSilenceLimit() async throws {
+        let gateway = try await FakeLinkGateway.start(answersPings: true)
+        defer { gateway.stop() }
+        let ended = Atomic<Bool>(false)
+        // The limit is far above the interval: a busy machine (the whole suite running) may delay a
+        // ping and its answer by a second or more, and a gap over the limit rightly closes the link.
+        let keepAlive = LinkSocket.KeepAlive(interval: .milliseconds(250), silenceLimit: .seconds(5))
+        let socket = try await LinkSocket.connect(to: gateway.address, credential: "device-1.secret", tls: .makeClientConfiguration(),
+                                                  keepAlive: keepAlive) { _ in }
+        socket.start()
+        let watching = Task {
+            let code = await socket.waitUntilEnded()
+            ended.store(true, ordering: .relaxed)
+            return code
+        }
+        // Twenty-four pings answered: longer than the silence limit.
+        try await withDeadline("twenty-four pings", timeout: .seconds(60)) {
+            while gateway.seen.pings < 24 { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        let endedMeanwhile = ended.load(ordering: .relaxed)
+        #expect(!endedMeanwhile)
+        // The device's close is answered with the gateway's, whose code the socket reports.
+        socket.close(code: .normalClosure)
+        let closeCode = try await withDeadline("the closed link to end") { await watching.value }
+        #expect(closeCode == .normalClosure)
+        #expect(gateway.seen.closeCodes == [.normalClosure])
+    }
+
+    @Test func aMessageRightBehindTheUpgradesAnswerIsReceivedAndTheGatewaysCloseIsAnswered() async throws {
+        let gateway = try await FakeLinkGateway.start(answersPings: true, greeting: #"{"type":"welcome","deviceID":"device-1","window":64}"#)
+        defer { gateway.stop() }
+        let received = Mutex<[String]>([])
+        let socket = try await LinkSocket.connect(to: gateway.address, credential: "device-1.secret", tls: .makeClientConfiguration()) { text in
+            received.withLock { $0.append(String(buffer: text)) }
+        }
+        socket.start()
+        try await eventually("the welcome") { received.withLock { $0.count } == 1 }
+        #expect(received.withLock { $0 } == [#"{"type":"welcome","deviceID":"device-1","window":64}"#])
+        // A gateway replacing the link: its code is what the socket reports, and the device answers.
+        gateway.closeAll(code: .unknown(4001))
+        let closeCode = try await withDeadline("the replaced link to end") { await socket.waitUntilEnded() }
+        #expect(closeCode == .unknown(4001))
+        try await eventually("the device's answer") { gateway.seen.closeCodes == [.unknown(4001)] }
+    }
+
+    @Test func aRefusedUpgradeIsAnErrorThatSaysSo() async throws {
+        let gateway = try await FakeLinkGateway.start(answersPings: true, refuses: true)
+        defer { gateway.stop() }
+        await #expect(throws: DaemonError.self) {
+            _ = try await LinkSocket.connect(to: gateway.address, credential: "device-1.wrong", tls: .makeClientConfiguration()) { _ in }
+        }
+    }
+}
+
+/// A gateway's end of device links in cleartext (`ws://`), on loopback: it records what the device
+/// sends (pings, close codes), answers pings when told to, and may greet each link with a message
+/// written right behind its answer to the upgrade.
+private final class FakeLinkGateway: Sendable {
+    struct Seen: Sendable {
+        var pings = 0
+        var closeCodes: [WebSocketErrorCode] = []
+    }
+
+    let address: String
+    private let channel: any Channel
+    private let record: Recorder
+
+    private init(address: String, channel: any Channel, record: Recorder) {
+        self.address = address
+        self.channel = channel
+        self.record = record
+    }
+
+    var seen: Seen { record.state.withLock { $0.seen } }
+
+    static func start(answersPings: Bool, greeting: String? = nil, refuses: Bool = false) async throws -> FakeLinkGateway {
+        let record = Recorder()
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                let upgrader = NIOWebSocketServerUpgrader(
+                    shouldUpgrade: { channel, _ in channel.eventLoop.makeSucceededFuture(refuses ? nil : HTTPHeaders()) },
+                    upgradePipelineHandler: { channel, _ in
+                        record.add(channel)
+                        return channel.eventLoop.makeCompletedFuture {
+                            try channel.pipeline.syncOperations.addHandler(Frames(record: record, answersPings: answersPings))
+                            guard let greeting else { return }
+                            channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: greeting)), promise: nil)
+                        }
+                    }
+                )
+                let upgraded: @Sendable (ChannelHandlerContext) -> Void = { context in
+                    context.pipeline.syncOperations.removeHandler(name: "refusal", promise: nil)
+                }
+                return channel.pipeline.configureHTTPServerPipeline(withServerUpgrade: (upgraders: [upgrader], completionHandler: upgraded)).flatMapThrowing {
+                    // A request that is not upgraded gets 401 and the end of the connection.
+                    try channel.pipeline.syncOperations.addHandler(Refusal(), name: "refusal")
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0)
+            .get()
+        let port = try #require(channel.localAddress?.port)
+        return FakeLinkGateway(address: "ws://127.0.0.1:\(port)/v1/device-link", channel: channel, record: record)
+    }
+
+    /// Closes every link with `code`, as the gateway does a replaced one.
+    func closeAll(code: WebSocketErrorCode) {
+        for link in record.state.withLock({ $0.links }) {
+            var data = ByteBuffer()
+            data.write(webSocketErrorCode: code)
+            link.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, data: data), promise: nil)
+        }
+    }
+
+    func stop() {
+        channel.close(promise: nil)
+        for link in record.state.withLock({ $0.links }) { link.close(promise: nil) }
+    }
+
+    private final class Recorder: Sendable {
+        let state = Mutex<(seen: Seen, links: [any Channel])>((Seen(), []))
+        func add(_ channel: any Channel) { state.withLock { $0.links.append(channel) } }
+        func ping() { state.withLock { $0.seen.pings += 1 } }
+        func close(_ code: WebSocketErrorCode) { state.withLock { $0.seen.closeCodes.append(code) } }
+    }
+
+    private final class Frames: ChannelInboundHandler {
+        typealias InboundIn = WebSocketFrame
+        typealias OutboundOut = WebSocketFrame
+        let record: Recorder
+        let answersPings: Bool
+
+        init(record: Recorder, answersPings: Bool) {
+            self.record = record
+            self.answersPings = answersPings
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let frame = unwrapInboundIn(data)
+            switch frame.opcode {
+            case .ping:
+                record.ping()
+                if answersPings {
+                    context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)), promise: nil)
+                }
+            case .connectionClose:
+                var data = frame.unmaskedData
+                record.close(data.readWebSocketErrorCode() ?? .unknown(0))
+                // Answered only by a gateway that answers at all; then the connection ends.
+                guard answersPings else { return }
+                let echoed = frame.unmaskedData
+                let channel = context.channel
+                context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: echoed)))
+                    .whenComplete { _ in channel.close(promise: nil) }
+            default:
+                break
+            }
+        }
+    }
+
+    private final class Refusal: ChannelInboundHandler, RemovableChannelHandler {
+        typealias InboundIn = HTTPServerRequestPart
+        typealias OutboundOut = HTTPServerResponsePart
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            guard case .end = unwrapInboundIn(data) else { return }
+            var headers = HTTPHeaders()
+            headers.add(name: "content-length", value: "0")
+            headers.add(name: "connection", value: "close")
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .unauthorized, headers: headers))), promise: nil)
+            let channel = context.channel
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+}
