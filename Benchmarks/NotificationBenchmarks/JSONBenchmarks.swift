@@ -5,6 +5,7 @@ import NotificationCore
 /// Encoding what a push carries through the daemon, with `JSONEncoder` and with
 /// `StreamingJSONEncoder`: the notification as the store keeps it (sorted keys, without default
 /// fields) and the `willPresent` event as the app receives it; and decoding that event, as the app does.
+/// The gateway's `push` message to a device's link, with the encoder and written straight to bytes.
 ///
 /// Each iteration encodes or decodes 1_000 values (the scaling factor, so results read per value).
 func registerJSONBenchmarks() {
@@ -33,6 +34,14 @@ func registerJSONBenchmarks() {
     let streamingWire = StreamingJSONEncoder()
     let eventJSON = try! JSONEncoder().encode(event)
     let decoder = JSONDecoder()
+    // The gateway's `push` message down a device link, as every push crosses it.
+    let linkPush = DeviceLink.Push(
+        sequence: 184_467, token: String(repeating: "5a", count: 32), bundleIdentifier: "com.example.chat", environment: .production,
+        apnsID: "01a21e5a-9a68-724b-b31b-6f2d0e1c5b77", pushType: .alert, priority: 10, expiresAt: 1_764_348_783.5, collapseID: nil,
+        payload: #"{"aps":{"alert":{"title":"Lunch","body":"Ana: are we still on for noon?"},"badge":3,"sound":"default","thread-id":"ana"},"conversation":"c-1842"}"#,
+        receivedAt: 1_764_262_383.123456, uniqueID: "01a21e5a-9a68-724c-8c1d-2b9e7f00aa41"
+    )
+    let linkMessage = DeviceLink.GatewayMessage.push(linkPush)
 
     let cases: [(name: String, encode: @Sendable () throws -> Int)] = [
         ("JSON stored notification: JSONEncoder", { try foundationStored.encode(delivered).count }),
@@ -40,6 +49,8 @@ func registerJSONBenchmarks() {
         ("JSON willPresent event: JSONEncoder", { try foundationWire.encode(event).count }),
         ("JSON willPresent event: streaming", { try streamingWire.encode(event).count }),
         ("JSON willPresent event: decode", { try decoder.decode(LocalAPI.AppEvent.self, from: eventJSON) == event ? 1 : 0 }),
+        ("JSON link push message: streaming", { try streamingWire.encodeBytes(linkMessage).count }),
+        ("JSON link push message: written straight", { try DeviceLink.pushMessage(linkPush).count }),
     ]
     // What the person's list of shown notifications is answered with (`GET /v1/admin/notifications`):
     // 1,000 of them, each with its keys out of order in Swift's declaration and sorted as written.

@@ -127,6 +127,20 @@ import Testing
         }
     }
 
+    /// The gateway writes each `push` message straight to its bytes: the very bytes the encoder
+    /// gives the message, for pushes with every field set or not and payloads that need escaping.
+    @Test func aPushMessageWrittenStraightIsWhatTheEncoderWrites() throws {
+        for push in linkPushes(count: 400) {
+            let written = try DeviceLink.pushMessage(push)
+            #expect(written == (try StreamingJSONEncoder().encodeBytes(DeviceLink.GatewayMessage.push(push))),
+                    "\(String(decoding: written, as: UTF8.self))")
+            #expect(try JSONDecoder().decode(DeviceLink.GatewayMessage.self, from: Data(written)) == .push(push))
+        }
+        var infinite = linkPushes(count: 1)[0]
+        infinite.expiresAt = .infinity
+        #expect(throws: EncodingError.self) { try DeviceLink.pushMessage(infinite) }
+    }
+
     /// `push` messages as the gateway writes them (`StreamingJSONEncoder`) and as `JSONEncoder` would.
     @Test func linkPushesAreReadAsJSONDecoderReadsThem() throws {
         for push in linkPushes(count: 400) {

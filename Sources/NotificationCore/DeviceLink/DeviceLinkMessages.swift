@@ -45,6 +45,27 @@ package enum DeviceLink {
         }
     }
 
+    /// The gateway's `push` message for `push`, written straight to its bytes: the same bytes as
+    /// ``GatewayMessage/push(_:)`` encoded by ``StreamingJSONEncoder`` (one is written for every push
+    /// a device gets, and `Codable`'s containers were most of its cost).
+    package static func pushMessage(_ push: Push) throws -> [UInt8] {
+        var object = JSONObjectWriter(capacity: 320 + push.payload.utf8.count)
+        object.add("type", "push")
+        object.add("sequence", push.sequence)
+        object.add("token", push.token)
+        object.add("bundleIdentifier", push.bundleIdentifier)
+        object.add("environment", push.environment.rawValue)
+        object.add("apnsID", push.apnsID)
+        object.add("pushType", push.pushType.rawValue)
+        object.add("priority", push.priority)
+        try object.add("expiresAt", push.expiresAt)
+        if let collapseID = push.collapseID { object.add("collapseID", collapseID) }
+        object.add("payload", push.payload)
+        try object.add("receivedAt", push.receivedAt)
+        if let uniqueID = push.uniqueID { object.add("uniqueID", uniqueID) }
+        return object.finish()
+    }
+
     /// What the gateway sends.
     package enum GatewayMessage: Sendable, Hashable {
         case welcome(deviceID: String, window: Int)

@@ -50,6 +50,49 @@ package struct StreamingJSONEncoder: Sendable {
     }
 }
 
+/// A JSON object written member by member straight to its bytes, with ``StreamingJSONEncoder``'s
+/// strings and numbers: the same bytes a `Codable` value encoding the same members in the same order
+/// gives it. For a message written for every push, where `Codable`'s containers cost more than the
+/// writing.
+package struct JSONObjectWriter {
+    private let output = JSONOutput(sortsKeys: false, userInfo: [:])
+    private var isEmpty = true
+
+    package init(capacity: Int = 512) {
+        output.bytes.reserveCapacity(capacity)
+        output.bytes.append(UInt8(ascii: "{"))
+    }
+
+    private mutating func key(_ key: String) {
+        if !isEmpty { output.bytes.append(UInt8(ascii: ",")) }
+        isEmpty = false
+        output.writeString(key)
+        output.bytes.append(UInt8(ascii: ":"))
+    }
+
+    package mutating func add(_ key: String, _ value: String) {
+        self.key(key)
+        output.writeString(value)
+    }
+
+    package mutating func add(_ key: String, _ value: some FixedWidthInteger) {
+        self.key(key)
+        output.writeInteger(value)
+    }
+
+    /// - Throws: `EncodingError.invalidValue` for a value that is not finite, as the encoder does.
+    package mutating func add(_ key: String, _ value: Double) throws {
+        self.key(key)
+        try output.writeDouble(value, level: 0)
+    }
+
+    /// The object's bytes, closed.
+    package func finish() -> [UInt8] {
+        output.bytes.append(UInt8(ascii: "}"))
+        return output.bytes
+    }
+}
+
 /// The buffer a value is written into, and the containers open in it, outermost first.
 ///
 /// A value's place in its container (its *slot*) is opened by writing its key, or the comma before

@@ -509,8 +509,10 @@ final class LinkSession: Sendable {
         let channel = self.channel
         let encoder = StreamingJSONEncoder()
         let frames = messages.compactMap { message -> WebSocketFrame? in
-            guard let data = try? encoder.encode(message) else { return nil }
-            return WebSocketFrame(fin: true, opcode: .text, data: channel.allocator.buffer(bytes: data))
+            // A push, the message of every push, is written straight to its bytes.
+            let bytes: [UInt8]? = if case .push(let push) = message { try? DeviceLink.pushMessage(push) } else { try? encoder.encodeBytes(message) }
+            guard let bytes else { return nil }
+            return WebSocketFrame(fin: true, opcode: .text, data: channel.allocator.buffer(bytes: bytes))
         }
         channel.eventLoop.execute {
             for frame in frames { channel.write(frame, promise: nil) }
