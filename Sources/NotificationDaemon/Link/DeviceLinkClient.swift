@@ -343,8 +343,8 @@ package final class DeviceLinkClient: Service, Sendable {
     }
 }
 
-/// The pushes a link has received and not yet handed to the engine: the reader appends, the
-/// deliverer takes everything gathered so far as one batch. At most the gateway's window is ever here.
+/// The pushes a link has received and not yet handed to the engine: the link's event loop appends,
+/// the deliverer takes everything gathered so far as one batch. At most the gateway's window is ever here.
 private final class ArrivedPushes: Sendable {
     private let pending = Mutex<[DeviceLink.Push]>([])
     private let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
@@ -356,7 +356,7 @@ private final class ArrivedPushes: Sendable {
 
     func finish() { wake.finish() }
 
-    /// Wakes the deliverer after appends (one wake may stand for several), until the reader finishes.
+    /// Wakes the deliverer after appends (one wake may stand for several), until the link ends.
     var arrivals: AsyncStream<Void> { wakes }
 
     /// Everything gathered since the last call, in order.

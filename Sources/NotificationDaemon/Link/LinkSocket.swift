@@ -105,16 +105,16 @@ final class LinkSocket: Sendable {
                         return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: pipeline)
                     }
                 }
+            switch try await upgrade.get() {
+            case .upgraded(let channel, let ended):
+                return LinkSocket(channel: channel, ended: ended)
+            case .refused:
+                throw DaemonError(.gatewayUnavailable, "The gateway at \(address) refused the link: check the device's credential.")
+            }
         } catch let error as DaemonError {
             throw error
         } catch {
             throw DaemonError(.gatewayUnavailable, "The gateway at \(address) could not be reached (\(error)).")
-        }
-        switch try await upgrade.get() {
-        case .upgraded(let channel, let ended):
-            return LinkSocket(channel: channel, ended: ended)
-        case .refused:
-            throw DaemonError(.gatewayUnavailable, "The gateway at \(address) refused the link: check the device's credential.")
         }
     }
 
@@ -218,14 +218,8 @@ private final class LinkFrames: ChannelInboundHandler, RemovableChannelHandler {
             } else {
                 // The answer echoes the gateway's code; then the connection ends.
                 closeSent = true
-                let echoed = closeCode.map { code -> ByteBuffer in
-                    var buffer = context.channel.allocator.buffer(capacity: 2)
-                    buffer.write(webSocketErrorCode: code)
-                    return buffer
-                } ?? ByteBuffer()
                 let channel = context.channel
-                context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: echoed)))
-                    .whenComplete { _ in channel.close(promise: nil) }
+                context.writeAndFlush(wrapOutboundOut(Self.closeFrame(closeCode, on: channel))).whenComplete { _ in channel.close(promise: nil) }
             }
         default:
             break
@@ -246,10 +240,15 @@ private final class LinkFrames: ChannelInboundHandler, RemovableChannelHandler {
     func sendClose(_ code: WebSocketErrorCode, on channel: any Channel) {
         guard !closeSent else { return }
         closeSent = true
-        var data = channel.allocator.buffer(capacity: 2)
-        data.write(webSocketErrorCode: code)
-        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: data), promise: nil)
+        channel.writeAndFlush(Self.closeFrame(code, on: channel), promise: nil)
         channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
+    }
+
+    /// A close frame with `code` (none: an empty one), masked as a client's frames are.
+    private static func closeFrame(_ code: WebSocketErrorCode?, on channel: any Channel) -> WebSocketFrame {
+        var data = channel.allocator.buffer(capacity: 2)
+        if let code { data.write(webSocketErrorCode: code) }
+        return WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: data)
     }
 
     /// Pings the gateway, or closes a link it has heard nothing from for too long.
