@@ -90,14 +90,14 @@ struct Latency: AsyncParsableCommand {
 
     private func measure(_ system: RunningSystem, _ http: any ProviderClient) async throws {
         let reference = try await system.startReference()
-        let floor = try await Pacer.measure(rate: rate, seconds: seconds) { _ in
-            try await system.send(http, to: reference, path: "/3/device/\(system.apps[0].token)", topic: system.apps[0].bundleIdentifier)
+        let floor = try await Pacer.measure(rate: rate, seconds: seconds, http, port: reference) { _ in
+            system.request(to: reference, path: "/3/device/\(system.apps[0].token)", topic: system.apps[0].bundleIdentifier)
         }
         print(Pacer.line("nghttpd, response at \(rate)/s (reference)", floor.latencies, sent: floor.sent, seconds: Double(seconds)))
 
         let before = (serve: try CPUTime.of(system.serve.pid), benchmark: try CPUTime.ofThisProcess())
-        let steady = try await Pacer.measure(rate: rate, seconds: seconds) { id in
-            try await system.push(http, id: id)
+        let steady = try await Pacer.measure(rate: rate, seconds: seconds, http, port: system.ports.sandbox) { id in
+            system.pushRequest(id: id)
         }
         let delegate = system.arrivals.take(ids: steady.ids)
         if let latenciesFile { try system.arrivals.write(ids: steady.ids, to: latenciesFile) }
@@ -148,10 +148,10 @@ struct Extensions: AsyncParsableCommand {
         // In turn, so that both kinds meet the same load: even pushes plain, odd ones through the extension.
         let turn = Atomic<Int>(0)
         let kinds = Mutex<[String: Bool]>([:])
-        let steady = try await Pacer.measure(rate: rate, seconds: seconds) { id in
+        let steady = try await Pacer.measure(rate: rate, seconds: seconds, http, port: system.ports.sandbox) { id in
             let mutable = turn.add(1, ordering: .relaxed).oldValue % 2 == 1
             kinds.withLock { $0[id] = mutable }
-            try await system.push(http, id: id, mutableContent: mutable)
+            return system.pushRequest(id: id, mutableContent: mutable)
         }
         let sorted = kinds.withLock { kinds in (plain: steady.ids.filter { kinds[$0] == false }, mutable: steady.ids.filter { kinds[$0] == true }) }
         let plain = system.arrivals.take(ids: sorted.plain)
@@ -286,11 +286,26 @@ enum Pacer {
     }
 
     /// One second of warm-up, not counted, then `seconds` at `rate`: request `i` leaves at its
-    /// scheduled time whether or not earlier ones were answered (no coordinated omission).
-    static func measure(rate: Int, seconds: Int, _ send: @escaping @Sendable (String) async throws -> Void) async throws -> Result {
+    /// scheduled time whether or not earlier ones were answered (no coordinated omission), made by
+    /// `make` with a new id as it leaves (to `port`), and counts when answered `200`.
+    ///
+    /// The lean client sends and times them from its connection's event loop (a timer of the loop
+    /// writes each; see ``LeanProviderClient/pace(port:rate:count:warmUp:start:_:)``); another client
+    /// from a task per request.
+    static func measure(rate: Int, seconds: Int, _ http: any ProviderClient, port: Int,
+                        make: @escaping @Sendable (String) -> ProviderRequest) async throws -> Result {
+        let total = rate * (seconds + 1)
+        let start = DispatchTime.now().uptimeNanoseconds + 100_000_000
+        if let lean = http as? LeanProviderClient {
+            return try await lean.pace(port: port, rate: rate, count: total, warmUp: rate, start: start, make)
+        }
+        return try await measure(rate: rate, seconds: seconds, start: start) { id in try await http.send(make(id)) }
+    }
+
+    /// ``measure(rate:seconds:_:port:make:)`` with a task per request, each calling `send`.
+    private static func measure(rate: Int, seconds: Int, start: UInt64, _ send: @escaping @Sendable (String) async throws -> Void) async throws -> Result {
         let total = rate * (seconds + 1)
         let warmUp = rate
-        let start = DispatchTime.now().uptimeNanoseconds + 100_000_000
         let interval = 1_000_000_000 / UInt64(rate)
         let results = Collected()
         await withTaskGroup(of: Void.self) { group in
@@ -520,7 +535,7 @@ final class RunningSystem: Sendable {
         while true {
             let http = try providerClient(kind)
             do {
-                try await send(http, to: ports.sandbox, path: "/3/device/\(app.token)", topic: app.bundleIdentifier)
+                try await http.send(request(to: ports.sandbox, path: "/3/device/\(app.token)", topic: app.bundleIdentifier))
                 try await http.shutdown()
                 return
             } catch where Date() < deadline {
@@ -533,20 +548,22 @@ final class RunningSystem: Sendable {
     /// One push to the next app in turn, timed for its delegate from now; with `mutableContent`, for
     /// the app's service extension.
     func push(_ http: any ProviderClient, id: String, mutableContent: Bool = false) async throws {
-        let app = apps[next.add(1, ordering: .relaxed).oldValue % apps.count]
-        arrivals.noteSent(id, at: DispatchTime.now().uptimeNanoseconds)
-        try await send(http, to: ports.sandbox, path: "/3/device/\(app.token)", topic: app.bundleIdentifier, id: id, mutableContent: mutableContent)
+        try await http.send(pushRequest(id: id, mutableContent: mutableContent))
     }
 
-    func send(_ http: any ProviderClient, to port: Int, path: String, topic: String, id: String? = nil, mutableContent: Bool = false) async throws {
+    /// The request of ``push(_:id:mutableContent:)``, timed for its delegate from now: made as it leaves.
+    func pushRequest(id: String, mutableContent: Bool = false) -> ProviderRequest {
+        let app = apps[next.add(1, ordering: .relaxed).oldValue % apps.count]
+        arrivals.noteSent(id, at: DispatchTime.now().uptimeNanoseconds)
+        return request(to: ports.sandbox, path: "/3/device/\(app.token)", topic: app.bundleIdentifier, id: id, mutableContent: mutableContent)
+    }
+
+    func request(to port: Int, path: String, topic: String, id: String? = nil, mutableContent: Bool = false) -> ProviderRequest {
         var headers = [("authorization", "bearer \(jwt)"), ("apns-topic", topic), ("apns-push-type", "alert")]
         if let id { headers.append(("apns-id", id)) }
         let mutable = mutableContent ? #","mutable-content":1"# : ""
         let body = ByteBuffer(string: #"{"aps":{"alert":{"title":"Benchmark","body":"A push of a typical size, with a title and a body."}\#(mutable)}}"#)
-        let answer = try await http.post(port: port, path: path, headers: headers, body: body)
-        guard answer.status == 200 else {
-            throw ValidationError("the push was answered \(answer.status) \(answer.body)")
-        }
+        return ProviderRequest(port: port, path: path, headers: headers, body: body)
     }
 
     func stop() {

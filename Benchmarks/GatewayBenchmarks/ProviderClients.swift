@@ -15,6 +15,29 @@ protocol ProviderClient: Sendable {
     func shutdown() async throws
 }
 
+/// A provider's `POST`, to a port of this machine.
+struct ProviderRequest: Sendable {
+    var port: Int
+    var path: String
+    var headers: [(String, String)]
+    var body: ByteBuffer
+}
+
+/// A request answered otherwise than `200`.
+struct NotAccepted: Error, CustomStringConvertible {
+    var status: Int
+    var body: String
+    var description: String { "the push was answered \(status) \(body)" }
+}
+
+extension ProviderClient {
+    /// Sends `request`; throws ``NotAccepted`` unless it is answered `200`.
+    func send(_ request: ProviderRequest) async throws {
+        let answer = try await post(port: request.port, path: request.path, headers: request.headers, body: request.body)
+        guard answer.status == 200 else { throw NotAccepted(status: answer.status, body: answer.body) }
+    }
+}
+
 /// Which provider client sends: `lean` writes HTTP/2 frames on one connection per port and nothing
 /// more, so that the load costs the two cores it shares with the system as little as it can;
 /// `async-http-client`, the library, as providers in Swift use it (a child channel and a request's
@@ -75,9 +98,7 @@ final class LeanProviderClient: ProviderClient {
     }
 
     func post(port: Int, path: String, headers: [(String, String)], body: ByteBuffer) async throws -> (status: Int, body: String) {
-        var all = HPACKHeaders([(":method", "POST"), (":scheme", "https"), (":authority", "localhost:\(port)"), (":path", path)])
-        all.add(contentsOf: headers)
-        let request = FrameResponses.Request(headers: all, body: body)
+        let request = Self.frames(of: ProviderRequest(port: port, path: path, headers: headers, body: body))
         // A request that a closing connection did not take goes once more, on a new one.
         for attempt in 1...2 {
             let opening = connection(to: port)
@@ -89,7 +110,7 @@ final class LeanProviderClient: ProviderClient {
                             continuation.resume(throwing: FrameResponses.NotTaken())
                             return
                         }
-                        handler.send(request, answer: continuation)
+                        handler.send(request) { continuation.resume(with: $0) }
                     }
                 }
             } catch is FrameResponses.NotTaken where attempt == 1 {
@@ -97,6 +118,37 @@ final class LeanProviderClient: ProviderClient {
             }
         }
         throw FrameResponses.NotTaken()
+    }
+
+    private static func frames(of request: ProviderRequest) -> FrameResponses.Request {
+        var all = HPACKHeaders([(":method", "POST"), (":scheme", "https"), (":authority", "localhost:\(request.port)"), (":path", request.path)])
+        all.add(contentsOf: request.headers)
+        return FrameResponses.Request(headers: all, body: request.body)
+    }
+
+    /// Sends `count` requests, one every `1/rate` s from `start` (uptime nanoseconds), each made by
+    /// `make` with a new id as it leaves, and times each to its answer; those after the first
+    /// `warmUp` are counted. Each leaves at its time whether or not earlier ones were answered.
+    ///
+    /// All from the event loop of the connection to `port`, where every request goes: a timer of the loop
+    /// writes each request (those whose time has come together, when the loop was late) and the
+    /// loop times its answer. A task per request, sleeping until its time and woken again by its
+    /// answer, woke two threads a push in the process the benchmark shares the two cores with.
+    func pace(port: Int, rate: Int, count: Int, warmUp: Int, start: UInt64, _ make: @escaping @Sendable (String) -> ProviderRequest) async throws -> Pacer.Result {
+        let results = Pacer.Collected()
+        guard count > 0 else { return results.state.withLock { $0 } }
+        let channel = try await connection(to: port).get()
+        let interval = 1_000_000_000 / UInt64(rate)
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+            channel.eventLoop.execute {
+                guard let handler = try? channel.pipeline.syncOperations.handler(type: FrameResponses.self) else {
+                    return done.resume(throwing: FrameResponses.NotTaken())
+                }
+                PacedRequests(loop: channel.eventLoop, handler: handler, port: port, count: count, warmUp: warmUp, start: start, interval: interval,
+                              make: make, results: results, done: done).sendDue()
+            }
+        }
+        return results.state.withLock { $0 }
     }
 
     private func connection(to port: Int) -> EventLoopFuture<Channel> {
@@ -162,8 +214,10 @@ private final class FrameResponses: ChannelInboundHandler {
         var body: ByteBuffer
     }
 
+    typealias Answer = (Result<(status: Int, body: String), any Error>) -> Void
+
     private struct Pending {
-        var answer: CheckedContinuation<(status: Int, body: String), any Error>
+        var answer: Answer
         var status: Int?
         var body = ""
     }
@@ -194,9 +248,10 @@ private final class FrameResponses: ChannelInboundHandler {
         self.context = context
     }
 
-    func send(_ request: Request, answer: CheckedContinuation<(status: Int, body: String), any Error>) {
+    /// Writes `request` on a new stream; `answer` is called on the event loop with its answer.
+    func send(_ request: Request, answer: @escaping Answer) {
         guard let context, closedReason == nil else {
-            answer.resume(throwing: NotTaken())
+            answer(.failure(NotTaken()))
             return
         }
         let stream = HTTP2StreamID(nextStream)
@@ -222,11 +277,11 @@ private final class FrameResponses: ChannelInboundHandler {
             }
             if data.endStream { finish(frame.streamID) }
         case .rstStream(let code):
-            pending.removeValue(forKey: frame.streamID)?.answer.resume(throwing: Refused(description: "stream reset (\(code))"))
+            pending.removeValue(forKey: frame.streamID)?.answer(.failure(Refused(description: "stream reset (\(code))")))
         case .goAway(let last, let code, _):
             closedReason = "GOAWAY (\(code))"
             for stream in pending.keys where stream > last {
-                pending.removeValue(forKey: stream)?.answer.resume(throwing: Refused(description: "GOAWAY (\(code)) before its answer"))
+                pending.removeValue(forKey: stream)?.answer(.failure(Refused(description: "GOAWAY (\(code)) before its answer")))
             }
         default:
             break
@@ -235,20 +290,91 @@ private final class FrameResponses: ChannelInboundHandler {
 
     private func finish(_ stream: HTTP2StreamID) {
         guard let done = pending.removeValue(forKey: stream) else { return }
-        done.answer.resume(returning: (done.status ?? 0, done.body))
+        done.answer(.success((done.status ?? 0, done.body)))
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         closedReason = closedReason ?? "closed"
-        for (_, waiting) in pending { waiting.answer.resume(throwing: Refused(description: "the connection closed before its answer")) }
+        for (_, waiting) in pending { waiting.answer(.failure(Refused(description: "the connection closed before its answer"))) }
         pending.removeAll()
         self.context = nil
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         closedReason = "\(error)"
-        for (_, waiting) in pending { waiting.answer.resume(throwing: error) }
+        for (_, waiting) in pending { waiting.answer(.failure(error)) }
         pending.removeAll()
         context.close(promise: nil)
     }
+}
+
+/// ``LeanProviderClient/pace(port:rate:count:warmUp:start:_:)``'s run, on its connection's event loop.
+private final class PacedRequests {
+    private let loop: any EventLoop
+    private let handler: FrameResponses
+    private let port: Int
+    private let count: Int
+    private let warmUp: Int
+    private let start: UInt64
+    private let interval: UInt64
+    private let make: @Sendable (String) -> ProviderRequest
+    private let results: Pacer.Collected
+    private let done: CheckedContinuation<Void, any Error>
+    private var next = 0
+    private var answered = 0
+
+    init(loop: any EventLoop, handler: FrameResponses, port: Int, count: Int, warmUp: Int, start: UInt64, interval: UInt64,
+         make: @escaping @Sendable (String) -> ProviderRequest, results: Pacer.Collected, done: CheckedContinuation<Void, any Error>) {
+        (self.loop, self.handler, self.port, self.count, self.warmUp, self.start, self.interval) = (loop, handler, port, count, warmUp, start, interval)
+        (self.make, self.results, self.done) = (make, results, done)
+    }
+
+    /// Sends every request whose time has come, then waits on the loop's timer for the next.
+    func sendDue() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        while next < count, start + UInt64(next) * interval <= now {
+            send(next)
+            next += 1
+        }
+        guard next < count else { return }
+        let due = start + UInt64(next) * interval
+        // Unchecked: the run is only touched on its loop, where the timer runs too.
+        let run = UncheckedBox(self)
+        loop.scheduleTask(deadline: .uptimeNanoseconds(due)) { run.value.sendDue() }
+    }
+
+    private func send(_ index: Int) {
+        let id = UUID().uuidString.lowercased()
+        let began = DispatchTime.now().uptimeNanoseconds
+        let request = make(id)
+        precondition(request.port == port, "a paced request goes to the run's port")
+        var headers = HPACKHeaders([(":method", "POST"), (":scheme", "https"), (":authority", "localhost:\(request.port)"), (":path", request.path)])
+        headers.add(contentsOf: request.headers)
+        let counted = index >= warmUp
+        handler.send(FrameResponses.Request(headers: headers, body: request.body)) { [self] answer in
+            let took = DispatchTime.now().uptimeNanoseconds - began
+            if counted {
+                switch answer {
+                case .success(let reply) where reply.status == 200:
+                    results.state.withLock { result in
+                        _ = result.latencies.record(took)
+                        result.ids.append(id)
+                        result.sent += 1
+                    }
+                case .success(let reply):
+                    results.noteFailure(NotAccepted(status: reply.status, body: reply.body), id: id)
+                case .failure(let error):
+                    results.noteFailure(error, id: id)
+                }
+            }
+            answered += 1
+            if answered == count { done.resume() }
+        }
+    }
+}
+
+/// A value handed to a closure that runs on the event loop that owns it.
+private struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
