@@ -164,6 +164,40 @@ import Testing
         #expect(NotificationJSONReader.linkPush(from: Array(("{" + base + #","expiresAt":1e3,"payload":"{}"}"#).utf8)) == nil)
     }
 
+    /// A device's `report` messages as its daemon writes them (`StreamingJSONEncoder`) and as
+    /// `JSONEncoder` would: the reports `JSONDecoder` reads, their times to the last bit; every other
+    /// message, and forms the reader does not take, are `JSONDecoder`'s.
+    @Test func linkReportsAreReadAsJSONDecoderReadsThem() throws {
+        var generator = SplitMix(seed: 0x4E90)
+        let details: [String?] = [nil, "", "the app is not on the device", #"said "no" \ twice"#, "line\nbreak/ü ✓ 🎉", "\u{7F}\t"]
+        for count in [0, 1, 2, 17, 200] {
+            let reports = (0..<count).map { index in
+                var report = DeliveryLog.Report(
+                    uniqueID: "01a21fc8-99d6-717f-bdb0-\(index)-\(generator.next() % 1000)",
+                    stage: DeliveryLog.Stage.allCases[Int(generator.next() % UInt64(DeliveryLog.Stage.allCases.count))],
+                    at: Date(), detail: details[Int(generator.next() % UInt64(details.count))]
+                )
+                report.at = 1_764_262_383 + Double(generator.next() % 1_000_000_000) / 1_000_000 + (index % 3 == 0 ? 1e-7 : 0)
+                return report
+            }
+            let message = DeviceLink.DeviceMessage.report(through: Int64(generator.next() % 1_000_000), reports: reports)
+            for json in [try StreamingJSONEncoder().encodeBytes(message), Array(try JSONEncoder().encode(message))] {
+                let read = try #require(NotificationJSONReader.linkReport(from: json), "not taken: \(String(decoding: json, as: UTF8.self))")
+                #expect(read == (try JSONDecoder().decode(DeviceLink.DeviceMessage.self, from: Data(json))))
+                #expect(read == message)
+            }
+        }
+        for other: DeviceLink.DeviceMessage in [.ack(through: 3), .register(requestID: "r", bundleIdentifier: "b", environment: .sandbox)] {
+            #expect(NotificationJSONReader.linkReport(from: try StreamingJSONEncoder().encodeBytes(other)) == nil)
+        }
+        let report = #"{"uniqueID":"u","stage":"presented","at":1764262383.5"#
+        #expect(NotificationJSONReader.linkReport(from: Array(#"{"type":"report","through":1,"reports":[\#(report)}]}"#.utf8)) != nil)
+        #expect(NotificationJSONReader.linkReport(from: Array(#"{"type":"report","through":1,"reports":[\#(report),"detail":"\u00e9"}]}"#.utf8)) == nil)
+        #expect(NotificationJSONReader.linkReport(from: Array(#"{"type":"report","through":1,"reports":[\#(report),"extra":1}]}"#.utf8)) == nil)
+        #expect(NotificationJSONReader.linkReport(from: Array(#"{"type":"report","through":1,"reports":[{"uniqueID":"u","stage":"presented","at":1e9}]}"#.utf8)) == nil)
+        #expect(NotificationJSONReader.linkReport(from: Array(#"{"type":"report","through":1,"reports":[{"uniqueID":"u","stage":"unknown","at":1}]}"#.utf8)) == nil)
+    }
+
     /// An app's `willPresentAnswer` as the framework writes it (`StreamingJSONEncoder`) and as
     /// `JSONEncoder` would; every other reply, and forms it does not take, are `JSONDecoder`'s.
     @Test func willPresentAnswersAreReadAsJSONDecoderReadsThem() throws {

@@ -2,9 +2,9 @@ package import Foundation
 
 /// Reads the JSON of the busiest messages straight from their bytes: a ``NotificationRequest`` an app
 /// adds (`POST /v1/requests`, the local API's busiest call), the `willPresent` event the daemon
-/// sends an app for each notification in the foreground, and the `push` message a gateway sends a
+/// sends an app for each notification in the foreground, the `push` message a gateway sends a
 /// device's daemon for each push (`JSONDecoder` took a fortieth of `unotify serve`'s CPU for those
-/// at 1,000 pushes a second).
+/// at 1,000 pushes a second), and the `report` messages a device sends its gateway.
 ///
 /// `JSONDecoder` took a tenth of the daemon's CPU for each add (a container, a key lookup and type
 /// metadata per field, for the sixteen fields of a content the framework writes whole), and as
@@ -45,6 +45,13 @@ package enum NotificationJSONReader {
     /// for any other form.
     package static func linkPush(from bytes: some Collection<UInt8>) -> DeviceLink.Push? {
         withBytes(bytes) { bytes in whole(bytes) { $0.linkPush() } }
+    }
+
+    /// A device link's `report` message in `bytes` (a device's delivery-log reports, a few hundred
+    /// at a time, which the gateway reads on the link's event loop, between the pushes it writes to
+    /// the link), or `nil` for every other message, and for any other form.
+    package static func linkReport(from bytes: some Collection<UInt8>) -> DeviceLink.DeviceMessage? {
+        withBytes(bytes) { bytes in whole(bytes) { $0.linkReport() } }
     }
 
     private static func whole<T>(_ bytes: UnsafeRawBufferPointer, _ read: (inout Cursor) -> T?) -> T? {
@@ -382,6 +389,59 @@ private struct Cursor {
         return DeviceLink.Push(sequence: Int64(sequence), token: token, bundleIdentifier: bundleIdentifier, environment: environment, apnsID: apnsID,
                                pushType: pushType, priority: priority, expiresAt: expiresAt, collapseID: collapseID, payload: payload,
                                receivedAt: receivedAt, uniqueID: uniqueID)
+    }
+
+    /// A device link's `report` message, as `DeviceLink.DeviceMessage` decodes it.
+    mutating func linkReport() -> DeviceLink.DeviceMessage? {
+        var type: String?
+        var through: Int?
+        var reports: [DeliveryLog.Report]?
+        let read = object { cursor, key in
+            switch key {
+            case "type": cursor.member({ $0.string() }) { type = $0 }
+            case "through": cursor.member({ $0.integer() }) { through = $0 }
+            case "reports": cursor.member({ $0.array { $0.report() } }) { reports = $0 }
+            default: false
+            }
+        }
+        guard read, type == "report", let through, let reports else { return nil }
+        return .report(through: Int64(through), reports: reports)
+    }
+
+    /// One report of a `report` message, its members as `DeliveryLog.Report` decodes them.
+    private mutating func report() -> DeliveryLog.Report? {
+        var uniqueID: String?
+        var stage: DeliveryLog.Stage?
+        var at: Double?
+        var detail: String?
+        let read = object { cursor, key in
+            switch key {
+            case "uniqueID": cursor.member({ $0.string(escapes: true) }) { uniqueID = $0 }
+            case "stage": cursor.member({ $0.string().flatMap(DeliveryLog.Stage.init(rawValue:)) }) { stage = $0 }
+            case "at": cursor.member({ $0.double() }) { at = $0 }
+            case "detail": cursor.optionalMember({ $0.string(escapes: true) }) { detail = $0 }
+            default: false
+            }
+        }
+        guard read, let uniqueID, let stage, let at else { return nil }
+        var report = DeliveryLog.Report(uniqueID: uniqueID, stage: stage, at: Date(timeIntervalSince1970: at), detail: detail)
+        // The seconds as written, not as a `Date` (kept from 2001) gives them back.
+        report.at = at
+        return report
+    }
+
+    /// The elements of an array, each read by `element`; nil when it is not an array or an element
+    /// is not read.
+    private mutating func array<T>(_ element: (inout Cursor) -> T?) -> [T]? {
+        guard take(UInt8(ascii: "[")) else { return nil }
+        var elements: [T] = []
+        if take(UInt8(ascii: "]")) { return elements }
+        while true {
+            guard let value = element(&self) else { return nil }
+            elements.append(value)
+            if take(UInt8(ascii: ",")) { continue }
+            return take(UInt8(ascii: "]")) ? elements : nil
+        }
     }
 
     /// `{"type": "willPresent", "ticket": …, "notification": {"request": …, "date": …}}`.

@@ -221,7 +221,11 @@ private final class DeviceLinkHandler: ChannelInboundHandler {
         lastHeard = .now()
         switch frame.opcode {
         case .text:
-            guard let message = try? decoder.decode(DeviceLink.DeviceMessage.self, from: Data(frame.unmaskedData.readableBytesView)) else {
+            // Reports, the link's largest messages (a few hundred a message), read straight from
+            // their bytes: this loop also writes the device's pushes.
+            let bytes = frame.unmaskedData.readableBytesView
+            guard let message = NotificationJSONReader.linkReport(from: bytes)
+                    ?? (try? decoder.decode(DeviceLink.DeviceMessage.self, from: Data(bytes))) else {
                 links.ignoredMalformedMessage(on: session)
                 return
             }

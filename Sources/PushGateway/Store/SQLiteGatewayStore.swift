@@ -740,14 +740,12 @@ package final class SQLiteGatewayStore: GatewayStore {
     // MARK: - Delivery log
 
     /// Inserts stages of pushes in the log (others are skipped), details cut to their longest.
-    private static func insertStages(_ db: Database, _ reports: [DeliveryLog.Report], limitPerPush: Int? = nil) throws {
+    private static func insertStages(_ db: Database, _ reports: [DeliveryLog.Report]) throws {
         guard !reports.isEmpty else { return }
         let insert = try db.cachedStatement(sql: """
             INSERT INTO delivery_stage (uniqueID, at, stage, detail) SELECT uniqueID, ?, ?, ? FROM delivery WHERE uniqueID = ?
             """)
-        let count = try db.cachedStatement(sql: "SELECT COUNT(*) FROM delivery_stage WHERE uniqueID = ?")
         for report in reports {
-            if let limitPerPush, try Int.fetchOne(count, arguments: [report.uniqueID]) ?? 0 >= limitPerPush { continue }
             let detail = report.detail.map { String($0.prefix(DeliveryLog.maximumDetailLength)) }
             try insert.execute(arguments: [report.at, report.stage.rawValue, detail, report.uniqueID])
         }
@@ -764,17 +762,30 @@ package final class SQLiteGatewayStore: GatewayStore {
             guard let recorded = try Int64.fetchOne(db.cachedStatement(sql: "SELECT reportedThrough FROM device WHERE deviceID = ?"), arguments: [deviceID]),
                   through > recorded
             else { return }
-            // Only the device's own pushes, and only the stages a device reports.
-            let owner = try db.cachedStatement(sql: "SELECT 1 FROM delivery WHERE uniqueID = ? AND deviceID = ?")
-            var own: [String: Bool] = [:]
-            let reported = try reports.filter { report in
-                guard report.stage.isReportedByDevice else { return false }
-                if let known = own[report.uniqueID] { return known }
-                let isOwn = try Int.fetchOne(owner, arguments: [report.uniqueID, deviceID]) != nil
-                own[report.uniqueID] = isOwn
-                return isOwn
+            // Only the device's own pushes, and only the stages a device reports, at most so many a
+            // push. A message holds a few hundred reports, two or three for each push: each push is
+            // looked up once (its owner and its stages so far, together), and each report is one
+            // insert, so that the writer, which the providers' pushes wait for, is soon free again.
+            let lookUp = try db.cachedStatement(sql: """
+                SELECT (SELECT COUNT(*) FROM delivery_stage s WHERE s.uniqueID = d.uniqueID) FROM delivery d WHERE d.uniqueID = ? AND d.deviceID = ?
+                """)
+            let insert = try db.cachedStatement(sql: "INSERT INTO delivery_stage (uniqueID, at, stage, detail) VALUES (?, ?, ?, ?)")
+            // The stages each push has now; nil for a push that is not the device's.
+            var stages: [String: Int?] = [:]
+            for report in reports where report.stage.isReportedByDevice {
+                let known: Int? = if let looked = stages[report.uniqueID] {
+                    looked
+                } else {
+                    try Int.fetchOne(lookUp, arguments: [report.uniqueID, deviceID])
+                }
+                guard let count = known, count < DeliveryLog.maximumStagesPerPush else {
+                    stages[report.uniqueID] = .some(known)
+                    continue
+                }
+                let detail = report.detail.map { String($0.prefix(DeliveryLog.maximumDetailLength)) }
+                try insert.execute(arguments: [report.uniqueID, report.at, report.stage.rawValue, detail])
+                stages[report.uniqueID] = .some(count + 1)
             }
-            try Self.insertStages(db, reported, limitPerPush: DeliveryLog.maximumStagesPerPush)
             try db.cachedStatement(sql: "UPDATE device SET reportedThrough = ? WHERE deviceID = ?").execute(arguments: [through, deviceID])
         }
     }
