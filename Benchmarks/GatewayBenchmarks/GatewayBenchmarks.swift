@@ -324,11 +324,7 @@ enum Pacer {
                     }
                     let took = DispatchTime.now().uptimeNanoseconds - began
                     guard index >= warmUp else { return }
-                    results.state.withLock { result in
-                        _ = result.latencies.record(took)
-                        result.ids.append(id)
-                        result.sent += 1
-                    }
+                    results.noteAnswered(id: id, took: took)
                 }
             }
         }
@@ -352,11 +348,7 @@ enum Pacer {
                             continue
                         }
                         let took = DispatchTime.now().uptimeNanoseconds - began
-                        results.state.withLock { result in
-                            _ = result.latencies.record(took)
-                            result.ids.append(id)
-                            result.sent += 1
-                        }
+                        results.noteAnswered(id: id, took: took)
                     }
                 }
             }
@@ -366,6 +358,15 @@ enum Pacer {
 
     final class Collected: Sendable {
         let state = Mutex(Result())
+
+        /// A request answered `200` after `took` nanoseconds.
+        func noteAnswered(id: String, took: UInt64) {
+            state.withLock { result in
+                _ = result.latencies.record(took)
+                result.ids.append(id)
+                result.sent += 1
+            }
+        }
 
         func noteFailure(_ error: any Error, id: String) {
             state.withLock { result in

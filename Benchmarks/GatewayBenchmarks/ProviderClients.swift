@@ -120,7 +120,7 @@ final class LeanProviderClient: ProviderClient {
         throw FrameResponses.NotTaken()
     }
 
-    private static func frames(of request: ProviderRequest) -> FrameResponses.Request {
+    fileprivate static func frames(of request: ProviderRequest) -> FrameResponses.Request {
         var all = HPACKHeaders([(":method", "POST"), (":scheme", "https"), (":authority", "localhost:\(request.port)"), (":path", request.path)])
         all.add(contentsOf: request.headers)
         return FrameResponses.Request(headers: all, body: request.body)
@@ -338,8 +338,8 @@ private final class PacedRequests {
         }
         guard next < count else { return }
         let due = start + UInt64(next) * interval
-        // Unchecked: the run is only touched on its loop, where the timer runs too.
-        let run = UncheckedBox(self)
+        // The run is only touched on its loop, where the timer runs too.
+        let run = NIOLoopBound(self, eventLoop: loop)
         loop.scheduleTask(deadline: .uptimeNanoseconds(due)) { run.value.sendDue() }
     }
 
@@ -348,19 +348,13 @@ private final class PacedRequests {
         let began = DispatchTime.now().uptimeNanoseconds
         let request = make(id)
         precondition(request.port == port, "a paced request goes to the run's port")
-        var headers = HPACKHeaders([(":method", "POST"), (":scheme", "https"), (":authority", "localhost:\(request.port)"), (":path", request.path)])
-        headers.add(contentsOf: request.headers)
         let counted = index >= warmUp
-        handler.send(FrameResponses.Request(headers: headers, body: request.body)) { [self] answer in
+        handler.send(LeanProviderClient.frames(of: request)) { [self] answer in
             let took = DispatchTime.now().uptimeNanoseconds - began
             if counted {
                 switch answer {
                 case .success(let reply) where reply.status == 200:
-                    results.state.withLock { result in
-                        _ = result.latencies.record(took)
-                        result.ids.append(id)
-                        result.sent += 1
-                    }
+                    results.noteAnswered(id: id, took: took)
                 case .success(let reply):
                     results.noteFailure(NotAccepted(status: reply.status, body: reply.body), id: id)
                 case .failure(let error):
@@ -371,10 +365,4 @@ private final class PacedRequests {
             if answered == count { done.resume() }
         }
     }
-}
-
-/// A value handed to a closure that runs on the event loop that owns it.
-private struct UncheckedBox<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }
