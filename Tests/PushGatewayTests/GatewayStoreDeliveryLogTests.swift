@@ -88,6 +88,29 @@ extension GatewayStoreConformanceTests {
         }
     }
 
+    /// A device that sends its reports again with more after them (its link dropped before the
+    /// gateway confirmed them, and it saved more meanwhile) finds each recorded once, whatever part
+    /// of them the gateway had recorded.
+    @Test(arguments: Kind.allCases)
+    func reportsSentAgainUnderANewNumberAreRecordedOnce(kind: Kind) async throws {
+        try await withDevice(kind) { store, _ in
+            _ = try await store.enqueue([logged(id: "a"), logged(id: "b")], at: Self.t0)
+            let first = [
+                DeliveryLog.Report(uniqueID: "unique-a", stage: .presented, at: Self.t0 + 1, detail: "banner"),
+                DeliveryLog.Report(uniqueID: "unique-b", stage: .presented, at: Self.t0 + 1.25, detail: "banner"),
+            ]
+            try await store.recordDeviceReports(first, from: "device-1", through: 2)
+            let again = first + [
+                DeliveryLog.Report(uniqueID: "unique-a", stage: .opened, at: Self.t0 + 2),
+                // The same stage at another time is another report.
+                DeliveryLog.Report(uniqueID: "unique-b", stage: .presented, at: Self.t0 + 3, detail: "banner"),
+            ]
+            try await store.recordDeviceReports(again, from: "device-1", through: 4)
+            #expect(try await stages(store, "a") == ["accepted: key KEY1234567", "stored: queued for the linked device", "presented: banner", "opened"])
+            #expect(try await stages(store, "b") == ["accepted: key KEY1234567", "stored: queued for the linked device", "presented: banner", "presented: banner"])
+        }
+    }
+
     @Test(arguments: Kind.allCases)
     func theLogForgetsOldPushesUnlessStillStoredAndKeepsAtMostItsLimit(kind: Kind) async throws {
         try await withDevice(kind) { store, _ in

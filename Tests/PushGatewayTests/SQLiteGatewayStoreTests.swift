@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import NotificationCore
 import PushGateway
 import TestSupport
@@ -52,5 +53,43 @@ import Testing
         _ = try await store.enqueue([held("c")], at: Self.t0)
         #expect(try await store.promoteHeld(deviceID: "device-1", now: Self.t0, limit: 10) == 1)
         #expect(try await store.pushes(for: "device-1", after: 0, now: Self.t0, limit: 10).map(\.apnsID) == ["c"])
+    }
+
+    /// A device's reports are written a share at a time, so that pushes are written between two
+    /// shares. When a later share fails (here a trigger of another connection fails it; in life the
+    /// process stops), the shares before it stay, the message is not marked recorded, and when the
+    /// device sends it again each report is recorded once.
+    @Test func reportsWrittenInPartsAndSentAgainAreRecordedOnce() async throws {
+        let path = try TemporaryFolders.make("gateway-store-").appendingPathComponent("gateway.sqlite").path
+        let store = try SQLiteGatewayStore(path: path)
+        try await store.addDevice("device-1", secretHash: "hash-1", at: Self.t0)
+        var push = held("a")
+        push.held = false
+        push.uniqueID = "unique-a"
+        push.sender = QueuedPush.Sender(teamID: "TEAM123456", credential: "key KEY1234567")
+        _ = try await store.enqueue([push], at: Self.t0)
+        let share = SQLiteGatewayStore.reportsPerTransaction
+        let count = 2 * share + 5
+        let reports = (0..<count).map { i in
+            DeliveryLog.Report(uniqueID: "unique-a", stage: .opened, at: Self.t0 + Double(i), detail: i == count - 1 ? "the last" : nil)
+        }
+        let other = try DatabaseQueue(path: path)
+        try await other.write { db in
+            try db.execute(sql: """
+                CREATE TRIGGER fail_the_last BEFORE INSERT ON delivery_stage WHEN NEW.detail = 'the last' BEGIN SELECT RAISE(ABORT, 'the disk is gone'); END
+                """)
+        }
+        await #expect(throws: GatewayError.self) { try await store.recordDeviceReports(reports, from: "device-1", through: 7) }
+        func opened() async throws -> Int {
+            try await store.deliveryRecords(matching: "a").first?.stages.filter { $0.stage == .opened }.count ?? -1
+        }
+        #expect(try await opened() == 2 * share)
+
+        try await other.write { db in try db.execute(sql: "DROP TRIGGER fail_the_last") }
+        try await store.recordDeviceReports(reports, from: "device-1", through: 7)
+        #expect(try await opened() == count)
+        // Recorded now: the same number again is not recorded, whatever it holds.
+        try await store.recordDeviceReports(reports.map { var report = $0; report.at += 1000; return report }, from: "device-1", through: 7)
+        #expect(try await opened() == count)
     }
 }

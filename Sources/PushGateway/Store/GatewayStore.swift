@@ -296,7 +296,9 @@ package protocol GatewayStore: Sendable {
     func recordStages(_ reports: [DeliveryLog.Report]) async throws(GatewayError)
     /// Records what a device reported up to its report number `through`: only stages a device
     /// reports, only for pushes sent to that device, at most ``DeliveryLog/maximumStagesPerPush``
-    /// per push; reports numbered `through` or lower that were recorded already are not recorded again.
+    /// per push; reports numbered `through` or lower that were recorded already are not recorded
+    /// again, nor is a report its push has already (the same stage at the same time: the device sent
+    /// them again, with more after them, before hearing that they were recorded).
     /// Like ``acknowledge(_:)``, it need not wait for the disk: what a power cut takes back is the
     /// newest of the log.
     func recordDeviceReports(_ reports: [DeliveryLog.Report], from deviceID: String, through: Int64) async throws(GatewayError)

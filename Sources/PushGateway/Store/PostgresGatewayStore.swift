@@ -1092,10 +1092,19 @@ package final class PostgresGatewayStore: GatewayStore, Service {
                 if count >= limitPerPush { continue }
             }
             let detail = report.detail.map { String($0.prefix(DeliveryLog.maximumDetailLength)) }
-            try await connection.query("""
-                INSERT INTO delivery_stage (unique_id, at, stage, detail)
-                SELECT unique_id, \(report.at), \(report.stage.rawValue), \(detail) FROM delivery WHERE unique_id = \(report.uniqueID)
-                """, logger: logger)
+            if limitPerPush == nil {
+                try await connection.query("""
+                    INSERT INTO delivery_stage (unique_id, at, stage, detail)
+                    SELECT unique_id, \(report.at), \(report.stage.rawValue), \(detail) FROM delivery WHERE unique_id = \(report.uniqueID)
+                    """, logger: logger)
+            } else {
+                // A device's report the push has already (the same stage at the same time) is skipped.
+                try await connection.query("""
+                    INSERT INTO delivery_stage (unique_id, at, stage, detail)
+                    SELECT unique_id, \(report.at), \(report.stage.rawValue), \(detail) FROM delivery d WHERE unique_id = \(report.uniqueID)
+                    AND NOT EXISTS (SELECT 1 FROM delivery_stage s WHERE s.unique_id = d.unique_id AND s.stage = \(report.stage.rawValue) AND s.at = \(report.at))
+                    """, logger: logger)
+            }
         }
     }
 
