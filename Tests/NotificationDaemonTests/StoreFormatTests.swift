@@ -145,6 +145,48 @@ import Testing
         #expect(try rowCounts(path) == [0, 0, 0], "removing the app removes its rows")
     }
 
+    /// Reports waiting for the gateway were JSON objects before v11: a store of that format reads
+    /// them back, skips what it cannot read, and numbers the next after the last it ever numbered
+    /// (the gateway skips reports numbered up to what it has recorded).
+    @Test func reportsWaitingInTheEarlierFormatKeepTheirNumbers() async throws {
+        let path = try makeTestDirectory().appendingPathComponent("store.sqlite").path
+        do { _ = try SQLiteDaemonStore(path: path) }
+        let queue = try DatabaseQueue(path: path)
+        try await queue.write { db in
+            try db.execute(sql: """
+                DROP TABLE link_report;
+                DELETE FROM grdb_migrations WHERE identifier = 'v11: delivery-log reports in columns';
+                CREATE TABLE link_report (number INTEGER PRIMARY KEY AUTOINCREMENT, report BLOB NOT NULL);
+                INSERT INTO link_report (number, report) VALUES
+                    (41, CAST('{"at":1767225600.123456,"stage":"presented","uniqueID":"unique-1"}' AS BLOB)),
+                    (42, CAST('{"at":1767225601.5,"detail":"\\"Ça va\\" \\u2014 oui","stage":"replied","uniqueID":"unique-1"}' AS BLOB)),
+                    (43, CAST('{not json' AS BLOB)),
+                    (44, CAST('{"at":1767225602,"stage":"a-later-stage","uniqueID":"unique-2"}' AS BLOB)),
+                    (45, CAST('{"at":1767225603,"stage":"dismissed","uniqueID":"unique-2"}' AS BLOB));
+                UPDATE sqlite_sequence SET seq = 57 WHERE name = 'link_report';
+                """)
+        }
+        try queue.close()
+
+        let store = try SQLiteDaemonStore(path: path)
+        let waiting = try #require(try await store.deliveryReports(limit: 10))
+        #expect(waiting.through == 45)
+        // The seconds as written (a `Date` keeps them from 2001, not always to the last bit).
+        func report(_ uniqueID: String, _ stage: DeliveryLog.Stage, _ seconds: Double, _ detail: String? = nil) -> DeliveryLog.Report {
+            var report = DeliveryLog.Report(uniqueID: uniqueID, stage: stage, at: Self.start, detail: detail)
+            report.at = seconds
+            return report
+        }
+        #expect(waiting.reports == [
+            report("unique-1", .presented, 1_767_225_600.123456),
+            report("unique-1", .replied, 1_767_225_601.5, "\"Ça va\" — oui"),
+            report("unique-2", .dismissed, 1_767_225_603),
+        ])
+        try await store.forgetDeliveryReports(through: waiting.through)
+        try await store.saveLinkSequence(1, reports: [DeliveryLog.Report(uniqueID: "unique-3", stage: .presented, at: Self.start)])
+        #expect(try await store.deliveryReports(limit: 10)?.through == 58)
+    }
+
     /// A request's content is stored without the fields that hold their defaults (the full form, as
     /// the local API writes it, is three times the size of a typical request's), and reads back as
     /// the same content, whether nearly empty or with every field set.

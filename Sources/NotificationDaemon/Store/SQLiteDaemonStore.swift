@@ -212,6 +212,27 @@ package final class SQLiteDaemonStore: DaemonStore {
             // The summary as JSON (its times, whether the next one shows early); NULL while it is off.
             try db.execute(sql: "ALTER TABLE device ADD COLUMN summary BLOB")
         }
+        migrator.registerMigration("v11: delivery-log reports in columns") { db in
+            // Each report was a JSON object, decoded again when read: a hundred at a time every tenth
+            // of a second while pushes keep coming, and most of the read's time. The numbering goes
+            // on where it was: the gateway skips reports numbered up to what it has recorded.
+            try db.execute(sql: """
+                CREATE TABLE link_report_columns (
+                    number INTEGER PRIMARY KEY AUTOINCREMENT,
+                    uniqueID TEXT NOT NULL,
+                    stage TEXT NOT NULL,
+                    at DOUBLE NOT NULL,
+                    detail TEXT
+                );
+                INSERT INTO link_report_columns (number, uniqueID, stage, at, detail)
+                    SELECT number, report ->> 'uniqueID', report ->> 'stage', report ->> 'at', report ->> 'detail' FROM link_report
+                    WHERE json_valid(report) AND report ->> 'uniqueID' IS NOT NULL AND report ->> 'stage' IS NOT NULL AND report ->> 'at' IS NOT NULL;
+                DELETE FROM sqlite_sequence WHERE name = 'link_report_columns';
+                INSERT INTO sqlite_sequence (name, seq) SELECT 'link_report_columns', seq FROM sqlite_sequence WHERE name = 'link_report';
+                DROP TABLE link_report;
+                ALTER TABLE link_report_columns RENAME TO link_report;
+                """)
+        }
         return migrator
     }
 
@@ -617,8 +638,8 @@ package final class SQLiteDaemonStore: DaemonStore {
 
     private static func insertReports(_ reports: [DeliveryLog.Report], in db: Database) throws {
         guard !reports.isEmpty else { return }
-        let insert = try db.cachedStatement(sql: "INSERT INTO link_report (report) VALUES (?)")
-        for report in reports { try insert.execute(arguments: [try encoder.encode(report)]) }
+        let insert = try db.cachedStatement(sql: "INSERT INTO link_report (uniqueID, stage, at, detail) VALUES (?, ?, ?, ?)")
+        for report in reports { try insert.execute(arguments: [report.uniqueID, report.stage.rawValue, report.at, report.detail]) }
         // Bounded while the gateway is out of reach: the oldest go first.
         try db.cachedStatement(sql: "DELETE FROM link_report WHERE number <= (SELECT MAX(number) FROM link_report) - ?")
             .execute(arguments: [deliveryReportLimit])
@@ -626,12 +647,18 @@ package final class SQLiteDaemonStore: DaemonStore {
 
     package func deliveryReports(limit: Int) async throws(DaemonError) -> (through: Int64, reports: [DeliveryLog.Report])? {
         try await read { db in
-            let rows = try ColumnReader.rows(db, "SELECT number, report FROM link_report ORDER BY number LIMIT ?", [limit]) { columns in
-                (number: columns.integer(0) ?? 0, report: columns.blob(1) ?? Data())
+            let rows = try ColumnReader.rows(db, "SELECT number, uniqueID, stage, at, detail FROM link_report ORDER BY number LIMIT ?", [limit]) { columns in
+                // A stage this version does not know (written by a later one) is skipped, and forgotten with the rest.
+                let report = DeliveryLog.Stage(rawValue: columns.text(2) ?? "").map { stage in
+                    var report = DeliveryLog.Report(uniqueID: columns.text(1) ?? "", stage: stage, at: Date(), detail: columns.text(4))
+                    // The seconds as saved, not as a `Date` (kept from 2001) gives them back.
+                    report.at = columns.double(3) ?? 0
+                    return report
+                }
+                return (number: columns.integer(0) ?? 0, report: report)
             }
             guard let last = rows.last else { return nil }
-            // One that does not decode (written by a later version) is skipped, and forgotten with the rest.
-            return (last.number, rows.compactMap { try? Self.decoder.decode(DeliveryLog.Report.self, from: $0.report) })
+            return (last.number, rows.compactMap(\.report))
         }
     }
 
