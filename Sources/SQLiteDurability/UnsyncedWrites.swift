@@ -5,7 +5,7 @@ extension DatabaseWriter {
     /// for that commit alone; the writer's own level, `FULL`, is set again after it), for what is safe
     /// to lose in a power cut. A crash of the process loses none of it, as its pages are in the
     /// write-ahead log; the next synced commit syncs the log whole, and makes it durable too.
-    package func writeWithoutWaitingForTheDisk<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    package func writeWithoutWaitingForTheDisk(_ body: @escaping @Sendable (Database) throws -> Void) async throws {
         try await writeWithoutTransaction { db in try db.inTransactionWithoutWaitingForTheDisk { try body(db) } }
     }
 }

@@ -244,9 +244,9 @@ package final class SQLiteGatewayStore: GatewayStore {
 
     /// A transaction committed without waiting for the disk, for what is safe to lose in a power cut
     /// (see `DatabaseWriter.writeWithoutWaitingForTheDisk(_:)`).
-    private func writeUnsynced<T: Sendable>(_ body: @Sendable @escaping (Database) throws -> T) async throws(GatewayError) -> T {
+    private func writeUnsynced(_ body: @Sendable @escaping (Database) throws -> Void) async throws(GatewayError) {
         do {
-            return try await database.writeWithoutWaitingForTheDisk(body)
+            try await database.writeWithoutWaitingForTheDisk(body)
         } catch {
             throw Self.writeError(error, path: path)
         }
@@ -757,30 +757,49 @@ package final class SQLiteGatewayStore: GatewayStore {
     }
 
     package func recordDeviceReports(_ reports: [DeliveryLog.Report], from deviceID: String, through: Int64) async throws(GatewayError) {
-        // A message holds a few hundred reports, and the providers' pushes wait for the writer while
-        // they are written: they are written a share at a time, each share its own transaction, so
-        // that the pushes that came meanwhile are written between two. A share already written when
-        // the gateway stopped is written again with the rest when the device sends the message again,
-        // and each report a push already has is skipped: nothing is recorded twice.
         let reports = reports.filter(\.stage.isReportedByDevice)
-        var next = reports.startIndex
-        repeat {
-            let share = reports[next..<min(next + Self.reportsPerTransaction, reports.endIndex)]
+        let recorded = await withCheckedContinuation { continuation in
+            recordShare(from: reports.startIndex, of: reports, from: deviceID, through: through) { continuation.resume(returning: $0) }
+        }
+        try recorded.get()
+    }
+
+    /// Writes the share of `reports` that begins at `start` in a transaction of its own, then queues
+    /// the next share on the writer, or hands the outcome to `completion` on the writer's queue.
+    ///
+    /// A message holds a few hundred reports, and the providers' pushes wait for the writer while
+    /// they are written: a share at a time, the pushes that came meanwhile are written between two.
+    /// A share already written when the gateway stopped is written again with the rest when the
+    /// device sends the message again, and each report a push already has is skipped: nothing is
+    /// recorded twice.
+    private func recordShare(from start: Int, of reports: [DeliveryLog.Report], from deviceID: String, through: Int64,
+                             completion: @escaping @Sendable (Result<Void, GatewayError>) -> Void) {
+        database.asyncWriteWithoutTransaction { [path] db in
+            let share = reports[start..<min(start + Self.reportsPerTransaction, reports.endIndex)]
             let isLast = share.endIndex == reports.endIndex
             // Not synced: what a power cut takes back is the newest of the log, not a push.
-            let goesOn = try await writeUnsynced { db in
-                guard let recorded = try Int64.fetchOne(db.cachedStatement(sql: "SELECT reportedThrough FROM device WHERE deviceID = ?"), arguments: [deviceID]),
-                      through > recorded
-                else { return false }
-                try Self.insertReports(share, from: deviceID, in: db)
-                if isLast {
-                    try db.cachedStatement(sql: "UPDATE device SET reportedThrough = ? WHERE deviceID = ?").execute(arguments: [through, deviceID])
+            let written = Result {
+                try db.inTransactionWithoutWaitingForTheDisk { () throws -> Bool in
+                    guard let recorded = try Int64.fetchOne(db.cachedStatement(sql: "SELECT reportedThrough FROM device WHERE deviceID = ?"), arguments: [deviceID]),
+                          through > recorded
+                    else { return false }
+                    try Self.insertReports(share, from: deviceID, in: db)
+                    if isLast {
+                        try db.cachedStatement(sql: "UPDATE device SET reportedThrough = ? WHERE deviceID = ?").execute(arguments: [through, deviceID])
+                    }
+                    return true
                 }
-                return true
             }
-            next = share.endIndex
-            guard goesOn else { return }
-        } while next < reports.endIndex
+            switch written {
+            case .success(true) where !isLast:
+                // Behind the writes queued meanwhile; no task in between.
+                self.recordShare(from: share.endIndex, of: reports, from: deviceID, through: through, completion: completion)
+            case .success:
+                completion(.success(()))
+            case .failure(let error):
+                completion(.failure(Self.writeError(error, path: path)))
+            }
+        }
     }
 
     /// The reports written in one transaction by ``recordDeviceReports(_:from:through:)``: a few
