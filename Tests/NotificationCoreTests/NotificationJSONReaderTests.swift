@@ -172,13 +172,12 @@ import Testing
         let details: [String?] = [nil, "", "the app is not on the device", #"said "no" \ twice"#, "line\nbreak/ü ✓ 🎉", "\u{7F}\t"]
         for count in [0, 1, 2, 17, 200] {
             let reports = (0..<count).map { index in
-                var report = DeliveryLog.Report(
+                DeliveryLog.Report(
                     uniqueID: "01a21fc8-99d6-717f-bdb0-\(index)-\(generator.next() % 1000)",
                     stage: DeliveryLog.Stage.allCases[Int(generator.next() % UInt64(DeliveryLog.Stage.allCases.count))],
-                    at: Date(), detail: details[Int(generator.next() % UInt64(details.count))]
+                    secondsSince1970: 1_764_262_383 + Double(generator.next() % 1_000_000_000) / 1_000_000 + (index % 3 == 0 ? 1e-7 : 0),
+                    detail: details[Int(generator.next() % UInt64(details.count))]
                 )
-                report.at = 1_764_262_383 + Double(generator.next() % 1_000_000_000) / 1_000_000 + (index % 3 == 0 ? 1e-7 : 0)
-                return report
             }
             let message = DeviceLink.DeviceMessage.report(through: Int64(generator.next() % 1_000_000), reports: reports)
             for json in [try StreamingJSONEncoder().encodeBytes(message), Array(try JSONEncoder().encode(message))] {

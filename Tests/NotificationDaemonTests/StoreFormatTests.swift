@@ -171,16 +171,10 @@ import Testing
         let store = try SQLiteDaemonStore(path: path)
         let waiting = try #require(try await store.deliveryReports(limit: 10))
         #expect(waiting.through == 45)
-        // The seconds as written (a `Date` keeps them from 2001, not always to the last bit).
-        func report(_ uniqueID: String, _ stage: DeliveryLog.Stage, _ seconds: Double, _ detail: String? = nil) -> DeliveryLog.Report {
-            var report = DeliveryLog.Report(uniqueID: uniqueID, stage: stage, at: Self.start, detail: detail)
-            report.at = seconds
-            return report
-        }
         #expect(waiting.reports == [
-            report("unique-1", .presented, 1_767_225_600.123456),
-            report("unique-1", .replied, 1_767_225_601.5, "\"Ça va\" — oui"),
-            report("unique-2", .dismissed, 1_767_225_603),
+            DeliveryLog.Report(uniqueID: "unique-1", stage: .presented, secondsSince1970: 1_767_225_600.123456),
+            DeliveryLog.Report(uniqueID: "unique-1", stage: .replied, secondsSince1970: 1_767_225_601.5, detail: "\"Ça va\" — oui"),
+            DeliveryLog.Report(uniqueID: "unique-2", stage: .dismissed, secondsSince1970: 1_767_225_603),
         ])
         try await store.forgetDeliveryReports(through: waiting.through)
         try await store.saveLinkSequence(1, reports: [DeliveryLog.Report(uniqueID: "unique-3", stage: .presented, at: Self.start)])

@@ -82,9 +82,15 @@ package enum DeliveryLog {
         package var detail: String?
 
         package init(uniqueID: String, stage: Stage, at: Date, detail: String? = nil) {
+            self.init(uniqueID: uniqueID, stage: stage, secondsSince1970: at.timeIntervalSince1970, detail: detail)
+        }
+
+        /// A report whose time is `secondsSince1970` as written (a `Date`, kept from 2001, does not
+        /// always give those seconds back to the last bit).
+        package init(uniqueID: String, stage: Stage, secondsSince1970: Double, detail: String? = nil) {
             self.uniqueID = uniqueID
             self.stage = stage
-            self.at = at.timeIntervalSince1970
+            self.at = secondsSince1970
             self.detail = detail
         }
     }

@@ -424,10 +424,7 @@ private struct Cursor {
             }
         }
         guard read, let uniqueID, let stage, let at else { return nil }
-        var report = DeliveryLog.Report(uniqueID: uniqueID, stage: stage, at: Date(timeIntervalSince1970: at), detail: detail)
-        // The seconds as written, not as a `Date` (kept from 2001) gives them back.
-        report.at = at
-        return report
+        return DeliveryLog.Report(uniqueID: uniqueID, stage: stage, secondsSince1970: at, detail: detail)
     }
 
     /// The elements of an array, each read by `element`; nil when it is not an array or an element

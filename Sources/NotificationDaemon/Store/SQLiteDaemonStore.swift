@@ -650,10 +650,7 @@ package final class SQLiteDaemonStore: DaemonStore {
             let rows = try ColumnReader.rows(db, "SELECT number, uniqueID, stage, at, detail FROM link_report ORDER BY number LIMIT ?", [limit]) { columns in
                 // A stage this version does not know (written by a later one) is skipped, and forgotten with the rest.
                 let report = DeliveryLog.Stage(rawValue: columns.text(2) ?? "").map { stage in
-                    var report = DeliveryLog.Report(uniqueID: columns.text(1) ?? "", stage: stage, at: Date(), detail: columns.text(4))
-                    // The seconds as saved, not as a `Date` (kept from 2001) gives them back.
-                    report.at = columns.double(3) ?? 0
-                    return report
+                    DeliveryLog.Report(uniqueID: columns.text(1) ?? "", stage: stage, secondsSince1970: columns.double(3) ?? 0, detail: columns.text(4))
                 }
                 return (number: columns.integer(0) ?? 0, report: report)
             }

@@ -1084,27 +1084,29 @@ package final class PostgresGatewayStore: GatewayStore, Service {
     // MARK: - Delivery log
 
     /// Inserts stages of pushes in the log (others are skipped), details cut to their longest.
-    private static func insertStages(_ reports: [DeliveryLog.Report], limitPerPush: Int? = nil, on connection: PostgresConnection,
-                                     logger: Logger) async throws {
+    private static func insertStages(_ reports: [DeliveryLog.Report], on connection: PostgresConnection, logger: Logger) async throws {
         for report in reports {
-            if let limitPerPush {
-                let count = try await column(connection.query("SELECT count(*) FROM delivery_stage WHERE unique_id = \(report.uniqueID)", logger: logger), as: Int.self).first ?? 0
-                if count >= limitPerPush { continue }
-            }
             let detail = report.detail.map { String($0.prefix(DeliveryLog.maximumDetailLength)) }
-            if limitPerPush == nil {
-                try await connection.query("""
-                    INSERT INTO delivery_stage (unique_id, at, stage, detail)
-                    SELECT unique_id, \(report.at), \(report.stage.rawValue), \(detail) FROM delivery WHERE unique_id = \(report.uniqueID)
-                    """, logger: logger)
-            } else {
-                // A device's report the push has already (the same stage at the same time) is skipped.
-                try await connection.query("""
-                    INSERT INTO delivery_stage (unique_id, at, stage, detail)
-                    SELECT unique_id, \(report.at), \(report.stage.rawValue), \(detail) FROM delivery d WHERE unique_id = \(report.uniqueID)
-                    AND NOT EXISTS (SELECT 1 FROM delivery_stage s WHERE s.unique_id = d.unique_id AND s.stage = \(report.stage.rawValue) AND s.at = \(report.at))
-                    """, logger: logger)
-            }
+            try await connection.query("""
+                INSERT INTO delivery_stage (unique_id, at, stage, detail)
+                SELECT unique_id, \(report.at), \(report.stage.rawValue), \(detail) FROM delivery WHERE unique_id = \(report.uniqueID)
+                """, logger: logger)
+        }
+    }
+
+    /// Inserts a device's reports as ``insertStages(_:on:logger:)`` does, but at most
+    /// ``DeliveryLog/maximumStagesPerPush`` stages a push, and none its push has already (the same
+    /// stage at the same time).
+    private static func insertDeviceReports(_ reports: [DeliveryLog.Report], on connection: PostgresConnection, logger: Logger) async throws {
+        for report in reports {
+            let count = try await column(connection.query("SELECT count(*) FROM delivery_stage WHERE unique_id = \(report.uniqueID)", logger: logger), as: Int.self).first ?? 0
+            if count >= DeliveryLog.maximumStagesPerPush { continue }
+            let detail = report.detail.map { String($0.prefix(DeliveryLog.maximumDetailLength)) }
+            try await connection.query("""
+                INSERT INTO delivery_stage (unique_id, at, stage, detail)
+                SELECT unique_id, \(report.at), \(report.stage.rawValue), \(detail) FROM delivery d WHERE unique_id = \(report.uniqueID)
+                AND NOT EXISTS (SELECT 1 FROM delivery_stage s WHERE s.unique_id = d.unique_id AND s.stage = \(report.stage.rawValue) AND s.at = \(report.at))
+                """, logger: logger)
         }
     }
 
@@ -1125,8 +1127,8 @@ package final class PostgresGatewayStore: GatewayStore, Service {
             let ids = Array(Set(reports.map(\.uniqueID)))
             let own = Set(try await Self.column(connection.query(
                 "SELECT unique_id FROM delivery WHERE device_id = \(deviceID) AND unique_id = ANY(\(ids))", logger: logger), as: String.self))
-            try await Self.insertStages(reports.filter { $0.stage.isReportedByDevice && own.contains($0.uniqueID) },
-                                        limitPerPush: DeliveryLog.maximumStagesPerPush, on: connection, logger: logger)
+            try await Self.insertDeviceReports(reports.filter { $0.stage.isReportedByDevice && own.contains($0.uniqueID) },
+                                               on: connection, logger: logger)
             try await connection.query("UPDATE device SET reported_through = \(through) WHERE device_id = \(deviceID)", logger: logger)
         }
     }
