@@ -384,6 +384,30 @@ final class HoldingAcceptor: PushAcceptor {
         }
     }
 
+    /// Header lists over the announced size count against the connection as refused requests do:
+    /// the hundredth within a minute closes it with GOAWAY (without a reason, as `431` has none),
+    /// and a new connection is served.
+    @Test(.timeLimit(.minutes(1))) func aConnectionThatKeepsSendingOversizedHeaderListsIsClosed() async throws {
+        try await withServer { running in
+            let client = try await FrameClient.connect(port: running.endpoint.port, authorityPEM: running.endpoint.authorityPEM)
+            let headers = [("authorization", try running.bearer()), ("apns-topic", "com.example.todo")]
+            #expect(try await client.push(path: "/3/device/\(Self.token)", headers: headers, body: #"{"aps":{"alert":"first"}}"#).status == "200")
+            let large = headers + [("x-note", String(repeating: "a", count: 9_000))]
+            for _ in 0..<99 {
+                #expect(try await client.push(path: "/3/device/\(Self.token)", headers: large, body: #"{"aps":{"alert":"large"}}"#).status == "431")
+            }
+            var goAways = client.goAways.makeAsyncIterator()
+            #expect(try await client.push(path: "/3/device/\(Self.token)", headers: large, body: #"{"aps":{"alert":"large"}}"#).status == "431")
+            #expect(await goAways.next() == "")
+            #expect(await goAways.next() == nil)
+            await client.close()
+            let again = try await FrameClient.connect(port: running.endpoint.port, authorityPEM: running.endpoint.authorityPEM)
+            #expect(try await again.push(path: "/3/device/\(Self.token)", headers: headers, body: #"{"aps":{"alert":"again"}}"#).status == "200")
+            await again.close()
+            #expect(running.acceptor.accepted.withLock { $0.count } == 2)
+        }
+    }
+
     /// A request whose header block HTTP/2 calls malformed (RFC 9113 §8.2, §8.3) is not a push: its
     /// stream is reset with PROTOCOL_ERROR, and the connection goes on.
     @Test func aMalformedHeaderBlockResetsItsStream() async throws {

@@ -26,9 +26,16 @@ final class ProviderConnection {
     /// than `limit` a `period`, not for the few it meets now and then (a token of the other
     /// environment, say).
     func noteRefusal(_ reason: APNs.Reason, limit: Int, period: TimeAmount, at now: NIODeadline) -> Bool {
-        guard reason.isConnectionError, !isClosing else { return false }
+        guard reason.isConnectionError else { return false }
+        return noteError(weight: reason == .badDeviceToken ? 10 : 1, limit: limit, period: period, at: now)
+    }
+
+    /// Counts an error that has no reason of Apple's at `now` (a header list over the announced
+    /// size, answered `431`); returns true when the connection has had too many and must close.
+    func noteError(weight: Int, limit: Int, period: TimeAmount, at now: NIODeadline) -> Bool {
+        guard !isClosing else { return false }
         recentErrors.removeFirst(recentErrors.prefix { $0.at + period <= now }.count)
-        recentErrors.append((now, reason == .badDeviceToken ? 10 : 1))
+        recentErrors.append((now, weight))
         if recentErrors.reduce(0, { $0 + $1.weight }) >= limit {
             isClosing = true
             return true

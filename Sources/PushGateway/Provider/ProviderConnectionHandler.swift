@@ -153,10 +153,14 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
     /// A request whose header list is over the size the connection announces (8,000 bytes, as APNs
     /// announces): answered `431 Request Header Fields Too Large` at once, with an `apns-id` and
     /// without a reason (APNs has none for it), and a body still to come is refused once the answer
-    /// is sent (RST_STREAM with NO_ERROR), as after an idle timeout.
+    /// is sent (RST_STREAM with NO_ERROR), as after an idle timeout. It counts against the
+    /// connection as any refused request does (each such list is decoded whole, up to 64 KiB): a
+    /// provider that keeps sending them is closed with GOAWAY, without a reason.
     private func headerListTooLarge(_ stream: UInt32, endStream: Bool, context: ChannelHandlerContext) {
         http2.updateRequest(of: stream) { $0.isAnswered = true }
         answer(status: 431, apnsID: UUID().uuidString.lowercased(), body: nil, stream: stream, context: context, thenReset: !endStream)
+        guard connection.noteError(weight: 1, limit: server.configuration.errorLimit, period: server.configuration.errorPeriod, at: .now()) else { return }
+        closeForErrors(debugData: "")
     }
 
     /// Part of a request's body.
@@ -343,12 +347,16 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
                thenReset: thenReset)
         guard connection.noteRefusal(rejection.reason, limit: server.configuration.errorLimit, period: server.configuration.errorPeriod,
                                      at: .now()) else { return }
-        // Too many errors: the connection is told why and closed, as APNs does. The pushes it took
-        // are answered first: closing on them would leave the provider not knowing whether they were
-        // accepted (their streams are below GOAWAY's last), and a push sent again is shown twice. The
-        // requests not complete are refused unprocessed (REFUSED_STREAM: the provider may send them
-        // again elsewhere).
-        http2.goAway(code: .noError, debugData: rejection.body)
+        closeForErrors(debugData: rejection.body)
+    }
+
+    /// Too many errors: the connection is told why (the last refusal's body) and closed, as APNs
+    /// does. The pushes it took are answered first: closing on them would leave the provider not
+    /// knowing whether they were accepted (their streams are below GOAWAY's last), and a push sent
+    /// again is shown twice. The requests not complete are refused unprocessed (REFUSED_STREAM: the
+    /// provider may send them again elsewhere).
+    private func closeForErrors(debugData: String) {
+        http2.goAway(code: .noError, debugData: debugData)
         for (open, state) in http2.streams where !state.request.isAnswered { http2.refuseUnprocessed(open) }
         isRefusingForErrors = true
     }
