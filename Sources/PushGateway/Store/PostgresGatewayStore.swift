@@ -1083,31 +1083,68 @@ package final class PostgresGatewayStore: GatewayStore, Service {
 
     // MARK: - Delivery log
 
-    /// Inserts stages of pushes in the log (others are skipped), details cut to their longest.
-    private static func insertStages(_ reports: [DeliveryLog.Report], on connection: PostgresConnection, logger: Logger) async throws {
-        for report in reports {
-            let detail = report.detail.map { String($0.prefix(DeliveryLog.maximumDetailLength)) }
-            try await connection.query("""
-                INSERT INTO delivery_stage (unique_id, at, stage, detail)
-                SELECT unique_id, \(report.at), \(report.stage.rawValue), \(detail) FROM delivery WHERE unique_id = \(report.uniqueID)
-                """, logger: logger)
+    /// The columns of reports, for a statement that reads them with `unnest` (in their order, by
+    /// `WITH ORDINALITY`): a report without a detail has an empty one and `has_detail` false.
+    private struct ReportColumns {
+        var uniqueIDs: [String] = []
+        var times: [Double] = []
+        var stages: [String] = []
+        var details: [String] = []
+        var hasDetail: [Bool] = []
+
+        init(_ reports: [DeliveryLog.Report]) {
+            for report in reports {
+                uniqueIDs.append(report.uniqueID)
+                times.append(report.at)
+                stages.append(report.stage.rawValue)
+                details.append(report.detail.map { String($0.prefix(DeliveryLog.maximumDetailLength)) } ?? "")
+                hasDetail.append(report.detail != nil)
+            }
         }
     }
 
-    /// Inserts a device's reports as ``insertStages(_:on:logger:)`` does, but at most
-    /// ``DeliveryLog/maximumStagesPerPush`` stages a push, and none its push has already (the same
-    /// stage at the same time).
-    private static func insertDeviceReports(_ reports: [DeliveryLog.Report], on connection: PostgresConnection, logger: Logger) async throws {
-        for report in reports {
-            let count = try await column(connection.query("SELECT count(*) FROM delivery_stage WHERE unique_id = \(report.uniqueID)", logger: logger), as: Int.self).first ?? 0
-            if count >= DeliveryLog.maximumStagesPerPush { continue }
-            let detail = report.detail.map { String($0.prefix(DeliveryLog.maximumDetailLength)) }
-            try await connection.query("""
-                INSERT INTO delivery_stage (unique_id, at, stage, detail)
-                SELECT unique_id, \(report.at), \(report.stage.rawValue), \(detail) FROM delivery d WHERE unique_id = \(report.uniqueID)
-                AND NOT EXISTS (SELECT 1 FROM delivery_stage s WHERE s.unique_id = d.unique_id AND s.stage = \(report.stage.rawValue) AND s.at = \(report.at))
-                """, logger: logger)
-        }
+    /// Inserts stages of pushes in the log (those of pushes it does not hold are skipped), details
+    /// cut to their longest, in one statement.
+    private static func insertStages(_ reports: [DeliveryLog.Report], on connection: PostgresConnection, logger: Logger) async throws {
+        guard !reports.isEmpty else { return }
+        let columns = ReportColumns(reports)
+        try await connection.query("""
+            INSERT INTO delivery_stage (unique_id, at, stage, detail)
+            SELECT d.unique_id, r.at, r.stage, CASE WHEN r.has_detail THEN r.detail END
+            FROM unnest(\(columns.uniqueIDs)::text[], \(columns.times)::float8[], \(columns.stages)::text[], \(columns.details)::text[],
+                        \(columns.hasDetail)::bool[]) WITH ORDINALITY AS r(unique_id, at, stage, detail, has_detail, n)
+            JOIN delivery d ON d.unique_id = r.unique_id
+            ORDER BY r.n
+            """, logger: logger)
+    }
+
+    /// Inserts a device's reports as ``insertStages(_:on:logger:)`` does, in one statement, but only
+    /// for the device's own pushes, at most ``DeliveryLog/maximumStagesPerPush`` stages a push, and
+    /// none its push has already (the same stage at the same time, in the log or earlier in `reports`).
+    private static func insertDeviceReports(_ reports: [DeliveryLog.Report], deviceID: String, on connection: PostgresConnection,
+                                            logger: Logger) async throws {
+        guard !reports.isEmpty else { return }
+        let columns = ReportColumns(reports)
+        try await connection.query("""
+            WITH r AS (
+                SELECT * FROM unnest(\(columns.uniqueIDs)::text[], \(columns.times)::float8[], \(columns.stages)::text[],
+                                     \(columns.details)::text[], \(columns.hasDetail)::bool[])
+                    WITH ORDINALITY AS r(unique_id, at, stage, detail, has_detail, n)
+            ), fresh AS (
+                SELECT DISTINCT ON (r.unique_id, r.stage, r.at) r.* FROM r
+                JOIN delivery d ON d.unique_id = r.unique_id AND d.device_id = \(deviceID)
+                WHERE NOT EXISTS (SELECT 1 FROM delivery_stage s WHERE s.unique_id = r.unique_id AND s.stage = r.stage AND s.at = r.at)
+                ORDER BY r.unique_id, r.stage, r.at, r.n
+            ), numbered AS (
+                SELECT f.*, row_number() OVER (PARTITION BY f.unique_id ORDER BY f.n) AS k,
+                       (SELECT count(*) FROM delivery_stage s WHERE s.unique_id = f.unique_id) AS held
+                FROM fresh f
+            )
+            INSERT INTO delivery_stage (unique_id, at, stage, detail)
+            SELECT unique_id, at, stage, CASE WHEN has_detail THEN detail END FROM numbered
+            WHERE held + k <= \(DeliveryLog.maximumStagesPerPush)
+            ORDER BY n
+            """, logger: logger)
     }
 
     package func recordStages(_ reports: [DeliveryLog.Report]) async throws(GatewayError) {
@@ -1123,12 +1160,8 @@ package final class PostgresGatewayStore: GatewayStore, Service {
                 "SELECT reported_through FROM device WHERE device_id = \(deviceID) FOR UPDATE", logger: logger), as: Int64.self).first,
                   through > recorded
             else { return }
-            // Only the device's own pushes, and only the stages a device reports.
-            let ids = Array(Set(reports.map(\.uniqueID)))
-            let own = Set(try await Self.column(connection.query(
-                "SELECT unique_id FROM delivery WHERE device_id = \(deviceID) AND unique_id = ANY(\(ids))", logger: logger), as: String.self))
-            try await Self.insertDeviceReports(reports.filter { $0.stage.isReportedByDevice && own.contains($0.uniqueID) },
-                                               on: connection, logger: logger)
+            // Only the stages a device reports (and, in the statement, only for its own pushes).
+            try await Self.insertDeviceReports(reports.filter(\.stage.isReportedByDevice), deviceID: deviceID, on: connection, logger: logger)
             try await connection.query("UPDATE device SET reported_through = \(through) WHERE device_id = \(deviceID)", logger: logger)
         }
     }
