@@ -627,12 +627,17 @@ package final class PostgresGatewayStore: GatewayStore, Service {
         }
     }
 
+    /// Takes `count` numbers of the pushes' sequence, in increasing order.
+    private static func takeSequences(_ count: Int, on connection: PostgresConnection, logger: Logger) async throws -> [Int64] {
+        try await column(connection.query("""
+            SELECT nextval(pg_get_serial_sequence('push', 'sequence')) FROM generate_series(1, \(count)) ORDER BY 1
+            """, logger: logger), as: Int64.self)
+    }
+
     /// Inserts pushes in one statement, with sequences taken in their order; returns them with theirs.
     private static func insert(_ pushes: [QueuedPush], on connection: PostgresConnection, logger: Logger) async throws -> [QueuedPush] {
         guard !pushes.isEmpty else { return [] }
-        let sequences = try await column(connection.query("""
-            SELECT nextval(pg_get_serial_sequence('push', 'sequence')) FROM generate_series(1, \(pushes.count)) ORDER BY 1
-            """, logger: logger), as: Int64.self)
+        let sequences = try await takeSequences(pushes.count, on: connection, logger: logger)
         try await connection.query("""
             INSERT INTO push (sequence, device_id, token, bundle_identifier, environment, apns_id, push_type, priority, expires_at, collapse_id,
                               payload, received_at, held, unique_id, channel_id)
@@ -708,17 +713,18 @@ package final class PostgresGatewayStore: GatewayStore, Service {
                 SELECT sequence FROM push WHERE device_id = \(deviceID) AND held AND expires_at > \(now.timeIntervalSince1970)
                 ORDER BY priority DESC, sequence LIMIT \(limit) FOR UPDATE
                 """, logger: logger), as: Int64.self)
-            // Each is written again with a new sequence (the sequence never gives one twice), in the order chosen.
-            for sequence in held {
-                try await connection.query("""
-                    INSERT INTO push (device_id, token, bundle_identifier, environment, apns_id, push_type, priority, expires_at, collapse_id,
-                                      payload, received_at, held, unique_id, channel_id)
-                    SELECT device_id, token, bundle_identifier, environment, apns_id, push_type, priority, expires_at, collapse_id,
-                           payload, received_at, FALSE, unique_id, channel_id
-                    FROM push WHERE sequence = \(sequence)
-                    """, logger: logger)
-                try await connection.query("DELETE FROM push WHERE sequence = \(sequence)", logger: logger)
-            }
+            guard !held.isEmpty else { return 0 }
+            // Each is written again with a new sequence (the sequence never gives one twice), in the
+            // order chosen, all in one statement; then the old rows go.
+            let sequences = try await Self.takeSequences(held.count, on: connection, logger: logger)
+            try await connection.query("""
+                INSERT INTO push (sequence, device_id, token, bundle_identifier, environment, apns_id, push_type, priority, expires_at, collapse_id,
+                                  payload, received_at, held, unique_id, channel_id)
+                SELECT h.new, p.device_id, p.token, p.bundle_identifier, p.environment, p.apns_id, p.push_type, p.priority, p.expires_at,
+                       p.collapse_id, p.payload, p.received_at, FALSE, p.unique_id, p.channel_id
+                FROM unnest(\(held)::int8[], \(sequences)::int8[]) AS h(old, new) JOIN push p ON p.sequence = h.old
+                """, logger: logger)
+            try await connection.query("DELETE FROM push WHERE sequence = ANY(\(held))", logger: logger)
             return held.count
         }
     }
