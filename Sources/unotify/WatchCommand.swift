@@ -151,7 +151,8 @@ struct WatchCommand: AsyncParsableCommand {
         case "appStateChanged":
             Terminal.write("[\(event.bundleIdentifier)] is \(event.state.map { "\($0)" } ?? "?")")
         case "remoteNotificationDelivered":
-            Terminal.write("[\(event.bundleIdentifier)] woken by a background push \(event.remoteNotification?.identifier ?? "")")
+            let kind = event.remoteNotification?.isVoIP == true ? "a VoIP push" : "a background push"
+            Terminal.write("[\(event.bundleIdentifier)] woken by \(kind) \(event.remoteNotification?.identifier ?? "")")
         case "remoteNotificationHeld":
             Terminal.write("[\(event.bundleIdentifier)] background push \(event.remoteNotification?.identifier ?? "") held until the app can take it")
         case "remoteNotificationNotCompleted":
