@@ -1143,12 +1143,12 @@ package final class PostgresGatewayStore: GatewayStore, Service {
                 ORDER BY r.unique_id, r.stage, r.at, r.n
             ), numbered AS (
                 SELECT f.*, row_number() OVER (PARTITION BY f.unique_id ORDER BY f.n) AS k,
-                       (SELECT count(*) FROM delivery_stage s WHERE s.unique_id = f.unique_id) AS held
+                       (SELECT count(*) FROM delivery_stage s WHERE s.unique_id = f.unique_id) AS recorded
                 FROM fresh f
             )
             INSERT INTO delivery_stage (unique_id, at, stage, detail)
             SELECT unique_id, at, stage, CASE WHEN has_detail THEN detail END FROM numbered
-            WHERE held + k <= \(DeliveryLog.maximumStagesPerPush)
+            WHERE recorded + k <= \(DeliveryLog.maximumStagesPerPush)
             ORDER BY n
             """, logger: logger)
     }
