@@ -23,8 +23,16 @@ import Testing
         #expect(try JSONDecoder().decode([String: PropertyListValue].self, from: JSONEncoder().encode(decoded)) == decoded)
     }
 
-    @Test func aNullIsRefused() {
-        #expect(throws: DecodingError.self) { try JSONDecoder().decode([String: PropertyListValue].self, from: Data(#"{"a": null}"#.utf8)) }
-        #expect(throws: DecodingError.self) { try JSONDecoder().decode([PropertyListValue].self, from: Data(#"[1, null]"#.utf8)) }
+    /// A push's payload may carry `null` (the app finds `NSNull`), so its stored form does too; an
+    /// app's own request may not, as a property list has no null.
+    @Test func aNullIsAPushsValueButNotALocalRequests() throws {
+        #expect(try JSONDecoder().decode([String: PropertyListValue].self, from: Data(#"{"a": null}"#.utf8)) == ["a": .null])
+        #expect(try JSONDecoder().decode([PropertyListValue].self, from: Data(#"[1, null]"#.utf8)) == [.integer(1), .null])
+        #expect(try JSONDecoder().decode(PropertyListValue.self, from: JSONEncoder().encode(PropertyListValue.array([.null]))) == .array([.null]))
+        var content = NotificationContent()
+        content.userInfo = ["list": .array([.integer(1), .null])]
+        let request = NotificationRequest(identifier: "r", content: content, trigger: nil)
+        #expect(RequestRules.violation(in: request)?.rule == "userInfoNotPropertyList")
+        #expect(RequestRules.violation(in: content) == nil, "an extension may hand back a push's content as it came")
     }
 }

@@ -81,6 +81,64 @@ import Testing
         }
     }
 
+    /// A value no reader could keep, or an identifier that would collapse on disk, is refused on every
+    /// route before anything is stored (an app's request, an admin push, an admin path); what was
+    /// taken, at the limits, is read back after a restart, and the lists go on working.
+    @Test func poisonIsRefusedOnEveryRouteAndWhatWasTakenReadsBackAfterARestart() async throws {
+        let directory = try makeTestDirectory()
+        @Sendable func nested(_ depth: Int) -> String {
+            #"{"aps":{"alert":"deep"},"d":"# + String(repeating: "[", count: depth - 1) + "1" + String(repeating: "]", count: depth - 1) + "}"
+        }
+        @Sendable func request(_ identifier: String, userInfoDepth depth: Int) -> Data {
+            Data(#"{"identifier":"\#(identifier)","content":{"title":"t","userInfo":\#(nested(depth))},"trigger":{"type":"timeInterval","interval":60,"repeats":false}}"#.utf8)
+        }
+        try await withDaemon(directory: directory) { daemon in
+            let key = try await daemon.admin.call(.POST, "/v1/admin/apps", body: LocalAPI.RegisterApp(bundleIdentifier: "com.example.todo"),
+                                                  as: LocalAPI.AppKey.self).key
+            _ = try await daemon.admin.call(.POST, "/v1/admin/apps/com.example.todo/authorization",
+                                            body: LocalAPI.AuthorizationDecision(decision: "grant"), as: NotificationSettings.self)
+            let cases: [(what: String, method: String, path: String, key: String, body: Data, status: Int, reason: String?)] = [
+                ("userInfo 65 deep", "POST", "/v1/requests", key, request("deep", userInfoDepth: 65), 400, "userInfoTooDeep"),
+                ("userInfo 510 deep", "POST", "/v1/requests", key, request("deeper", userInfoDepth: 510), 400, nil),
+                ("a NUL in its identifier", "POST", "/v1/requests", key, Data(#"{"identifier":"nul\u0000A","content":{"title":"t"}}"#.utf8), 400,
+                 "identifierHasControlCharacter"),
+                ("a control character in its thread", "POST", "/v1/requests", key,
+                 Data(#"{"identifier":"t","content":{"title":"t","threadIdentifier":"a\u0001"}}"#.utf8), 400, "identifierHasControlCharacter"),
+                ("a null in its userInfo", "POST", "/v1/requests", key, Data(#"{"identifier":"n","content":{"title":"t","userInfo":{"n":null}}}"#.utf8),
+                 400, "userInfoNotPropertyList"),
+                ("an admin push 65 deep", "POST", "/v1/admin/apps/com.example.todo/pushes", daemon.adminKey,
+                 try JSONEncoder().encode(LocalAPI.LocalPush(payload: nested(65))), 400, nil),
+                ("an admin push with a control character in its collapse id", "POST", "/v1/admin/apps/com.example.todo/pushes", daemon.adminKey,
+                 try JSONEncoder().encode(LocalAPI.LocalPush(payload: #"{"aps":{"alert":"x"}}"#, collapseID: "a\u{1}")), 400, nil),
+                ("an app path with %00", "GET", "/v1/admin/apps/com.example.todo%00anything/settings", daemon.adminKey, Data(), 400, nil),
+                ("settings changed through %00", "PATCH", "/v1/admin/apps/com.example.todo%00x/settings", daemon.adminKey,
+                 Data(#"{"alertSetting":"disabled"}"#.utf8), 400, nil),
+                ("userInfo 64 deep", "POST", "/v1/requests", key, request("kept", userInfoDepth: 64), 201, nil),
+                ("an admin push 64 deep", "POST", "/v1/admin/apps/com.example.todo/pushes", daemon.adminKey,
+                 try JSONEncoder().encode(LocalAPI.LocalPush(payload: nested(64), collapseID: "pushed")), 204, nil),
+            ]
+            for test in cases {
+                let connection = try RawHTTPConnection(socketPath: daemon.socketPath)
+                try await connection.send(RawHTTPConnection.request(test.method, test.path, key: test.key, body: test.body.isEmpty ? nil : test.body))
+                let answer = try #require(try await connection.responses(1).first)
+                #expect(answer.status == test.status, "\(test.what): \(String(decoding: answer.body, as: UTF8.self))")
+                if let reason = test.reason {
+                    #expect((try? JSONDecoder().decode(LocalAPI.Problem.self, from: answer.body))?.reason == reason, "\(test.what)")
+                }
+            }
+            #expect(try await daemon.engine.pendingRequests("com.example.todo").map(\.request.identifier) == ["kept"])
+            #expect(try await daemon.engine.settings("com.example.todo").alertSetting == .enabled, "the %00 path changed nothing")
+        }
+        // A new daemon over the same files reads everything back.
+        try await withDaemon(directory: directory) { daemon in
+            let pending = try await daemon.engine.pendingRequests("com.example.todo")
+            #expect(pending.map(\.request.identifier) == ["kept"])
+            #expect(pending.first?.request.content.userInfo["d"]?.nests(deeperThan: 62) == true)
+            #expect(try await daemon.engine.deliveredNotifications("com.example.todo").map(\.request.identifier) == ["pushed"])
+            #expect(try await daemon.admin.raw(.GET, "/v1/admin/notifications").status == 200)
+        }
+    }
+
     @Test func aBrokenStateFromAnOlderDaemonNeitherSpinsNorDelaysAnotherApp() async throws {
         let directory = try makeTestDirectory()
         let clock = ManualDaemonClock()

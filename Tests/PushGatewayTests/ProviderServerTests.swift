@@ -77,12 +77,14 @@ final class HoldingAcceptor: PushAcceptor {
             path: String = "/3/device/\(ProviderServerTests.token)",
             method: HTTPMethod = .POST,
             headers: [(String, String)],
-            body: String = #"{"aps":{"alert":"Hello"}}"#
+            body: String = #"{"aps":{"alert":"Hello"}}"#,
+            bytes: [UInt8]? = nil
         ) async throws -> (status: Int, apnsID: String?, contentType: String?, body: String) {
             var request = HTTPClientRequest(url: url + path)
             request.method = method
             for (name, value) in headers { request.headers.add(name: name, value: value) }
-            if !body.isEmpty { request.body = .bytes(ByteBuffer(string: body)) }
+            let sent = bytes ?? Array(body.utf8)
+            if !sent.isEmpty { request.body = .bytes(ByteBuffer(bytes: sent)) }
             let response = try await client.execute(request, timeout: .seconds(10))
             let bytes = try await response.body.collect(upTo: 1 << 16)
             return (Int(response.status.code), response.headers.first(name: "apns-id"), response.headers.first(name: "content-type"),
@@ -129,6 +131,41 @@ final class HoldingAcceptor: PushAcceptor {
             #expect(answer.status == 200)
             #expect(answer.apnsID.map(APNs.isCanonicalUUID) == true)
             #expect(answer.apnsID == answer.apnsID?.lowercased())
+        }
+    }
+
+    /// A payload some reader of the system could not keep (nested past the limit, a key twice, a lone
+    /// surrogate, bytes that are not UTF-8, a number no `Double` holds, not JSON at all) is refused
+    /// before it is stored; one at the limit is taken, and so is `null`, as APNs takes it.
+    @Test(arguments: [
+        ("64 deep", 200), ("65 deep", 400), ("510 deep", 400), ("a key twice", 400), ("a lone surrogate", 400),
+        ("not UTF-8", 400), ("1e400", 400), ("not JSON", 400), ("an array", 400), ("null inside", 200),
+    ])
+    func aPayloadNoReaderCouldKeepIsRefusedBeforeItIsStored(_ kind: String, status: Int) async throws {
+        func nested(_ depth: Int) -> [UInt8] {
+            Array((#"{"aps":{"alert":"deep"},"d":"# + String(repeating: "[", count: depth - 1) + "1" + String(repeating: "]", count: depth - 1) + "}").utf8)
+        }
+        let payloads: [String: [UInt8]] = [
+            "64 deep": nested(64), "65 deep": nested(65), "510 deep": nested(510),
+            "a key twice": Array(#"{"aps":{"alert":"a"},"k":1,"k":2}"#.utf8),
+            "a lone surrogate": Array(#"{"aps":{"alert":"\ud800"}}"#.utf8),
+            "not UTF-8": Array(#"{"aps":{"alert":""#.utf8) + [0xFF] + Array(#""}}"#.utf8),
+            "1e400": Array(#"{"aps":{"alert":"a"},"n":1e400}"#.utf8),
+            "not JSON": Array(#"{"aps":{"alert":"a"}"#.utf8),
+            "an array": Array(#"[{"aps":{"alert":"a"}}]"#.utf8),
+            "null inside": Array(#"{"aps":{"alert":"a"},"n":null}"#.utf8),
+        ]
+        let acceptor = RecordingAcceptor()
+        try await withServer(acceptor: acceptor) { running in
+            let headers = [("authorization", try running.bearer()), ("apns-topic", "com.example.todo")]
+            let answer = try await running.post(headers: headers, bytes: payloads[kind]!)
+            #expect(answer.status == status)
+            if status == 400 {
+                #expect(answer.body == #"{"reason":"BadRequestPayload"}"#)
+                #expect(acceptor.accepted.withLock { $0.isEmpty }, "nothing was stored")
+            } else {
+                #expect(acceptor.accepted.withLock { $0.count } == 1)
+            }
         }
     }
 

@@ -27,12 +27,12 @@ extension APNs {
     /// Reads a payload: a JSON object with an optional `aps` dictionary (Apple's keys) and custom keys
     /// beside it.
     package static func payload(_ bytes: [UInt8], localize: Localizer = { _ in nil }) -> Result<Payload, PayloadError> {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]),
-              let root = object as? [String: Any] else {
-            return .failure(PayloadError(description: "The payload is not a JSON object."))
-        }
-        guard case .dictionary(let userInfo)? = PropertyListValue(any: root) else {
-            return .failure(PayloadError(description: "The payload holds values a notification cannot carry."))
+        // Read as the gateway checked it (``checkPayload(_:)``): nothing the system could not keep.
+        let userInfo: [String: PropertyListValue]
+        switch StrictJSONReader().object(bytes) {
+        case .success(let object): userInfo = object
+        case .failure(.notAnObject): return .failure(PayloadError(description: "The payload is not a JSON object."))
+        case .failure(let failure): return .failure(PayloadError(description: "The payload cannot be kept: \(failure)"))
         }
         let aps: [String: PropertyListValue] = userInfo["aps"].flatMap { if case .dictionary(let aps) = $0 { aps } else { nil } } ?? [:]
 

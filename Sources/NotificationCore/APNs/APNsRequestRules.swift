@@ -118,7 +118,10 @@ extension APNs {
         guard pushType.allows(priority: priority) else { return .failure(Rejection(.badPriority)) }
 
         let collapseID = value("apns-collapse-id")
-        if let collapseID, collapseID.utf8.count > 64 { return .failure(Rejection(.badCollapseId)) }
+        // It becomes the notification's identifier on the device: an identifier's characters only.
+        if let collapseID, collapseID.utf8.count > 64 || RequestRules.violation(inIdentifier: collapseID, what: "collapse identifier") != nil {
+            return .failure(Rejection(.badCollapseId))
+        }
 
         guard payloadBytes > 0 else { return .failure(Rejection(.payloadEmpty)) }
         guard payloadBytes <= pushType.maximumPayloadBytes else { return .failure(Rejection(.payloadTooLarge)) }
@@ -126,6 +129,14 @@ extension APNs {
         return .success(PushHeaders(
             deviceToken: deviceToken, apnsID: apnsID, topic: topic, pushType: pushType, priority: priority, expiration: expiration, collapseID: collapseID
         ))
+    }
+
+    /// Checks a push's payload, whose size ``checkHeaders(deviceToken:headers:payloadBytes:newID:)``
+    /// checked: a JSON object that every reader of the system reads, and reads the same way, within
+    /// ``JSONLimits`` (see ``StrictJSONReader``). Anything else is refused with the reason APNs gives
+    /// a request body it cannot read, `400 BadRequestPayload`, before it is stored.
+    package static func checkPayload(_ payload: [UInt8]) -> Rejection? {
+        StrictJSONReader().checkObject(payload) == nil ? nil : Rejection(.badRequestPayload)
     }
 
     /// 8-4-4-4-12 hexadecimal digits. Apple's documentation shows them lower-case; clients send

@@ -13,7 +13,9 @@ package import Foundation
 /// 2001, data as base64, URLs as their absolute string, a value inside another that encodes nothing
 /// as `{}`; non-finite numbers, and a value that encodes nothing at all, are refused
 /// (`EncodingError.invalidValue`). With ``sortsKeys``, the keys of every object are in the order of
-/// their UTF-8 bytes (for keys of ASCII letters and digits, the order `.sortedKeys` gives). A value that writes to a container after a later sibling began, asks for a
+/// their UTF-8 bytes (for keys of ASCII letters and digits, the order `.sortedKeys` gives). A value
+/// that nests deeper than ``JSONLimits/maximumDocumentDepth`` is refused too
+/// (`EncodingError.invalidValue`): no reader would take it back. A value that writes to a container after a later sibling began, asks for a
 /// `superEncoder`, or writes a key twice cannot be written out as it goes: it is encoded by
 /// `JSONEncoder` with the same options instead.
 package struct StreamingJSONEncoder: Sendable {
@@ -42,11 +44,21 @@ package struct StreamingJSONEncoder: Sendable {
             guard !output.isOutOfOrder else { throw JSONOutput.OutOfOrder() }
             return output.bytes
         } catch is JSONOutput.OutOfOrder {
+            if output.isTooDeep { throw Self.tooDeep(value) }
             let encoder = JSONEncoder()
             if sortsKeys { encoder.outputFormatting = .sortedKeys }
             encoder.userInfo = userInfo
-            return Array(try encoder.encode(value))
+            let bytes = Array(try encoder.encode(value))
+            // `JSONEncoder` writes any depth; what is written here, Foundation's readers read.
+            if case .tooDeep? = StrictJSONReader(maximumDepth: JSONLimits.maximumDocumentDepth).check(bytes) { throw Self.tooDeep(value) }
+            return bytes
         }
+    }
+
+    private static func tooDeep(_ value: Any) -> EncodingError {
+        EncodingError.invalidValue(value, EncodingError.Context(
+            codingPath: [], debugDescription: "The value nests deeper than \(JSONLimits.maximumDocumentDepth) levels, more than a JSON reader takes."
+        ))
     }
 }
 
@@ -132,6 +144,8 @@ private final class JSONOutput {
     /// Whether a container was used in a way this buffer cannot follow (or an object wrote a key
     /// twice, whose last value `JSONEncoder` keeps): the value is then encoded by `JSONEncoder`.
     @exclusivity(unchecked) private(set) var isOutOfOrder = false
+    /// Whether a container would have opened deeper than ``JSONLimits/maximumDocumentDepth``.
+    @exclusivity(unchecked) private(set) var isTooDeep = false
     let sortsKeys: Bool
     private let sendableUserInfo: [CodingUserInfoKey: any Sendable]
     /// Converted when a value first asks for it.
@@ -164,6 +178,10 @@ private final class JSONOutput {
             return (level, frames[level].id)
         }
         try checkSlot(slot, level: level)
+        guard frames.count < JSONLimits.maximumDocumentDepth else {
+            isTooDeep = true
+            throw outOfOrder()
+        }
         slotIsOpen = false
         bytes.append(isObject ? UInt8(ascii: "{") : UInt8(ascii: "["))
         nextFrameID += 1

@@ -1,10 +1,14 @@
 package import Foundation
 
-/// A value that can travel in a notification's `userInfo`: the property-list types Apple allows there.
+/// A value that can travel in a notification's `userInfo`: the property-list types Apple allows there,
+/// and JSON's `null`, which a push's payload may carry (the app finds `NSNull` there, as on iOS).
 ///
 /// `userInfo` is `[AnyHashable: Any]` in the public API; inside the system it is kept in this form so it
 /// is `Sendable`, comparable and can be stored or sent over the wire unchanged.
 package enum PropertyListValue: Sendable, Hashable {
+    /// JSON's `null`, from a push's payload only: a local notification's `userInfo` holds
+    /// property-list values alone (``init(any:)`` takes no `NSNull`).
+    case null
     case string(String)
     case integer(Int)
     case double(Double)
@@ -67,6 +71,9 @@ extension PropertyListValue {
         switch String(cString: number.objCType) {
         case "c", "B": self = .bool(number.boolValue)
         case "f", "d": self = .double(number.doubleValue)
+        // An unsigned number past `Int.max` (JSONSerialization reads 9223372036854775808 so) is a
+        // `Double`, as JSONDecoder reads it, rather than an `Int` that wrapped around.
+        case "Q", "L": self = Int(exactly: number.uint64Value).map(Self.integer) ?? .double(number.doubleValue)
         default: self = .integer(number.intValue)
         }
     }
@@ -86,6 +93,7 @@ extension PropertyListValue {
     /// platforms, so `as? Int` and `as? Double` both work whichever way the number was stored.
     package var anyValue: Any {
         switch self {
+        case .null: NSNull()
         case .string(let v): v
         case .integer(let v): NSNumber(value: v)
         case .double(let v): NSNumber(value: v)
@@ -94,6 +102,29 @@ extension PropertyListValue {
         case .data(let v): v
         case .array(let v): v.map(\.anyValue)
         case .dictionary(let v): v.mapValues(\.anyValue) as [String: Any]
+        }
+    }
+
+    /// Whether arrays and dictionaries nest in the value more than `limit` deep (the value itself
+    /// counted: a dictionary of strings is 1 deep, a string 0). Stops looking past the limit.
+    package func nests(deeperThan limit: Int) -> Bool {
+        switch self {
+        case .array(let values):
+            limit < 1 || values.contains { $0.nests(deeperThan: limit - 1) }
+        case .dictionary(let values):
+            limit < 1 || values.values.contains { $0.nests(deeperThan: limit - 1) }
+        case .null, .string, .integer, .double, .bool, .date, .data:
+            false
+        }
+    }
+
+    /// Whether `null` is anywhere in the value.
+    package var containsNull: Bool {
+        switch self {
+        case .null: true
+        case .array(let values): values.contains { $0.containsNull }
+        case .dictionary(let values): values.values.contains { $0.containsNull }
+        case .string, .integer, .double, .bool, .date, .data: false
         }
     }
 

@@ -8,10 +8,21 @@ extension PropertyListValue: Codable {
     private enum CodingKeys: String, CodingKey {
         case date = "$date"
         case data = "$data"
+        case dictionary = "$dictionary"
+    }
+
+    /// Any key, to count an object's members.
+    private struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
     }
 
     /// Strings, numbers, booleans, arrays and objects are plain JSON; dates and data, which JSON lacks,
-    /// are objects with one key: `{"$date": <seconds since 1970>}` and `{"$data": "<base64>"}`.
+    /// are objects with one key: `{"$date": <seconds since 1970>}` and `{"$data": "<base64>"}`. A
+    /// dictionary that is itself one key beginning with `$` is written inside `{"$dictionary": …}`, so
+    /// that it is never read back as a date or data.
     ///
     /// Each kind is tried in turn, and a kind that does not match throws an error, which costs more
     /// than decoding the value: strings and objects, the commonest in a payload, are tried first. No
@@ -21,8 +32,11 @@ extension PropertyListValue: Codable {
         let single = try decoder.singleValueContainer()
         if let value = try? single.decode(String.self) {
             self = .string(value)
+        } else if single.decodeNil() {
+            self = .null
         } else if let keyed = try? decoder.container(keyedBy: CodingKeys.self) {
-            if keyed.allKeys.count == 1, let tagged = try Self.tagged(keyed) {
+            // One member, and a tag: the tagged keys alone are in `allKeys`, so the members are counted apart.
+            if keyed.allKeys.count == 1, try decoder.container(keyedBy: AnyKey.self).allKeys.count == 1, let tagged = try Self.tagged(keyed) {
                 self = tagged
             } else {
                 self = .dictionary(try single.decode([String: PropertyListValue].self))
@@ -47,11 +61,17 @@ extension PropertyListValue: Codable {
         if let base64 = try? container.decode(String.self, forKey: .data), let data = Data(base64Encoded: base64) {
             return .data(data)
         }
+        if let dictionary = try? container.decode([String: PropertyListValue].self, forKey: .dictionary) {
+            return .dictionary(dictionary)
+        }
         return nil
     }
 
     package func encode(to encoder: any Encoder) throws {
         switch self {
+        case .null:
+            var single = encoder.singleValueContainer()
+            try single.encodeNil()
         case .string(let value):
             var single = encoder.singleValueContainer()
             try single.encode(value)
@@ -73,6 +93,9 @@ extension PropertyListValue: Codable {
         case .array(let value):
             var single = encoder.singleValueContainer()
             try single.encode(value)
+        case .dictionary(let value) where value.count == 1 && value.keys.first!.hasPrefix("$"):
+            var keyed = encoder.container(keyedBy: CodingKeys.self)
+            try keyed.encode(value, forKey: .dictionary)
         case .dictionary(let value):
             var single = encoder.singleValueContainer()
             try single.encode(value)

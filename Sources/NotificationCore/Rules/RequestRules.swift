@@ -51,7 +51,13 @@ package enum RequestRules {
     package static func violation(in request: NotificationRequest) -> RuleViolation? {
         if let violation = identifierViolation(request.identifier, what: "request identifier") { return violation }
         if let trigger = request.trigger, let violation = violation(in: trigger) { return violation }
-        return violation(in: request.content)
+        return violation(in: request.content) ?? propertyListViolation(in: request.content)
+    }
+
+    /// An app's own request holds property-list values only: `null` comes in a push's payload alone.
+    private static func propertyListViolation(in content: NotificationContent) -> RuleViolation? {
+        guard PropertyListValue.dictionary(content.userInfo).containsNull else { return nil }
+        return RuleViolation("userInfoNotPropertyList", "A notification's userInfo holds property-list values only: strings, numbers, booleans, dates, data, arrays and dictionaries; not null.")
     }
 
     /// The refusal of a request that breaks a rule, with the nearest `UNError` code: invalid date for
@@ -60,7 +66,8 @@ package enum RequestRules {
         if let trigger = request.trigger, let violation = violation(in: trigger) {
             return NotificationFailure(violation, isTrigger: true)
         }
-        if let violation = identifierViolation(request.identifier, what: "request identifier") ?? violation(in: request.content) {
+        if let violation = identifierViolation(request.identifier, what: "request identifier") ?? violation(in: request.content)
+            ?? propertyListViolation(in: request.content) {
             return NotificationFailure(violation, isTrigger: false)
         }
         return nil
@@ -126,6 +133,15 @@ package enum RequestRules {
         guard content.summaryArgumentCount >= 0 else {
             return RuleViolation("summaryArgumentCountNegative", "The summary argument count must be 0 or more; got \(content.summaryArgumentCount).")
         }
+        for attachment in content.attachments {
+            if let violation = identifierViolation(attachment.identifier, what: "attachment identifier") { return violation }
+        }
+        if PropertyListValue.dictionary(content.userInfo).nests(deeperThan: JSONLimits.maximumValueDepth) {
+            return RuleViolation(
+                "userInfoTooDeep",
+                "A notification's userInfo nests at most \(JSONLimits.maximumValueDepth) levels of arrays and dictionaries (itself counted)."
+            )
+        }
         let weight = contentBytes(content)
         guard weight <= maximumContentBytes else {
             return RuleViolation("contentTooLarge", "A notification's text and userInfo weigh at most \(maximumContentBytes) bytes; this one weighs \(weight).")
@@ -147,18 +163,22 @@ package enum RequestRules {
             guard category.intentIdentifiers.count <= maximumIntentIdentifiers else {
                 return RuleViolation("tooManyIntentIdentifiers", "A category has at most \(maximumIntentIdentifiers) intent identifiers; \(category.identifier) has \(category.intentIdentifiers.count).")
             }
-            var strings = [(category.hiddenPreviewsBodyPlaceholder, "hidden-previews placeholder"), (category.categorySummaryFormat, "summary format")]
-            strings += category.intentIdentifiers.map { ($0, "intent identifier") }
+            var identifiers = category.intentIdentifiers.map { ($0, "intent identifier") }
+            var texts = [(category.hiddenPreviewsBodyPlaceholder, "hidden-previews placeholder"), (category.categorySummaryFormat, "summary format")]
             for action in category.actions {
-                strings += [(action.identifier, "action identifier"), (action.title, "action title")]
-                if let input = action.textInput { strings += [(input.buttonTitle, "text-input button title"), (input.placeholder, "text-input placeholder")] }
+                identifiers.append((action.identifier, "action identifier"))
+                texts.append((action.title, "action title"))
+                if let input = action.textInput { texts += [(input.buttonTitle, "text-input button title"), (input.placeholder, "text-input placeholder")] }
                 switch action.icon {
-                case .template(let name)?, .system(let name)?: strings.append((name, "action icon name"))
+                case .template(let name)?, .system(let name)?: identifiers.append((name, "action icon name"))
                 case nil: break
                 }
             }
-            for (value, what) in strings {
+            for (value, what) in identifiers {
                 if let violation = identifierViolation(value, what: what) { return violation }
+            }
+            for (value, what) in texts {
+                if let violation = textViolation(value, what: what) { return violation }
             }
         }
         return nil
@@ -191,7 +211,32 @@ package enum RequestRules {
         return nil
     }
 
+    /// Checks an identifier (of a request, category, action, thread, region, or a push's collapse
+    /// identifier): at most ``maximumIdentifierLength`` characters, none of them a control character
+    /// (U+0000–U+001F, U+007F–U+009F). Identifiers are keys on disk and on the wire, where a NUL would
+    /// end one early and make two identifiers one.
+    package static func violation(inIdentifier value: String, what: String) -> RuleViolation? {
+        if let violation = textViolation(value, what: what) { return violation }
+        if let control = value.unicodeScalars.first(where: isControl) {
+            return RuleViolation(
+                "identifierHasControlCharacter",
+                "A \(what) has no control characters; this one has U+\(String(format: "%04X", control.value))."
+            )
+        }
+        return nil
+    }
+
+    /// Whether `scalar` is a control character (Unicode's general category Cc).
+    package static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+
     private static func identifierViolation(_ value: String, what: String) -> RuleViolation? {
+        violation(inIdentifier: value, what: what)
+    }
+
+    /// Checks a string of a category that a person reads (a title, a placeholder): its length.
+    private static func textViolation(_ value: String, what: String) -> RuleViolation? {
         let length = value.unicodeScalars.count
         guard length <= maximumIdentifierLength else {
             return RuleViolation("stringTooLong", "A \(what) is at most \(maximumIdentifierLength) characters long; got \(length).")
@@ -216,6 +261,7 @@ package enum RequestRules {
         case .string(let string): string.utf8.count + 2
         case .integer, .double, .date: 20
         case .bool: 5
+        case .null: 4
         case .data(let data): data.count * 4 / 3 + 4
         case .array(let values): values.reduce(2) { $0 + weight($1) + 1 }
         case .dictionary(let values): values.reduce(2) { $0 + $1.key.utf8.count + 3 + weight($1.value) + 1 }

@@ -23,7 +23,7 @@ enum AppEventStream {
         let decoder = JSONDecoder()
         var replies = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
         guard case .text(let first)? = try await replies.next(),
-              case .state(let state)? = try? decoder.decode(LocalAPI.AppReply.self, from: Data(first.utf8)) else {
+              case .state(let state)? = try? JSONLimits.decode(LocalAPI.AppReply.self, from: first.utf8, with: decoder) else {
             logger.notice("an app's event stream did not start with its state", metadata: ["app": .string(bundle)])
             return
         }
@@ -71,7 +71,7 @@ enum AppEventStream {
                         // The answer to `willPresent`, the busiest reply, is read straight from its bytes when it can be.
                         guard case .text(let text) = message,
                               let reply = NotificationJSONReader.willPresentAnswer(from: text.utf8)
-                                ?? (try? decoder.decode(LocalAPI.AppReply.self, from: Data(text.utf8))) else {
+                                ?? (try? JSONLimits.decode(LocalAPI.AppReply.self, from: text.utf8, with: decoder)) else {
                             logger.notice("ignored a malformed message on an app's event stream", metadata: ["app": .string(bundle)])
                             continue
                         }

@@ -235,7 +235,7 @@ private func collectBody(_ request: Request, _ context: some RequestContext) asy
 
 private func decode<T: Decodable>(_ type: T.Type, from body: ByteBuffer) throws -> T {
     do {
-        return try JSONDecoder().decode(T.self, from: Data(body.readableBytesView))
+        return try JSONLimits.decode(T.self, from: body.readableBytesView)
     } catch let error as DecodingError {
         // Well-formed, but naming what does not exist here (a time zone): refused as Apple refuses it.
         if let failure = notificationFailure(in: error) { throw DaemonError(failure) }

@@ -1362,6 +1362,9 @@ package actor DaemonEngine {
         if let collapseID, collapseID.utf8.count > 64 {
             throw DaemonError(.invalidRequest, "A collapse identifier is at most 64 bytes.")
         }
+        if let collapseID, let violation = RequestRules.violation(inIdentifier: collapseID, what: "collapse identifier") {
+            throw DaemonError(violation)
+        }
         let serviceExtension = serviceExtension(of: bundleIdentifier)?.serviceExtension
         try await step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in
             ((), machine.receivePush(parsed, apnsID: apnsID, collapseID: collapseID, pushType: .alert, serviceExtension: serviceExtension))

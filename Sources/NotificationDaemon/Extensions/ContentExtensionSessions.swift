@@ -278,7 +278,7 @@ package final class ContentExtensionSessions: Sendable {
             while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = Data(buffer[..<newline])
                 buffer.removeSubrange(...newline)
-                guard let message = try? JSONDecoder().decode(ContentExtensionMessage.self, from: line) else {
+                guard let message = try? JSONLimits.decode(ContentExtensionMessage.self, from: line) else {
                     logger.notice("a content extension said something that is not a message; it is stopped", metadata: ["app": .string(appOf(id))])
                     break reading
                 }

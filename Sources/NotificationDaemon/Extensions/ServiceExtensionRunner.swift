@@ -267,7 +267,7 @@ final class ServiceExtensionRunner: Sendable {
     }
 
     private static func answer(in line: [UInt8]) -> ServiceExtensionResult {
-        guard let message = try? JSONDecoder().decode(ServiceExtensionMessage.self, from: Data(line)) else {
+        guard let message = try? JSONLimits.decode(ServiceExtensionMessage.self, from: line) else {
             return .failure("its answer is not a message the daemon reads")
         }
         switch message.type {

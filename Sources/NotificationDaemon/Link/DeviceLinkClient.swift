@@ -257,7 +257,7 @@ package final class DeviceLinkClient: Service, Sendable {
                           confirmReported: AsyncStream<Int64>.Continuation, address: String) {
         // A push, the message of every push, is read straight from its bytes when it can be.
         guard let message = text.withUnsafeReadableBytes({ NotificationJSONReader.linkPush(from: $0) }).map(DeviceLink.GatewayMessage.push)
-            ?? (try? JSONDecoder().decode(DeviceLink.GatewayMessage.self, from: Data(text.readableBytesView)))
+            ?? (try? JSONLimits.decode(DeviceLink.GatewayMessage.self, from: text.readableBytesView))
         else { return }
         switch message {
         case .welcome(let deviceID, let window):

@@ -225,7 +225,7 @@ private final class DeviceLinkHandler: ChannelInboundHandler {
             // their bytes: this loop also writes the device's pushes.
             let bytes = frame.unmaskedData.readableBytesView
             guard let message = NotificationJSONReader.linkReport(from: bytes)
-                    ?? (try? decoder.decode(DeviceLink.DeviceMessage.self, from: Data(bytes))) else {
+                    ?? (try? JSONLimits.decode(DeviceLink.DeviceMessage.self, from: bytes, with: decoder)) else {
                 links.ignoredMalformedMessage(on: session)
                 return
             }

@@ -269,6 +269,9 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
         case .failure(let rejection): return refuse(rejection, apnsID: givenID, stream: stream, context: context)
         case .success(let value): pushHeaders = value
         }
+        if let rejection = APNs.checkPayload(request.body) {
+            return refuse(rejection, apnsID: pushHeaders.apnsID, stream: stream, context: context)
+        }
 
         let authorized: ProviderConnectionAuthorization.Authorized
         switch connection.authorization.authorizeTopic(pushHeaders.topic, pushType: pushHeaders.pushType) {
@@ -468,6 +471,7 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
                 case .failure(let rejection):
                     return .refusal(rejection)
                 case .success(let headers):
+                    if let rejection = APNs.checkPayload(body) { return .refusal(rejection) }
                     _ = try await channels.broadcast(to: channel, headers: headers, payload: body, at: now)
                     return .answer(status: 200, uniqueID: TimeOrderedUUIDs.shared.make())
                 }
