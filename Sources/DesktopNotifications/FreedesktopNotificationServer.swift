@@ -79,7 +79,7 @@ actor FreedesktopSession {
     func run() async {
         await withTaskGroup(of: Void.self) { group in
             // The apps registered by earlier runs: their notifications may still be answered.
-            for (app, _) in (try? await engine.apps()) ?? [] where app.hasPrefix("desktop.") {
+            for app in ((try? await engine.apps()) ?? []).map(\.bundleIdentifier) where app.hasPrefix("desktop.") {
                 apps.insert(app)
                 for notification in (try? await engine.visibleNotifications(app)) ?? [] {
                     let identifier = notification.notification.request.identifier

@@ -8,6 +8,7 @@ package struct DaemonError: Error, Sendable, CustomStringConvertible {
             case appNotFound, appAlreadyRegistered, unauthorized, invalidRequest, notification
             case personAction, upgradeRequired, databaseUnreadable, storageFailed, gatewayUnavailable, gatewayNotConfigured
             case extensionNotExecutable, wrongPasscode, passcodeAttemptsExceeded, noContentExtension, extensionFailed, bodyTooLarge
+            case appQuarantined
         }
 
         private let value: Value
@@ -30,6 +31,10 @@ package struct DaemonError: Error, Sendable, CustomStringConvertible {
         package static let upgradeRequired = Code(value: .upgradeRequired)
         /// The database exists but cannot be read: it is corrupt, or not a daemon database.
         package static let databaseUnreadable = Code(value: .databaseUnreadable)
+        /// The app's stored state cannot be read (a bug, a damaged row, a format of another version):
+        /// the app is quarantined, and every other app goes on. `unotify apps reset` sets its state
+        /// aside and starts it afresh; `unotify apps remove` removes it.
+        package static let appQuarantined = Code(value: .appQuarantined)
         /// Writing to the database failed.
         package static let storageFailed = Code(value: .storageFailed)
         /// The daemon's push gateway cannot be reached now, or did not answer.

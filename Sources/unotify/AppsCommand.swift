@@ -10,7 +10,8 @@ struct AppsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apps",
         abstract: "Register, list and remove apps.",
-        subcommands: [Add.self, List.self, Remove.self, Key.self, Token.self, Subscribe.self, Strings.self, Extension.self, ContentExtension.self, BackgroundPushes.self]
+        subcommands: [Add.self, List.self, Remove.self, Reset.self, Key.self, Token.self, Subscribe.self, Strings.self, Extension.self, ContentExtension.self,
+                      BackgroundPushes.self]
     )
 
     struct Add: AsyncParsableCommand {
@@ -51,8 +52,28 @@ struct AppsCommand: AsyncParsableCommand {
             if json { return try printJSON(apps) }
             for app in apps {
                 let state = app.state.map { $0 == AppState.notRunning.rawValue ? "" : "  (\($0))" } ?? ""
-                print(app.bundleIdentifier + state + (app.launchCommand.map { "  (launch: \($0))" } ?? ""))
+                print(app.bundleIdentifier + state + (app.launchCommand.map { "  (launch: \($0))" } ?? "")
+                      + (app.quarantined.map { "  (quarantined: \($0))" } ?? ""))
             }
+        }
+    }
+
+    struct Reset: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Start a quarantined app afresh, its stored state set aside.",
+            discussion: """
+                An app whose stored state cannot be read is quarantined: every other app goes on, and `unotify apps list` \
+                says why. Resetting it copies its state into the database's set_aside table, for inspection, and starts its \
+                notifications, settings and categories anew, as if it were installed again; its key, strings and extensions stay.
+                """
+        )
+        @OptionGroup var location: LocationOptions
+        @Argument var bundleIdentifier: String
+
+        func run() async throws {
+            let reset = try await location.adminClient().call(.POST, "/v1/admin/apps/\(segment(bundleIdentifier))/reset", as: LocalAPI.AppReset.self)
+            print("Reset \(bundleIdentifier): \(reset.setAside) stored parts set aside. To see them:")
+            print("  sqlite3 \(location.configuration.databasePath) \"SELECT part, identifier, bytes FROM set_aside WHERE app = '\(bundleIdentifier)'\"")
         }
     }
 

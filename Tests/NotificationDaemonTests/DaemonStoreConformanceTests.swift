@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import NotificationCore
 @testable import NotificationDaemon
 import Testing
@@ -52,12 +53,61 @@ import Testing
         #expect(Set(together.keys) == ["com.example.a", "com.example.b", "com.example.c"])
         for name in ["com.example.a", "com.example.b", "com.example.c"] {
             let alone = try #require(try await store.app(name))
-            let read = try #require(together[name])
+            let read = try #require(try together[name]?.get())
             #expect(read.keyHash == alone.keyHash && read.launchCommand == alone.launchCommand && read.bootID == alone.bootID, "\(name)")
             #expect(read.machine.pendingRequests.map(\.request) == alone.machine.pendingRequests.map(\.request), "\(name)")
             #expect(read.machine.deliveredNotifications == alone.machine.deliveredNotifications, "\(name)")
         }
         #expect(try await store.apps([]).isEmpty)
+    }
+
+    /// An app whose stored state cannot be read fails alone: a read of several apps gives it as
+    /// `appQuarantined` and the others as they are; quarantined, it leaves every index; reset, its
+    /// state is set aside and it starts afresh with its key. (Damaged through SQLite itself.)
+    @Test func anAppThatCannotBeReadFailsAloneIsQuarantinedAndCanBeReset() async throws {
+        let directory = try makeTestDirectory()
+        let path = directory.appendingPathComponent("store.sqlite").path
+        let store = try SQLiteDaemonStore(path: path)
+        try await store.insert(try app("com.example.damaged", key: "damaged-key", wakeUpIn: 60, shown: true))
+        try await store.insert(try app("com.example.fine", wakeUpIn: 60, shown: true))
+        // A row written by a bug, or damaged on disk.
+        let queue = try DatabaseQueue(path: path)
+        try await queue.write { db in
+            try db.execute(sql: "UPDATE delivered SET notification = CAST('{not json' AS BLOB) WHERE app = 'com.example.damaged'")
+        }
+        let together = try await store.apps(["com.example.damaged", "com.example.fine"])
+        #expect(throws: DaemonError.self) { try together["com.example.damaged"]?.get() }
+        #expect((try? together["com.example.damaged"]?.get()) == nil)
+        if case .failure(let error)? = together["com.example.damaged"] { #expect(error.code == .appQuarantined) }
+        #expect(try together["com.example.fine"]?.get().machine.deliveredNotifications.count == 1)
+
+        try await store.quarantine("com.example.damaged", reason: "its notifications cannot be read", at: Self.start)
+        #expect(try await store.appsShowingNotifications() == ["com.example.fine"])
+        #expect(try await store.appsDue(by: Self.start.addingTimeInterval(120), limit: 10) == ["com.example.fine"])
+        let listed = try await store.apps()
+        #expect(listed.first { $0.bundleIdentifier == "com.example.damaged" }?.quarantined?.reason == "its notifications cannot be read")
+        #expect(listed.first { $0.bundleIdentifier == "com.example.fine" }?.quarantined == nil)
+        await #expect(throws: DaemonError.self) { try await store.app("com.example.damaged") }
+
+        // Reset: everything it had is set aside, byte for byte, and it starts afresh with its key.
+        let fresh = NotificationCenterMachine(now: Self.start, calendar: Calendar(identifier: .gregorian), timeZone: TimeZone(identifier: "UTC")!,
+                                              appState: .notRunning, appReachable: false)
+        let setAside = try await store.reset(StoredApp(bundleIdentifier: "com.example.damaged", keyHash: "", launchCommand: nil, machine: fresh,
+                                                       bootID: "boot"), at: Self.start)
+        #expect(setAside == 4, "its core, its categories, its pending request and its delivered notification")
+        let reset = try #require(try await store.app("com.example.damaged"))
+        #expect(reset.machine.deliveredNotifications.isEmpty && reset.machine.pendingRequests.isEmpty)
+        #expect(reset.keyHash == DaemonEngine.hash("damaged-key") && reset.launchCommand == "run com.example.damaged")
+        #expect(try await store.apps().allSatisfy { $0.quarantined == nil })
+        let kept = try await queue.read { db in
+            try String.fetchAll(db, sql: "SELECT CAST(bytes AS TEXT) FROM set_aside WHERE app = 'com.example.damaged' AND part = 'delivered'")
+        }
+        #expect(kept == ["{not json"])
+        // A reset of an app that can be read changes nothing.
+        await #expect(throws: DaemonError.self) { _ = try await store.reset(reset, at: Self.start) }
+        // Removing the app removes what was set aside too.
+        try await store.delete("com.example.damaged")
+        #expect(try await queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM set_aside") } == 0)
     }
 
     @Test(arguments: StoreKind.allCases)

@@ -284,6 +284,9 @@ final class SpecRecorder: Sendable {
             try await recorder.call(app, .DELETE, "/v1/delivered")
             try await recorder.call(app, .DELETE, "/v1/requests")
             try await recorder.call(admin, .GET, "/v1/admin/apps/nobody/settings")
+            // Only a quarantined app is reset (TrustBoundaryTests quarantines one).
+            try await recorder.call(admin, .POST, "/v1/admin/apps/com.example.spec/reset")
+            try await recorder.call(admin, .POST, "/v1/admin/apps/nobody/reset")
             try await recorder.call(admin, .DELETE, "/v1/admin/apps/com.example.spec")
             try await recorder.call(admin, .DELETE, "/v1/admin/apps/com.example.spec")
         }

@@ -90,7 +90,7 @@ final class InstrumentedStore: DaemonStore {
         return try await base.app(bundleIdentifier)
     }
 
-    func apps(_ bundleIdentifiers: [String]) async throws(DaemonError) -> [String: StoredApp] {
+    func apps(_ bundleIdentifiers: [String]) async throws(DaemonError) -> [String: Result<StoredApp, DaemonError>] {
         state.withLock { $0.batchedReads.append(bundleIdentifiers) }
         // Read, then held: what was read may have changed by the time the reader hears of it.
         let apps = try await base.apps(bundleIdentifiers)
@@ -117,11 +117,15 @@ final class InstrumentedStore: DaemonStore {
     func bundleIdentifier(forKeyHash keyHash: String) async throws(DaemonError) -> String? { try await base.bundleIdentifier(forKeyHash: keyHash) }
     func replaceKey(of bundleIdentifier: String, with keyHash: String) async throws(DaemonError) { try await base.replaceKey(of: bundleIdentifier, with: keyHash) }
     func delete(_ bundleIdentifier: String) async throws(DaemonError) { try await base.delete(bundleIdentifier) }
-    func apps() async throws(DaemonError) -> [(bundleIdentifier: String, launchCommand: String?)] {
+    func apps() async throws(DaemonError) -> [(bundleIdentifier: String, launchCommand: String?, quarantined: Quarantine?)] {
         let apps = try await base.apps()
         await pass(\.listGate)
         return apps
     }
+    func quarantine(_ bundleIdentifier: String, reason: String, at date: Date) async throws(DaemonError) {
+        try await base.quarantine(bundleIdentifier, reason: reason, at: date)
+    }
+    func reset(_ app: StoredApp, at date: Date) async throws(DaemonError) -> Int { try await base.reset(app, at: date) }
     func appsDue(by date: Date, limit: Int) async throws(DaemonError) -> [String] {
         state.withLock { $0.wakeUpReads += 1 }
         return try await base.appsDue(by: date, limit: limit)

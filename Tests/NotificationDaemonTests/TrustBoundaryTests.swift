@@ -1,5 +1,8 @@
+import AsyncHTTPClient
 import Foundation
+import GRDB
 import Logging
+import NIOCore
 import NIOHTTP1
 import NotificationCore
 @testable import NotificationDaemon
@@ -137,6 +140,83 @@ import Testing
             #expect(try await daemon.engine.deliveredNotifications("com.example.todo").map(\.request.identifier) == ["pushed"])
             #expect(try await daemon.admin.raw(.GET, "/v1/admin/notifications").status == 200)
         }
+    }
+
+    /// One app's stored state that cannot be read (a bug, a damaged disk, another version's format)
+    /// quarantines that app alone: the lists, the other apps and the device link go on; its calls say
+    /// why; a push for it is dropped with why and acknowledged; the administrator resets it.
+    @Test func anAppWhoseStateCannotBeReadIsQuarantinedAloneAndCanBeReset() async throws {
+        let directory = try makeTestDirectory()
+        let keys = try await withDaemon(directory: directory) { daemon in
+            var keys: [String: String] = [:]
+            for app in ["com.example.damaged", "com.example.fine"] {
+                keys[app] = try await daemon.admin.call(.POST, "/v1/admin/apps", body: LocalAPI.RegisterApp(bundleIdentifier: app), as: LocalAPI.AppKey.self).key
+                _ = try await daemon.admin.call(.POST, "/v1/admin/apps/\(app)/authorization", body: LocalAPI.AuthorizationDecision(decision: "grant"),
+                                                as: NotificationSettings.self)
+                try await LocalAPIClient(socketPath: daemon.socketPath, key: keys[app]!).add("shown")
+            }
+            return keys
+        }
+        // Written by a bug, or damaged on disk, while the daemon was stopped.
+        let queue = try DatabaseQueue(path: directory.appendingPathComponent("unotify.sqlite").path)
+        try await queue.write { db in
+            try db.execute(sql: "UPDATE delivered SET notification = CAST('{not json' AS BLOB) WHERE app = 'com.example.damaged'")
+        }
+        let log = LogRecorder()
+        try await WebNotificationCenterTests.withCenterOnAManualClock(directory: directory, logHandler: log) { daemon, url in
+            // The web center's state: the other app's notification, where the request failed for every app.
+            let secret = try #require(url.firstMatch(of: /secret=(\S+)/).map { String($0.1) })
+            let origin = try #require(url.firstMatch(of: /http:\/\/[^\/]+/).map { String($0.0) })
+            let port = try #require(origin.split(separator: ":").last.map(String.init))
+            var request = HTTPClientRequest(url: origin + "/api/state")
+            request.headers.add(name: "Cookie", value: "unotify-center-\(port)=\(secret)")
+            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+            let state = String(buffer: try await response.body.collect(upTo: 1 << 20))
+            #expect(response.status.code == 200, "\(state)")
+            #expect(state.contains("com.example.fine") && !state.contains("com.example.damaged"), "\(state)")
+
+            let damaged = LocalAPIClient(socketPath: daemon.socketPath, key: keys["com.example.damaged"]!)
+            let fine = LocalAPIClient(socketPath: daemon.socketPath, key: keys["com.example.fine"]!)
+            // Every list, and the other app, as before.
+            let listed = try await daemon.admin.call(.GET, "/v1/admin/notifications", as: [LocalAPI.VisibleNotification].self)
+            #expect(listed.map(\.bundleIdentifier) == ["com.example.fine"])
+            #expect(try await daemon.admin.raw(.GET, "/v1/admin/prompts").status == 200)
+            #expect(try await fine.delivered().map(\.request.identifier) == ["shown"])
+            // The damaged app's own calls say what is wrong and what to do.
+            let refused = await problem { _ = try await damaged.delivered() }
+            #expect(refused?.status == 503 && refused?.code == "appQuarantined")
+            #expect(refused?.detail.contains("unotify apps reset com.example.damaged") == true)
+            let apps = try await daemon.admin.call(.GET, "/v1/admin/apps", as: [LocalAPI.AppSummary].self)
+            #expect(apps.first { $0.bundleIdentifier == "com.example.damaged" }?.quarantined?.contains("cannot be read") == true)
+            #expect(apps.first { $0.bundleIdentifier == "com.example.fine" }?.quarantined == nil)
+            #expect(log.messages.filter { $0.level == .error && $0.message.contains("quarantined") }.count == 1, "said once in the log")
+
+            // Pushes from the link: the damaged app's is dropped with why, the other's shown, both acknowledged.
+            func push(_ sequence: Int64, _ app: String) -> DeviceLink.Push {
+                DeviceLink.Push(sequence: sequence, token: "ab", bundleIdentifier: app, environment: .sandbox, apnsID: "id-\(sequence)",
+                                pushType: .alert, priority: 10, expiresAt: 2_000_000_000, collapseID: "push-\(sequence)",
+                                payload: #"{"aps":{"alert":"hello"}}"#, receivedAt: 1_767_225_600, uniqueID: "unique-\(sequence)")
+            }
+            try await daemon.engine.takePushes([push(1, "com.example.damaged"), push(2, "com.example.fine")])
+            #expect(await daemon.engine.linkSequence == 2)
+            #expect(try await fine.delivered().map(\.request.identifier).sorted() == ["push-2", "shown"])
+            let reports = try #require(try await daemon.engine.unsentDeliveryReports(limit: 100)).reports
+            #expect(reports.contains { $0.uniqueID == "unique-1" && $0.stage == .notShown && $0.detail?.contains("quarantined") == true })
+
+            // The way out: its state set aside, the app afresh with its key.
+            let reset = try await daemon.admin.call(.POST, "/v1/admin/apps/com.example.damaged/reset", as: LocalAPI.AppReset.self)
+            #expect(reset.setAside == 3, "its core, its categories and its delivered notification")
+            #expect(try await damaged.delivered().isEmpty)
+            #expect(try await damaged.call(.GET, "/v1/settings", as: NotificationSettings.self).authorizationStatus == .notDetermined)
+            _ = try await daemon.admin.call(.POST, "/v1/admin/apps/com.example.damaged/authorization", body: LocalAPI.AuthorizationDecision(decision: "grant"),
+                                            as: NotificationSettings.self)
+            try await damaged.add("again")
+            #expect(try await damaged.delivered().map(\.request.identifier) == ["again"])
+            let listedAgain = try await daemon.admin.call(.GET, "/v1/admin/notifications", as: [LocalAPI.VisibleNotification].self)
+            #expect(Set(listedAgain.map(\.bundleIdentifier)) == ["com.example.damaged", "com.example.fine"])
+        }
+        let kept = try await queue.read { db in try String.fetchAll(db, sql: "SELECT part FROM set_aside WHERE app = 'com.example.damaged' ORDER BY part") }
+        #expect(kept == ["categories", "core", "delivered"])
     }
 
     @Test func aBrokenStateFromAnOlderDaemonNeitherSpinsNorDelaysAnotherApp() async throws {

@@ -58,8 +58,9 @@ import WebNotificationCenter
 
     /// Runs `body` with a daemon in this process, on a clock the test moves, and the center over it,
     /// with the center's URL (holding its secret).
-    static func withCenterOnAManualClock(_ body: @Sendable @escaping (RunningDaemon, String) async throws -> Void) async throws {
-        try await withDaemon { daemon in
+    static func withCenterOnAManualClock(directory: URL? = nil, logHandler: (any LogHandler)? = nil,
+                                         _ body: @Sendable @escaping (RunningDaemon, String) async throws -> Void) async throws {
+        try await withDaemon(directory: directory, logHandler: logHandler) { daemon in
             var logger = Logger(label: "test.web")
             logger.logLevel = .critical
             var configuration = WebNotificationCenter.Configuration()

@@ -99,7 +99,8 @@ import TestSupport
         }
     }
 
-    func withGateway(window: Int = 64, openingTimeout: TimeAmount = .seconds(10), _ body: (Running) async throws -> Void) async throws {
+    func withGateway(window: Int = 64, triesPerPush: Int = 10, openingTimeout: TimeAmount = .seconds(10),
+                     _ body: (Running) async throws -> Void) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-link-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         var configuration = GatewayConfiguration(dataDirectory: folder)
@@ -107,6 +108,7 @@ import TestSupport
         configuration.productionPort = 0
         configuration.deviceLinkPort = 0
         configuration.deviceLinkWindow = window
+        configuration.deviceLinkTriesPerPush = triesPerPush
         configuration.openingTimeout = openingTimeout
         let ports = Ports()
         let gateway = try await PushGatewayServices(configuration: configuration, logger: Logger(label: "gateway"),
@@ -188,6 +190,44 @@ import TestSupport
                 #expect(third.payload == #"{"aps":{"alert":"Third"}}"#)
                 try await side.send(.ack(through: third.sequence))
                 // The acknowledgement is stored before anything else is read on this link.
+                _ = try await side.register("com.example.todo")
+            }
+            #expect(try await running.gateway.store.pushes(for: "device-1", after: 0, now: Date(), limit: 10).isEmpty)
+        }
+    }
+
+    /// A push the device fails with on every link (its daemon closes on an error, or dies) is dropped
+    /// after its tries, with why in the delivery log; the next push flows. A link ended well (a normal
+    /// close) is no failure.
+    @Test func aPushTheDeviceKeepsFailingWithIsDroppedAfterItsTriesAndTheNextOneFlows() async throws {
+        try await withGateway(triesPerPush: 3) { running in
+            let registered = try await running.gateway.core.register(deviceID: "device-1", bundleIdentifier: "com.example.todo", environment: .sandbox, at: Date())
+            let stuckID = "eabeae54-14a8-11e5-b60b-1697f925ec7b"
+            #expect(try await running.post(registered.token, #"{"aps":{"alert":"stuck"}}"#, headers: [("apns-id", stuckID)]) == 200)
+            #expect(try await running.post(registered.token, #"{"aps":{"alert":"next"}}"#) == 200)
+            @Sendable func stages() async -> [String] {
+                ((try? await running.gateway.store.deliveryRecords(matching: stuckID)) ?? []).flatMap { $0.stages.map { "\($0.stage.rawValue): \($0.detail ?? "")" } }
+            }
+            // Closed well, twice: not a failure of the push.
+            for _ in 0..<2 {
+                try await running.link { side in
+                    #expect(try await side.nextPush().payload == #"{"aps":{"alert":"stuck"}}"#)
+                    try await side.outbound.close(.normalClosure, reason: nil)
+                }
+            }
+            // Failed with, three times: dropped.
+            for attempt in 1...3 {
+                try await running.link { side in
+                    #expect(try await side.nextPush().payload == #"{"aps":{"alert":"stuck"}}"#, "link \(attempt)")
+                    try await side.outbound.close(.unexpectedServerError, reason: "disk full")
+                }
+            }
+            try await waitFor("the stuck push to be dropped", within: 10) { await stages().contains { $0.hasPrefix("dropped") } }
+            #expect(await stages().last == "dropped: the device did not take it in 3 tries: the device closed its link with 1011: disk full")
+            try await running.link { side in
+                let push = try await side.nextPush()
+                #expect(push.payload == #"{"aps":{"alert":"next"}}"#)
+                try await side.send(.ack(through: push.sequence))
                 _ = try await side.register("com.example.todo")
             }
             #expect(try await running.gateway.store.pushes(for: "device-1", after: 0, now: Date(), limit: 10).isEmpty)

@@ -136,3 +136,30 @@ extension GatewayStoreConformanceTests {
         }
     }
 }
+
+extension GatewayStoreConformanceTests {
+    /// A push whose device's links keep failing with it is dropped at the limit, logged with why;
+    /// the pushes after it stay, and a push no longer stored is not counted.
+    @Test(arguments: Kind.allCases)
+    func aPushItsDeviceNeverTakesIsDroppedAfterItsTries(kind: Kind) async throws {
+        try await withDevice(kind) { store, opened in
+            let stored = try await store.enqueue([logged(id: "stuck"), logged(id: "after")], at: Self.t0 + 1)
+            let stuck = stored[0].sequence
+            for attempt in 1..<3 {
+                let dropped = try await store.noteNotTaken(deviceID: "device-1", sequence: stuck, reason: "the device closed its link with 1011: disk full",
+                                                           limit: 3, at: Self.t0 + Double(attempt))
+                #expect(!dropped, "try \(attempt) of 3")
+            }
+            #expect(try await store.pushes(for: "device-1", after: 0, now: Self.t0, limit: 10).map(\.apnsID) == ["stuck", "after"])
+            // The third, after a restart: the tries were kept.
+            let reopened = try await opened.reopen()
+            #expect(try await reopened.noteNotTaken(deviceID: "device-1", sequence: stuck, reason: "the link ended without a close", limit: 3, at: Self.t0 + 3))
+            #expect(try await reopened.pushes(for: "device-1", after: 0, now: Self.t0, limit: 10).map(\.apnsID) == ["after"])
+            #expect(try await stages(reopened, "stuck").last == "dropped: the device did not take it in 3 tries: the link ended without a close")
+            // Gone: nothing more to count.
+            #expect(try await !reopened.noteNotTaken(deviceID: "device-1", sequence: stuck, reason: "again", limit: 3, at: Self.t0 + 4))
+            #expect(try await !reopened.noteNotTaken(deviceID: "device-2", sequence: stored[1].sequence, reason: "not its push", limit: 1, at: Self.t0 + 4))
+            #expect(try await reopened.pushes(for: "device-1", after: 0, now: Self.t0, limit: 10).map(\.apnsID) == ["after"])
+        }
+    }
+}

@@ -310,10 +310,24 @@ package enum LocalAPI {
         package var launchCommand: String?
         /// `foreground` or `background` while the app is connected, else `notRunning`.
         package var state: String?
-        package init(bundleIdentifier: String, launchCommand: String?, state: String? = nil) {
+        /// Why the app is quarantined (its stored state cannot be read), when it is.
+        package var quarantined: String?
+        package init(bundleIdentifier: String, launchCommand: String?, state: String? = nil, quarantined: String? = nil) {
             self.bundleIdentifier = bundleIdentifier
             self.launchCommand = launchCommand
             self.state = state
+            self.quarantined = quarantined
+        }
+    }
+
+    /// What `POST /v1/admin/apps/{app}/reset` did.
+    package struct AppReset: Codable, Sendable, Hashable {
+        package var bundleIdentifier: String
+        /// How many stored parts (its core, categories, pending, delivered and queued rows) were set aside.
+        package var setAside: Int
+        package init(bundleIdentifier: String, setAside: Int) {
+            self.bundleIdentifier = bundleIdentifier
+            self.setAside = setAside
         }
     }
 

@@ -24,8 +24,13 @@ package struct AdminRoutes: Sendable {
             let running = await engine.runningApps()
             return jsonResponse(try await engine.apps().map { app in
                 LocalAPI.AppSummary(bundleIdentifier: app.bundleIdentifier, launchCommand: app.launchCommand,
-                                    state: (running[app.bundleIdentifier] ?? .notRunning).rawValue)
+                                    state: (running[app.bundleIdentifier] ?? .notRunning).rawValue, quarantined: app.quarantined?.reason)
             })
+        }
+        router.post("/v1/admin/apps/:app/reset") { request, context in
+            try authenticate(request)
+            let bundle = try context.parameters.decoded("app")
+            return jsonResponse(LocalAPI.AppReset(bundleIdentifier: bundle, setAside: try await engine.resetApp(bundle)))
         }
         router.post("/v1/admin/apps") { request, context in
             try authenticate(request)

@@ -343,7 +343,7 @@ package struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
         case .invalidRequest: status = 400
         case .upgradeRequired: status = 426
         case .bodyTooLarge: status = 413
-        case .gatewayUnavailable: status = 503
+        case .gatewayUnavailable, .appQuarantined: status = 503
         case .gatewayNotConfigured: status = 409
         case .extensionNotExecutable: status = 422
         case .noContentExtension: status = 404

@@ -145,6 +145,8 @@ package actor DaemonEngine {
     private var resumeEffects: [String: [NotificationCenterMachine.Effect]] = [:]
     /// Reads of apps from the store under way, shared by the callers that wait for them.
     private var loads: [String: Load] = [:]
+    /// The apps found quarantined in this run (``noteQuarantined(_:_:)``).
+    private var quarantined: Set<String> = []
     /// Apps read ahead of their next wake-up, and when: they stay in the cache until they are
     /// stepped, or for a few read-ahead intervals (their wake-up may have moved meanwhile).
     private var readAhead: [String: Date] = [:]
@@ -571,9 +573,65 @@ package actor DaemonEngine {
         return { key in table[key] }
     }
 
-    /// Every registered app, with its launch command.
-    package func apps() async throws(DaemonError) -> [(bundleIdentifier: String, launchCommand: String?)] {
+    /// Every registered app, with its launch command, and why it is quarantined if it is.
+    package func apps() async throws(DaemonError) -> [(bundleIdentifier: String, launchCommand: String?, quarantined: Quarantine?)] {
         try await store.apps()
+    }
+
+    // MARK: - Apps whose stored state cannot be read
+
+    /// Quarantines an app whose stored state cannot be read, once per run: said in the log, and
+    /// kept by the store, which leaves it out of every index from then on (nothing of it is due,
+    /// listed or stepped). Every other app goes on; its calls get `appQuarantined`, and its pushes
+    /// are dropped with that reason (``takePushes(_:)``).
+    private func noteQuarantined(_ bundleIdentifier: String, _ error: DaemonError) async {
+        guard quarantined.insert(bundleIdentifier).inserted else { return }
+        logger.error("an app's stored state cannot be read; the app is quarantined", metadata: [
+            "app": .string(bundleIdentifier), "error": .string(error.message),
+        ])
+        metrics.quarantined()
+        noteWakeUp(bundleIdentifier, nil)
+        do {
+            try await store.quarantine(bundleIdentifier, reason: error.message, at: clock.now)
+        } catch {
+            logger.error("could not record an app's quarantine", metadata: ["app": .string(bundleIdentifier), "error": .string("\(error)")])
+        }
+    }
+
+    /// Starts a quarantined app afresh, as if installed again with its key: its stored state is
+    /// set aside in the store for inspection (`set_aside`), its notifications, settings and
+    /// categories begin anew, and its strings and extensions stay. Returns how many stored parts
+    /// were set aside.
+    ///
+    /// - Throws: `appNotFound`; `invalidRequest` for an app that is not quarantined.
+    package func resetApp(_ bundleIdentifier: String) async throws(DaemonError) -> Int {
+        let machine = NotificationCenterMachine(
+            now: clock.now, calendar: configuration.calendar, timeZone: device.timeZone, appState: .notRunning, appReachable: false,
+            configuration: configuration.machine
+        )
+        let setAside = try await store.reset(
+            StoredApp(bundleIdentifier: bundleIdentifier, keyHash: "", launchCommand: nil, machine: machine, bootID: bootID), at: clock.now
+        )
+        quarantined.remove(bundleIdentifier)
+        forget(bundleIdentifier)
+        held.removeValue(forKey: bundleIdentifier)
+        resumeAnswerWaiters(of: bundleIdentifier)
+        loads.removeValue(forKey: bundleIdentifier)
+        noteWakeUp(bundleIdentifier, nil)
+        logger.notice("reset a quarantined app; its stored state is set aside", metadata: [
+            "app": .string(bundleIdentifier), "parts": .stringConvertible(setAside),
+        ])
+        return setAside
+    }
+
+    /// Whether `bundleIdentifier` can be read: `false` for an app quarantined (now or before).
+    private func isReadable(_ bundleIdentifier: String) async throws -> Bool {
+        do {
+            try await load(bundleIdentifier)
+            return true
+        } catch let error as DaemonError where error.code == .appQuarantined {
+            return false
+        }
     }
 
     /// The app a key belongs to.
@@ -896,14 +954,21 @@ package actor DaemonEngine {
             } else {
                 guard !warming else { return false }
                 let store = self.store
-                load = Load(id: UUID(), task: Task { try await store.app(bundleIdentifier).map { [bundleIdentifier: $0] } ?? [:] })
+                load = Load(id: UUID(), task: Task {
+                    do {
+                        return try await store.app(bundleIdentifier).map { [bundleIdentifier: .success($0)] } ?? [:]
+                    } catch let error as DaemonError where error.code == .appQuarantined {
+                        return [bundleIdentifier: .failure(error)]
+                    }
+                })
                 loads[bundleIdentifier] = load
             }
             let stored: StoredApp?
             do {
-                stored = try await load.task.value[bundleIdentifier]
+                stored = try await load.task.value[bundleIdentifier]?.get()
             } catch {
                 if loads[bundleIdentifier]?.id == load.id { loads.removeValue(forKey: bundleIdentifier) }
+                if let error = error as? DaemonError, error.code == .appQuarantined { await noteQuarantined(bundleIdentifier, error) }
                 throw error
             }
             // Another caller installed it meanwhile, or the app was removed meanwhile (look again).
@@ -944,7 +1009,7 @@ package actor DaemonEngine {
     /// read; a call for an app being warmed waits for the warm-up's read. Run at a low priority: calls
     /// and the scheduler go first. Ends early when its task is cancelled.
     package func warmCache() async {
-        guard let apps = try? await store.apps() else { return }
+        guard let apps = try? await store.apps().filter({ $0.quarantined == nil }) else { return }
         let started = ContinuousClock.now
         var warmed = 0
         var next = 0
@@ -971,6 +1036,9 @@ package actor DaemonEngine {
                         continue
                     }
                     warmed += 1
+                } catch let error as DaemonError where error.code == .appQuarantined {
+                    // That app alone: quarantined (``noteQuarantined(_:_:)``), the others of its read go on.
+                    continue
                 } catch {
                     logger.debug("could not warm the cache", metadata: ["error": .string("\(error)")])
                     continue warming
@@ -1297,7 +1365,7 @@ package actor DaemonEngine {
     /// link at a time, in its order.
     package func takePushes(_ pushes: [DeviceLink.Push]) async throws {
         var highest = linkSequence
-        var tickets: [UInt64] = []
+        var tickets: [(ticket: UInt64, sequence: Int64)] = []
         var droppedThrough: Int64?
         var droppedReports: [DeliveryLog.Report] = []
         func drop(_ push: DeviceLink.Push, because reason: String) {
@@ -1310,17 +1378,29 @@ package actor DaemonEngine {
             case .success(let payload):
                 do {
                     let serviceExtension = serviceExtension(of: push.bundleIdentifier)?.serviceExtension
-                    tickets.append(try await stepQueued(push.bundleIdentifier, linkSequence: push.sequence, waitsForTheDisk: false) {
+                    let ticket = try await stepQueued(push.bundleIdentifier, linkSequence: push.sequence, waitsForTheDisk: false) {
                         (machine: inout NotificationCenterMachine) throws(Never) in
                         ((), machine.receivePush(payload, apnsID: push.apnsID, collapseID: push.collapseID, pushType: push.pushType,
                                                  uniqueID: push.uniqueID, serviceExtension: serviceExtension))
-                    }.1)
+                    }.1
+                    tickets.append((ticket, push.sequence))
                     // Before the step is carried out (once it is durable): its presentation is timed from here.
                     metrics.pushArrived(uniqueID: push.uniqueID, acceptedAt: Date(timeIntervalSince1970: push.receivedAt))
                 } catch let error as DaemonError where error.code == .appNotFound {
                     logger.notice("a push for an app not on this device was dropped", metadata: ["app": .string(push.bundleIdentifier)])
                     metrics.dropped(because: "app_not_found")
                     drop(push, because: "the app is not on the device")
+                } catch let error as DaemonError where error.code == .appQuarantined {
+                    metrics.dropped(because: "app_quarantined")
+                    drop(push, because: "the app's stored state cannot be read; it is quarantined until it is reset")
+                } catch {
+                    // The pushes stepped before this one are saved with their sequence whatever comes:
+                    // known as received, they are not stepped again when the link sends them again.
+                    for (ticket, sequence) in tickets {
+                        guard (try? await makeDurable(ticket)) != nil else { break }
+                        linkSequence = max(linkSequence, sequence)
+                    }
+                    throw error
                 }
             case .failure(let error):
                 logger.notice("a push whose payload cannot be read was dropped", metadata: ["app": .string(push.bundleIdentifier), "error": .string(error.description)])
@@ -1328,7 +1408,7 @@ package actor DaemonEngine {
                 drop(push, because: "its payload could not be read")
             }
         }
-        for ticket in tickets { try await makeDurable(ticket) }
+        for (ticket, _) in tickets { try await makeDurable(ticket) }
         // The store keeps the highest sequence it is told of: a dropped push before a delivered one
         // costs nothing more, one after it is recorded now.
         if let droppedThrough {
@@ -1838,14 +1918,16 @@ package actor DaemonEngine {
     private func stepInTurns(_ apps: [String]) async throws {
         for chunk in stride(from: 0, to: apps.count, by: 16).map({ apps[$0..<min($0 + 16, apps.count)] }) {
             var tickets: [UInt64] = []
-            for app in chunk { tickets.append(try await queueCatchUp(app)) }
+            for app in chunk where try await isReadable(app) { tickets.append(try await queueCatchUp(app)) }
             for ticket in tickets { try await makeDurable(ticket) }
         }
     }
 
-    /// The apps with a notification the person can see.
+    /// The apps with a notification the person can see, but those quarantined.
     package func appsShowingNotifications() async throws -> [String] {
-        try await store.appsShowingNotifications()
+        var apps: [String] = []
+        for app in try await store.appsShowingNotifications() where try await isReadable(app) { apps.append(app) }
+        return apps
     }
 
     /// The device's time zone: its calendar triggers and its Scheduled Summary follow it.
@@ -1863,7 +1945,7 @@ package actor DaemonEngine {
     /// The authorization prompts on screen: each app asking, with what it asks for.
     package func authorizationPrompts() async throws -> [(bundleIdentifier: String, options: AuthorizationOptions)] {
         var prompts: [(bundleIdentifier: String, options: AuthorizationOptions)] = []
-        for app in try await store.appsShowingNotifications() {
+        for app in try await appsShowingNotifications() {
             if let options = try await read(app, { machine in machine.promptedOptions }) { prompts.append((app, options)) }
         }
         return prompts
@@ -1939,8 +2021,8 @@ package actor DaemonEngine {
         for (bundleIdentifier, wakeUp) in due {
             do {
                 tickets.append(try await queueCatchUp(bundleIdentifier, urgent: true, ahead: wakeUp.flatMap { $0 > now ? $0 : nil }))
-            } catch let error as DaemonError where error.code == .appNotFound {
-                // Removed since its wake-up was read.
+            } catch let error as DaemonError where error.code == .appNotFound || error.code == .appQuarantined {
+                // Removed since its wake-up was read, or quarantined: nothing of it is due.
                 noteWakeUp(bundleIdentifier, nil)
             } catch {
                 logger.error("could not process an app", metadata: ["app": .string(bundleIdentifier), "error": .string("\(error)")])
@@ -2141,7 +2223,7 @@ private struct EvictionEntry {
 private struct Load {
     let id: UUID
     /// The apps read (several when the cache's warm-up read them together), by bundle identifier.
-    let task: Task<[String: StoredApp], any Error>
+    let task: Task<[String: Result<StoredApp, DaemonError>], any Error>
 }
 
 /// Keys and the apps they belong to, as found in the store (which keeps only the keys' hashes: the

@@ -11,6 +11,7 @@ package final class DaemonMetrics: Sendable {
     package static let descriptions: [MetricDescription] = [
         .init("unotify_daemon_pushes_received_total", "Pushes from the device link handed to their app's notification center."),
         .init("unotify_daemon_pushes_dropped_total", "Pushes from the device link dropped, by reason."),
+        .init("unotify_daemon_apps_quarantined_total", "Apps found with a stored state that cannot be read, and quarantined (once a run each)."),
         .init("unotify_daemon_notifications_presented_total", "Notifications that reached the presentation decision, by source and by how they were shown."),
         .init("unotify_daemon_service_extension_runs_total", "Service extensions' work on pushes, by outcome."),
         .init("unotify_daemon_push_latency_seconds",
@@ -33,6 +34,7 @@ package final class DaemonMetrics: Sendable {
     }
 
     private let pushesReceived: Counter
+    private let appsQuarantined: Counter
     private let dropped: [String: Counter]
     private let presented: [String: Counter]
     private let extensionRuns: [String: Counter]
@@ -48,7 +50,7 @@ package final class DaemonMetrics: Sendable {
     private let arrivals = Mutex(Arrivals())
 
     /// Reasons a push from the link is dropped, as labelled.
-    private static let droppedReasons = ["app_not_found", "unreadable_payload"]
+    private static let droppedReasons = ["app_not_found", "app_quarantined", "unreadable_payload"]
     /// How a notification was shown, as labelled: the most visible way.
     private static let presentationLabels = ["banner", "list", "sound_or_badge", "none"]
     private static let sources = ["local", "push"]
@@ -56,6 +58,7 @@ package final class DaemonMetrics: Sendable {
 
     package init(factory: any MetricsFactory = NOOPMetricsHandler.instance) {
         pushesReceived = Counter(label: "unotify_daemon_pushes_received_total", factory: factory)
+        appsQuarantined = Counter(label: "unotify_daemon_apps_quarantined_total", factory: factory)
         dropped = Dictionary(uniqueKeysWithValues: Self.droppedReasons.map {
             ($0, Counter(label: "unotify_daemon_pushes_dropped_total", dimensions: [("reason", $0)], factory: factory))
         })
@@ -79,6 +82,10 @@ package final class DaemonMetrics: Sendable {
         extensionsWaiting = Gauge(label: "unotify_daemon_service_extensions", dimensions: [("state", "waiting")], factory: factory)
         appMessagesWaiting = Gauge(label: "unotify_daemon_app_messages_waiting", factory: factory)
         deliveryReportsUnsent = Gauge(label: "unotify_daemon_delivery_reports_unsent", factory: factory)
+    }
+
+    package func quarantined() {
+        appsQuarantined.increment()
     }
 
     package func dropped(because reason: String) {

@@ -236,7 +236,8 @@ package final class DeviceLinkClient: Service, Sendable {
                         }
                     }
                 } catch {
-                    socket.close(code: .unexpectedServerError)
+                    // The gateway counts a push the link failed with, and names the failure in its delivery log.
+                    socket.close(code: .unexpectedServerError, reason: "\((error as? DaemonError)?.message ?? "\(error)")")
                     throw error
                 }
                 return nil

@@ -131,12 +131,12 @@ final class LinkSocket: Sendable {
         channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: ByteBuffer(string: text)), promise: nil)
     }
 
-    /// Sends a close frame with `code` (unless one was sent) and ends the connection once the gateway
-    /// answers, or after 2 s.
-    func close(code: WebSocketErrorCode) {
+    /// Sends a close frame with `code` and `reason` (unless one was sent) and ends the connection once
+    /// the gateway answers, or after 2 s.
+    func close(code: WebSocketErrorCode, reason: String = "") {
         let channel = self.channel
         channel.eventLoop.execute {
-            (try? channel.pipeline.syncOperations.handler(type: LinkFrames.self))?.sendClose(code, on: channel)
+            (try? channel.pipeline.syncOperations.handler(type: LinkFrames.self))?.sendClose(code, reason: reason, on: channel)
         }
     }
 
@@ -237,17 +237,23 @@ private final class LinkFrames: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// Sends a close frame (once), and ends the connection if the gateway has not answered in 2 s.
-    func sendClose(_ code: WebSocketErrorCode, on channel: any Channel) {
+    func sendClose(_ code: WebSocketErrorCode, reason: String = "", on channel: any Channel) {
         guard !closeSent else { return }
         closeSent = true
-        channel.writeAndFlush(Self.closeFrame(code, on: channel), promise: nil)
+        channel.writeAndFlush(Self.closeFrame(code, reason: reason, on: channel), promise: nil)
         channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
     }
 
-    /// A close frame with `code` (none: an empty one), masked as a client's frames are.
-    private static func closeFrame(_ code: WebSocketErrorCode?, on channel: any Channel) -> WebSocketFrame {
-        var data = channel.allocator.buffer(capacity: 2)
-        if let code { data.write(webSocketErrorCode: code) }
+    /// A close frame with `code` (none: an empty one) and `reason` (cut to the 123 bytes a close
+    /// frame holds, on a character's boundary), masked as a client's frames are.
+    private static func closeFrame(_ code: WebSocketErrorCode?, reason: String = "", on channel: any Channel) -> WebSocketFrame {
+        var data = channel.allocator.buffer(capacity: 2 + reason.utf8.count)
+        if let code {
+            data.write(webSocketErrorCode: code)
+            var cut = Substring(reason)
+            while cut.utf8.count > 123 { cut = cut.dropLast() }
+            data.writeString(String(cut))
+        }
         return WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: data)
     }
 

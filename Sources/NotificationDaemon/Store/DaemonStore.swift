@@ -112,11 +112,14 @@ package struct AppSave: Sendable {
 package protocol DaemonStore: Sendable {
     /// Registers a new app. Throws `appAlreadyRegistered` if the bundle identifier is taken.
     func insert(_ app: StoredApp) async throws(DaemonError)
-    /// The app with this bundle identifier, if registered.
+    /// The app with this bundle identifier, if registered. Throws `appQuarantined` for an app whose
+    /// stored state cannot be read (see ``apps(_:)``).
     func app(_ bundleIdentifier: String) async throws(DaemonError) -> StoredApp?
     /// The apps with these bundle identifiers that are registered, read together (in one transaction
-    /// where the store has them).
-    func apps(_ bundleIdentifiers: [String]) async throws(DaemonError) -> [String: StoredApp]
+    /// where the store has them). An app whose stored state cannot be read (it does not decode, or
+    /// was quarantined: ``quarantine(_:reason:at:)``) is there as an `appQuarantined` failure, and
+    /// fails no other app of the read.
+    func apps(_ bundleIdentifiers: [String]) async throws(DaemonError) -> [String: Result<StoredApp, DaemonError>]
     /// The bundle identifier of the app whose key hashes to `keyHash`.
     func bundleIdentifier(forKeyHash keyHash: String) async throws(DaemonError) -> String?
     /// Saves what several steps changed, in one transaction and in order (each step's changes apply
@@ -132,8 +135,18 @@ package protocol DaemonStore: Sendable {
     func replaceKey(of bundleIdentifier: String, with keyHash: String) async throws(DaemonError)
     /// Removes an app and everything about it.
     func delete(_ bundleIdentifier: String) async throws(DaemonError)
-    /// Every registered app's bundle identifier and launch command, by bundle identifier.
-    func apps() async throws(DaemonError) -> [(bundleIdentifier: String, launchCommand: String?)]
+    /// Every registered app's bundle identifier and launch command, by bundle identifier, and why it
+    /// is quarantined, if it is.
+    func apps() async throws(DaemonError) -> [(bundleIdentifier: String, launchCommand: String?, quarantined: Quarantine?)]
+    /// Quarantines an app whose stored state cannot be read: it leaves every index (nothing of it is
+    /// due, shown, watched or prepared), and reading it throws `appQuarantined` with `reason` until
+    /// it is reset. Its rows stay as they are, for inspection. Quarantining it again changes nothing.
+    func quarantine(_ bundleIdentifier: String, reason: String, at date: Date) async throws(DaemonError)
+    /// Starts a quarantined app afresh with `app`'s machine, keeping its key and launch command: its
+    /// stored state is copied aside (the `set_aside` table), then replaced, in one transaction.
+    /// Returns how many stored parts were set aside. Throws `appNotFound`, or `invalidRequest` for an
+    /// app that is not quarantined.
+    func reset(_ app: StoredApp, at date: Date) async throws(DaemonError) -> Int
     /// The apps with something due at or before `date`, soonest first, at most `limit` of them.
     func appsDue(by date: Date, limit: Int) async throws(DaemonError) -> [String]
     /// The apps with a pending location trigger (and any not saved since that was recorded).
@@ -175,13 +188,14 @@ package protocol DaemonStore: Sendable {
 /// The most delivery-log reports a daemon keeps while its gateway is out of reach.
 package let deliveryReportLimit: Int64 = 100_000
 
-extension DaemonStore {
-    /// One read per app, for a store with nothing better.
-    package func apps(_ bundleIdentifiers: [String]) async throws(DaemonError) -> [String: StoredApp] {
-        var apps: [String: StoredApp] = [:]
-        for bundleIdentifier in bundleIdentifiers {
-            if let app = try await app(bundleIdentifier) { apps[bundleIdentifier] = app }
-        }
-        return apps
+/// Why an app is quarantined, and since when.
+package struct Quarantine: Sendable, Hashable {
+    /// What could not be read.
+    package var reason: String
+    package var since: Date
+
+    package init(reason: String, since: Date) {
+        self.reason = reason
+        self.since = since
     }
 }

@@ -233,6 +233,24 @@ package final class SQLiteDaemonStore: DaemonStore {
                 ALTER TABLE link_report_columns RENAME TO link_report;
                 """)
         }
+        migrator.registerMigration("v12: apps whose stored state cannot be read, and what a reset set aside") { db in
+            // An app quarantined keeps its rows as they were, for inspection, until it is reset: then
+            // they are copied into set_aside (each part's bytes as stored) and the app starts afresh.
+            try db.execute(sql: """
+                ALTER TABLE app ADD COLUMN quarantineReason TEXT;
+                ALTER TABLE app ADD COLUMN quarantinedSince DOUBLE;
+                CREATE TABLE set_aside (
+                    number INTEGER PRIMARY KEY AUTOINCREMENT,
+                    app TEXT NOT NULL,
+                    setAsideAt DOUBLE NOT NULL,
+                    reason TEXT NOT NULL,
+                    part TEXT NOT NULL,
+                    identifier TEXT,
+                    bytes BLOB
+                );
+                CREATE INDEX set_aside_app ON set_aside(app);
+                """)
+        }
         return migrator
     }
 
@@ -380,21 +398,25 @@ package final class SQLiteDaemonStore: DaemonStore {
     }
 
     package func app(_ bundleIdentifier: String) async throws(DaemonError) -> StoredApp? {
-        try await apps([bundleIdentifier])[bundleIdentifier]
+        try await apps([bundleIdentifier])[bundleIdentifier]?.get()
     }
 
     /// Many apps in one read: one hand-off to a reader and one transaction for all, where a read of
     /// each would wait for a reader's thread of its own (what warming the cache after a start costs).
-    package func apps(_ bundleIdentifiers: [String]) async throws(DaemonError) -> [String: StoredApp] {
+    package func apps(_ bundleIdentifiers: [String]) async throws(DaemonError) -> [String: Result<StoredApp, DaemonError>] {
+        let path = self.path
         do {
             return try await database.read { db in
-                var apps: [String: StoredApp] = [:]
+                var apps: [String: Result<StoredApp, DaemonError>] = [:]
                 apps.reserveCapacity(bundleIdentifiers.count)
                 for bundleIdentifier in bundleIdentifiers {
                     do {
-                        if let app = try Self.readApp(bundleIdentifier, in: db) { apps[bundleIdentifier] = app }
+                        if let app = try Self.readApp(bundleIdentifier, in: db) { apps[bundleIdentifier] = .success(app) }
                     } catch let error as DecodingError {
-                        throw DaemonError(.databaseUnreadable, "The stored state of \(bundleIdentifier) in \(path) cannot be read: \(error).")
+                        // This app's rows alone: the others of the read go on.
+                        apps[bundleIdentifier] = .failure(Self.quarantined(bundleIdentifier, because: "its stored state in \(path) cannot be read: \(error)"))
+                    } catch let error as DaemonError where error.code == .appQuarantined {
+                        apps[bundleIdentifier] = .failure(error)
                     }
                 }
                 return apps
@@ -406,19 +428,26 @@ package final class SQLiteDaemonStore: DaemonStore {
         }
     }
 
+    /// The error of a quarantined app: why, and the way out.
+    static func quarantined(_ bundleIdentifier: String, because reason: String) -> DaemonError {
+        DaemonError(.appQuarantined, "\(bundleIdentifier) is quarantined: \(reason). Every other app goes on. "
+            + "`unotify apps reset \(bundleIdentifier)` sets its stored state aside and starts it afresh; `unotify apps remove \(bundleIdentifier)` removes it.")
+    }
+
     /// One app, read within a transaction under way.
     private static func readApp(_ bundleIdentifier: String, in db: Database) throws -> StoredApp? {
         // Every row read straight from SQLite's columns: GRDB's generic rows copy each one
         // with a dictionary of its column names, and its generic decoding looks up type
         // metadata for every column; together they were a quarter of the cost of loading an app.
         let apps = try ColumnReader.rows(db, """
-            SELECT now, nextSequence, core, categories, keyHash, launchCommand, bootID FROM app WHERE bundleIdentifier = ?
+            SELECT now, nextSequence, core, categories, keyHash, launchCommand, bootID, quarantineReason FROM app WHERE bundleIdentifier = ?
             """, [bundleIdentifier]) { app in
             (now: Date(timeIntervalSinceReferenceDate: app.double(0) ?? 0), nextSequence: UInt64(bitPattern: app.integer(1) ?? 0),
              core: app.blob(2) ?? Data(), categories: app.blob(3) ?? Data(), keyHash: app.text(4) ?? "", launchCommand: app.text(5),
-             bootID: app.text(6) ?? "")
+             bootID: app.text(6) ?? "", quarantineReason: app.text(7))
         }
         guard let app = apps.first else { return nil }
+        if let reason = app.quarantineReason { throw quarantined(bundleIdentifier, because: reason) }
 
         let decoder = Self.decoder
         // Up to 64 rows per app.
@@ -528,14 +557,76 @@ package final class SQLiteDaemonStore: DaemonStore {
             guard db.changesCount == 1 else {
                 throw DaemonError(.appNotFound, "No app is registered as \(bundleIdentifier).")
             }
+            try db.execute(sql: "DELETE FROM set_aside WHERE app = ?", arguments: [bundleIdentifier])
         }
     }
 
-    package func apps() async throws(DaemonError) -> [(bundleIdentifier: String, launchCommand: String?)] {
+    package func apps() async throws(DaemonError) -> [(bundleIdentifier: String, launchCommand: String?, quarantined: Quarantine?)] {
         try await read { db in
-            try Row.fetchAll(db, sql: "SELECT bundleIdentifier, launchCommand FROM app ORDER BY bundleIdentifier").map {
-                (bundleIdentifier: $0["bundleIdentifier"] as String, launchCommand: $0["launchCommand"] as String?)
+            try Row.fetchAll(db, sql: "SELECT bundleIdentifier, launchCommand, quarantineReason, quarantinedSince FROM app ORDER BY bundleIdentifier").map { row in
+                let reason: String? = row["quarantineReason"]
+                let since: Double? = row["quarantinedSince"]
+                return (bundleIdentifier: row["bundleIdentifier"] as String, launchCommand: row["launchCommand"] as String?,
+                        quarantined: reason.map { Quarantine(reason: $0, since: Date(timeIntervalSince1970: since ?? 0)) })
             }
+        }
+    }
+
+    package func quarantine(_ bundleIdentifier: String, reason: String, at date: Date) async throws(DaemonError) {
+        try await write { db in
+            try db.execute(sql: """
+                UPDATE app SET quarantineReason = ?, quarantinedSince = ?, nextWakeUp = NULL, watchesLocation = 0, showsNotifications = 0,
+                    preparesContent = 0
+                WHERE bundleIdentifier = ? AND quarantineReason IS NULL
+                """, arguments: [reason, date.timeIntervalSince1970, bundleIdentifier])
+        }
+    }
+
+    package func reset(_ app: StoredApp, at date: Date) async throws(DaemonError) -> Int {
+        try await write { db in
+            let bundleIdentifier = app.bundleIdentifier
+            guard let row = try Row.fetchOne(db, sql: "SELECT keyHash, launchCommand, quarantineReason FROM app WHERE bundleIdentifier = ?",
+                                             arguments: [bundleIdentifier]) else {
+                throw DaemonError(.appNotFound, "No app is registered as \(bundleIdentifier).")
+            }
+            guard let reason = row["quarantineReason"] as String? else {
+                throw DaemonError(.invalidRequest, "\(bundleIdentifier) is not quarantined: its state can be read, and is kept.")
+            }
+            // Each part as it is stored, with what the quarantine said of it.
+            let arguments: StatementArguments = [date.timeIntervalSince1970, reason, bundleIdentifier]
+            try db.execute(sql: """
+                INSERT INTO set_aside (app, setAsideAt, reason, part, identifier, bytes)
+                    SELECT bundleIdentifier, ?, ?, 'core', NULL, core FROM app WHERE bundleIdentifier = ?;
+                """, arguments: arguments)
+            try db.execute(sql: """
+                INSERT INTO set_aside (app, setAsideAt, reason, part, identifier, bytes)
+                    SELECT bundleIdentifier, ?, ?, 'categories', NULL, categories FROM app WHERE bundleIdentifier = ?;
+                """, arguments: arguments)
+            try db.execute(sql: """
+                INSERT INTO set_aside (app, setAsideAt, reason, part, identifier, bytes)
+                    SELECT app, ?, ?, 'pending', identifier, content FROM pending WHERE app = ?;
+                """, arguments: arguments)
+            try db.execute(sql: """
+                INSERT INTO set_aside (app, setAsideAt, reason, part, identifier, bytes)
+                    SELECT app, ?, ?, 'pendingTrigger', identifier, triggerDetail FROM pending WHERE app = ? AND triggerDetail IS NOT NULL;
+                """, arguments: arguments)
+            try db.execute(sql: """
+                INSERT INTO set_aside (app, setAsideAt, reason, part, identifier, bytes)
+                    SELECT app, ?, ?, 'delivered', identifier, notification FROM delivered WHERE app = ?;
+                """, arguments: arguments)
+            try db.execute(sql: """
+                INSERT INTO set_aside (app, setAsideAt, reason, part, identifier, bytes)
+                    SELECT app, ?, ?, 'queued', CAST(position AS TEXT), item FROM queued WHERE app = ?;
+                """, arguments: arguments)
+            let setAside = try Int.fetchOne(db, sql: "SELECT count(*) FROM set_aside WHERE app = ? AND setAsideAt = ?",
+                                            arguments: [bundleIdentifier, date.timeIntervalSince1970]) ?? 0
+            try db.execute(sql: "DELETE FROM app WHERE bundleIdentifier = ?", arguments: [bundleIdentifier])
+            var machine = app.machine
+            try Self.insertRow(
+                db, bundleIdentifier: bundleIdentifier, keyHash: row["keyHash"], launchCommand: row["launchCommand"],
+                machine: &machine, nextWakeUp: machine.nextWakeUpDate()?.timeIntervalSince1970, bootID: app.bootID
+            )
+            return setAside
         }
     }
 

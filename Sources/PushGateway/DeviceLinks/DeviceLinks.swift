@@ -20,6 +20,9 @@ package final class DeviceLinks: Sendable {
     private let core: GatewayCore
     /// Pushes a device may hold unacknowledged.
     package let window: Int
+    /// The links a push may be the oldest one not taken on, ended by the device's error or without a
+    /// close, before it is dropped (``GatewayStore/noteNotTaken(deviceID:sequence:reason:limit:at:)``).
+    package let triesPerPush: Int
     private let metrics: GatewayMetrics
     private let logger: Logger
     private let clock: @Sendable () -> Date
@@ -28,9 +31,10 @@ package final class DeviceLinks: Sendable {
     private let handsOverStoredPushes: Bool
     private let handedOver = Atomic<Int>(0)
 
-    package init(store: any GatewayStore, core: GatewayCore, window: Int = 64, metrics: GatewayMetrics = GatewayMetrics(), logger: Logger,
-                 clock: @escaping @Sendable () -> Date = { Date() }) {
+    package init(store: any GatewayStore, core: GatewayCore, window: Int = 64, triesPerPush: Int = 10, metrics: GatewayMetrics = GatewayMetrics(),
+                 logger: Logger, clock: @escaping @Sendable () -> Date = { Date() }) {
         self.store = store
+        self.triesPerPush = triesPerPush
         handsOverStoredPushes = !store.isSharedByNodes
         acknowledgements = AcknowledgementWriter(store: store, logger: logger)
         self.core = core
@@ -163,18 +167,31 @@ package final class DeviceLinks: Sendable {
             links[session.deviceID] = nil
             return true
         }
-        let unacknowledged = session.withState { state in
+        let (unacknowledged, notTaken) = session.withState { state in
             state.isClosed = true
             defer { state.inFlight.removeAll() }
-            return state.inFlight.values.compactMap { push in
+            let sent = state.inFlight.values.compactMap { push in
                 push.uniqueID.map { DeliveryLog.Report(uniqueID: $0, stage: .sent, at: push.sentAt) }
             }
+            // The oldest push not taken holds back the others (acknowledgements are cumulative): a
+            // link that failed with it counts as one try of it.
+            let failure = state.closedByGateway ? nil : LinkSession.failure(closedWith: state.deviceClose)
+            return (sent, state.unacknowledged.first.flatMap { oldest in failure.map { (oldest, $0) } })
         }
         if isLast { core.setConnected(session.deviceID, false) }
         // Sent and never acknowledged on this link: the log still shows it was sent.
-        if !unacknowledged.isEmpty {
-            Task { [store, logger] in
-                do { try await store.recordStages(unacknowledged.sorted { $0.at < $1.at }) } catch {
+        if !unacknowledged.isEmpty || notTaken != nil {
+            Task { [store, logger, clock, triesPerPush, metrics] in
+                do {
+                    if !unacknowledged.isEmpty { try await store.recordStages(unacknowledged.sorted { $0.at < $1.at }) }
+                    if let (sequence, reason) = notTaken,
+                       try await store.noteNotTaken(deviceID: session.deviceID, sequence: sequence, reason: reason, limit: triesPerPush, at: clock()) {
+                        logger.notice("dropped a push its device did not take in \(triesPerPush) tries", metadata: [
+                            "device": .string(session.deviceID), "sequence": .stringConvertible(sequence), "reason": .string(reason),
+                        ])
+                        metrics.droppedNotTaken.increment()
+                    }
+                } catch {
                     logger.error("could not record pushes sent on a closed link", metadata: ["error": .string("\(error)")])
                 }
             }
@@ -491,6 +508,10 @@ final class LinkSession: Sendable {
         var isClosed = false
         /// Whether the gateway has sent its close frame.
         var closeSent = false
+        /// Whether the gateway closed the link (replaced, stopping, silent, too busy): no failure of the device's.
+        var closedByGateway = false
+        /// The close the device sent, if it sent one: its code and reason.
+        var deviceClose: (code: UInt16?, reason: String)?
     }
 
     let deviceID: String
@@ -523,8 +544,12 @@ final class LinkSession: Sendable {
     /// The device closed the link: the gateway answers with its own close frame unless it sent one,
     /// then closes the connection.
     func peerClosed(_ data: ByteBuffer) {
+        var closing = data
+        let closeCode = closing.readInteger(as: UInt16.self)
+        let closeReason = closing.readString(length: closing.readableBytes) ?? ""
         let answered = withState { state in
             defer { state.closeSent = true }
+            state.deviceClose = (closeCode, closeReason)
             return state.closeSent
         }
         guard !answered else {
@@ -537,10 +562,28 @@ final class LinkSession: Sendable {
         channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, data: echoed)).whenComplete { _ in channel.close(promise: nil) }
     }
 
+    /// Why a link the gateway did not close failed its oldest push: the device closed on an error
+    /// (anything but a normal close or going away), or the connection ended without a close (the
+    /// device's daemon died, or the network went). `nil` for a link that ended well.
+    static func failure(closedWith close: (code: UInt16?, reason: String)?) -> String? {
+        guard let close else { return "the link ended without a close" }
+        switch close.code {
+        case 1000?, 1001?: return nil
+        case let code?: return close.reason.isEmpty ? "the device closed its link with \(code)" : "the device closed its link with \(code): \(close.reason)"
+        case nil: return "the device closed its link without a code"
+        }
+    }
+
     /// Sends a close frame with `code` (once) and closes the connection once the device answers, or
     /// after a couple of seconds.
     func close(code: WebSocketErrorCode, reason: String) {
-        guard withState({ state in defer { state.closeSent = true }; return !state.closeSent }) else { return }
+        guard withState({ state in
+            defer {
+                state.closeSent = true
+                state.closedByGateway = true
+            }
+            return !state.closeSent
+        }) else { return }
         let channel = self.channel
         var data = channel.allocator.buffer(capacity: 2 + reason.utf8.count)
         data.write(webSocketErrorCode: code)

@@ -14,6 +14,7 @@ package final class GatewayMetrics: Sendable {
         .init("unotify_gateway_pushes_rejected_total", "Provider requests refused, by environment, HTTP status and APNs reason."),
         .init("unotify_gateway_pushes_sent_total", "Pushes sent to devices on their links (again after a reconnection)."),
         .init("unotify_gateway_pushes_expired_total", "Stored pushes removed when their apns-expiration passed."),
+        .init("unotify_gateway_pushes_not_taken_total", "Pushes dropped after their device's links failed with them the most tries a push has."),
         .init("unotify_gateway_push_delivery_seconds", "From a push's acceptance to the device's acknowledgement of it."),
         .init("unotify_gateway_device_links", "Devices linked now."),
         .init("unotify_gateway_pushes_in_flight", "Pushes sent on a link and not acknowledged yet."),
@@ -26,6 +27,7 @@ package final class GatewayMetrics: Sendable {
     private let rejected = Mutex<[RejectionKey: Counter]>([:])
     package let sent: Counter
     package let expired: Counter
+    package let droppedNotTaken: Counter
     /// Acceptance to acknowledgement.
     package let delivery: CoreMetrics.Timer
     package let deviceLinks: Gauge
@@ -52,6 +54,7 @@ package final class GatewayMetrics: Sendable {
         self.accepted = accepted
         sent = Counter(label: "unotify_gateway_pushes_sent_total", factory: factory)
         expired = Counter(label: "unotify_gateway_pushes_expired_total", factory: factory)
+        droppedNotTaken = Counter(label: "unotify_gateway_pushes_not_taken_total", factory: factory)
         delivery = CoreMetrics.Timer(label: "unotify_gateway_push_delivery_seconds", factory: factory)
         deviceLinks = Gauge(label: "unotify_gateway_device_links", factory: factory)
         inFlight = Gauge(label: "unotify_gateway_pushes_in_flight", factory: factory)

@@ -21,6 +21,9 @@ package struct GatewayConfiguration: Sendable {
     package var deviceLinkPort = 2199
     /// Pushes a device may hold unacknowledged.
     package var deviceLinkWindow = 64
+    /// The links a push may be the oldest one not taken on, ended by the device's error or without a
+    /// close, before it is dropped and logged as such: no push is sent again forever.
+    package var deviceLinkTriesPerPush = 10
     /// Names and addresses the server certificate is issued for, besides `localhost`, `127.0.0.1`
     /// and `::1`.
     package var hostNames: [String] = []
@@ -94,7 +97,8 @@ package struct PushGatewayServices: Sendable {
         self.metrics = metrics
         core = GatewayCore(store: store, admission: configuration.admission, logsDeliveries: configuration.deliveryLogRetention > 0,
                            logger: logger, queued: { pushes in relay.links?.stored(pushes) }, wake: { devices in relay.links?.wake(devices) })
-        links = DeviceLinks(store: store, core: core, window: configuration.deviceLinkWindow, metrics: metrics, logger: logger)
+        links = DeviceLinks(store: store, core: core, window: configuration.deviceLinkWindow, triesPerPush: configuration.deviceLinkTriesPerPush,
+                            metrics: metrics, logger: logger)
         relay.links = links
         try await core.reloadProviders()
         let tls = configuration.cleartext ? nil : try Self.serverCertificate(configuration)

@@ -264,6 +264,11 @@ package protocol GatewayStore: Sendable {
     /// server (never in a crash of the gateway), and the pushes are then sent again, which the device
     /// recognizes by their sequence.
     func acknowledge(_ acknowledgements: [Acknowledgement]) async throws(GatewayError)
+    /// Notes that a device's link ended with the push at `sequence` the oldest it had not taken (it
+    /// closed on an error, or went away without a close): one more try of that push. At the `limit`th
+    /// the push is dropped, logged `dropped` with `reason` (and the tries), so that no push is sent
+    /// again forever; returns whether it was. A push no longer stored changes nothing.
+    func noteNotTaken(deviceID: String, sequence: Int64, reason: String, limit: Int, at date: Date) async throws(GatewayError) -> Bool
     /// Forgets pushes that expired by `date` (logged as expired); returns how many.
     func removeExpired(before date: Date) async throws(GatewayError) -> Int
     /// How many pushes are stored: queued in their device's order, and held for a device not linked.

@@ -205,6 +205,10 @@ package final class PostgresGatewayStore: GatewayStore, Service {
             // up instead of every stored push listed.
             "CREATE INDEX push_unique ON push(unique_id) WHERE unique_id IS NOT NULL",
         ],
+        [
+            // The tries of a push its device did not take (``GatewayStore/noteNotTaken``).
+            "ALTER TABLE push ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0",
+        ],
     ]
 
     // MARK: - Running statements
@@ -672,6 +676,23 @@ package final class PostgresGatewayStore: GatewayStore, Service {
                 pushes.append(push)
             }
             return pushes
+        }
+    }
+
+    package func noteNotTaken(deviceID: String, sequence: Int64, reason: String, limit: Int, at date: Date) async throws(GatewayError) -> Bool {
+        try await transaction("noting a push its device did not take") { connection, logger in
+            let attempts = try await Self.column(connection.query("""
+                UPDATE push SET attempts = attempts + 1 WHERE device_id = \(deviceID) AND sequence = \(sequence) RETURNING attempts
+                """, logger: logger), as: Int32.self).first.map(Int.init)
+            guard let attempts, attempts >= limit else { return false }
+            let detail = "the device did not take it in \(attempts) tries: \(reason)"
+            try await connection.query("""
+                INSERT INTO delivery_stage (unique_id, at, stage, detail)
+                SELECT d.unique_id, \(date.timeIntervalSince1970), 'dropped', \(detail)
+                FROM push p JOIN delivery d ON d.unique_id = p.unique_id WHERE p.device_id = \(deviceID) AND p.sequence = \(sequence)
+                """, logger: logger)
+            try await connection.query("DELETE FROM push WHERE device_id = \(deviceID) AND sequence = \(sequence)", logger: logger)
+            return true
         }
     }
 

@@ -184,6 +184,9 @@ package final class SQLiteGatewayStore: GatewayStore {
             // See `HeldPushes`: the index put every held push at its device's place in the file.
             try db.execute(sql: "DROP INDEX push_held")
         }
+        migrator.registerMigration("v10: the tries of a push its device did not take") { db in
+            try db.execute(sql: "ALTER TABLE push ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0")
+        }
         return migrator
     }
 
@@ -568,6 +571,18 @@ package final class SQLiteGatewayStore: GatewayStore {
                 push.uniqueID = row["uniqueID"]
                 return push
             }
+        }
+    }
+
+    package func noteNotTaken(deviceID: String, sequence: Int64, reason: String, limit: Int, at date: Date) async throws(GatewayError) -> Bool {
+        try await write { [held] db in
+            try held.prepare(db)
+            guard let attempts = try Int.fetchOne(db, sql: "UPDATE push SET attempts = attempts + 1 WHERE deviceID = ? AND sequence = ? RETURNING attempts",
+                                                  arguments: [deviceID, sequence]),
+                  attempts >= limit else { return false }
+            try Self.removePushes(of: deviceID, where: "p.sequence = ?", [sequence], logging: "dropped",
+                                  "the device did not take it in \(attempts) tries: \(reason)", at: date.timeIntervalSince1970, held: held, in: db)
+            return true
         }
     }
 
