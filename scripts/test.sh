@@ -12,8 +12,10 @@ fi
 # Debian packages the build and the tests use.
 needed=()
 dpkg -s libsqlite3-dev >/dev/null 2>&1 || needed+=(libsqlite3-dev)
-# nghttp shows the provider API's answers frame by frame, as APNs clients read them.
+# nghttp shows the provider API's answers frame by frame, as APNs clients read them; nghttpd is the
+# reference server the HTTP/2 conformance suite is run against beside the provider API.
 command -v nghttp >/dev/null 2>&1 || needed+=(nghttp2-client)
+command -v nghttpd >/dev/null 2>&1 || needed+=(nghttp2-server)
 # The web notification center's tests drive Debian's Chromium through chromedriver (WebDriver).
 command -v chromium >/dev/null 2>&1 || needed+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || needed+=(chromium-driver)
@@ -40,6 +42,8 @@ python3 -c "import openapi_spec_validator, yaml" 2>/dev/null || python3 -m pip i
 command -v schemathesis >/dev/null 2>&1 || python3 -m pip install --quiet "schemathesis>=4.3,<5"
 # aioapns, an APNs client library used in production, sends pushes to the gateway in the tests.
 python3 -c "import aioapns" 2>/dev/null || python3 -m pip install --quiet "aioapns>=4,<5"
+# The HTTP/2 conformance suite (Tests/HTTP2Conformance) writes raw frames with hyperframe and hpack.
+python3 -c "import hyperframe, hpack" 2>/dev/null || python3 -m pip install --quiet hyperframe hpack
 
 # Build everything, the `unotify` executable included (the end-to-end tests run it), then run all tests.
 swift build

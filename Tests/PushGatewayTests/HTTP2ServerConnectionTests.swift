@@ -314,8 +314,9 @@ import Testing
     }
 
     /// A stream the client passed over (it opened a higher one first) is closed (RFC 9113 §5.1.1):
-    /// HEADERS on it is a connection error. HEADERS on a stream that was opened and has ended is
-    /// ignored, as frames the client sent before it learned of the end may still come.
+    /// HEADERS on it is a connection error `PROTOCOL_ERROR`. HEADERS on a stream that was opened and
+    /// that both sides ended is one too, `STREAM_CLOSED` (see
+    /// ``framesOnAClosedStreamAreAnErrorUnlessThisSideResetIt(_:)``).
     @Test func headersOnAStreamPassedOverIsAConnectionError() {
         var client = Client()
         _ = client.take()
@@ -323,11 +324,14 @@ import Testing
         client.connection.answer(1, status: 200, fields: [], body: nil)
         #expect(client.send(Frame(type: 0x1, flags: 0x5, stream: 7, payload: client.headerBlock(Self.request))).count == 1)
         _ = client.take()
-        // Stream 1 ended: ignored.
-        #expect(client.send(Frame(type: 0x1, flags: 0x5, stream: 1, payload: client.headerBlock(Self.request))) == [])
         // Streams 3 and 5 were passed over by 7.
         #expect(client.send(Frame(type: 0x1, flags: 0x5, stream: 5, payload: client.headerBlock(Self.request))) == [.failed(.protocolError)])
         #expect(client.take().last?.errorCode == .protocolError)
+
+        var again = Client()
+        #expect(again.send(Frame(type: 0x1, flags: 0x5, stream: 1, payload: again.headerBlock(Self.request))).count == 1)
+        again.connection.answer(1, status: 200, fields: [], body: nil)
+        #expect(again.send(Frame(type: 0x1, flags: 0x5, stream: 1, payload: again.headerBlock(Self.request))) == [.failed(.streamClosed)])
     }
 
     @Test func trailersEndARequest() {
@@ -484,5 +488,80 @@ import Testing
             events += client.send(bytes.readSlice(length: min(3, bytes.readableBytes))!)
         }
         #expect(events == [.request(stream: 1, headers: HPACKHeaders(Self.request), endStream: true)])
+    }
+}
+
+/// The RFC's rules for closed streams, priorities and declared lengths (RFC 9113 §5.1, §8.1.1;
+/// RFC 7540 §5.3.1), as the frame-level conformance suite checks them over a socket.
+extension HTTP2ServerConnectionTests {
+    /// DATA or HEADERS on a stream the client reset, or that both sides ended, is a connection error
+    /// `STREAM_CLOSED`; on a stream this side reset, it may have been in flight and is ignored.
+    @Test(arguments: ["the client reset it", "both sides ended it", "this side reset it"])
+    func framesOnAClosedStreamAreAnErrorUnlessThisSideResetIt(_ how: String) {
+        var client = Client()
+        let block = client.headerBlock(Self.request)
+        switch how {
+        case "the client reset it":
+            client.send(Frame(type: 0x1, flags: 0x4, stream: 1, payload: block), Frame(type: 0x3, stream: 1, payload: Self.word(0x8)))
+        case "both sides ended it":
+            client.send(Frame(type: 0x1, flags: 0x5, stream: 1, payload: block))
+            client.connection.answer(1, status: 200, fields: [], body: nil)
+        default:
+            client.send(Frame(type: 0x1, flags: 0x4, stream: 1, payload: block))
+            client.connection.reset(1, code: .cancel)
+        }
+        _ = client.take()
+        let events = client.send(Frame(type: 0x0, flags: 0x1, stream: 1, payload: Array("{}".utf8)))
+        if how == "this side reset it" {
+            #expect(events == [])
+            #expect(client.take().allSatisfy { $0.type != 0x7 }, "no GOAWAY")
+        } else {
+            #expect(events == [.failed(.streamClosed)])
+            let goAway = client.take().last
+            #expect(goAway?.type == 0x7 && goAway?.errorCode == .streamClosed)
+        }
+    }
+
+    @Test func aStreamDependingOnItselfIsAnError() {
+        var client = Client()
+        // Open: its stream is reset.
+        client.send(Frame(type: 0x1, flags: 0x4, stream: 1, payload: client.headerBlock(Self.request)))
+        _ = client.take()
+        client.send(Frame(type: 0x2, stream: 1, payload: Self.word(1) + [16]))
+        #expect(client.take().map { "\($0.type) \($0.stream) \($0.errorCode.map { "\($0)" } ?? "")" } == ["3 1 protocolError"])
+        // Not opened yet: a connection error, as this side cannot reset it.
+        #expect(client.send(Frame(type: 0x2, stream: 5, payload: Self.word(5) + [16])) == [.failed(.protocolError)])
+        // Depending on another is no error.
+        var other = Client()
+        #expect(other.send(Frame(type: 0x2, stream: 3, payload: Self.word(1) + [16])) == [])
+    }
+
+    /// A request whose DATA is longer or shorter than its `content-length`, or whose length is not
+    /// a number, is malformed: its stream is reset with `PROTOCOL_ERROR`, and it is never a request
+    /// whose body ended.
+    @Test(arguments: [
+        ("39", "{\"aps\":{\"alert\":\"a\"}}", false), ("20", "{\"aps\":{\"alert\":\"a\"}}", false), ("21", "{\"aps\":{\"alert\":\"a\"}}", true),
+        ("twenty", "{\"aps\":{\"alert\":\"a\"}}", false), ("-1", "{\"aps\":{\"alert\":\"a\"}}", false),
+    ])
+    func aBodyOfAnotherLengthThanDeclaredIsMalformed(_ declared: String, _ body: String, taken: Bool) {
+        var client = Client()
+        let block = client.headerBlock(Self.request + [("content-length", declared)])
+        let half = body.utf8.count / 2
+        let events = client.send(Frame(type: 0x1, flags: 0x4, stream: 1, payload: block),
+                                 Frame(type: 0x0, stream: 1, payload: Array(body.utf8.prefix(half))),
+                                 Frame(type: 0x0, flags: 0x1, stream: 1, payload: Array(body.utf8.dropFirst(half))))
+        let ended = events.contains { if case .data(_, _, true) = $0 { true } else { false } }
+        #expect(ended == taken)
+        let resets = client.take().filter { $0.type == 0x3 }
+        #expect(resets.map { "\($0.stream) \($0.errorCode.map { "\($0)" } ?? "")" } == (taken ? [] : ["1 protocolError"]))
+    }
+
+    @Test func aRequestEndingWithItsHeadersMayDeclareNoBodyButAnEmptyOne() {
+        var client = Client()
+        let declared = client.send(Frame(type: 0x1, flags: 0x5, stream: 1, payload: client.headerBlock(Self.request + [("content-length", "5")])))
+        #expect(declared == [])
+        #expect(client.take().filter { $0.type == 0x3 }.map(\.errorCode) == [.protocolError])
+        let empty = client.send(Frame(type: 0x1, flags: 0x5, stream: 3, payload: client.headerBlock(Self.request + [("content-length", "0")])))
+        #expect(empty.count == 1)
     }
 }

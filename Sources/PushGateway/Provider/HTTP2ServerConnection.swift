@@ -78,6 +78,22 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
         var pendingBody: ByteBuffer?
         /// Reset the stream (`NO_ERROR`) once its answer is all sent.
         var resetWhenAnswered = false
+        /// The request's `content-length`, if it gave one, and the DATA received so far (padding
+        /// not counted): a request whose DATA is not that long is malformed (RFC 9113 §8.1.1).
+        var declaredLength: Int?
+        var receivedLength = 0
+    }
+
+    /// How a stream closed, for what comes on it after (RFC 9113 §5.1): the client's frames on a
+    /// stream it reset, or that both sides ended, are a connection error `STREAM_CLOSED`; those on a
+    /// stream this side reset may be in flight, and are ignored.
+    enum ClosedBy {
+        /// The client's RST_STREAM.
+        case client
+        /// Both sides' END_STREAM.
+        case bothEnded
+        /// This side's RST_STREAM.
+        case server
     }
 
     static var preface: StaticString { "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" }
@@ -104,6 +120,13 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
     /// one after the other; one that skips some does so rarely.
     private var skippedStreams: [ClosedRange<UInt32>] = []
     private static var maximumSkippedRanges: Int { 64 }
+    /// How the streams closed last were closed, the most recent ``maximumRecentlyClosed`` of them (a
+    /// frame on a stream closed before those is ignored), in the order they closed.
+    private var recentlyClosed: [UInt32: ClosedBy] = [:]
+    /// The streams in ``recentlyClosed``, a ring (0: no stream yet) written at `nextClosed`.
+    private var closedRing = [UInt32](repeating: 0, count: maximumRecentlyClosed)
+    private var nextClosed = 0
+    private static var maximumRecentlyClosed: Int { 128 }
     private(set) var isFailed = false
 
     private let allocator: ByteBufferAllocator
@@ -265,12 +288,16 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
         }
         guard stream <= lastClientStream else { return fail(.protocolError) } // an idle stream
         guard stripPadding(flags: flags, payload: &payload) else { return fail(.protocolError) }
-        // A stream closed: what still arrives on it is ignored (it may have been reset by this side).
-        guard var state = streams[stream] else { return nil }
+        guard var state = streams[stream] else { return frameOnClosedStream(stream) }
         guard !state.remoteEnded else { return resetStream(stream, .streamClosed) }
         state.receiveWindow -= counted
         guard state.receiveWindow >= 0 else { return resetStream(stream, .flowControlError) }
         let endStream = flags & Flag.endStream != 0
+        // More than the request said it would send, or less by its end: malformed (RFC 9113 §8.1.1).
+        state.receivedLength += payload.readableBytes
+        if let declared = state.declaredLength, state.receivedLength > declared || (endStream && state.receivedLength != declared) {
+            return resetStream(stream, .protocolError)
+        }
         if endStream {
             state.remoteEnded = true
         } else {
@@ -338,14 +365,23 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
             if let goAwayLastStream, stream > goAwayLastStream { return nil }
             if dependsOnItself { return resetStream(stream, .protocolError) }
             guard streams.count < settings.maxConcurrentStreams else { return resetStream(stream, .refusedStream) }
-            streams[stream] = Stream(remoteEnded: endStream, receiveWindow: settings.initialWindowSize, sendWindow: clientInitialWindowSize)
+            var state = Stream(remoteEnded: endStream, receiveWindow: settings.initialWindowSize, sendWindow: clientInitialWindowSize)
+            switch Self.declaredLength(in: headers) {
+            case .malformed: return resetStream(stream, .protocolError)
+            case .length(let length):
+                // A request that ends with its headers sends no DATA.
+                if endStream, length != 0 { return resetStream(stream, .protocolError) }
+                state.declaredLength = length
+            case .none: break
+            }
+            streams[stream] = state
             guard Self.listSize(of: headers) <= settings.maxHeaderListSize else { return .oversizedRequest(stream: stream, endStream: endStream) }
             return .request(stream: stream, headers: headers, endStream: endStream)
         }
         guard var state = streams[stream] else {
             // A stream never opened, closed by a higher one: "an unexpected stream identifier"
-            // (RFC 9113 §5.1.1). One opened and closed since: ignored, as after a reset.
-            return skippedStreams.contains(where: { $0.contains(stream) }) ? fail(.protocolError) : nil
+            // (RFC 9113 §5.1.1).
+            return skippedStreams.contains(where: { $0.contains(stream) }) ? fail(.protocolError) : frameOnClosedStream(stream)
         }
         guard !state.remoteEnded else { return resetStream(stream, .streamClosed) }
         // Trailers end their stream (RFC 9113 §8.1).
@@ -353,6 +389,35 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
         state.remoteEnded = true
         settle(state, of: stream)
         return .trailers(stream: stream, headers: headers)
+    }
+
+    /// What a request's `content-length` says: nothing, a length, or something no length (not
+    /// digits, or two different values).
+    private enum DeclaredLength {
+        case none
+        case length(Int)
+        case malformed
+    }
+
+    private static func declaredLength(in headers: HPACKHeaders) -> DeclaredLength {
+        var declared = DeclaredLength.none
+        for (name, value, _) in headers where name == "content-length" {
+            guard !value.isEmpty, value.utf8.count <= 18, value.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+                  let length = Int(value) else { return .malformed }
+            if case .length(let earlier) = declared, earlier != length { return .malformed }
+            declared = .length(length)
+        }
+        return declared
+    }
+
+    /// A DATA or HEADERS frame on a stream that is not open: a connection error `STREAM_CLOSED` if
+    /// the client reset it or both sides ended it (RFC 9113 §5.1), ignored if this side reset it (the
+    /// client may have sent it before it knew) or it closed too long ago to tell.
+    private mutating func frameOnClosedStream(_ stream: UInt32) -> Event? {
+        switch recentlyClosed[stream] {
+        case .client?, .bothEnded?: fail(.streamClosed)
+        case .server?, nil: nil
+        }
     }
 
     /// A header list's size as RFC 9113 §6.5.2 counts it: each field's name and value, and 32.
@@ -368,12 +433,16 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
 
     private mutating func receivePriority(stream: UInt32, payload: ByteBuffer) -> Event? {
         guard stream != 0 else { return fail(.protocolError) }
-        guard payload.readableBytes == 5 else {
+        guard payload.readableBytes == 5, let dependency = payload.getInteger(at: payload.readerIndex, as: UInt32.self) else {
             // A stream error, but a reset on a stream not opened yet would be one of this side's.
             guard stream <= lastClientStream else { return fail(.frameSizeError) }
             return streams[stream] == nil ? nil : resetStream(stream, .frameSizeError)
         }
-        return nil
+        // A stream depending on itself (RFC 7540 §5.3.1): a stream error, or a connection error for a
+        // stream not opened yet, which this side cannot reset.
+        guard dependency & 0x7FFF_FFFF == stream else { return nil }
+        guard stream <= lastClientStream else { return fail(.protocolError) }
+        return streams[stream] == nil ? nil : resetStream(stream, .protocolError)
     }
 
     private mutating func receiveReset(stream: UInt32, payload: inout ByteBuffer) -> Event? {
@@ -381,7 +450,7 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
         guard payload.readableBytes == 4 else { return fail(.frameSizeError) }
         guard stream <= lastClientStream else { return fail(.protocolError) }
         guard resets.spend(at: clock()) else { return fail(.enhanceYourCalm) }
-        forget(stream)
+        if streams[stream] != nil { forget(stream, closedBy: .client) }
         return nil
     }
 
@@ -534,7 +603,7 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
     mutating func refuseUnprocessed(_ stream: UInt32) {
         guard !isFailed, streams[stream] != nil else { return }
         writeReset(stream, .refusedStream)
-        forget(stream)
+        forget(stream, closedBy: .server)
     }
 
     /// Updates the request of an open stream.
@@ -598,7 +667,7 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
             return
         }
         if !state.remoteEnded { writeReset(stream, .noError) }
-        forget(stream)
+        forget(stream, closedBy: state.remoteEnded ? .bothEnded : .server)
     }
 
     // MARK: - Frames
@@ -616,7 +685,7 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
     private mutating func resetStream(_ stream: UInt32, _ code: HTTP2ErrorCode) -> Event? {
         guard resets.spend(at: clock()) else { return fail(.enhanceYourCalm) }
         writeReset(stream, code)
-        forget(stream)
+        forget(stream, closedBy: .server)
         return nil
     }
 
@@ -625,9 +694,15 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
         output.writeInteger(code.rawValue)
     }
 
-    private mutating func forget(_ stream: UInt32) {
+    private mutating func forget(_ stream: UInt32, closedBy: ClosedBy) {
         streams.removeValue(forKey: stream)
         blocked.remove(stream)
+        if recentlyClosed.updateValue(closedBy, forKey: stream) == nil {
+            let oldest = closedRing[nextClosed]
+            if oldest != 0 { recentlyClosed.removeValue(forKey: oldest) }
+            closedRing[nextClosed] = stream
+            nextClosed = (nextClosed + 1) % Self.maximumRecentlyClosed
+        }
     }
 
     private mutating func writeWindowUpdate(stream: UInt32, increment: Int) {
