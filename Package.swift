@@ -65,6 +65,20 @@ let package = Package(
             name: "PrivateFiles",
             swiftSettings: strictSettings
         ),
+        // What every listener holds its connections to: deadlines, a share of the open files, 431.
+        .target(
+            name: "ConnectionLifecycle",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .target(
             name: "ProcessSpawning",
             swiftSettings: strictSettings
@@ -132,6 +146,7 @@ let package = Package(
         .target(
             name: "NotificationDaemon",
             dependencies: [
+                "ConnectionLifecycle",
                 "NotificationCore",
                 "SQLiteDurability",
                 "PrivateFiles",
@@ -162,6 +177,7 @@ let package = Package(
         .target(
             name: "PushGateway",
             dependencies: [
+                "ConnectionLifecycle",
                 "NotificationCore",
                 "SQLiteDurability",
                 "PrivateFiles",
@@ -209,6 +225,7 @@ let package = Package(
         .target(
             name: "WebNotificationCenter",
             dependencies: [
+                "ConnectionLifecycle",
                 "NotificationCore",
                 "NotificationDaemon",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -224,6 +241,7 @@ let package = Package(
         .target(
             name: "MetricsEndpoint",
             dependencies: [
+                "ConnectionLifecycle",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -259,6 +277,7 @@ let package = Package(
         .executableTarget(
             name: "unotify",
             dependencies: [
+                "ConnectionLifecycle",
                 "NotificationCore",
                 "NotificationDaemon",
                 "WebNotificationCenter",
@@ -356,6 +375,8 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
+            // A hostile client of its own, run by the tests.
+            exclude: ["Clients"],
             swiftSettings: testSettings
         ),
         .testTarget(
@@ -391,6 +412,15 @@ let package = Package(
                 "NotificationDaemon",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: testSettings
+        ),
+        .testTarget(
+            name: "ConnectionLifecycleTests",
+            dependencies: [
+                "ConnectionLifecycle",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: testSettings
         ),

@@ -1,3 +1,4 @@
+import ConnectionLifecycle
 import Hummingbird
 package import Logging
 import ServiceLifecycle
@@ -45,6 +46,7 @@ package struct MetricsEndpoint: Service {
         let (host, port, logger) = (configuration.host, configuration.port, self.logger)
         let application = Application(
             router: router,
+            server: .http1(lifecycle: ListenerLifecycle(capacity: ConnectionBudget.now.capacity(of: .metrics), deadlines: ListenerLifecycle.httpDeadlines)),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "unotify"),
             onServerRunning: { channel in
                 listened.store(true, ordering: .relaxed)

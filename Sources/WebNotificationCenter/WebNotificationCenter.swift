@@ -1,3 +1,4 @@
+import ConnectionLifecycle
 import Foundation
 import Hummingbird
 import HummingbirdWebSocket
@@ -24,6 +25,9 @@ package struct WebNotificationCenter: Sendable {
         package var host = "127.0.0.1"
         /// The port; 0 picks a free one.
         package var port = WebNotificationCenter.defaultPort
+        /// The most connections the center keeps; `nil`, its share of the process's open files
+        /// (``ConnectionBudget``). One beyond it closes the oldest that sent no request yet.
+        package var maximumConnections: Int?
         /// The secret the printed URL carries; a new one at each start unless given.
         package var secret = DaemonEngine.makeKey()
 
@@ -48,7 +52,9 @@ package struct WebNotificationCenter: Sendable {
         let router = WebRoutes.make(engine: engine, access: access, logger: logger)
         service = Application(
             router: router,
-            server: .http1WebSocketUpgrade(webSocketRouter: router),
+            server: .http1WebSocketUpgrade(webSocketRouter: router, lifecycle: ListenerLifecycle(
+                capacity: configuration.maximumConnections ?? ConnectionBudget.now.capacity(of: .webCenter), deadlines: ListenerLifecycle.httpDeadlines
+            )),
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "unotify"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? configuration.port

@@ -176,7 +176,7 @@ struct DaemonCommand: AsyncParsableCommand {
     @OptionGroup var options: DaemonOptions
 
     func run() async throws {
-        MallocArenas.limitToProcessorCount()
+        ServerProcess.prepare()
         try await options.run(configuration: options.configuration(), metrics: options.metrics.makeRegistry(), defaultMetricsPort: MetricsOptions.daemonPort,
                               webPort: options.webPort)
     }
@@ -197,7 +197,7 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup var deliveryLog: DeliveryLogOptions
 
     func run() async throws {
-        MallocArenas.limitToProcessorCount()
+        ServerProcess.prepare()
         umask(0o077)
         var configuration = try options.configuration()
         var gatewayConfiguration = GatewayConfiguration(dataDirectory: configuration.dataDirectory.appendingPathComponent("gateway", isDirectory: true))

@@ -91,7 +91,7 @@ struct GatewayCommand: AsyncParsableCommand {
         @OptionGroup var metrics: MetricsOptions
 
         func run() async throws {
-            MallocArenas.limitToProcessorCount()
+            ServerProcess.prepare()
             umask(0o077)
             var configuration = GatewayConfiguration(dataDirectory: location.directory)
             let registry = metrics.makeRegistry()

@@ -25,7 +25,8 @@ import TestSupport
         let results = try TemporaryFolders.make("h2c-").appendingPathComponent("results.json")
         let run = try await Program.run("/usr/bin/env", [
             "python3", suite.path, "--host", "127.0.0.1", "--port", String(port), "--cafile", authority.path, "--server-name", "localhost",
-            "--json", results.path,
+            // Each case's verdict waits at most 8 s: the tests beside it may keep the machine busy.
+            "--json", results.path, "--timeout", "8",
         ] + arguments)
         #expect(run.termination == .exited(0) || run.termination == .exited(1), "the suite ran: \(run.output) \(run.errors)")
         let document = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: results)) as? [String: Any])

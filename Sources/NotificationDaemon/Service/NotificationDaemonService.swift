@@ -1,3 +1,4 @@
+import ConnectionLifecycle
 import CoreMetrics
 import Foundation
 import Hummingbird
@@ -56,9 +57,13 @@ package struct NotificationDaemonServices: Sendable {
         var services: [any Service] = [SchedulerService(engine: engine), IntegrityCheckService(store: store, logger: logger)]
         if configuration.warmsCache { services.append(CacheWarmUpService(engine: engine)) }
         if let link { services.append(link) }
+        // Each listener its share of the open files, and its deadlines: apps' and the person's
+        // clients never wait behind a flood of another listener's connections.
+        let capacity = configuration.maximumConnections ?? ConnectionBudget.now.capacity(of: .localAPI)
         services.append(Application(
             router: router,
-            server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: channel),
+            server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: channel,
+                                           lifecycle: ListenerLifecycle(capacity: capacity, deadlines: ListenerLifecycle.httpDeadlines)),
             configuration: ApplicationConfiguration(address: .unixDomainSocket(path: socketPath), serverName: "unotify"),
             onServerRunning: { _ in
                 // Only the daemon's user may talk to it.
@@ -72,7 +77,8 @@ package struct NotificationDaemonServices: Sendable {
             let host = configuration.tcpHost
             services.append(Application(
                 router: router,
-                server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: channel),
+                server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: channel,
+                                               lifecycle: ListenerLifecycle(capacity: capacity, deadlines: ListenerLifecycle.httpDeadlines)),
                 configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "unotify"),
                 onServerRunning: { channel in
                     logger.info("local API listening", metadata: ["address": .string("\(channel.localAddress.map { "\($0)" } ?? "\(host):\(port)")")])

@@ -1,3 +1,4 @@
+import ConnectionLifecycle
 import Foundation
 package import Logging
 package import NIOCore
@@ -20,9 +21,13 @@ package final class DeviceLinkServer: Listener {
     package struct KeepAlive: Sendable {
         package var interval: TimeAmount = .seconds(20)
         package var silenceLimit: TimeAmount = .seconds(60)
-        /// How long a connection may take to become a link (TLS handshake, then the upgrade
-        /// request, authenticated); then it is closed.
+        /// How long a connection may take for its TLS handshake, and then again to become a link (its
+        /// upgrade request, authenticated); then it is closed.
         package var openingTimeout: TimeAmount = .seconds(10)
+        /// The most connections the listener keeps; `nil`, its share of the process's open files
+        /// (``ConnectionBudget``). One beyond it closes the oldest that is not a link yet, or, with
+        /// every one linked, is closed.
+        package var maximumConnections: Int?
         package init() {}
     }
 
@@ -37,7 +42,7 @@ package final class DeviceLinkServer: Listener {
     private let group: any EventLoopGroup
     private let logger: Logger
     private let listener = Mutex<(any Channel)?>(nil)
-    private let open = OpenChannels()
+    private let lifecycle: ListenerLifecycle
 
     package init(
         links: DeviceLinks, host: String, port: Int, tls: ProviderServer.Configuration.TLS?, keepAlive: KeepAlive = KeepAlive(),
@@ -50,6 +55,11 @@ package final class DeviceLinkServer: Listener {
         self.keepAlive = keepAlive
         self.group = group
         self.logger = logger
+        // Once linked, a connection is kept alive by the link's pings (``KeepAlive``).
+        lifecycle = ListenerLifecycle(
+            capacity: keepAlive.maximumConnections ?? ConnectionBudget.now.capacity(of: .deviceLinks),
+            deadlines: ConnectionDeadlines.Configuration(handshake: tls == nil ? nil : keepAlive.openingTimeout, opening: keepAlive.openingTimeout)
+        )
     }
 
     /// The service that accepts device links for `links` until the group shuts down.
@@ -77,7 +87,7 @@ package final class DeviceLinkServer: Listener {
         }
         let links = self.links
         let keepAlive = self.keepAlive
-        let open = self.open
+        let lifecycle = self.lifecycle
         let bound = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -85,11 +95,12 @@ package final class DeviceLinkServer: Listener {
             // A link is idle nearly all its life: reads start small and grow when they fill.
             .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 512, maximum: 65536))
             .childChannelInitializer { channel in
-                open.add(channel)
+                guard lifecycle.connections.admit(channel) != .refused else { return channel.eventLoop.makeSucceededVoidFuture() }
                 return channel.eventLoop.makeCompletedFuture {
                     if let tlsContext {
                         try channel.pipeline.syncOperations.addHandler(LinkTLSHandler(context: tlsContext))
                     }
+                    try channel.pipeline.syncOperations.addHandler(ConnectionDeadlineHandler(lifecycle.deadlines, connections: lifecycle.connections))
                     try Self.configureUpgrade(channel, links: links, keepAlive: keepAlive)
                 }
             }
@@ -110,10 +121,10 @@ package final class DeviceLinkServer: Listener {
         }
         try? await bound?.close()
         links.closeAll(code: .goingAway, reason: "the gateway is stopping")
-        let channels = open.all
+        let channels = lifecycle.connections.all.map(\.channel)
         let deadline = ContinuousClock.now + grace
         await Self.waitUntilClosed(channels, until: deadline)
-        for channel in open.all { try? await channel.close() }
+        for (channel, _) in lifecycle.connections.all { try? await channel.close() }
     }
 
     /// HTTP/1 until a request to ``DeviceLink/path`` with a device's credential upgrades to a WebSocket;
@@ -148,12 +159,13 @@ package final class DeviceLinkServer: Listener {
         try channel.pipeline.syncOperations.configureHTTPServerPipeline(
             withServerUpgrade: (upgraders: [upgrader], completionHandler: { context in
                 context.pipeline.syncOperations.removeHandler(name: DeviceLinkRefusal.name, promise: nil)
-                context.pipeline.syncOperations.removeHandler(name: OpeningDeadline.name, promise: nil)
-            })
+            }),
+            // Requests HTTP/1 cannot read are answered by the guard: 431 for a header too large.
+            withErrorHandling: false
         )
+        // Opened and in use once upgraded (the guard says so); before that, one request's answer.
+        try channel.pipeline.syncOperations.addHandler(HTTP1RequestGuard())
         try channel.pipeline.syncOperations.addHandler(DeviceLinkRefusal(), name: DeviceLinkRefusal.name)
-        try channel.pipeline.syncOperations.addHandler(OpeningDeadline(timeout: keepAlive.openingTimeout, removeOnTLSHandshake: false),
-                                                       name: OpeningDeadline.name)
     }
 
     /// Whether a request's target is ``DeviceLink/path`` (with a query or not).
@@ -165,17 +177,6 @@ package final class DeviceLinkServer: Listener {
         guard header.utf8.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
         return String(header.dropFirst(7))
     }
-}
-
-/// Every connection the server has open, to close each on a stop.
-private final class OpenChannels: Sendable {
-    private let channels = Mutex<[ObjectIdentifier: any Channel]>([:])
-    func add(_ channel: any Channel) {
-        let id = ObjectIdentifier(channel)
-        channels.withLock { $0[id] = channel }
-        channel.closeFuture.whenComplete { [self] _ in _ = channels.withLock { $0.removeValue(forKey: id) } }
-    }
-    var all: [any Channel] { channels.withLock { Array($0.values) } }
 }
 
 /// One device's link once upgraded: reads its frames, answers its pings, pings it when quiet, and

@@ -1,5 +1,6 @@
 import CNIOBoringSSL
 import NIOCore
+import NIOTLS
 
 /// The TLS of the device links' listener: BoringSSL's server context, holding the gateway's
 /// certificate chain and key, TLS 1.2 at least, no sessions kept or tickets issued (a device
@@ -175,6 +176,8 @@ final class LinkTLSHandler: ChannelDuplexHandler {
         let result = SSL_do_handshake(ssl)
         if result == 1 {
             state = .open
+            // As NIOSSL's handler says it: the connection's deadlines end the handshake's.
+            context.fireUserInboundEventTriggered(TLSUserEvent.handshakeCompleted(negotiatedProtocol: nil))
             sendCiphertext(context: context, promise: nil)
             if flushRequested {
                 encryptPendingWrites(context: context) // what was written and flushed meanwhile

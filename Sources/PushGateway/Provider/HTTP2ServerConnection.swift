@@ -132,7 +132,8 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
     private let allocator: ByteBufferAllocator
     private var inbound = ByteBuffer()
     private var prefaceReceived = false
-    private var clientSettingsReceived = false
+    /// Whether the client's preface and first SETTINGS have arrived: the connection speaks HTTP/2.
+    private(set) var clientSettingsReceived = false
     private var decoder: HPACKDecoder
     private var headerTableSizeSent = false
     private var announcedOnce = false

@@ -1,3 +1,4 @@
+import ConnectionLifecycle
 import Foundation
 import NIOCore
 import NIOHPACK
@@ -48,6 +49,8 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
     /// The server is stopping, or the provider has sent GOAWAY: the connection closes once its last
     /// stream ends.
     private var isStopping = false
+    /// Whether the connection's deadlines were told it opened.
+    private var toldOpened = false
     private var providerIsGoingAway = false
     /// The provider made too many errors: the connection takes no more requests, answers those it
     /// took (pushes being stored) and closes.
@@ -84,8 +87,16 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        guard event is Stopping else { return context.fireUserInboundEventTriggered(event) }
-        http2.goAway(code: .noError, debugData: APNs.Rejection(.shutdown).body)
+        switch event {
+        case is Stopping:
+            http2.goAway(code: .noError, debugData: APNs.Rejection(.shutdown).body)
+        case is ConnectionIdle:
+            // Nothing read for the listener's idle time: closed as a stop closes it, without a reason
+            // (APNs gives none for it), once what is under way is answered.
+            http2.goAway(code: .noError)
+        default:
+            return context.fireUserInboundEventTriggered(event)
+        }
         isStopping = true
         writeOutput(context: context, flush: true)
     }
@@ -109,6 +120,12 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
             case .failed:
                 isClosing = true
             }
+        }
+        if !toldOpened, http2.clientSettingsReceived {
+            // HTTP/2 is spoken: its opening's deadline is met; its first use is its first request a
+            // token or certificate authenticates (``allowConcurrentStreams(context:)``).
+            toldOpened = true
+            context.triggerUserOutboundEvent(ConnectionOpened(), promise: nil)
         }
     }
 
@@ -333,6 +350,7 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
         let connection = self.connection
         guard !connection.isAuthenticated else { return }
         connection.isAuthenticated = true
+        context.triggerUserOutboundEvent(ConnectionFirstUsed(), promise: nil)
         var settings = http2.announcedSettings
         settings.maxConcurrentStreams = server.configuration.maximumConcurrentStreams
         http2.announce(settings)

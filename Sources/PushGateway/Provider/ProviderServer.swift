@@ -1,3 +1,4 @@
+import ConnectionLifecycle
 package import Foundation
 package import Logging
 package import NIOCore
@@ -43,6 +44,22 @@ package final class ProviderServer: Listener {
         package var requestIdleTimeout: TimeAmount = .seconds(10)
         /// How long a connection may take to complete its TLS handshake; then it is closed.
         package var openingTimeout: TimeAmount = .seconds(10)
+        /// How long a connection may take, after its handshake, to send HTTP/2's preface and its first
+        /// SETTINGS (a client sends them with its first bytes); then it is closed.
+        package var prefaceTimeout: TimeAmount = .seconds(10)
+        /// How long a connection speaking HTTP/2 may take to send a first request that a provider token
+        /// or certificate authenticates; then it is closed. Until then it is a stranger's, and gives its
+        /// place to a newer connection when the port is full.
+        package var firstRequestTimeout: TimeAmount = .seconds(60)
+        /// How long an authenticated connection may go without sending a frame (a PING counts); then
+        /// it is sent GOAWAY and closed once its requests are answered. APNs keeps a provider's
+        /// connection open for hours, and providers ping every minute or so, or reconnect: an hour
+        /// hurts none of them.
+        package var idleTimeout: TimeAmount = .hours(1)
+        /// The most connections the port keeps; `nil`, its share of the process's open files
+        /// (``ConnectionBudget``). A connection beyond it closes the oldest one not yet authenticated,
+        /// or, with every one authenticated, is closed.
+        package var maximumConnections: Int?
         /// The spelling of the environment-key refusal (see ``APNs/Reason/badEnvironmentKeyInToken``).
         package var environmentKeyReason: APNs.Reason = .badEnvironmentKeyInToken
 
@@ -93,7 +110,6 @@ package final class ProviderServer: Listener {
         let metrics: GatewayMetrics
         let clock: @Sendable () -> Date
         let shutdown: ShutdownFlag
-        let connections: OpenConnections
     }
 
     /// Set once the server is stopping: requests that end after it are answered `503 Shutdown`.
@@ -107,22 +123,9 @@ package final class ProviderServer: Listener {
     private let group: any EventLoopGroup
     private let logger: Logger
     private let channel = Mutex<(any Channel)?>(nil)
-    /// The open provider connections, to tell each of a graceful stop.
-    private var connections: OpenConnections { shared.connections }
-
-    /// Every open connection, and whether it speaks HTTP/2 yet.
-    final class OpenConnections: Sendable {
-        private let channels = Mutex<[ObjectIdentifier: (channel: any Channel, speaksHTTP2: Bool)]>([:])
-        func add(_ channel: any Channel) {
-            let id = ObjectIdentifier(channel)
-            channels.withLock { $0[id] = (channel, false) }
-            channel.closeFuture.whenComplete { [self] _ in _ = channels.withLock { $0.removeValue(forKey: id) } }
-        }
-        func speaksHTTP2(_ channel: any Channel) {
-            channels.withLock { $0[ObjectIdentifier(channel)]?.speaksHTTP2 = true }
-        }
-        var all: [(channel: any Channel, speaksHTTP2: Bool)] { channels.withLock { Array($0.values) } }
-    }
+    /// The port's connections: at most so many, each held to its deadlines; on a graceful stop, each
+    /// is told.
+    private let lifecycle: ListenerLifecycle
 
     /// - Parameters:
     ///   - credentials: the keys and apps as they are now; read at each request.
@@ -142,7 +145,14 @@ package final class ProviderServer: Listener {
         logger: Logger
     ) {
         shared = Shared(configuration: configuration, credentials: credentials, refreshCredentials: refreshCredentials, acceptor: acceptor,
-                        deliveryLog: deliveryLog, channels: channels, metrics: metrics, clock: clock, shutdown: ShutdownFlag(), connections: OpenConnections())
+                        deliveryLog: deliveryLog, channels: channels, metrics: metrics, clock: clock, shutdown: ShutdownFlag())
+        lifecycle = ListenerLifecycle(
+            capacity: configuration.maximumConnections ?? ConnectionBudget.now.capacity(of: .providerPort),
+            deadlines: ConnectionDeadlines.Configuration(
+                handshake: configuration.tls == nil ? nil : configuration.openingTimeout, opening: configuration.prefaceTimeout,
+                firstUse: configuration.firstRequestTimeout, idle: configuration.idleTimeout
+            )
+        )
         self.group = group
         self.logger = logger
     }
@@ -168,7 +178,7 @@ package final class ProviderServer: Listener {
             return try NIOSSLContext(configuration: configuration)
         }
         let shared = self.shared
-        let connections = self.connections
+        let lifecycle = self.lifecycle
         let bound = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -179,9 +189,14 @@ package final class ProviderServer: Listener {
             // held to a few megabytes.
             .childChannelOption(.writeBufferWaterMark, value: .init(low: 1 << 20, high: 4 << 20))
             .childChannelInitializer { channel in
-                connections.add(channel)
+                // Beyond the port's share of the open files, a stranger's connection (or this one) closes.
+                guard lifecycle.connections.admit(channel) != .refused else { return channel.eventLoop.makeSucceededVoidFuture() }
+                let deadlines = ConnectionDeadlineHandler(lifecycle.deadlines, connections: lifecycle.connections)
                 guard let sslContext else {
-                    return channel.eventLoop.makeCompletedFuture { try Self.configureHTTP2(channel, shared: shared, certificate: nil) }
+                    return channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(deadlines)
+                        try Self.configureHTTP2(channel, shared: shared, certificate: nil)
+                    }
                 }
                 return channel.eventLoop.makeCompletedFuture {
                     let presented = NIOLoopBoundBox<ProviderCertificate.Verdict?>(nil, eventLoop: channel.eventLoop)
@@ -195,8 +210,7 @@ package final class ProviderServer: Listener {
                         handler = NIOSSLServerHandler(context: sslContext)
                     }
                     try channel.pipeline.syncOperations.addHandler(handler)
-                    try channel.pipeline.syncOperations.addHandler(
-                        OpeningDeadline(timeout: shared.configuration.openingTimeout, removeOnTLSHandshake: true), name: OpeningDeadline.name)
+                    try channel.pipeline.syncOperations.addHandler(deadlines)
                     // HTTP/2 whatever ALPN said: `h2`, or nothing (some APNs clients offer no ALPN).
                     try channel.pipeline.syncOperations.addHandler(ApplicationProtocolNegotiationHandler { _ in
                         channel.eventLoop.makeCompletedFuture { try Self.configureHTTP2(channel, shared: shared, certificate: presented.value) }
@@ -229,20 +243,22 @@ package final class ProviderServer: Listener {
             return channel
         }
         try? await bound?.close()
-        let open = connections.all
-        for (connection, speaksHTTP2) in open {
-            guard speaksHTTP2 else {
-                // Not speaking HTTP/2 yet (its TLS handshake is under way): nothing to finish.
-                connection.close(promise: nil)
-                continue
+        let open = lifecycle.connections.all.map(\.channel)
+        for connection in open {
+            connection.eventLoop.execute {
+                guard (try? connection.pipeline.syncOperations.handler(type: ProviderConnectionHandler.self)) != nil else {
+                    // Not speaking HTTP/2 yet (its TLS handshake is under way): nothing to finish.
+                    connection.close(promise: nil)
+                    return
+                }
+                // A connection with nothing under way closes now; the others once their last stream ends.
+                connection.pipeline.fireUserInboundEventTriggered(ProviderConnectionHandler.Stopping())
             }
-            // A connection with nothing under way closes now; the others once their last stream ends.
-            connection.pipeline.fireUserInboundEventTriggered(ProviderConnectionHandler.Stopping())
         }
         // Waits for the connections to finish, up to the grace.
         let deadline = ContinuousClock.now + grace
-        await Self.waitUntilClosed(open.map(\.0), until: deadline)
-        for (connection, _) in connections.all {
+        await Self.waitUntilClosed(open, until: deadline)
+        for (connection, _) in lifecycle.connections.all {
             try? await connection.close()
         }
     }
@@ -250,7 +266,6 @@ package final class ProviderServer: Listener {
     private static func configureHTTP2(_ channel: any Channel, shared: Shared, certificate: ProviderCertificate.Verdict?) throws {
         let connection = ProviderConnection(environment: shared.configuration.environment,
                                             environmentKeyReason: shared.configuration.environmentKeyReason, certificate: certificate)
-        shared.connections.speaksHTTP2(channel)
         try channel.pipeline.syncOperations.addHandler(ProviderConnectionHandler(connection: connection, server: shared, allocator: channel.allocator))
     }
 }

@@ -80,6 +80,9 @@ final class ChildProcess: Sendable {
     /// Everything printed so far, one line an element.
     var lines: [String] { output.withLock { $0.lines } }
 
+    /// The process's identifier, to read what the system says of it (`/proc/<pid>`).
+    var pid: Int32 { process.pid }
+
     /// Everything the process printed, once its output closed (it exited and the last bytes were
     /// read); at the deadline, what it printed so far. `waitUntilExit()` can return before then.
     func completeOutput(within seconds: Double = 30) async -> [String] {
