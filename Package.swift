@@ -65,6 +65,18 @@ let package = Package(
             name: "PrivateFiles",
             swiftSettings: strictSettings
         ),
+        // The client's end of a WebSocket: the device link's, the apps' and the watch's one path.
+        .target(
+            name: "EventLoopWebSocket",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // What every listener holds its connections to: deadlines, a share of the open files, 431.
         .target(
             name: "ConnectionLifecycle",
@@ -146,6 +158,7 @@ let package = Package(
         .target(
             name: "NotificationDaemon",
             dependencies: [
+                "EventLoopWebSocket",
                 "ConnectionLifecycle",
                 "NotificationCore",
                 "SQLiteDurability",
@@ -161,8 +174,6 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -253,10 +264,10 @@ let package = Package(
         .target(
             name: "NotificationDaemonClient",
             dependencies: [
+                "EventLoopWebSocket",
                 "NotificationCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ],
@@ -349,6 +360,7 @@ let package = Package(
         .testTarget(
             name: "NotificationDaemonTests",
             dependencies: [
+                "EventLoopWebSocket",
                 "TestSupport",
                 "SQLiteDurability",
                 "ProcessSpawning",
@@ -409,9 +421,6 @@ let package = Package(
                 "DBus",
                 "DesktopNotifications",
                 "NotificationCore",
-                "NotificationDaemon",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: testSettings
         ),
@@ -435,7 +444,7 @@ let package = Package(
         ),
         .testTarget(
             name: "OpenUserNotificationsTests",
-            dependencies: ["TestSupport", "OpenUserNotifications", "OpenUserNotificationsShim", "OpenUserNotificationsTesting"],
+            dependencies: ["TestSupport", "NotificationCore", "OpenUserNotifications", "OpenUserNotificationsShim", "OpenUserNotificationsTesting"],
             resources: [.copy("Fixtures")],
             swiftSettings: testSettings
         ),

@@ -45,6 +45,10 @@ python3 -c "import aioapns" 2>/dev/null || python3 -m pip install --quiet "aioap
 # The HTTP/2 conformance suite (Tests/HTTP2Conformance) writes raw frames with hyperframe and hpack.
 python3 -c "import hyperframe, hpack" 2>/dev/null || python3 -m pip install --quiet hyperframe hpack
 
+# Every module a target imports is one Package.swift declares for it (no module a dependency only
+# uses inside, such as SwiftNIO SSL's BoringSSL).
+python3 scripts/check-imports.py
+
 # Build everything, the `unotify` executable included (the end-to-end tests run it), then run all tests.
 swift build
 swift build --build-tests

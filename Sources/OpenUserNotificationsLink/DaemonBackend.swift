@@ -342,7 +342,8 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
                         let (ended, end) = AsyncStream.makeStream(of: Void.self)
                         let taking = replies.attach(ReplyQueue.Sink(
                             send: { reply in
-                                guard let data = try? StreamingJSONEncoder().encode(reply) else { return }
+                                // The daemon reads no larger reply: one would end the connection, again at each reconnection.
+                                guard let data = try? StreamingJSONEncoder().encode(reply), data.count <= LocalAPI.maximumReplySize else { return }
                                 connection.write(String(decoding: data, as: UTF8.self))
                             },
                             // After `released` this connection sends nothing more; the daemon closes it.

@@ -27,7 +27,7 @@ import TestSupport
     @Test func whatTheCheckerTakesFoundationReadsAndWhatItRefusesFoundationRefusesButForItsOwnStrictness() {
         var generator = DocumentGenerator(seed: 0xA91E)
         var taken = 0, refused = 0
-        for _ in 0..<6_000 {
+        for _ in 0..<2_000 {
             let document = generator.document()
             let checked = StrictJSONReader(maximumDepth: JSONLimits.maximumDocumentDepth).check(document.bytes)
             let serialized = (try? JSONSerialization.jsonObject(with: Data(document.bytes), options: [.fragmentsAllowed])) != nil
@@ -44,13 +44,13 @@ import TestSupport
                 }
             }
         }
-        #expect(taken > 1_000 && refused > 1_000, "both kinds were generated: \(taken) taken, \(refused) refused")
+        #expect(taken > 400 && refused > 400, "both kinds were generated: \(taken) taken, \(refused) refused")
     }
 
     @Test func aPayloadTakenIsReadTheSameWayAtTheGatewayOnTheDeviceAndFromTheStore() throws {
         var generator = DocumentGenerator(seed: 0xBEEF)
         var compared = 0
-        for _ in 0..<6_000 {
+        for _ in 0..<2_000 {
             let document = generator.document()
             guard APNs.checkPayload(document.bytes) == nil else {
                 // What the gateway refuses, the device refuses too.
@@ -73,13 +73,13 @@ import TestSupport
                 #expect(readBack == userInfo, "\(document) → \(String(decoding: stored, as: UTF8.self))")
             }
         }
-        #expect(compared > 1_000, "\(compared) payloads compared")
+        #expect(compared > 400, "\(compared) payloads compared")
     }
 
     @Test func theHandWrittenReaderReadsARequestAsJSONDecoderDoesOrLeavesItToIt() {
         var generator = DocumentGenerator(seed: 0xC0DE)
         var read = 0
-        for _ in 0..<6_000 {
+        for _ in 0..<2_000 {
             let document = generator.document()
             let bytes = Array(#"{"identifier":"r","content":{"title":"t","userInfo":"#.utf8) + document.bytes + Array("}}".utf8)
             let reference = try? JSONDecoder().decode(NotificationRequest.self, from: Data(bytes))
@@ -87,7 +87,7 @@ import TestSupport
             read += 1
             #expect(fast == reference, "\(document)")
         }
-        #expect(read > 500, "\(read) read by the hand-written reader")
+        #expect(read > 200, "\(read) read by the hand-written reader")
     }
 
     /// A value nested exactly to each limit and one past it, through every reader and writer.

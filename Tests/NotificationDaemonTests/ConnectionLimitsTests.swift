@@ -50,7 +50,7 @@ import TestSupport
             ("the local API", try await Self.status(["--unix-socket", socket, "http://localhost/v1/health"], headerOf: 200_000, in: directory)),
             ("the web center", try await Self.status(["http://127.0.0.1:\(web)/"], headerOf: 200_000, in: directory)),
             ("the metrics", try await Self.status(["http://127.0.0.1:\(metrics)/metrics"], headerOf: 200_000, in: directory)),
-            ("the device links", try await Self.status(["--cacert", ca, "https://localhost:\(ports.links)/v1/link"], headerOf: 200_000, in: directory)),
+            ("the device links", try await Self.status(["--cacert", ca, "https://localhost:\(ports.links)/v1/device-link"], headerOf: 200_000, in: directory)),
             // HTTP/2: past the 8,000 bytes the provider API announces.
             ("the provider API", try await Self.status(["--http2", "--cacert", ca, "-d", "{}", "https://localhost:\(ports.sandbox)/3/device/00"],
                                                        headerOf: 9_000, in: directory)),

@@ -21,22 +21,6 @@ import Testing
 /// A provider's push through the whole system: HTTP/2 and TLS into the gateway, down the device link
 /// into the daemon, shown to the person; each part real, in one process.
 @Suite(.timeLimit(.minutes(2))) struct RemotePushTests {
-    final class Ports: Sendable {
-        private let values = Mutex<[String: Int]>([:])
-        private let (stream, continuation) = AsyncStream.makeStream(of: Void.self)
-        func set(_ name: String, _ port: Int) {
-            values.withLock { $0[name] = port }
-            continuation.yield()
-        }
-        func waitFor(_ names: [String]) async -> [String: Int] {
-            var iterator = stream.makeAsyncIterator()
-            while true {
-                let current = values.withLock { $0 }
-                if names.allSatisfy({ current[$0] != nil }) { return current }
-                _ = await iterator.next()
-            }
-        }
-    }
 
     @Test func withoutAGatewayATokenRequestSaysSo() async throws {
         try await withDaemon { daemon in
@@ -109,7 +93,7 @@ import Testing
         gatewayConfiguration.sandboxPort = 0
         gatewayConfiguration.productionPort = 0
         gatewayConfiguration.deviceLinkPort = 0
-        let ports = Ports()
+        let ports = ListeningPorts()
         let gateway = try await PushGatewayServices(configuration: gatewayConfiguration, logger: Logger(label: "gateway"),
                                                     onListening: { environment, port in ports.set(environment.rawValue, port) },
                                                     onDeviceLinkListening: { ports.set("link", $0) })
@@ -126,8 +110,11 @@ import Testing
         let group = ServiceGroup(services: gateway.services, gracefulShutdownSignals: [], logger: quiet)
 
         try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            let bound = await ports.waitFor(["sandbox", "link"])
+            tasks.addTask {
+                defer { ports.end() }
+                try await group.run()
+            }
+            let bound = try await ports.waitFor(["sandbox", "link"])
             var tls = TLSConfiguration.makeClientConfiguration()
             tls.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(authority.utf8), format: .pem)])
             let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls))

@@ -17,29 +17,13 @@ import TestSupport
 /// The whole gateway as `unotify gateway` runs it (provider endpoints, device links, on SQLite and
 /// TLS), with a device linked over a real WebSocket and a provider sending over real HTTP/2.
 @Suite(.timeLimit(.minutes(2))) struct DeviceLinkTests {
-    final class Ports: Sendable {
-        let values = Mutex<[String: Int]>([:])
-        let (stream, continuation) = AsyncStream.makeStream(of: Void.self)
-        func set(_ name: String, _ port: Int) {
-            values.withLock { $0[name] = port }
-            continuation.yield()
-        }
-        func waitFor(_ names: [String]) async -> [String: Int] {
-            var iterator = stream.makeAsyncIterator()
-            while true {
-                let current = values.withLock { $0 }
-                if names.allSatisfy({ current[$0] != nil }) { return current }
-                _ = await iterator.next()
-            }
-        }
-    }
 
     struct Running {
         let gateway: PushGatewayServices
         let sandboxURL: String
         let linkURL: String
         let http: HTTPClient
-        let tls: TLSConfiguration
+        var tls: TLSConfiguration
         let bearer: String
         let credential: String
         let sandboxPort: Int
@@ -110,7 +94,7 @@ import TestSupport
         configuration.deviceLinkWindow = window
         configuration.deviceLinkTriesPerPush = triesPerPush
         configuration.openingTimeout = openingTimeout
-        let ports = Ports()
+        let ports = ListeningPorts()
         let gateway = try await PushGatewayServices(configuration: configuration, logger: Logger(label: "gateway"),
                                                     onListening: { environment, port in ports.set(environment.rawValue, port) },
                                                     onDeviceLinkListening: { port in ports.set("link", port) })
@@ -128,8 +112,11 @@ import TestSupport
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls))
         let group = ServiceGroup(services: gateway.services, gracefulShutdownSignals: [], logger: Logger(label: "gateway"))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            let bound = await ports.waitFor(["sandbox", "link"])
+            tasks.addTask {
+                defer { ports.end() }
+                try await group.run()
+            }
+            let bound = try await ports.waitFor(["sandbox", "link"])
             let running = Running(
                 gateway: gateway, sandboxURL: "https://localhost:\(bound["sandbox"]!)", linkURL: "wss://localhost:\(bound["link"]!)\(DeviceLink.path)",
                 http: http, tls: tls,
@@ -461,6 +448,33 @@ import TestSupport
             }
             await #expect(throws: (any Error).self) {
                 try await running.link(credential: "nobody") { _ in }
+            }
+        }
+    }
+
+    /// The links' listener takes TLS 1.2 and 1.3, and nothing older.
+    @Test func aDeviceLinksOverTLS12And13AndNotOverAnOlderVersion() async throws {
+        try await withGateway { running in
+            for version in [TLSVersion.tlsv12, .tlsv13] {
+                var tls = running.tls
+                tls.minimumTLSVersion = version
+                tls.maximumTLSVersion = version
+                var linked = running
+                linked.tls = tls
+                _ = try await linked.link { device in
+                    guard case .welcome? = try await device.next() else {
+                        Issue.record("no welcome over \(version)")
+                        return
+                    }
+                }
+            }
+            var old = running.tls
+            old.minimumTLSVersion = .tlsv1
+            old.maximumTLSVersion = .tlsv11
+            var outdated = running
+            outdated.tls = old
+            await #expect(throws: (any Error).self) {
+                try await outdated.link { _ in Issue.record("linked over TLS 1.1") }
             }
         }
     }

@@ -306,6 +306,9 @@ final class HoldingAcceptor: PushAcceptor {
         var configuration = ProviderServer.Configuration()
         configuration.port = 0
         configuration.tls = .init(certificateChainPEM: issued.certificatePEM, privateKeyPEM: issued.privateKeyPEM)
+        // The tests leave requests unfinished on purpose, for as long as a loaded machine takes to get
+        // to them: not for the idle timeout's sweep (tested on its own).
+        configuration.requestIdleTimeout = .minutes(10)
         let server = ProviderServer(configuration: configuration, credentials: { credentials }, acceptor: acceptor, logger: Logger(label: "test"))
         let address = try await server.start()
         let client = try await FrameClient.connect(port: address.port!, authorityPEM: try authority.certificatePEM)

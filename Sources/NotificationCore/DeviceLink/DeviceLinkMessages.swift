@@ -6,6 +6,11 @@ package enum DeviceLink {
     /// The path of the link on the gateway's device listener.
     package static let path = "/v1/device-link"
 
+    /// The largest message either side sends or reads, fragments put together: the gateway and the
+    /// daemon each refuse a larger one, so neither writes one (a device's reports are sent in as many
+    /// messages as it takes).
+    package static let maximumMessageSize = 1 << 16
+
     /// A push as it travels down the link.
     package struct Push: Sendable, Hashable, Codable {
         package var sequence: Int64

@@ -7,6 +7,12 @@ package enum LocalAPI {
     /// The version prefix of every path.
     package static let version = "v1"
 
+    /// The largest message of the daemon's WebSocket streams an app or a presenter reads, fragments
+    /// put together (an event carries a notification's content, at most 64 KiB, with its envelope).
+    package static let maximumEventSize = 1 << 24
+    /// The largest message the daemon reads on an app's event stream (its replies and its state).
+    package static let maximumReplySize = 1 << 20
+
     // MARK: - Problems
 
     /// An error, as an RFC 9457 problem document (`application/problem+json`).

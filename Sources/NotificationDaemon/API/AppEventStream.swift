@@ -21,7 +21,7 @@ enum AppEventStream {
         guard let key = bearerKey(request) else { return }
         let bundle = try await engine.authenticate(key: key)
         let decoder = JSONDecoder()
-        var replies = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
+        var replies = inbound.messages(maxSize: LocalAPI.maximumReplySize).makeAsyncIterator()
         guard case .text(let first)? = try await replies.next(),
               case .state(let state)? = try? JSONLimits.decode(LocalAPI.AppReply.self, from: first.utf8, with: decoder) else {
             logger.notice("an app's event stream did not start with its state", metadata: ["app": .string(bundle)])

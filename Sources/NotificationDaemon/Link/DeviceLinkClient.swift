@@ -1,3 +1,4 @@
+import EventLoopWebSocket
 import Foundation
 package import Logging
 import NIOCore
@@ -36,7 +37,7 @@ package final class DeviceLinkClient: Service, Sendable {
 
     private struct State {
         /// The link that is up now.
-        var socket: LinkSocket?
+        var socket: ClientWebSocket?
         var waiting: [String: CheckedContinuation<DeviceLink.GatewayMessage, any Error>] = [:]
         /// Whether the gateway welcomed the link that is up now.
         var isWelcomed = false
@@ -134,7 +135,7 @@ package final class DeviceLinkClient: Service, Sendable {
         return try await withThrowingTaskGroup(of: DeviceLink.GatewayMessage.self) { group in
             group.addTask {
                 try await withCheckedThrowingContinuation { continuation in
-                    let socket = self.state.withLock { state -> LinkSocket? in
+                    let socket = self.state.withLock { state -> ClientWebSocket? in
                         guard let socket = state.socket else { return nil }
                         state.waiting[requestID] = continuation
                         return socket
@@ -163,7 +164,7 @@ package final class DeviceLinkClient: Service, Sendable {
 
     /// Runs one link to `address` until it ends; returns the code of the gateway's close frame, if it sent one.
     ///
-    /// The link's messages are read on its connection's event loop (``LinkSocket``): a push goes from
+    /// The link's messages are read on its connection's event loop (``ClientWebSocket``): a push goes from
     /// there to the pushes gathered for the engine, and the deliverer hands them over in batches (all
     /// that arrived while the engine took the previous batch); they are acknowledged once on the disk
     /// (paced: ``AcknowledgementPacer``), by the acknowledger, beside the deliverer: the engine's commit
@@ -184,7 +185,7 @@ package final class DeviceLinkClient: Service, Sendable {
         // for them all, the last.
         let (decided, decide) = AsyncStream.makeStream(of: Int64.self, bufferingPolicy: .bufferingNewest(1))
         let pacer = AcknowledgementPacer(interval: Self.acknowledgementInterval) { through in decide.yield(through) }
-        let socket = try await LinkSocket.connect(to: url, credential: configuration.credential, tls: tls) { text in
+        let socket = try await Self.connect(to: url, credential: configuration.credential, tls: tls) { text in
             self.received(text, arrived: arrived, pacer: pacer, confirmReported: confirmReported, address: address)
         }
         // Requests can be sent on the link before its first message (the welcome) is handled.
@@ -247,6 +248,37 @@ package final class DeviceLinkClient: Service, Sendable {
         }
     }
 
+    /// Connects to `address` (`wss://host:port/path` or `ws://…`), asking for the link with
+    /// `Authorization: Bearer <credential>`; its messages go to `receive` on the connection's event
+    /// loop from ``ClientWebSocket/start()`` on. The device pings the gateway every 20 s and closes a
+    /// link it has heard nothing from for 60 s (`Docs/device-link.md`).
+    ///
+    /// - Throws: `gatewayUnavailable` when the gateway cannot be reached or refuses the link.
+    static func connect(
+        to address: String, credential: String, tls: TLSConfiguration, keepAlive: ClientWebSocket.KeepAlive = ClientWebSocket.KeepAlive(),
+        openingTimeout: TimeAmount = .seconds(10), receive: @escaping @Sendable (ByteBuffer) -> Void
+    ) async throws(DaemonError) -> ClientWebSocket {
+        guard let url = URL(string: address), let scheme = url.scheme?.lowercased(), scheme == "wss" || scheme == "ws",
+              let host = url.host, !host.isEmpty else {
+            throw DaemonError(.invalidRequest, "\(address) is not a device-link address (wss://host:port).")
+        }
+        let target = (url.path.isEmpty ? "/" : url.path) + (url.query.map { "?" + $0 } ?? "")
+        let configuration = ClientWebSocket.Configuration(
+            path: target, headers: [(name: "Authorization", value: "Bearer \(credential)")], maximumMessageSize: DeviceLink.maximumMessageSize,
+            keepAlive: keepAlive, openingTimeout: openingTimeout
+        )
+        do {
+            return try await ClientWebSocket.connect(
+                to: .tcp(host: host, port: url.port ?? (scheme == "wss" ? 443 : 80), tls: scheme == "wss" ? tls : nil),
+                configuration: configuration, receive: receive
+            )
+        } catch where error.code == .refused {
+            throw DaemonError(.gatewayUnavailable, "The gateway at \(address) refused the link: check the device's credential.")
+        } catch {
+            throw DaemonError(.gatewayUnavailable, "The gateway at \(address) could not be reached (\(error)).")
+        }
+    }
+
     /// What ended of a link's tasks.
     private enum LinkTask {
         case connectionEnded(closeCode: WebSocketErrorCode?)
@@ -278,7 +310,7 @@ package final class DeviceLinkClient: Service, Sendable {
     }
 
     /// Writes a message on a link.
-    private static func send(_ message: DeviceLink.DeviceMessage, on socket: LinkSocket) {
+    private static func send(_ message: DeviceLink.DeviceMessage, on socket: ClientWebSocket) {
         guard let data = try? StreamingJSONEncoder().encode(message) else { return }
         socket.send(String(decoding: data, as: UTF8.self))
     }
@@ -290,7 +322,7 @@ package final class DeviceLinkClient: Service, Sendable {
     /// at most every ``reportInterval``, with everything saved meanwhile (a full one is followed at
     /// once). Each message costs a read and a write here and a write at the gateway: under a steady
     /// stream of pushes, one per push would be most of what the two stores write.
-    private func sendDeliveryReports(on socket: LinkSocket, reported: AsyncStream<Int64>) async throws {
+    private func sendDeliveryReports(on socket: ClientWebSocket, reported: AsyncStream<Int64>) async throws {
         var confirmations = reported.makeAsyncIterator()
         var written = engine.deliveryReportsWritten().makeAsyncIterator()
         var lastSent: ContinuousClock.Instant?
@@ -298,17 +330,24 @@ package final class DeviceLinkClient: Service, Sendable {
             if let lastSent, case let wait = lastSent + Self.reportInterval - .now, wait > .zero {
                 try await Task.sleep(for: wait)
             }
-            guard let (through, reports) = try await engine.unsentDeliveryReports(limit: Self.reportsPerMessage) else {
+            guard var (through, reports) = try await engine.unsentDeliveryReports(limit: Self.reportsPerMessage) else {
                 // Nothing to send: wait until a step saves some.
                 guard await written.next() != nil else { return }
                 continue
+            }
+            // Within the link's largest message (a report's detail may be long): fewer at a time.
+            var message = try StreamingJSONEncoder().encodeBytes(DeviceLink.DeviceMessage.report(through: through, reports: reports))
+            while message.count > DeviceLink.maximumMessageSize, reports.count > 1,
+                  let fewer = try await engine.unsentDeliveryReports(limit: reports.count / 2) {
+                (through, reports) = fewer
+                message = try StreamingJSONEncoder().encodeBytes(DeviceLink.DeviceMessage.report(through: through, reports: reports))
             }
             // A full message leaves more behind: the next follows at once.
             lastSent = reports.count < Self.reportsPerMessage ? .now : nil
             // What the reports say is on the disk before the gateway hears of it (a push's step does
             // not wait for it: ``DaemonEngine/takePushes(_:)``).
             try await engine.waitForTheDisk()
-            Self.send(.report(through: through, reports: reports), on: socket)
+            socket.send(message)
             while true {
                 guard let confirmed = await confirmations.next() else { return }
                 if confirmed >= through { break }

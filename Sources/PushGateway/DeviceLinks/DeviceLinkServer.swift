@@ -2,6 +2,7 @@ import ConnectionLifecycle
 import Foundation
 package import Logging
 package import NIOCore
+import NIOSSL
 import NIOHTTP1
 import NIOPosix
 import NIOWebSocket
@@ -31,8 +32,6 @@ package final class DeviceLinkServer: Listener {
         package init() {}
     }
 
-    /// The largest message a device may send, fragments put together.
-    static let maximumMessageSize = 1 << 16
 
     private let links: DeviceLinks
     private let host: String
@@ -82,9 +81,7 @@ package final class DeviceLinkServer: Listener {
 
     /// Starts listening; returns the address it listens on.
     package func start() async throws -> SocketAddress {
-        let tlsContext = try tls.map {
-            try LinkTLSContext(certificateChainPEM: $0.certificateChainPEM, privateKeyPEM: $0.privateKeyPEM, listener: "device links' listener")
-        }
+        let tlsContext = try tls.map { try NIOSSLContext(configuration: $0.serverConfiguration(for: "device links' listener")) }
         let links = self.links
         let keepAlive = self.keepAlive
         let lifecycle = self.lifecycle
@@ -98,7 +95,7 @@ package final class DeviceLinkServer: Listener {
                 guard lifecycle.connections.admit(channel) != .refused else { return channel.eventLoop.makeSucceededVoidFuture() }
                 return channel.eventLoop.makeCompletedFuture {
                     if let tlsContext {
-                        try channel.pipeline.syncOperations.addHandler(LinkTLSHandler(context: tlsContext))
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tlsContext))
                     }
                     try channel.pipeline.syncOperations.addHandler(ConnectionDeadlineHandler(lifecycle.deadlines, connections: lifecycle.connections))
                     try Self.configureUpgrade(channel, links: links, keepAlive: keepAlive)
@@ -131,7 +128,7 @@ package final class DeviceLinkServer: Listener {
     /// any other request is answered and the connection closed.
     private static func configureUpgrade(_ channel: any Channel, links: DeviceLinks, keepAlive: KeepAlive) throws {
         let upgrader = NIOWebSocketServerUpgrader(
-            maxFrameSize: maximumMessageSize,
+            maxFrameSize: DeviceLink.maximumMessageSize,
             automaticErrorHandling: true,
             shouldUpgrade: { channel, head in
                 guard isLinkPath(head.uri),
@@ -150,7 +147,7 @@ package final class DeviceLinkServer: Listener {
                 let session = LinkSession(deviceID: deviceID, channel: channel)
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandlers([
-                        NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 64, maxAccumulatedFrameSize: maximumMessageSize),
+                        NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 64, maxAccumulatedFrameSize: DeviceLink.maximumMessageSize),
                         DeviceLinkHandler(links: links, session: session, keepAlive: keepAlive),
                     ])
                 }

@@ -87,6 +87,12 @@ package final class ProviderServer: Listener {
                 } catch {
                     throw ProviderServerError("The \(listener)'s certificate chain or key is not readable PEM (\(error)).")
                 }
+                // Said at start, not at each handshake: a key of another certificate serves nobody.
+                guard let first = try? PEMDocument.parseMultiple(pemString: certificateChainPEM).first,
+                      let leaf = try? Certificate(pemDocument: first), let privateKey = try? Certificate.PrivateKey(pemEncoded: privateKeyPEM),
+                      leaf.publicKey == privateKey.publicKey else {
+                    throw ProviderServerError("The \(listener)'s private key is not the key of its certificate.")
+                }
                 var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
                 configuration.minimumTLSVersion = .tlsv12
                 return configuration

@@ -1,3 +1,4 @@
+import EventLoopWebSocket
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -5,21 +6,23 @@ import NIOPosix
 import NIOSSL
 @testable import NotificationDaemon
 import NIOWebSocket
+import PushGateway
 import Synchronization
 import Testing
 
-/// The daemon's end of a device link's WebSocket (`LinkSocket`), against a gateway's end made here
-/// that answers pings or not, as told: the keep-alive of `Docs/device-link.md` (a ping every
-/// interval; a link heard from for nothing for the silence limit is closed), the close handshake, and
-/// a message that comes in the same read as the answer to the upgrade.
-@Suite struct LinkSocketTests {
-    private static let quickKeepAlive = LinkSocket.KeepAlive(interval: .milliseconds(50), silenceLimit: .milliseconds(200))
+/// The one client's end of a WebSocket (`ClientWebSocket`): the device link's, the apps' and the
+/// watch's. Against a server's end made here that answers pings or not, as told: the device link's
+/// keep-alive of `Docs/device-link.md` (a ping every interval; a link heard nothing from for the
+/// silence limit is closed), the close handshake, a message that comes in the same read as the answer
+/// to the upgrade, and over every transport a lone message and a reconnection.
+@Suite struct ClientWebSocketTests {
+    private static let quickKeepAlive = ClientWebSocket.KeepAlive(interval: .milliseconds(50), silenceLimit: .milliseconds(200))
 
     @Test func aGatewayThatSaysNothingIsClosedWithGoingAwayAfterTheSilenceLimit() async throws {
         let gateway = try await FakeLinkGateway.start(answersPings: false)
         defer { gateway.stop() }
-        let socket = try await LinkSocket.connect(to: gateway.address, credential: "device-1.secret", tls: .makeClientConfiguration(),
-                                                  keepAlive: Self.quickKeepAlive) { _ in }
+        let socket = try await DeviceLinkClient.connect(to: gateway.address, credential: "device-1.secret", tls: .makeClientConfiguration(),
+                                                        keepAlive: Self.quickKeepAlive) { _ in }
         socket.start()
         // Pinged first, then closed: the gateway never answers the close either, so the device ends
         // the connection itself.
@@ -35,9 +38,9 @@ import Testing
         let ended = Atomic<Bool>(false)
         // The limit is far above the interval: a busy machine (the whole suite running) may delay a
         // ping and its answer by a second or more, and a gap over the limit rightly closes the link.
-        let keepAlive = LinkSocket.KeepAlive(interval: .milliseconds(250), silenceLimit: .seconds(5))
-        let socket = try await LinkSocket.connect(to: gateway.address, credential: "device-1.secret", tls: .makeClientConfiguration(),
-                                                  keepAlive: keepAlive) { _ in }
+        let keepAlive = ClientWebSocket.KeepAlive(interval: .milliseconds(250), silenceLimit: .seconds(5))
+        let socket = try await DeviceLinkClient.connect(to: gateway.address, credential: "device-1.secret", tls: .makeClientConfiguration(),
+                                                        keepAlive: keepAlive) { _ in }
         socket.start()
         let watching = Task {
             let code = await socket.waitUntilEnded()
@@ -61,7 +64,7 @@ import Testing
         let gateway = try await FakeLinkGateway.start(answersPings: true, greeting: #"{"type":"welcome","deviceID":"device-1","window":64}"#)
         defer { gateway.stop() }
         let received = Mutex<[String]>([])
-        let socket = try await LinkSocket.connect(to: gateway.address, credential: "device-1.secret", tls: .makeClientConfiguration()) { text in
+        let socket = try await DeviceLinkClient.connect(to: gateway.address, credential: "device-1.secret", tls: .makeClientConfiguration()) { text in
             received.withLock { $0.append(String(buffer: text)) }
         }
         socket.start()
@@ -78,8 +81,48 @@ import Testing
         let gateway = try await FakeLinkGateway.start(answersPings: true, refuses: true)
         defer { gateway.stop() }
         await #expect(throws: DaemonError.self) {
-            _ = try await LinkSocket.connect(to: gateway.address, credential: "device-1.wrong", tls: .makeClientConfiguration()) { _ in }
+            _ = try await DeviceLinkClient.connect(to: gateway.address, credential: "device-1.wrong", tls: .makeClientConfiguration()) { _ in }
         }
+    }
+
+    enum Transport: String, CaseIterable, CustomTestStringConvertible {
+        case tcp, tls, unixSocket
+        var testDescription: String { rawValue }
+    }
+
+    /// A server that writes one message right behind its answer to the upgrade and nothing more: the
+    /// client has that message, alone, and when the server drops the connection (no close frame), the
+    /// next connection has its own, over TCP, TLS and a Unix socket alike.
+    @Test(arguments: Transport.allCases)
+    func aLoneMessageArrivesAndAReconnectionGetsTheNext(_ transport: Transport) async throws {
+        let greetings = Mutex(["one", "two"])
+        let server = try await FakeLinkGateway.start(answersPings: true, transport: transport, greet: { greetings.withLock { $0.removeFirst() } })
+        defer { server.stop() }
+        let received = Mutex<[String]>([])
+        for expected in [["one"], ["one", "two"]] {
+            let socket = try await ClientWebSocket.connect(to: server.clientAddress, configuration: .init(path: "/stream", maximumMessageSize: 1 << 16)) {
+                text in received.withLock { $0.append(String(buffer: text)) }
+            }
+            socket.start()
+            try await eventually("the lone message") { received.withLock { $0.count } == expected.count }
+            #expect(received.withLock { $0 } == expected)
+            // Dropped without a close: ended with no code.
+            server.dropAll()
+            #expect(try await withDeadline("the dropped connection to end") { await socket.waitUntilEnded() } == nil)
+        }
+        #expect(received.withLock { $0 } == ["one", "two"], "nothing else came")
+    }
+
+    @Test func aMessageLargerThanTheClientTakesEndsTheConnection() async throws {
+        let server = try await FakeLinkGateway.start(answersPings: true, greet: { String(repeating: "x", count: 70_000) })
+        defer { server.stop() }
+        let received = Atomic<Int>(0)
+        let socket = try await ClientWebSocket.connect(to: server.clientAddress, configuration: .init(path: "/stream", maximumMessageSize: 1 << 16)) { _ in
+            received.add(1, ordering: .relaxed)
+        }
+        socket.start()
+        _ = try await withDeadline("the connection to end") { await socket.waitUntilEnded() }
+        #expect(received.load(ordering: .relaxed) == 0)
     }
 }
 
@@ -93,11 +136,14 @@ private final class FakeLinkGateway: Sendable {
     }
 
     let address: String
+    /// Where ``ClientWebSocket`` connects.
+    let clientAddress: ClientWebSocket.Address
     private let channel: any Channel
     private let record: Recorder
 
-    private init(address: String, channel: any Channel, record: Recorder) {
+    private init(address: String, clientAddress: ClientWebSocket.Address, channel: any Channel, record: Recorder) {
         self.address = address
+        self.clientAddress = clientAddress
         self.channel = channel
         self.record = record
     }
@@ -105,8 +151,27 @@ private final class FakeLinkGateway: Sendable {
     var seen: Seen { record.state.withLock { $0.seen } }
 
     static func start(answersPings: Bool, greeting: String? = nil, refuses: Bool = false) async throws -> FakeLinkGateway {
+        try await start(answersPings: answersPings, refuses: refuses, greet: { greeting })
+    }
+
+    /// Starts the server; `greet` gives the message written right behind the answer to each upgrade.
+    static func start(answersPings: Bool, refuses: Bool = false, transport: ClientWebSocketTests.Transport = .tcp,
+                      greet: @escaping @Sendable () -> String?) async throws -> FakeLinkGateway {
         let record = Recorder()
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        var tls: (server: NIOSSLContext, client: TLSConfiguration)?
+        if transport == .tls {
+            let authority = try GatewayCertificateAuthority(name: "Test WebSocket CA")
+            let issued = try authority.issueServerCertificate(for: ["localhost", "127.0.0.1"])
+            let server = TLSConfiguration.makeServerConfiguration(
+                certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(issued.certificatePEM.utf8)).map { .certificate($0) },
+                privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(issued.privateKeyPEM.utf8), format: .pem))
+            )
+            var client = TLSConfiguration.makeClientConfiguration()
+            client.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(try authority.certificatePEM.utf8)))
+            tls = (try NIOSSLContext(configuration: server), client)
+        }
+        let serverContext = tls?.server
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 let upgrader = NIOWebSocketServerUpgrader(
@@ -115,7 +180,7 @@ private final class FakeLinkGateway: Sendable {
                         record.add(channel)
                         return channel.eventLoop.makeCompletedFuture {
                             try channel.pipeline.syncOperations.addHandler(Frames(record: record, answersPings: answersPings))
-                            guard let greeting else { return }
+                            guard let greeting = greet() else { return }
                             channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: greeting)), promise: nil)
                         }
                     }
@@ -123,15 +188,32 @@ private final class FakeLinkGateway: Sendable {
                 let upgraded: @Sendable (ChannelHandlerContext) -> Void = { context in
                     context.pipeline.syncOperations.removeHandler(name: "refusal", promise: nil)
                 }
+                if let serverContext {
+                    do { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: serverContext)) } catch {
+                        return channel.eventLoop.makeFailedFuture(error)
+                    }
+                }
                 return channel.pipeline.configureHTTPServerPipeline(withServerUpgrade: (upgraders: [upgrader], completionHandler: upgraded)).flatMapThrowing {
                     // A request that is not upgraded gets 401 and the end of the connection.
                     try channel.pipeline.syncOperations.addHandler(Refusal(), name: "refusal")
                 }
             }
-            .bind(host: "127.0.0.1", port: 0)
-            .get()
-        let port = try #require(channel.localAddress?.port)
-        return FakeLinkGateway(address: "ws://127.0.0.1:\(port)/v1/device-link", channel: channel, record: record)
+        switch transport {
+        case .unixSocket:
+            let path = try makeTestDirectory().appendingPathComponent("ws.sock").path
+            let channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
+            return FakeLinkGateway(address: "unix:\(path)", clientAddress: .unixSocket(path: path), channel: channel, record: record)
+        case .tcp, .tls:
+            let channel = try await bootstrap.bind(host: "127.0.0.1", port: 0).get()
+            let port = try #require(channel.localAddress?.port)
+            return FakeLinkGateway(address: "\(tls == nil ? "ws" : "wss")://127.0.0.1:\(port)/v1/device-link",
+                                   clientAddress: .tcp(host: "localhost", port: port, tls: tls?.client), channel: channel, record: record)
+        }
+    }
+
+    /// Ends every connection at once, without a close frame, as a server that died.
+    func dropAll() {
+        for link in record.state.withLock({ $0.links }) { link.close(promise: nil) }
     }
 
     /// Closes every link with `code`, as the gateway does a replaced one.
