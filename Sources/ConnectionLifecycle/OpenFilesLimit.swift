@@ -51,6 +51,7 @@ package struct ConnectionBudget: Sendable, Hashable {
         /// Each of the provider API's two ports (sandbox, production).
         case providerPort
         case deviceLinks
+        /// The daemon's local API, its Unix socket and its TCP port together.
         case localAPI
         case webCenter
         case metrics

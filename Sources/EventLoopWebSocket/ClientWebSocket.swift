@@ -57,17 +57,30 @@ package final class ClientWebSocket: Sendable {
     }
 
     private let channel: any Channel
+    /// Held here, not looked up in the pipeline: a connection that ended before ``start()`` has no
+    /// handlers left, and its messages must still reach `receive`.
+    private let frames: NIOLoopBound<ClientFrames>
     private let ended: EventLoopFuture<WebSocketErrorCode?>
 
-    private init(channel: any Channel, ended: EventLoopFuture<WebSocketErrorCode?>) {
+    private init(channel: any Channel, frames: NIOLoopBound<ClientFrames>, ended: EventLoopFuture<WebSocketErrorCode?>) {
         self.channel = channel
+        self.frames = frames
         self.ended = ended
     }
 
     private enum Upgrade {
-        case upgraded(any Channel, EventLoopFuture<WebSocketErrorCode?>)
+        case upgraded(any Channel, NIOLoopBound<ClientFrames>, EventLoopFuture<WebSocketErrorCode?>)
         case refused
     }
+
+    deinit {
+        // Never started: its end is reported to whoever still waits for it, its messages to no one.
+        let frames = self.frames
+        channel.eventLoop.execute { frames.value.abandon() }
+    }
+
+    /// Completes once the connection itself is closed, whether or not ``start()`` was called.
+    package var connectionClosed: EventLoopFuture<Void> { channel.closeFuture }
 
     /// Connects and asks for the WebSocket.
     ///
@@ -104,7 +117,7 @@ package final class ClientWebSocket: Sendable {
                                                         maxAccumulatedFrameSize: configuration.maximumMessageSize),
                             frames,
                         ])
-                        return .upgraded(channel, frames.ended.futureResult)
+                        return .upgraded(channel, NIOLoopBound(frames, eventLoop: channel.eventLoop), frames.ended.futureResult)
                     }
                 }
                 var headers = HTTPHeaders()
@@ -154,19 +167,19 @@ package final class ClientWebSocket: Sendable {
             throw ClientWebSocketError(.unreachable, "\(error)")
         }
         switch upgraded {
-        case .upgraded(let channel, let ended):
-            return ClientWebSocket(channel: channel, ended: ended)
+        case .upgraded(let channel, let frames, let ended):
+            return ClientWebSocket(channel: channel, frames: frames, ended: ended)
         case .refused:
             throw ClientWebSocketError(.refused, "the server answered the upgrade with something else")
         }
     }
 
-    /// Hands the messages received so far, and from now on, to `receive`.
+    /// Hands the messages received so far, and from now on, to `receive`, even when the connection
+    /// has already ended. The end is reported (``whenEnded(_:)``, ``waitUntilEnded()``) only after
+    /// this and after every message received before the end.
     package func start() {
-        let channel = self.channel
-        channel.eventLoop.execute {
-            (try? channel.pipeline.syncOperations.handler(type: ClientFrames.self))?.start()
-        }
+        let frames = self.frames
+        channel.eventLoop.execute { frames.value.start() }
     }
 
     /// Sends one text message without waiting for it to be written: messages leave in the order of the
@@ -193,19 +206,19 @@ package final class ClientWebSocket: Sendable {
     /// the server answers, or after 2 s.
     package func close(code: WebSocketErrorCode, reason: String = "") {
         let channel = self.channel
-        channel.eventLoop.execute {
-            (try? channel.pipeline.syncOperations.handler(type: ClientFrames.self))?.sendClose(code, reason: reason, on: channel)
-        }
+        let frames = self.frames
+        channel.eventLoop.execute { frames.value.sendClose(code, reason: reason, on: channel) }
     }
 
-    /// Calls `body` once the connection has ended, with the code of the server's close frame if it
-    /// sent one, on the connection's event loop.
+    /// Calls `body` once the connection has ended and ``start()`` was called, with the code of the
+    /// server's close frame if it sent one, on the connection's event loop.
     package func whenEnded(_ body: @escaping @Sendable (WebSocketErrorCode?) -> Void) {
         ended.whenComplete { body((try? $0.get()) ?? nil) }
     }
 
-    /// Returns once the connection has ended, with the code of the server's close frame if it sent one.
-    /// Cancelling the wait ends the connection at once, without a close handshake.
+    /// Returns once the connection has ended and ``start()`` was called, with the code of the server's
+    /// close frame if it sent one. Cancelling the wait ends the connection at once, without a close
+    /// handshake.
     package func waitUntilEnded() async -> WebSocketErrorCode? {
         let channel = self.channel
         let ended = self.ended
@@ -286,7 +299,8 @@ private final class ClientFrames: ChannelInboundHandler, RemovableChannelHandler
         pinger = nil
         guard !isEnded else { return }
         isEnded = true
-        ended.succeed(closeCode)
+        // Before start(), the end waits for the messages that came before it.
+        if early == nil { ended.succeed(closeCode) }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -322,11 +336,18 @@ private final class ClientFrames: ChannelInboundHandler, RemovableChannelHandler
         guard let early else { return }
         self.early = nil
         early.forEach(receive)
+        if isEnded { ended.succeed(closeCode) }
+    }
+
+    func abandon() {
+        guard early != nil else { return }
+        early = nil
+        if isEnded { ended.succeed(closeCode) }
     }
 
     /// Sends a close frame (once), and ends the connection if the server has not answered in 2 s.
     func sendClose(_ code: WebSocketErrorCode, reason: String = "", on channel: any Channel) {
-        guard !closeSent else { return }
+        guard !closeSent, !isEnded else { return }
         closeSent = true
         channel.writeAndFlush(Self.closeFrame(code, reason: reason, on: channel), promise: nil)
         channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }

@@ -8,22 +8,6 @@ import TestSupport
 /// as the same value. Documents nest at and around every limit, and carry NUL, lone surrogates, huge
 /// and tiny numbers, duplicate keys and every escape.
 @Suite struct JSONAgreementTests {
-    /// A JSON value as Foundation's `JSONDecoder` reads it, `null` included.
-    indirect enum AnyJSON: Decodable, Equatable {
-        case null, bool(Bool), integer(Int), double(Double), string(String), array([AnyJSON]), object([String: AnyJSON])
-
-        init(from decoder: any Decoder) throws {
-            let single = try decoder.singleValueContainer()
-            if single.decodeNil() { self = .null }
-            else if let value = try? single.decode(Bool.self) { self = .bool(value) }
-            else if let value = try? single.decode(Int.self) { self = .integer(value) }
-            else if let value = try? single.decode(Double.self) { self = .double(value) }
-            else if let value = try? single.decode(String.self) { self = .string(value) }
-            else if let value = try? single.decode([AnyJSON].self) { self = .array(value) }
-            else { self = .object(try single.decode([String: AnyJSON].self)) }
-        }
-    }
-
     @Test func whatTheCheckerTakesFoundationReadsAndWhatItRefusesFoundationRefusesButForItsOwnStrictness() {
         var generator = DocumentGenerator(seed: 0xA91E)
         var taken = 0, refused = 0
@@ -185,7 +169,7 @@ import TestSupport
     }
 }
 
-extension JSONAgreementTests.AnyJSON {
+extension AnyJSON {
     /// A value read from a payload, as plain JSON (no dates or data come from JSON).
     init(_ value: PropertyListValue) {
         switch value {

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import NotificationCore
 @testable import NotificationDaemon
 import Testing
@@ -115,5 +116,30 @@ import Testing
             #expect(try await engine.pendingRequests("com.example.app\(index)").map(\.request.identifier) == ["r\(index)"])
             #expect(store.reads(of: "com.example.app\(index)") == 0, "app\(index) was read alone")
         }
+    }
+
+    /// A read that saw an app's damaged state and is heard of only after the app was reset does not
+    /// quarantine the app afresh: its new state is the one that counts.
+    @Test func aReadFromBeforeAResetDoesNotQuarantineTheAppAgain() async throws {
+        let clock = ManualDaemonClock()
+        let path = try await storedApps(2, clock: clock)
+        let damaged = "com.example.app0"
+        try await DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "UPDATE app SET core = CAST('{not json' AS BLOB) WHERE bundleIdentifier = ?", arguments: [damaged])
+        }
+        let store = try InstrumentedStore(path: path)
+        let engine = await engine(store, clock: clock)
+        store.holdReads()
+        let warming = Task { await engine.warmCache() }
+        try await eventually("the warm-up's read") { store.heldReads == 1 }
+        // Quarantined meanwhile (as by an earlier run), then reset while that read is still on its way.
+        try await store.base.quarantine(damaged, reason: "its stored state cannot be read", at: clock.now)
+        #expect(try await engine.resetApp(damaged) >= 1)
+        store.releaseReads()
+        await warming.value
+
+        #expect(try await store.apps().first { $0.bundleIdentifier == damaged }?.quarantined == nil)
+        #expect(try await engine.pendingRequests(damaged).isEmpty, "the app afresh")
+        #expect(try await engine.pendingRequests("com.example.app1").map(\.request.identifier) == ["r1"])
     }
 }

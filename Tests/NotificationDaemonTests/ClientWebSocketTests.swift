@@ -113,6 +113,22 @@ import Testing
         #expect(received.withLock { $0 } == ["one", "two"], "nothing else came")
     }
 
+    /// A connection that is over before the client starts reading still hands over what came on it,
+    /// and reports its end only after that.
+    @Test func messagesOfAConnectionThatEndedBeforeStartAreStillReceived() async throws {
+        let server = try await FakeLinkGateway.start(answersPings: true, greet: { "last words" })
+        defer { server.stop() }
+        let received = Mutex<[String]>([])
+        let socket = try await ClientWebSocket.connect(to: server.clientAddress, configuration: .init(path: "/stream", maximumMessageSize: 1 << 16)) {
+            text in received.withLock { $0.append(String(buffer: text)) }
+        }
+        server.dropAll()
+        try await withDeadline("the connection to close") { try await socket.connectionClosed.get() }
+        socket.start()
+        #expect(try await withDeadline("the connection to end") { await socket.waitUntilEnded() } == nil)
+        #expect(received.withLock { $0 } == ["last words"])
+    }
+
     @Test func aMessageLargerThanTheClientTakesEndsTheConnection() async throws {
         let server = try await FakeLinkGateway.start(answersPings: true, greet: { String(repeating: "x", count: 70_000) })
         defer { server.stop() }

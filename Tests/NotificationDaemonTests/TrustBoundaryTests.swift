@@ -9,6 +9,7 @@ import NotificationCore
 import NotificationDaemonClient
 import Synchronization
 import Testing
+import TestSupport
 
 /// What any client of the daemon can send it, and what it can never do: the rules are the machine's,
 /// the files are private, prompts answer only their app, and one app's bad state stalls nobody.
@@ -401,33 +402,6 @@ struct RawJSON: Encodable {
     func encode(to encoder: any Encoder) throws {
         let value = try JSONDecoder().decode(AnyJSON.self, from: Data(text.utf8))
         try value.encode(to: encoder)
-    }
-}
-
-/// Any JSON value, to re-encode a JSON text unchanged in meaning.
-enum AnyJSON: Codable {
-    case null, bool(Bool), number(Double), string(String), array([AnyJSON]), object([String: AnyJSON])
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
-        else if let value = try? container.decode(Double.self) { self = .number(value) }
-        else if let value = try? container.decode(String.self) { self = .string(value) }
-        else if let value = try? container.decode([AnyJSON].self) { self = .array(value) }
-        else { self = .object(try container.decode([String: AnyJSON].self)) }
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .null: try container.encodeNil()
-        case .bool(let value): try container.encode(value)
-        case .number(let value): try container.encode(value)
-        case .string(let value): try container.encode(value)
-        case .array(let value): try container.encode(value)
-        case .object(let value): try container.encode(value)
-        }
     }
 }
 

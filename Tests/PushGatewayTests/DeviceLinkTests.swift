@@ -221,6 +221,36 @@ import TestSupport
         }
     }
 
+    /// A device that took a push and failed with the next acknowledges the first, then closes: the
+    /// failure is the second's, however soon after the acknowledgement the close comes.
+    @Test func aFailureAfterAnAcknowledgementCountsAgainstThePushAfterIt() async throws {
+        try await withGateway(triesPerPush: 2) { running in
+            let registered = try await running.gateway.core.register(deviceID: "device-1", bundleIdentifier: "com.example.todo", environment: .sandbox, at: Date())
+            let takenID = "0b7e3c1a-7d0e-4f57-9a43-1f6d2b8c9e01"
+            let failingID = "5c2d9e7f-3a41-4b8e-8f6a-2e9c1d7b4a02"
+            #expect(try await running.post(registered.token, #"{"aps":{"alert":"taken"}}"#, headers: [("apns-id", takenID)]) == 200)
+            #expect(try await running.post(registered.token, #"{"aps":{"alert":"failing"}}"#, headers: [("apns-id", failingID)]) == 200)
+            @Sendable func stages(_ id: String) async -> [String] {
+                ((try? await running.gateway.store.deliveryRecords(matching: id)) ?? []).flatMap { $0.stages.map(\.stage.rawValue) }
+            }
+            for _ in 0..<2 {
+                try await running.link { side in
+                    let taken = try await side.nextPush()
+                    if taken.payload == #"{"aps":{"alert":"taken"}}"# {
+                        #expect(try await side.nextPush().payload == #"{"aps":{"alert":"failing"}}"#)
+                        try await side.send(.ack(through: taken.sequence))
+                    } else {
+                        #expect(taken.payload == #"{"aps":{"alert":"failing"}}"#)
+                    }
+                    try await side.outbound.close(.unexpectedServerError, reason: "disk full")
+                }
+            }
+            try await waitFor("the failing push to be dropped", within: 10) { await stages(failingID).contains("dropped") }
+            #expect(!(await stages(takenID).contains("dropped")))
+            #expect(try await running.gateway.store.pushes(for: "device-1", after: 0, now: Date(), limit: 10).isEmpty)
+        }
+    }
+
     @Test func noMoreThanTheWindowIsInFlight() async throws {
         try await withGateway(window: 2) { running in
             let registered = try await running.gateway.core.register(deviceID: "device-1", bundleIdentifier: "com.example.todo", environment: .sandbox, at: Date())
@@ -431,8 +461,19 @@ import TestSupport
                 for port in [running.linkPort, running.sandboxPort] {
                     silent.append(try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port).get())
                 }
+                // A request to the link's path whose promised body never comes is no link either.
+                let tls = try NIOSSLContext(configuration: running.tls)
+                let stalled = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                    .connect(host: "127.0.0.1", port: running.linkPort) { channel in
+                        channel.eventLoop.makeCompletedFuture {
+                            try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: tls, serverHostname: "localhost"))
+                            return channel
+                        }
+                    }
+                try await stalled.writeAndFlush(ByteBuffer(string: "POST \(DeviceLink.path) HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1000000000\r\n\r\n"))
+                silent.append(stalled)
                 for connection in silent {
-                    try await waitFor("the gateway to close a connection that sent nothing", within: 20) { !connection.isActive }
+                    try await waitFor("the gateway to close a connection that is not a link", within: 20) { !connection.isActive }
                 }
                 // Longer than the opening timeout later, the link and the provider's connection still work.
                 #expect(try await side.register("com.example.todo") == registered.token)

@@ -341,6 +341,17 @@ import Testing
         #expect(events == [.trailers(stream: 1, headers: HPACKHeaders([("x-trailer", "1")]))])
     }
 
+    /// Trailers end a body too, so a body that ends with them shorter than its `content-length`
+    /// is as malformed as one that ends with DATA.
+    @Test func trailersAfterAShortBodyAreMalformed() {
+        var client = Client()
+        client.send(Frame(type: 0x1, flags: 0x4, stream: 1, payload: client.headerBlock(Self.request + [("content-length", "100")])),
+                    Frame(type: 0x0, stream: 1, payload: Array("0123456789".utf8)))
+        let events = client.send(Frame(type: 0x1, flags: 0x5, stream: 1, payload: client.headerBlock([("x-trailer", "1")])))
+        #expect(events == [])
+        #expect(client.take().filter { $0.type == 0x3 }.map(\.errorCode) == [.protocolError])
+    }
+
     @Test func pingIsAnsweredWithItsData() {
         var client = Client()
         _ = client.take()

@@ -147,6 +147,12 @@ package actor DaemonEngine {
     private var loads: [String: Load] = [:]
     /// The apps found quarantined in this run (``noteQuarantined(_:_:)``).
     private var quarantined: Set<String> = []
+    /// Quarantines being written, waited for by a reset of the same app.
+    private var quarantineWrites: [String: Task<Void, Never>] = [:]
+    /// How many resets of each app have begun, and how many are under way: a read of an app that
+    /// failed is a reason to quarantine it only if no reset was under way or began since it began.
+    private var resetsBegun: [String: Int] = [:]
+    private var resetsUnderway: [String: Int] = [:]
     /// Apps read ahead of their next wake-up, and when: they stay in the cache until they are
     /// stepped, or for a few read-ahead intervals (their wake-up may have moved meanwhile).
     private var readAhead: [String: Date] = [:]
@@ -591,11 +597,17 @@ package actor DaemonEngine {
         ])
         metrics.quarantined()
         noteWakeUp(bundleIdentifier, nil)
-        do {
-            try await store.quarantine(bundleIdentifier, reason: error.message, at: clock.now)
-        } catch {
-            logger.error("could not record an app's quarantine", metadata: ["app": .string(bundleIdentifier), "error": .string("\(error)")])
+        let (store, logger, now) = (self.store, self.logger, clock.now)
+        let write = Task {
+            do {
+                try await store.quarantine(bundleIdentifier, reason: error.message, at: now)
+            } catch {
+                logger.error("could not record an app's quarantine", metadata: ["app": .string(bundleIdentifier), "error": .string("\(error)")])
+            }
         }
+        quarantineWrites[bundleIdentifier] = write
+        await write.value
+        if quarantineWrites[bundleIdentifier] == write { quarantineWrites.removeValue(forKey: bundleIdentifier) }
     }
 
     /// Starts a quarantined app afresh, as if installed again with its key: its stored state is
@@ -605,6 +617,14 @@ package actor DaemonEngine {
     ///
     /// - Throws: `appNotFound`; `invalidRequest` for an app that is not quarantined.
     package func resetApp(_ bundleIdentifier: String) async throws(DaemonError) -> Int {
+        resetsBegun[bundleIdentifier, default: 0] += 1
+        resetsUnderway[bundleIdentifier, default: 0] += 1
+        defer {
+            resetsUnderway[bundleIdentifier, default: 1] -= 1
+            if resetsUnderway[bundleIdentifier] == 0 { resetsUnderway.removeValue(forKey: bundleIdentifier) }
+        }
+        // A quarantine being written lands before the reset, never after it.
+        await quarantineWrites[bundleIdentifier]?.value
         let machine = NotificationCenterMachine(
             now: clock.now, calendar: configuration.calendar, timeZone: device.timeZone, appState: .notRunning, appReachable: false,
             configuration: configuration.machine
@@ -622,6 +642,11 @@ package actor DaemonEngine {
             "app": .string(bundleIdentifier), "parts": .stringConvertible(setAside),
         ])
         return setAside
+    }
+
+    /// How many resets of `bundleIdentifier` have begun, or `nil` while one is under way.
+    private func readEpoch(of bundleIdentifier: String) -> Int? {
+        resetsUnderway[bundleIdentifier] == nil ? resetsBegun[bundleIdentifier, default: 0] : nil
     }
 
     /// Whether `bundleIdentifier` can be read: `false` for an app quarantined (now or before).
@@ -954,7 +979,7 @@ package actor DaemonEngine {
             } else {
                 guard !warming else { return false }
                 let store = self.store
-                load = Load(id: UUID(), task: Task {
+                load = Load(id: UUID(), resetEpoch: readEpoch(of: bundleIdentifier), task: Task {
                     do {
                         return try await store.app(bundleIdentifier).map { [bundleIdentifier: .success($0)] } ?? [:]
                     } catch let error as DaemonError where error.code == .appQuarantined {
@@ -968,7 +993,10 @@ package actor DaemonEngine {
                 stored = try await load.task.value[bundleIdentifier]?.get()
             } catch {
                 if loads[bundleIdentifier]?.id == load.id { loads.removeValue(forKey: bundleIdentifier) }
-                if let error = error as? DaemonError, error.code == .appQuarantined { await noteQuarantined(bundleIdentifier, error) }
+                // A read begun before or during a reset saw the state the reset sets aside: the app was
+                // quarantined then, and is not to be quarantined again for it.
+                let current = load.resetEpoch != nil && load.resetEpoch == readEpoch(of: bundleIdentifier)
+                if current, let error = error as? DaemonError, error.code == .appQuarantined { await noteQuarantined(bundleIdentifier, error) }
                 throw error
             }
             // Another caller installed it meanwhile, or the app was removed meanwhile (look again).
@@ -1021,7 +1049,7 @@ package actor DaemonEngine {
             let store = self.store
             let read = Task { try await store.apps(identifiers) }
             let reads = identifiers.map { bundleIdentifier in
-                let load = Load(id: UUID(), task: read)
+                let load = Load(id: UUID(), resetEpoch: readEpoch(of: bundleIdentifier), task: read)
                 loads[bundleIdentifier] = load
                 return (bundleIdentifier, load.id)
             }
@@ -1365,12 +1393,10 @@ package actor DaemonEngine {
     /// link at a time, in its order.
     package func takePushes(_ pushes: [DeviceLink.Push]) async throws {
         var highest = linkSequence
-        var tickets: [(ticket: UInt64, sequence: Int64)] = []
-        var droppedThrough: Int64?
-        var droppedReports: [DeliveryLog.Report] = []
+        var taken: [(sequence: Int64, outcome: TakenPush)] = []
         func drop(_ push: DeviceLink.Push, because reason: String) {
-            droppedThrough = push.sequence
-            if let uniqueID = push.uniqueID { droppedReports.append(DeliveryLog.Report(uniqueID: uniqueID, stage: .notShown, at: clock.now, detail: reason)) }
+            let report = push.uniqueID.map { DeliveryLog.Report(uniqueID: $0, stage: .notShown, at: clock.now, detail: reason) }
+            taken.append((push.sequence, .dropped(report)))
         }
         for push in pushes where push.sequence > highest {
             highest = push.sequence
@@ -1383,7 +1409,7 @@ package actor DaemonEngine {
                         ((), machine.receivePush(payload, apnsID: push.apnsID, collapseID: push.collapseID, pushType: push.pushType,
                                                  uniqueID: push.uniqueID, serviceExtension: serviceExtension))
                     }.1
-                    tickets.append((ticket, push.sequence))
+                    taken.append((push.sequence, .stepped(ticket)))
                     // Before the step is carried out (once it is durable): its presentation is timed from here.
                     metrics.pushArrived(uniqueID: push.uniqueID, acceptedAt: Date(timeIntervalSince1970: push.receivedAt))
                 } catch let error as DaemonError where error.code == .appNotFound {
@@ -1394,12 +1420,10 @@ package actor DaemonEngine {
                     metrics.dropped(because: "app_quarantined")
                     drop(push, because: "the app's stored state cannot be read; it is quarantined until it is reset")
                 } catch {
-                    // The pushes stepped before this one are saved with their sequence whatever comes:
-                    // known as received, they are not stepped again when the link sends them again.
-                    for (ticket, sequence) in tickets {
-                        guard (try? await makeDurable(ticket)) != nil else { break }
-                        linkSequence = max(linkSequence, sequence)
-                    }
+                    // The pushes taken before this one are settled whatever comes: known as received,
+                    // they are not stepped again when the link sends them again, and the link can
+                    // acknowledge them before it fails with this one.
+                    try? await settle(taken)
                     throw error
                 }
             case .failure(let error):
@@ -1408,14 +1432,48 @@ package actor DaemonEngine {
                 drop(push, because: "its payload could not be read")
             }
         }
-        for (ticket, _) in tickets { try await makeDurable(ticket) }
-        // The store keeps the highest sequence it is told of: a dropped push before a delivered one
-        // costs nothing more, one after it is recorded now.
-        if let droppedThrough {
-            try await store.saveLinkSequence(droppedThrough, reports: droppedReports)
-            if !droppedReports.isEmpty { reportWatchers.notify() }
-        }
+        try await settle(taken)
         linkSequence = max(linkSequence, highest)
+    }
+
+    /// What became of a push the link handed over.
+    private enum TakenPush {
+        /// Stepped into its app's machine: durable once its ticket is.
+        case stepped(UInt64)
+        /// Not for this device, or not readable: recorded as not shown (when the push has a unique
+        /// identifier, with this report).
+        case dropped(DeliveryLog.Report?)
+    }
+
+    /// Makes the pushes taken durable, in the link's order, and moves ``linkSequence`` past them; a
+    /// push that cannot be made durable stops there (and is thrown), what came before it kept. The
+    /// store keeps the highest sequence it is told of: a dropped push before a stepped one costs
+    /// nothing more, one after it is recorded, with the drops' reports.
+    private func settle(_ taken: [(sequence: Int64, outcome: TakenPush)]) async throws {
+        var through: Int64?
+        var reports: [DeliveryLog.Report] = []
+        var droppedThrough: Int64?
+        var failure: (any Error)?
+        for (sequence, outcome) in taken {
+            switch outcome {
+            case .stepped(let ticket):
+                do { try await makeDurable(ticket) } catch {
+                    failure = error
+                    break
+                }
+            case .dropped(let report):
+                if let report { reports.append(report) }
+                droppedThrough = sequence
+            }
+            if failure != nil { break }
+            through = sequence
+        }
+        if let droppedThrough {
+            try await store.saveLinkSequence(droppedThrough, reports: reports)
+            if !reports.isEmpty { reportWatchers.notify() }
+        }
+        if let through { linkSequence = max(linkSequence, through) }
+        if let failure { throw failure }
     }
 
     /// Returns once everything saved before the call is durable across a power cut too, the steps
@@ -2222,6 +2280,9 @@ private struct EvictionEntry {
 /// A read of an app from the store.
 private struct Load {
     let id: UUID
+    /// How many resets of the app had begun when the read began; `nil` if one was under way
+    /// (``DaemonEngine/readEpoch(of:)``).
+    let resetEpoch: Int?
     /// The apps read (several when the cache's warm-up read them together), by bundle identifier.
     let task: Task<[String: Result<StoredApp, DaemonError>], any Error>
 }

@@ -209,7 +209,15 @@ package final class DeviceLinkClient: Service, Sendable {
                     for await _ in arrived.arrivals {
                         let batch = arrived.takeAll()
                         guard !batch.isEmpty else { continue }
-                        try await self.engine.takePushes(batch)
+                        do {
+                            try await self.engine.takePushes(batch)
+                        } catch {
+                            // What was taken before the failure is acknowledged first, so that the
+                            // gateway counts the failure against the push it came from.
+                            try await self.engine.waitForTheDisk()
+                            Self.send(.ack(through: await self.engine.linkSequence), on: socket)
+                            throw error
+                        }
                         pacer.taken(through: await self.engine.linkSequence, count: batch.count)
                     }
                     return .ended

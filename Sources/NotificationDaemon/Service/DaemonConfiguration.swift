@@ -13,8 +13,8 @@ package struct DaemonConfiguration: Sendable {
     package var tcpPort: Int?
     /// The address the TCP listener binds; loopback unless told otherwise.
     package var tcpHost: String = "127.0.0.1"
-    /// The most connections each listener of the local API keeps; `nil`, its share of the process's
-    /// open files (``ConnectionBudget``). One beyond it closes the oldest that sent no request yet, or,
+    /// The most connections each listener of the local API keeps; `nil`, the local API's share of the
+    /// process's open files (``ConnectionBudget``), halved between its listeners when it has two. One beyond it closes the oldest that sent no request yet, or,
     /// with every one in use, is closed.
     package var maximumConnections: Int?
     /// The engine's rules and limits.

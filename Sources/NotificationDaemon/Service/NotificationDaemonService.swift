@@ -59,7 +59,9 @@ package struct NotificationDaemonServices: Sendable {
         if let link { services.append(link) }
         // Each listener its share of the open files, and its deadlines: apps' and the person's
         // clients never wait behind a flood of another listener's connections.
-        let capacity = configuration.maximumConnections ?? ConnectionBudget.now.capacity(of: .localAPI)
+        // The local API's share is its Unix socket's alone, or halved with its TCP port.
+        let capacity = configuration.maximumConnections
+            ?? max(16, ConnectionBudget.now.capacity(of: .localAPI) / (configuration.tcpPort == nil ? 1 : 2))
         services.append(Application(
             router: router,
             server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: channel,

@@ -160,8 +160,9 @@ package final class DeviceLinkServer: Listener {
             // Requests HTTP/1 cannot read are answered by the guard: 431 for a header too large.
             withErrorHandling: false
         )
-        // Opened and in use once upgraded (the guard says so); before that, one request's answer.
-        try channel.pipeline.syncOperations.addHandler(HTTP1RequestGuard())
+        // Opened and in use once upgraded (the guard says so); before that, within the opening
+        // deadline, one request's answer, and what HTTP/1 cannot read answered 400 or 431.
+        try channel.pipeline.syncOperations.addHandler(HTTP1RequestGuard(openedBy: .upgrade))
         try channel.pipeline.syncOperations.addHandler(DeviceLinkRefusal(), name: DeviceLinkRefusal.name)
     }
 

@@ -174,9 +174,11 @@ package final class DeviceLinks: Sendable {
                 push.uniqueID.map { DeliveryLog.Report(uniqueID: $0, stage: .sent, at: push.sentAt) }
             }
             // The oldest push not taken holds back the others (acknowledgements are cumulative): a
-            // link that failed with it counts as one try of it.
+            // link that failed with it counts as one try of it. An acknowledgement the device sent
+            // before it closed, still waiting to be handled, has taken what it covers.
             let failure = state.closedByGateway ? nil : LinkSession.failure(closedWith: state.deviceClose)
-            return (sent, state.unacknowledged.first.flatMap { oldest in failure.map { (oldest, $0) } })
+            let oldest = state.unacknowledged.first { $0 > state.acknowledgementReceived }
+            return (sent, oldest.flatMap { oldest in failure.map { (oldest, $0) } })
         }
         if isLast { core.setConnected(session.deviceID, false) }
         // Sent and never acknowledged on this link: the log still shows it was sent.
@@ -204,6 +206,7 @@ package final class DeviceLinks: Sendable {
         let start = session.withState { state -> Bool? in
             guard state.inbox.count < Self.inboxLimit else { return nil }
             state.inbox.append(message)
+            if case .ack(let through) = message { state.acknowledgementReceived = max(state.acknowledgementReceived, through) }
             guard !state.isHandling else { return false }
             state.isHandling = true
             return true
@@ -504,6 +507,8 @@ final class LinkSession: Sendable {
         var pumpAgain = false
         /// The device's messages not handled yet, in order.
         var inbox: [DeviceLink.DeviceMessage] = []
+        /// The highest sequence the device has acknowledged on this link, handled yet or not.
+        var acknowledgementReceived = Int64.min
         var isHandling = false
         var isClosed = false
         /// Whether the gateway has sent its close frame.
@@ -578,11 +583,11 @@ final class LinkSession: Sendable {
     /// after a couple of seconds.
     func close(code: WebSocketErrorCode, reason: String) {
         guard withState({ state in
-            defer {
-                state.closeSent = true
-                state.closedByGateway = true
-            }
-            return !state.closeSent
+            guard !state.closeSent else { return false }
+            // A close of the device's, sent first, stays its own: answered, not the gateway's.
+            state.closeSent = true
+            state.closedByGateway = true
+            return true
         }) else { return }
         let channel = self.channel
         var data = channel.allocator.buffer(capacity: 2 + reason.utf8.count)

@@ -385,8 +385,9 @@ struct HTTP2ServerConnection<Request: HTTP2StreamRequest> {
             return skippedStreams.contains(where: { $0.contains(stream) }) ? fail(.protocolError) : frameOnClosedStream(stream)
         }
         guard !state.remoteEnded else { return resetStream(stream, .streamClosed) }
-        // Trailers end their stream (RFC 9113 §8.1).
+        // Trailers end their stream (RFC 9113 §8.1), and with it a body that must be as long as declared (§8.1.1).
         guard endStream else { return resetStream(stream, .protocolError) }
+        if let declared = state.declaredLength, state.receivedLength != declared { return resetStream(stream, .protocolError) }
         state.remoteEnded = true
         settle(state, of: stream)
         return .trailers(stream: stream, headers: headers)

@@ -28,9 +28,12 @@ package final class PostgresGatewayStore: GatewayStore, Service {
     /// `postgres:///database?host=/var/run/postgresql` for a Unix socket).
     ///
     /// - Throws: a `GatewayError` with code `invalidArgument` for a URL it cannot read.
-    package init(url: String, logger: Logger) throws(GatewayError) {
+    /// - Parameter answerTimeout: how long one call may wait for the database before it is said to
+    ///   be unavailable.
+    package init(url: String, logger: Logger, answerTimeout: Duration = PostgresGatewayStore.defaultAnswerTimeout) throws(GatewayError) {
         let (configuration, location) = try Self.configuration(from: url)
         self.location = location
+        self.answerTimeout = answerTimeout
         self.logger = logger
         client = PostgresClient(configuration: configuration, backgroundLogger: logger)
     }
@@ -213,8 +216,9 @@ package final class PostgresGatewayStore: GatewayStore, Service {
 
     // MARK: - Running statements
 
-    /// How long one call may wait for the database before it is said to be unavailable.
-    static let timeout: Duration = .seconds(10)
+    /// How long one call may wait for the database before it is said to be unavailable, unless told.
+    package static let defaultAnswerTimeout: Duration = .seconds(10)
+    private let answerTimeout: Duration
     /// How long the schema's migration may take (many statements, and other nodes' turns first).
     static let migrationTimeout: Duration = .seconds(300)
 
@@ -230,17 +234,17 @@ package final class PostgresGatewayStore: GatewayStore, Service {
 
     /// Runs `body` in one transaction; see ``Scope/transaction(waitsForDisk:)``.
     private func transaction<T: Sendable>(
-        _ what: String, timeout: Duration = PostgresGatewayStore.timeout, waitsForDisk: Bool = true,
+        _ what: String, timeout: Duration? = nil, waitsForDisk: Bool = true,
         _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T
     ) async throws(GatewayError) -> T {
-        try await run(what, .transaction(waitsForDisk: waitsForDisk), timeout: timeout, body)
+        try await run(what, .transaction(waitsForDisk: waitsForDisk), timeout: timeout ?? answerTimeout, body)
     }
 
     /// Runs one statement's work outside a transaction; see ``Scope/statement``.
     private func statement<T: Sendable>(
         _ what: String, _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T
     ) async throws(GatewayError) -> T {
-        try await run(what, .statement, timeout: Self.timeout, body)
+        try await run(what, .statement, timeout: answerTimeout, body)
     }
 
     private func run<T: Sendable>(

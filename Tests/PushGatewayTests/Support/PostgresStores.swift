@@ -8,7 +8,8 @@ extension PostgresServer {
     static func openStore(_ url: String) async throws -> PostgresGatewayStore {
         var logger = Logger(label: "postgres")
         logger.logLevel = .critical
-        let store = try PostgresGatewayStore(url: url, logger: logger)
+        // The whole suite on two cores can keep a call waiting for far longer than a server would.
+        let store = try PostgresGatewayStore(url: url, logger: logger, answerTimeout: .seconds(60))
         PostgresPools.running.withLock { $0.append(Task { await store.run() }) }
         try await store.migrate()
         return store
