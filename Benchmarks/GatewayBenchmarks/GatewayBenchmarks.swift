@@ -657,7 +657,9 @@ struct Links: AsyncParsableCommand {
         let linkPort = try freePort()
         let gateway = try RunningSystem.spawn(common.unotify, ["gateway", "serve", "--gateway-dir", gatewayFolder.path,
                                                                "--sandbox-port", "\(try freePort())", "--production-port", "\(try freePort())",
-                                                               "--device-link-port", "\(linkPort)", "--log-level", "warning"] + common.serverArguments
+                                                               "--device-link-port", "\(linkPort)", "--log-level", "warning",
+                                                               // Every link, whatever this machine's open-files limit shares out.
+                                                               "--maximum-device-links", "\(devices + 100)"] + common.serverArguments
                                                                + (cleartext ? ["--cleartext"] : []),
                                              environment: ProcessInfo.processInfo.environment)
         defer {

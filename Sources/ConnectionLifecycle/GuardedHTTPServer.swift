@@ -1,7 +1,7 @@
 package import Hummingbird
 package import HummingbirdCore
 package import HummingbirdWebSocket
-import Logging
+package import Logging
 package import NIOCore
 import NIOHTTP1
 
@@ -10,8 +10,19 @@ package struct ListenerLifecycle: Sendable {
     package let connections: ListenerConnections
     package let deadlines: ConnectionDeadlines.Configuration
 
-    package init(capacity: Int, deadlines: ConnectionDeadlines.Configuration) {
-        connections = ListenerConnections(capacity: capacity)
+    /// - Parameters:
+    ///   - listener: what the listener is, for the log (`"device links"`).
+    ///   - logger: where refusals are said (a warning, at most once a minute); nowhere without one.
+    package init(capacity: Int, deadlines: ConnectionDeadlines.Configuration, listener: String = "", logger: Logger? = nil) {
+        var onRefused: (@Sendable (Int) -> Void)?
+        if let logger {
+            onRefused = { refused in
+                logger.warning("a listener is full: every connection it keeps is in use, and new ones are refused", metadata: [
+                    "listener": .string(listener), "capacity": .stringConvertible(capacity), "refused": .stringConvertible(refused),
+                ])
+            }
+        }
+        connections = ListenerConnections(capacity: capacity, onRefused: onRefused)
         self.deadlines = deadlines
     }
 

@@ -33,14 +33,20 @@ package final class ListenerConnections: Sendable {
         var accepted: UInt64 = 0
         var given: Int = 0
         var refused: Int = 0
+        /// Refusals not said yet, and when they were last said (``onRefused``).
+        var refusedUnsaid = 0
+        var refusalsLastSaid: NIODeadline?
     }
 
     package let capacity: Int
     private let state = Mutex(State())
+    /// Told of refusals, at most once a minute, with how many there were since it was last told.
+    private let onRefused: (@Sendable (Int) -> Void)?
 
-    package init(capacity: Int) {
+    package init(capacity: Int, onRefused: (@Sendable (_ refusedSinceLastTold: Int) -> Void)? = nil) {
         precondition(capacity > 0, "a listener takes at least one connection")
         self.capacity = capacity
+        self.onRefused = onRefused
     }
 
     /// Takes a connection just accepted, closing another or it when the listener is full (see the
@@ -48,11 +54,19 @@ package final class ListenerConnections: Sendable {
     @discardableResult
     package func admit(_ channel: any Channel) -> Admission {
         let id = ObjectIdentifier(channel)
+        var refusalsToSay: Int?
         let (admission, victim) = state.withLock { state -> (Admission, (any Channel)?) in
             var victim: (any Channel)?
             if state.entries.count >= capacity {
                 guard let oldest = state.entries.values.filter({ !$0.inUse }).min(by: { $0.number < $1.number }) else {
                     state.refused += 1
+                    state.refusedUnsaid += 1
+                    let now = NIODeadline.now()
+                    if onRefused != nil, state.refusalsLastSaid.map({ now - $0 >= .minutes(1) }) ?? true {
+                        refusalsToSay = state.refusedUnsaid
+                        state.refusedUnsaid = 0
+                        state.refusalsLastSaid = now
+                    }
                     return (.refused, nil)
                 }
                 state.entries.removeValue(forKey: ObjectIdentifier(oldest.channel))
@@ -65,6 +79,7 @@ package final class ListenerConnections: Sendable {
         }
         guard admission != .refused else {
             channel.close(promise: nil)
+            if let refusalsToSay { onRefused?(refusalsToSay) }
             return .refused
         }
         victim?.close(promise: nil)

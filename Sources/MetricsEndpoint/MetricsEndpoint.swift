@@ -46,7 +46,8 @@ package struct MetricsEndpoint: Service {
         let (host, port, logger) = (configuration.host, configuration.port, self.logger)
         let application = Application(
             router: router,
-            server: .http1(lifecycle: ListenerLifecycle(capacity: ConnectionBudget.now.capacity(of: .metrics), deadlines: ListenerLifecycle.httpDeadlines)),
+            server: .http1(lifecycle: ListenerLifecycle(capacity: ConnectionBudget.now.capacity(of: .metrics), deadlines: ListenerLifecycle.httpDeadlines,
+                                                        listener: "metrics", logger: logger)),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "unotify"),
             onServerRunning: { channel in
                 listened.store(true, ordering: .relaxed)

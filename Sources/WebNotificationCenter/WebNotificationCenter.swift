@@ -53,7 +53,8 @@ package struct WebNotificationCenter: Sendable {
         service = Application(
             router: router,
             server: .http1WebSocketUpgrade(webSocketRouter: router, lifecycle: ListenerLifecycle(
-                capacity: configuration.maximumConnections ?? ConnectionBudget.now.capacity(of: .webCenter), deadlines: ListenerLifecycle.httpDeadlines
+                capacity: configuration.maximumConnections ?? ConnectionBudget.now.capacity(of: .webCenter), deadlines: ListenerLifecycle.httpDeadlines,
+                listener: "web notification center", logger: logger
             )),
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "unotify"),
             onServerRunning: { channel in

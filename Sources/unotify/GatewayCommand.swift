@@ -83,6 +83,8 @@ struct GatewayCommand: AsyncParsableCommand {
         @Option(name: .long, help: "The production endpoint's port.") var productionPort = 2198
         @Option(name: .long, help: "The port devices link to.") var deviceLinkPort = 2199
         @Option(name: .long, help: "Another name or address for the server certificate (repeatable).") var hostName: [String] = []
+        @Option(name: .long, help: "The most device links kept at once. Default: 30 % of the open-files limit, after 256 files kept for the process (Docs/connections.md).")
+        var maximumDeviceLinks: Int?
         @Flag(name: .long, help: "Serve HTTP/2 without TLS (prior knowledge); for tests on one machine.") var cleartext = false
         @Flag(name: .long, help: "Refuse a key of the other environment with BadEnvironmentKeyIdInToken, as Apple's documentation spells it, instead of BadEnvironmentKeyInToken, as APNs sends it.")
         var documentedEnvironmentReason = false
@@ -102,6 +104,10 @@ struct GatewayCommand: AsyncParsableCommand {
             configuration.productionPort = productionPort
             configuration.deviceLinkPort = deviceLinkPort
             configuration.hostNames = hostName
+            if let maximumDeviceLinks {
+                guard maximumDeviceLinks > 0 else { throw ValidationError("--maximum-device-links is at least 1.") }
+                configuration.maximumDeviceLinks = maximumDeviceLinks
+            }
             configuration.cleartext = cleartext
             if documentedEnvironmentReason { configuration.environmentKeyReason = .badEnvironmentKeyIdInToken }
             var logger = Logger(label: "unotify.gateway")

@@ -1,6 +1,7 @@
 import ConnectionLifecycle
 import NIOCore
 import NIOEmbedded
+import Synchronization
 import Testing
 
 /// A listener's connections at its capacity: strangers give way to newer connections, clients never.
@@ -9,6 +10,19 @@ import Testing
         let channel = EmbeddedChannel()
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
         return channel
+    }
+
+    /// A listener that refuses says so (the first refusal at once), but not for every refusal of a
+    /// flood: at most once a minute, with how many were refused meanwhile.
+    @Test func refusalsAreSaidAtOnceAndThenAtMostOnceAMinute() throws {
+        let said = Mutex<[Int]>([])
+        let connections = ListenerConnections(capacity: 1) { refused in said.withLock { $0.append(refused) } }
+        let client = try channel()
+        #expect(connections.admit(client) == .admitted)
+        connections.firstUsed(client)
+        for _ in 0..<3 { #expect(connections.admit(try channel()) == .refused) }
+        #expect(said.withLock { $0 } == [1])
+        #expect(connections.turnedAway.refused == 3)
     }
 
     @Test func theOldestStrangerGivesWayToANewConnectionAndClientsStay() throws {

@@ -1457,10 +1457,7 @@ package actor DaemonEngine {
         for (sequence, outcome) in taken {
             switch outcome {
             case .stepped(let ticket):
-                do { try await makeDurable(ticket) } catch {
-                    failure = error
-                    break
-                }
+                do { try await makeDurable(ticket) } catch { failure = error }
             case .dropped(let report):
                 if let report { reports.append(report) }
                 droppedThrough = sequence

@@ -65,7 +65,8 @@ package struct NotificationDaemonServices: Sendable {
         services.append(Application(
             router: router,
             server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: channel,
-                                           lifecycle: ListenerLifecycle(capacity: capacity, deadlines: ListenerLifecycle.httpDeadlines)),
+                                           lifecycle: ListenerLifecycle(capacity: capacity, deadlines: ListenerLifecycle.httpDeadlines,
+                                                                        listener: "local API", logger: logger)),
             configuration: ApplicationConfiguration(address: .unixDomainSocket(path: socketPath), serverName: "unotify"),
             onServerRunning: { _ in
                 // Only the daemon's user may talk to it.
@@ -80,7 +81,8 @@ package struct NotificationDaemonServices: Sendable {
             services.append(Application(
                 router: router,
                 server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: channel,
-                                               lifecycle: ListenerLifecycle(capacity: capacity, deadlines: ListenerLifecycle.httpDeadlines)),
+                                               lifecycle: ListenerLifecycle(capacity: capacity, deadlines: ListenerLifecycle.httpDeadlines,
+                                                                        listener: "local API", logger: logger)),
                 configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "unotify"),
                 onServerRunning: { channel in
                     logger.info("local API listening", metadata: ["address": .string("\(channel.localAddress.map { "\($0)" } ?? "\(host):\(port)")")])

@@ -57,7 +57,8 @@ package final class DeviceLinkServer: Listener {
         // Once linked, a connection is kept alive by the link's pings (``KeepAlive``).
         lifecycle = ListenerLifecycle(
             capacity: keepAlive.maximumConnections ?? ConnectionBudget.now.capacity(of: .deviceLinks),
-            deadlines: ConnectionDeadlines.Configuration(handshake: tls == nil ? nil : keepAlive.openingTimeout, opening: keepAlive.openingTimeout)
+            deadlines: ConnectionDeadlines.Configuration(handshake: tls == nil ? nil : keepAlive.openingTimeout, opening: keepAlive.openingTimeout),
+            listener: "device links", logger: logger
         )
     }
 

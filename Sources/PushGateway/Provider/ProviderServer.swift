@@ -157,7 +157,8 @@ package final class ProviderServer: Listener {
             deadlines: ConnectionDeadlines.Configuration(
                 handshake: configuration.tls == nil ? nil : configuration.openingTimeout, opening: configuration.prefaceTimeout,
                 firstUse: configuration.firstRequestTimeout, idle: configuration.idleTimeout
-            )
+            ),
+            listener: "provider API", logger: logger
         )
         self.group = group
         self.logger = logger

@@ -21,6 +21,9 @@ package struct GatewayConfiguration: Sendable {
     package var deviceLinkPort = 2199
     /// Pushes a device may hold unacknowledged.
     package var deviceLinkWindow = 64
+    /// The most device links (and connections on their way to become one) kept at once; `nil`, the
+    /// links' share of the process's open files (``ConnectionBudget``, `Docs/connections.md`).
+    package var maximumDeviceLinks: Int?
     /// The links a push may be the oldest one not taken on, ended by the device's error or without a
     /// close, before it is dropped and logged as such: no push is sent again forever.
     package var deviceLinkTriesPerPush = 10
@@ -104,6 +107,7 @@ package struct PushGatewayServices: Sendable {
         let tls = configuration.cleartext ? nil : try Self.serverCertificate(configuration)
         var keepAlive = DeviceLinkServer.KeepAlive()
         keepAlive.openingTimeout = configuration.openingTimeout
+        keepAlive.maximumConnections = configuration.maximumDeviceLinks
         var services: [any Service] = [
             ProviderReloadService(core: core, interval: configuration.providerReloadInterval, logger: logger),
             HousekeepingService(store: store, configuration: configuration, metrics: metrics, logger: logger),
