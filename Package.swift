@@ -164,7 +164,6 @@ let package = Package(
                 "SQLiteDurability",
                 "PrivateFiles",
                 "NotificationAttachmentStore",
-                "NotificationDaemonClient",
                 "ProcessSpawning",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "GRDB", package: "GRDB.swift"),

@@ -1,7 +1,7 @@
 import EventLoopWebSocket
 import NIOCore
 import NIOWebSocket
-package import NotificationCore
+import NotificationCore
 
 /// A WebSocket of the daemon's local API (an app's event stream or a presenter's), over the daemon's
 /// Unix domain socket: the shared client's (``ClientWebSocket``), with the app's or the administrator's

@@ -2,7 +2,7 @@
 import Foundation
 import NotificationCore
 import OpenUserNotificationsLink
-public import OpenUserNotifications
+import OpenUserNotifications
 public import OpenUserNotificationsUIKit
 
 /// Runs a notification content extension the way the daemon starts it: one process for each expanded

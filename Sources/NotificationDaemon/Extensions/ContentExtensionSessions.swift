@@ -238,14 +238,10 @@ package final class ContentExtensionSessions: Sendable {
         var message = message
         message.sequence = sequence
         let line = try message.line()
-        let timeout = Task { [limits] in
-            try await Task.sleep(for: limits.answerTimeout)
-            let late = live.waiting.withLock { $0.answers.removeValue(forKey: sequence) }
-            guard let late else { return }
-            late.resume(throwing: DaemonError(.extensionFailed, "The content extension did not answer within \(limits.answerTimeout)."))
-            ExtensionProcess.kill(live.process)
-        }
-        defer { timeout.cancel() }
+        // Armed once the answer is waited for: a timer started before could fire first (a busy
+        // machine), find nothing waiting, and leave the wait without a deadline.
+        let timeout = Mutex<Task<Void, any Error>?>(nil)
+        defer { timeout.withLock { $0?.cancel() } }
         return try await withCheckedThrowingContinuation { continuation in
             let refusal = live.waiting.withLock { waiting -> DaemonError? in
                 if waiting.ended { return DaemonError(.extensionFailed, "The content extension ended without answering.") }
@@ -256,6 +252,15 @@ package final class ContentExtensionSessions: Sendable {
             if let refusal {
                 continuation.resume(throwing: refusal)
                 return
+            }
+            timeout.withLock { timer in
+                timer = Task { [limits] in
+                    try await Task.sleep(for: limits.answerTimeout)
+                    let late = live.waiting.withLock { $0.answers.removeValue(forKey: sequence) }
+                    guard let late else { return }
+                    late.resume(throwing: DaemonError(.extensionFailed, "The content extension did not answer within \(limits.answerTimeout)."))
+                    ExtensionProcess.kill(live.process)
+                }
             }
             do {
                 try live.input.write(contentsOf: line)

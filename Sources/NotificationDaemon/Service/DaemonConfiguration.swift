@@ -1,5 +1,5 @@
 package import Foundation
-package import NotificationDaemonClient
+package import NotificationCore
 
 /// Where the daemon keeps its files and where it listens.
 package struct DaemonConfiguration: Sendable {
