@@ -357,11 +357,20 @@ let package = Package(
             swiftSettings: testSettings
         ),
         .testTarget(
+            name: "SQLiteDurabilityTests",
+            dependencies: ["SQLiteDurability", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: testSettings
+        ),
+        .testTarget(
+            name: "ProcessSpawningTests",
+            dependencies: ["ProcessSpawning", "TestSupport"],
+            swiftSettings: testSettings
+        ),
+        .testTarget(
             name: "NotificationDaemonTests",
             dependencies: [
                 "EventLoopWebSocket",
                 "TestSupport",
-                "SQLiteDurability",
                 "ProcessSpawning",
                 "DBus",
                 "DesktopNotifications",

@@ -3,6 +3,7 @@ import NotificationCore
 @testable import NotificationDaemon
 import NotificationDaemonClient
 import Testing
+import TestSupport
 
 /// An app's background push budget, set through the admin API as `unotify apps background-pushes`
 /// sets it: what a running app receives, what a bad request gets, and that the budget outlives a restart.

@@ -3,6 +3,7 @@ import GRDB
 import NotificationCore
 @testable import NotificationDaemon
 import Testing
+import TestSupport
 
 /// After a start, the daemon reads its stored apps into memory a few at a time (as far as the cache
 /// has room), so that the first call for each does not wait for a read of its own.

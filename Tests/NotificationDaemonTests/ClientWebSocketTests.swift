@@ -9,6 +9,7 @@ import NIOWebSocket
 import PushGateway
 import Synchronization
 import Testing
+import TestSupport
 
 /// The one client's end of a WebSocket (`ClientWebSocket`): the device link's, the apps' and the
 /// watch's. Against a server's end made here that answers pings or not, as told: the device link's

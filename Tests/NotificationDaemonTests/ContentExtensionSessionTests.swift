@@ -4,6 +4,7 @@ import NotificationCore
 import NotificationDaemon
 import Synchronization
 import Testing
+import TestSupport
 
 /// Content extensions as the daemon runs them: real processes (the push example's extension, and
 /// scripts that misbehave), each refusal clear, none able to hold the daemon.

@@ -8,6 +8,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 /// The real `unotify daemon` process, started and killed by a test.

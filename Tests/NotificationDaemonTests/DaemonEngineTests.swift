@@ -3,6 +3,7 @@ import NotificationCore
 @testable import NotificationDaemon
 import Synchronization
 import Testing
+import TestSupport
 
 /// The engine over a real SQLite file, without the HTTP layer: restarts and launching stopped apps.
 @Suite(.timeLimit(.minutes(2))) struct DaemonEngineTests {

@@ -3,6 +3,7 @@ import GRDB
 import NotificationCore
 @testable import NotificationDaemon
 import Testing
+import TestSupport
 
 /// What every ``DaemonStore`` must do, whatever keeps the data: each test runs against every
 /// implementation in ``StoreKind``.

@@ -2,6 +2,7 @@ import Foundation
 import NotificationCore
 @testable import NotificationDaemon
 import Testing
+import TestSupport
 
 /// The device's passcode: what unlocks the device on the notification center's page. Kept across
 /// restarts (as a derived key, never as typed), and wrong attempts make the person wait as on iOS.

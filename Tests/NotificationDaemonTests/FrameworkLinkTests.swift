@@ -5,6 +5,7 @@ import OpenUserNotifications
 @testable import OpenUserNotificationsLink
 import Synchronization
 import Testing
+import TestSupport
 
 /// An app's delegate that shows every notification in the foreground and reports every response.
 final class LinkedAppDelegate: NSObject, UNUserNotificationCenterDelegate, Sendable {

@@ -2,6 +2,7 @@ import Foundation
 import NotificationCore
 import NotificationDaemonClient
 import Testing
+import TestSupport
 
 /// Random and hostile requests derived from the local API's spec, `Docs/local-api.openapi.json`, sent
 /// by schemathesis to a live daemon as one app: every answer must be one the spec documents, with the

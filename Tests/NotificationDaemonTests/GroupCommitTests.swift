@@ -2,6 +2,7 @@ import Foundation
 import NotificationCore
 @testable import NotificationDaemon
 import Testing
+import TestSupport
 
 /// Concurrent steps share one save (a group commit), written by one of their callers.
 @Suite(.timeLimit(.minutes(1))) struct GroupCommitTests {

@@ -4,6 +4,7 @@ import NotificationCore
 @testable import NotificationDaemon
 import NotificationDaemonClient
 import Testing
+import TestSupport
 
 /// The local API over a real Unix socket, against a daemon with a real SQLite file.
 @Suite(.timeLimit(.minutes(2))) struct LocalAPITests {

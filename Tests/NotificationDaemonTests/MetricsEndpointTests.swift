@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The metrics of the real `unotify serve`, scraped over HTTP as Prometheus scrapes them, after pushes
 /// that went each way: shown as they came, through the app's service extension, refused.

@@ -6,6 +6,7 @@ import NotificationCore
 import NotificationDaemonClient
 import Synchronization
 import Testing
+import TestSupport
 
 /// A `kill -9` of the gateway, then of the daemon, while a provider pushes: no push the gateway
 /// answered `200` is lost, and none reaches the person twice. The real `unotify gateway` and

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The README's quick start, as a person follows it: the real `unotify serve`, `unotify watch` typed
 /// into, `unotify respond`, and the real example app, each its own process.

@@ -3,6 +3,7 @@ import NotificationCore
 @testable import NotificationDaemon
 import Synchronization
 import Testing
+import TestSupport
 
 /// A real SQLite store that counts how often each app is read from it, notes the apps of every batch
 /// it saves, and can hold saves back.

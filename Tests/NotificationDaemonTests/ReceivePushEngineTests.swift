@@ -2,6 +2,7 @@ import Foundation
 import NotificationCore
 @testable import NotificationDaemon
 import Testing
+import TestSupport
 
 /// Pushes from the gateway's device link, received by the engine over a real SQLite file: each
 /// delivered once, however often the link sends it and whenever the daemon stops.

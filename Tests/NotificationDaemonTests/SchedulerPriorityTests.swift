@@ -2,6 +2,7 @@ import Foundation
 import NotificationCore
 @testable import NotificationDaemon
 import Testing
+import TestSupport
 
 /// A notification that falls due while other apps' adds queue up is written ahead of them: it waits
 /// for the batch being written and a small one of its own, not for every add queued meanwhile.

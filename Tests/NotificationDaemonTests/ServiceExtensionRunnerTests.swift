@@ -5,6 +5,7 @@ import NotificationCore
 import Testing
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 /// Extensions run on threads of their own, from their start to their end.

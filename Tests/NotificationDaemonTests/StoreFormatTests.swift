@@ -3,6 +3,7 @@ import GRDB
 import NotificationCore
 @testable import NotificationDaemon
 import Testing
+import TestSupport
 
 /// The SQLite store's file format: databases written by earlier versions are migrated with every
 /// app's state, and rows written by this version stay readable by the next.

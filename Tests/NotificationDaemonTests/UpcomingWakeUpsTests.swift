@@ -2,6 +2,7 @@ import Foundation
 import NotificationCore
 @testable import NotificationDaemon
 import Testing
+import TestSupport
 
 /// The scheduler knows what falls due from the store's index read once and every save since, so a
 /// busy daemon does not read the store on each round, and a notification falling due waits for no read.

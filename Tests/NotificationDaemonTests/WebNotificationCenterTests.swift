@@ -8,6 +8,7 @@ import NotificationDaemonClient
 import ServiceLifecycle
 import Testing
 import WebNotificationCenter
+import TestSupport
 
 /// The web notification center in a real browser (Debian's Chromium, headless, through chromedriver),
 /// served by the real `unotify serve`, with the real example app: what a person sees and does there

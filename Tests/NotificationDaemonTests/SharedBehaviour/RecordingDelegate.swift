@@ -1,6 +1,7 @@
 import Foundation
 import OpenUserNotifications
 import Synchronization
+import TestSupport
 
 /// An app's delegate that answers `willPresent` with options the test chooses, finishes every response
 /// at once, and keeps a log of every call, which tests can wait on.

@@ -7,6 +7,7 @@ import OpenUserNotifications
 @testable import OpenUserNotificationsLink
 import OpenUserNotificationsTesting
 import Synchronization
+import TestSupport
 
 /// The two notification systems an app's code can run against. The behaviour suite runs every test
 /// body once on each: what an app sees must not depend on which one it talks to.
@@ -368,25 +369,3 @@ struct SystemUnderTestError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Runs `body` and returns its result, failing when it has not finished within `timeout` of real time.
-@discardableResult
-func withDeadline<T: Sendable>(_ what: String, timeout: Duration = .seconds(10), _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            return nil
-        }
-        let first = try await group.next()!
-        group.cancelAll()
-        guard let first else { throw SystemUnderTestError("timed out after \(timeout) waiting for \(what)") }
-        return first
-    }
-}
-
-/// Waits, with a deadline, until `condition` holds.
-func eventually(_ what: String, _ condition: @escaping @Sendable () async throws -> Bool) async throws {
-    try await withDeadline(what) {
-        while try await !condition() { try await Task.sleep(for: .milliseconds(1)) }
-    }
-}

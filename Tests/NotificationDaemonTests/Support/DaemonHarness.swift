@@ -79,12 +79,6 @@ struct RunningDaemon: Sendable {
     }
 }
 
-/// A fresh folder for one test's daemon. Unix socket paths are limited to about 100 bytes, so the
-/// folder is short and directly under /tmp.
-func makeTestDirectory() throws -> URL {
-    try TemporaryFolders.make("un-", in: URL(fileURLWithPath: "/tmp", isDirectory: true))
-}
-
 /// Runs a daemon over `directory` for the duration of `body`, then shuts it down gracefully.
 func withDaemon<T: Sendable>(
     directory: URL? = nil,
