@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 
 /// Reads the JSON of the busiest messages straight from their bytes: a ``NotificationRequest`` an app
 /// adds (`POST /v1/requests`, the local API's busiest call), the `willPresent` event the daemon
