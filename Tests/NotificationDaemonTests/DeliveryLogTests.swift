@@ -15,7 +15,7 @@ extension RemotePushTests.LinkedSystem {
     func deliveryLog(_ id: String) async throws -> (status: UInt, log: DeliveryLogResponse?, body: String) {
         var request = HTTPClientRequest(url: "https://localhost:\(sandboxPort)/1/delivery-log/\(id)")
         request.headers.add(name: "authorization", value: "bearer \(bearer)")
-        let response = try await http.execute(request, timeout: .seconds(10))
+        let response = try await http.execute(request, timeout: .seconds(30))
         let body = try await response.body.collect(upTo: 1 << 20)
         let text = String(buffer: body)
         return (response.status.code, response.status == .ok ? try JSONDecoder().decode(DeliveryLogResponse.self, from: Data(text.utf8)) : nil, text)

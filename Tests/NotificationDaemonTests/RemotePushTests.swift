@@ -83,7 +83,8 @@ import Testing
             request.headers.add(name: "apns-topic", value: topic)
             for (name, value) in headers { request.headers.add(name: name, value: value) }
             request.body = .bytes(ByteBuffer(string: payload))
-            return try await http.execute(request, timeout: .seconds(10))
+            // Far above a push's time: the suite's first minutes on two cores can hold an answer 10 s.
+            return try await http.execute(request, timeout: .seconds(30))
         }
     }
 
