@@ -69,7 +69,8 @@ while kill -0 "$tests" 2>/dev/null; do
     fi
     if [ -n "$failed_at" ] && [ $((SECONDS - failed_at)) -ge 60 ]; then
         echo "error: the test process reported failures and did not exit; stopped." >&2
-        pkill -f "PackageTests.xctest" || true
+        # This checkout's test process only: another clone's run on the machine is left alone.
+        pkill -f "$PWD/.build/.*PackageTests.xctest" || true
     fi
     sleep 2
 done
