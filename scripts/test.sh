@@ -58,8 +58,14 @@ python3 scripts/check-warnings.py .build/build-output.txt
 # A run takes a few minutes; one that has not ended after 25 has hung, and is stopped with a message
 # rather than left to run into the CI's own limit. A test process that has reported its run failed
 # is given 60 s to exit (Swift Testing's process does not always exit after a failed run on Linux).
+#
+# At most 8 test cases run at once: on two cores, hundreds at once (Swift Testing's default) starve
+# one another until waits with a deadline of tens of seconds pass it, and the run is no faster.
+# A run that prints nothing for 5 minutes has hung: the tests still running are named, and it stops.
+# (The test process writes its output in blocks: the last few lines may be missing at a hang.)
 set +e
 : > .build/test-output.txt
+export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH="${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-8}"
 timeout --kill-after=30s 25m swift test --skip-build > >(tee -a .build/test-output.txt) 2>&1 &
 tests=$!
 failed_at=""
@@ -67,8 +73,15 @@ while kill -0 "$tests" 2>/dev/null; do
     if [ -z "$failed_at" ] && grep -qE "Test run with [0-9]+ tests? .*failed" .build/test-output.txt; then
         failed_at=$SECONDS
     fi
-    if [ -n "$failed_at" ] && [ $((SECONDS - failed_at)) -ge 60 ]; then
-        echo "error: the test process reported failures and did not exit; stopped." >&2
+    silent=$(( $(date +%s) - $(stat -c %Y .build/test-output.txt) ))
+    if { [ -n "$failed_at" ] && [ $((SECONDS - failed_at)) -ge 60 ]; } || [ "$silent" -ge 300 ]; then
+        if [ -n "$failed_at" ]; then
+            echo "error: the test process reported failures and did not exit; stopped." >&2
+        else
+            echo "error: the tests printed nothing for 5 minutes (a hang); still running:" >&2
+            python3 scripts/unfinished-tests.py .build/test-output.txt >&2
+            failed_at=$SECONDS
+        fi
         # This checkout's test process only: another clone's run on the machine is left alone.
         pkill -f "$PWD/.build/.*PackageTests.xctest" || true
     fi

@@ -123,6 +123,8 @@ import TestSupport
         let socket = try await ClientWebSocket.connect(to: server.clientAddress, configuration: .init(path: "/stream", maximumMessageSize: 1 << 16)) {
             text in received.withLock { $0.append(String(buffer: text)) }
         }
+        // The client may hear the server's answer to the upgrade before the server has taken the link.
+        try await eventually("the server to hold the link") { server.linkCount == 1 }
         server.dropAll()
         try await withDeadline("the connection to close") { try await socket.connectionClosed.get() }
         socket.start()
@@ -166,6 +168,9 @@ private final class FakeLinkGateway: Sendable {
     }
 
     var seen: Seen { record.state.withLock { $0.seen } }
+
+    /// How many links the server has taken (upgraded) so far.
+    var linkCount: Int { record.state.withLock { $0.links.count } }
 
     static func start(answersPings: Bool, greeting: String? = nil, refuses: Bool = false) async throws -> FakeLinkGateway {
         try await start(answersPings: answersPings, refuses: refuses, greet: { greeting })

@@ -671,7 +671,10 @@ import TestSupport
                 #expect(await daemon.engine.scheduledSummary?.times.map(\.description) == ["08:00", "18:00"])
                 try await browser.click("#summary-settings input[name='summaryApp'][value='com.example.news']")
                 try await browser.waitUntil("news to be in the summary", "return document.querySelector(a0).checked", ["#summary-settings input[name='summaryApp'][value='com.example.news']"])
-                #expect(try await daemon.engine.settings("com.example.news").scheduledDeliverySetting == .enabled)
+                // The box is checked before the page's request reaches the daemon: the daemon is waited for.
+                try await eventually("the daemon to put news in the summary") {
+                    try await daemon.engine.settings("com.example.news").scheduledDeliverySetting == .enabled
+                }
                 #expect(try await daemon.engine.settings("com.example.chat").scheduledDeliverySetting == .disabled)
                 try await browser.screenshot(to: Self.screenshots.appendingPathComponent("web-summary-settings.png"))
                 try await browser.click("#toggle-settings")

@@ -1,18 +1,46 @@
 import Foundation
 
 /// Runs `body` and returns its result, failing when it has not finished within `timeout` of real time.
+///
+/// The deadline holds even for a body that does not end when cancelled (an awaited future, a
+/// continuation no one resumes): at the deadline the body is cancelled and left behind, and the
+/// caller gets ``DeadlinePassed`` at once, so a hung step fails its test instead of the whole run.
 @discardableResult
 package func withDeadline<T: Sendable>(_ what: String, timeout: Duration = .seconds(10), _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            return nil
-        }
-        let first = try await group.next()!
-        group.cancelAll()
-        guard let first else { throw DeadlinePassed("timed out after \(timeout) waiting for \(what)") }
-        return first
+    let outcome = FirstOutcome<T>()
+    let work = Task {
+        do { await outcome.settle(.success(try await body())) } catch { await outcome.settle(.failure(error)) }
+    }
+    let timer = Task {
+        try? await Task.sleep(for: timeout)
+        await outcome.settle(.failure(DeadlinePassed("timed out after \(timeout) waiting for \(what)")))
+    }
+    defer {
+        work.cancel()
+        timer.cancel()
+    }
+    return try await withTaskCancellationHandler {
+        try await outcome.value()
+    } onCancel: {
+        work.cancel()
+    }
+}
+
+/// The first of several outcomes offered, handed to the one who waits for it.
+private actor FirstOutcome<T: Sendable> {
+    private var result: Result<T, any Error>?
+    private var waiter: CheckedContinuation<T, any Error>?
+
+    func settle(_ offered: Result<T, any Error>) {
+        guard result == nil else { return }
+        result = offered
+        waiter?.resume(with: offered)
+        waiter = nil
+    }
+
+    func value() async throws -> T {
+        if let result { return try result.get() }
+        return try await withCheckedThrowingContinuation { waiter = $0 }
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import ProcessSpawning
 import Synchronization
+import TestSupport
 
 /// A real process a test starts (`unotify`, the example app), typed into through its standard input
 /// and read line by line from its output, as a person at a terminal would.
@@ -166,18 +167,11 @@ final class ChildProcess: Sendable {
     /// then killed).
     @discardableResult
     func waitUntilExit(within seconds: Double = 30) async -> Int32? {
-        await withTaskGroup(of: Int32?.self) { group in
-            group.addTask {
-                await self.process.exit().status
-            }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(seconds))
-                return nil
-            }
-            let first = await group.next()!
-            group.cancelAll()
-            if first == nil { self.process.send(SIGKILL) }
-            return first
+        do {
+            return try await withDeadline("\(name) to exit", timeout: .seconds(seconds)) { await self.process.exit().status }
+        } catch {
+            process.send(SIGKILL)
+            return nil
         }
     }
 
