@@ -8,38 +8,6 @@ internal import Synchronization
 internal import NotificationAttachmentStore
 internal import DequeModule
 
-/// Where the daemon reads the time and how it waits; tests pass a manual clock.
-package protocol DaemonClock: Sendable {
-    var now: Date { get }
-    /// Calls `action` once `deadline` has come (at once if it has), unless the alarm is cancelled first.
-    func alarm(at deadline: Date, _ action: @escaping @Sendable () -> Void) -> DaemonAlarm
-}
-
-/// An alarm set with ``DaemonClock/alarm(at:_:)``.
-package struct DaemonAlarm: Sendable {
-    private let onCancel: @Sendable () -> Void
-
-    package init(cancel: @escaping @Sendable () -> Void) {
-        onCancel = cancel
-    }
-
-    /// Stops the alarm if it has not gone off yet.
-    package func cancel() { onCancel() }
-}
-
-/// The wall clock.
-package struct SystemDaemonClock: DaemonClock {
-    package init() {}
-    package var now: Date { Date() }
-
-    /// Goes off on the alarm thread, at the deadline to the microsecond when a core is free: the
-    /// scheduler's wake-ups, which decide how late a notification is.
-    package func alarm(at deadline: Date, _ action: @escaping @Sendable () -> Void) -> DaemonAlarm {
-        let id = AlarmThread.shared.schedule(at: deadline, action)
-        return DaemonAlarm { AlarmThread.shared.cancel(id) }
-    }
-}
-
 /// The notification system of a device, for every app on it: each app's ``NotificationCenterMachine``,
 /// kept in a ``DaemonStore`` and saved after every step, with the apps' connections and the presenters.
 ///
@@ -124,23 +92,14 @@ package actor DaemonEngine {
     /// Identifies this run of the daemon; an app saved by another run is resumed when loaded.
     package let bootID = UUID().uuidString
 
-    /// The apps in memory. A step changes an app's machine in place, in its slot here: taking it out
-    /// and putting it back cost two hash-table updates per call, a tenth of the engine's time under load.
-    private var cache: [String: CachedApp] = [:]
+    /// The apps in memory.
+    private var cache: AppCache
     /// The ``estimatedMemory(of:)`` of every app in the cache, together.
-    private(set) var cachedBytes = 0
-    /// Whether the last trim of the cache ended over its bound with every app left bound to stay.
-    private var cacheCannotShrink = false
+    var cachedBytes: Int { cache.bytes }
     /// How many apps the cache holds (for tests).
     var cachedAppCount: Int { cache.count }
     /// How many steps' saves wait for the next group commit (for tests).
-    var queuedSaveCount: Int { queuedSaves.count }
-    /// The order apps leave a full cache in (see ``trimCache(keeping:)``): the order they were loaded,
-    /// each app used since it was last looked at going round once more. Entries of apps since forgotten
-    /// are skipped when they come up.
-    private var evictionOrder = Deque<EvictionEntry>()
-    /// Numbers each load into the cache, to tell an app's entry in `evictionOrder` from an earlier one.
-    private var loadCount: UInt64 = 0
+    var queuedSaveCount: Int { commits.queued.count }
     /// What resuming an app loaded after a restart did, for its next step to carry out.
     private var resumeEffects: [String: [NotificationCenterMachine.Effect]] = [:]
     /// Reads of apps from the store under way, shared by the callers that wait for them.
@@ -160,8 +119,10 @@ package actor DaemonEngine {
     private var isReadingAhead = false
     /// The app each key belongs to, once looked up.
     private let keys = KeyCache()
-    /// Steps whose saves wait for the next group commit, in order, and what follows it.
-    private var queuedSaves: [QueuedSave] = []
+    /// The steps' saves, written together (see ``makeDurable(_:)``).
+    private var commits = GroupCommit<QueuedSave>()
+    /// Callers waiting for a batch being written by another to end.
+    private var progressWaiters: [CheckedContinuation<Void, Never>] = []
     /// How many steps of each app are not saved yet.
     private var unsavedSteps: [String: Int] = [:]
     /// Apps' strings for push localization keys, as read so far (see ``setStrings(_:_:)``).
@@ -174,16 +135,6 @@ package actor DaemonEngine {
     private var contentExtensions: [String: ContentExtensionRegistration?] = [:]
     /// Runs the apps' service extensions.
     private let extensionRunner: ServiceExtensionRunner
-    private var nextSaveTicket: UInt64 = 1
-    /// Every ticket up to this one is saved, or failed (see `failedSaves`).
-    private var resolvedThrough: UInt64 = 0
-    /// Tickets past `resolvedThrough` saved (or failed) ahead of earlier ones: the scheduler's steps
-    /// are written before other steps queued earlier (see ``makeDurable(_:)``).
-    private var resolvedAhead: Set<UInt64> = []
-    private var failedSaves: [UInt64: any Error] = [:]
-    /// Whether a caller is writing a batch now; the others wait for it.
-    private var isWriting = false
-    private var progressWaiters: [CheckedContinuation<Void, Never>] = []
     private var connections: [String: AppConnection] = [:]
     /// Replaced connections whose successors wait for them to let go.
     private var replacedConnections: [UUID: Release] = [:]
@@ -243,6 +194,7 @@ package actor DaemonEngine {
         self.store = store
         self.clock = clock
         self.configuration = configuration
+        cache = AppCache(memory: configuration.cacheMemory, appsAtMost: configuration.cachedApps)
         upcoming = UpcomingWakeUps(capacity: configuration.wakeUpsReadAtOnce)
         self.logger = logger
         self.launcher = launcher
@@ -752,11 +704,9 @@ package actor DaemonEngine {
 
     /// Changes an app's machine in place, in the cache (where ``loaded(_:)`` has just put it).
     private func withCachedMachine<T>(of bundleIdentifier: String, _ body: (inout NotificationCenterMachine) -> T) -> T {
-        guard cache[bundleIdentifier] != nil else { preconditionFailure("an app just loaded is in the cache") }
-        let (result, growth) = cache[bundleIdentifier]!.change(body)
-        cachedBytes += growth
+        let (result, grewPastBound) = cache.change(bundleIdentifier, body)
         // An app that grew past the bound makes room by others leaving, as a load does.
-        if growth > 0, cachedBytes > configuration.cacheMemory { trimCache(keeping: bundleIdentifier, afterGrowth: true) }
+        if grewPastBound { trimCache(keeping: bundleIdentifier, afterGrowth: true) }
         return result
     }
 
@@ -770,15 +720,13 @@ package actor DaemonEngine {
         urgent: Bool = false,
         showAt: Date? = nil
     ) -> UInt64 {
-        let ticket = nextSaveTicket
-        nextSaveTicket += 1
         var (save, unusedFiles, isSettled) = withCachedMachine(of: bundleIdentifier) { machine in
             (AppSave(bundleIdentifier: bundleIdentifier, machine: &machine), machine.takeUnreferencedAttachments(), machine.openTickets == 0)
         }
-        cache[bundleIdentifier]!.decideRecord(of: &save)
+        cache.decideRecord(of: &save)
         save.linkSequence = linkSequence
         save.waitsForTheDisk = waitsForTheDisk
-        queuedSaves.append(QueuedSave(ticket: ticket, save: save, effects: effects, unusedFiles: unusedFiles, isSettled: isSettled, urgent: urgent, showAt: showAt))
+        let ticket = commits.enqueue(QueuedSave(save: save, effects: effects, unusedFiles: unusedFiles, isSettled: isSettled, urgent: urgent, showAt: showAt))
         unsavedSteps[bundleIdentifier, default: 0] += 1
         if !resumeEffects.isEmpty { resumeEffects.removeValue(forKey: bundleIdentifier) }
         return ticket
@@ -792,82 +740,45 @@ package actor DaemonEngine {
     }
 
     /// Returns once the save of `ticket` is durable and the effects of its step (and of every earlier
-    /// step of the same app) are carried out; throws when its save failed.
-    ///
-    /// The writer takes every queued save, except when the scheduler's steps are among them: then it
-    /// takes only the saves of the apps those steps stepped (each app's saves in order, so none is
-    /// written before a state it was built on), and the rest wait for the next batch. A notification
-    /// falling due then waits for the batch being written and a small one of its own, not behind every
-    /// add queued meanwhile.
+    /// step of the same app) are carried out; throws when its save failed. Which saves are written
+    /// together is ``GroupCommit``'s choice; the caller it hands a batch to writes it.
     private func makeDurable(_ ticket: UInt64) async throws {
-        while !isResolved(ticket) {
-            guard !isWriting else {
+        while true {
+            switch commits.next(for: ticket) {
+            case .resolved(let failure):
+                if let failure { throw failure }
+                return
+            case .wait:
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in progressWaiters.append(continuation) }
-                continue
-            }
-            isWriting = true
-            let batch = takeBatch()
-            // Every ticket not yet settled is queued or being written; nobody writes, so it is queued.
-            assert(!batch.isEmpty, "ticket \(ticket) is neither settled, queued nor being written")
-            var resolved = batch
-            do {
-                try await store.save(batch.map(\.save), bootID: bootID)
-                if batch.contains(where: { !$0.save.deliveryReports.isEmpty }) { reportWatchers.notify() }
-                for item in batch { finish(item) }
-            } catch {
-                // What the store's index holds is no longer known for sure: the scheduler's next round
-                // reads it again (not at once: a store that fails every save would keep it spinning).
-                upcoming.forgetAll()
-                // The states queued after this batch were built on the states just lost: none is kept.
-                resolved += queuedSaves
-                queuedSaves.removeAll()
-                logger.error("could not save", metadata: ["steps": .stringConvertible(resolved.count), "error": .string("\(error)")])
-                for item in resolved {
-                    failedSaves[item.ticket] = error
-                    forget(item.save.bundleIdentifier)
-                    noteSaved(item.save.bundleIdentifier)
-                    // Whoever waits for the app to settle hears of it now: nothing more of it is under way.
-                    answerWaiters.removeValue(forKey: item.save.bundleIdentifier)?.values.forEach { $0.resume() }
+            case .write(let batch):
+                do {
+                    try await store.save(batch.map(\.item.save), bootID: bootID)
+                    if batch.contains(where: { !$0.item.save.deliveryReports.isEmpty }) { reportWatchers.notify() }
+                    for entry in batch { finish(entry.item) }
+                    commits.written(batch)
+                } catch {
+                    // What the store's index holds is no longer known for sure: the scheduler's next round
+                    // reads it again (not at once: a store that fails every save would keep it spinning).
+                    upcoming.forgetAll()
+                    // The states queued after this batch were built on the states just lost: none is kept.
+                    let lost = commits.failed(batch, error)
+                    logger.error("could not save", metadata: ["steps": .stringConvertible(lost.count), "error": .string("\(error)")])
+                    for entry in lost {
+                        forget(entry.item.save.bundleIdentifier)
+                        noteSaved(entry.item.save.bundleIdentifier)
+                        // Whoever waits for the app to settle hears of it now: nothing more of it is under way.
+                        answerWaiters.removeValue(forKey: entry.item.save.bundleIdentifier)?.values.forEach { $0.resume() }
+                    }
                 }
+                let waiters = progressWaiters
+                progressWaiters.removeAll()
+                waiters.forEach { $0.resume() }
             }
-            for item in resolved { resolvedAhead.insert(item.ticket) }
-            while resolvedAhead.remove(resolvedThrough + 1) != nil { resolvedThrough += 1 }
-            isWriting = false
-            let waiters = progressWaiters
-            progressWaiters.removeAll()
-            waiters.forEach { $0.resume() }
         }
-        if let failure = failedSaves.removeValue(forKey: ticket) { throw failure }
     }
 
     /// The apps whose steps wait for the next write, in order (for tests).
-    var queuedSaveApps: [String] { queuedSaves.map(\.save.bundleIdentifier) }
-
-    private func isResolved(_ ticket: UInt64) -> Bool {
-        ticket <= resolvedThrough || resolvedAhead.contains(ticket)
-    }
-
-    /// The saves the next write takes out of the queue (see ``makeDurable(_:)``).
-    private func takeBatch() -> [QueuedSave] {
-        guard queuedSaves.contains(where: \.urgent) else {
-            defer { queuedSaves.removeAll(keepingCapacity: true) }
-            return queuedSaves
-        }
-        let urgentApps = Set(queuedSaves.lazy.filter(\.urgent).map(\.save.bundleIdentifier))
-        var batch: [QueuedSave] = []
-        var rest: [QueuedSave] = []
-        for item in queuedSaves {
-            if urgentApps.contains(item.save.bundleIdentifier) { batch.append(item) } else { rest.append(item) }
-        }
-        // The store keeps the highest push sequence a save names: written ahead of an earlier push's
-        // save, it would let a crash lose that push. Such a batch is not split.
-        if batch.contains(where: { $0.save.linkSequence != nil }) {
-            defer { queuedSaves.removeAll(keepingCapacity: true) }
-            return queuedSaves
-        }
-        queuedSaves = rest
-        return batch
-    }
+    var queuedSaveApps: [String] { commits.queued.map(\.item.save.bundleIdentifier) }
 
     /// Carries out what a step does once its save is durable.
     private func finish(_ item: QueuedSave) {
@@ -970,9 +881,7 @@ package actor DaemonEngine {
     @discardableResult
     private func load(_ bundleIdentifier: String, warming: Bool = false) async throws -> Bool {
         while true {
-            // In place, one lookup: copying the entry out retains (and then releases) every part of
-            // the machine.
-            if (cache[bundleIdentifier]?.recentlyUsed = true) != nil { return true }
+            if cache.markUsed(bundleIdentifier) { return true }
             let load: Load
             if let running = loads[bundleIdentifier] {
                 load = running
@@ -1007,7 +916,7 @@ package actor DaemonEngine {
                 if warming { return false }
                 throw DaemonError(.appNotFound, "No app is registered as \(bundleIdentifier). Register it with `unotify apps add \(bundleIdentifier)`.")
             }
-            if warming, !hasRoomToWarm(Self.estimatedMemory(of: stored.machine)) { return false }
+            if warming, !cache.hasRoomToWarm(Self.estimatedMemory(of: stored.machine)) { return false }
             var machine = stored.machine
             machine.startRecordingChanges()
             if stored.bootID != bootID {
@@ -1015,15 +924,7 @@ package actor DaemonEngine {
                 logger.debug("resumed app after restart", metadata: ["app": .string(bundleIdentifier)])
             }
             trimCache(keeping: bundleIdentifier)
-            loadCount += 1
-            let bytes = Self.estimatedMemory(of: machine)
-            cachedBytes += bytes
-            cache[bundleIdentifier] = CachedApp(machine: machine, launchCommand: stored.launchCommand, load: loadCount, estimatedBytes: bytes)
-            evictionOrder.append(EvictionEntry(app: bundleIdentifier, load: loadCount))
-            if evictionOrder.count > 2 * cache.count + 1024 {
-                // Mostly apps forgotten since (removed, or dropped after a failed save): keep the others.
-                evictionOrder.removeAll { cache[$0.app]?.load != $0.load }
-            }
+            cache.insert(bundleIdentifier, machine: machine, launchCommand: stored.launchCommand)
             return true
         }
     }
@@ -1041,7 +942,7 @@ package actor DaemonEngine {
         let started = ContinuousClock.now
         var warmed = 0
         var next = 0
-        warming: while next < apps.count, !Task.isCancelled, hasRoomToWarm(0) {
+        warming: while next < apps.count, !Task.isCancelled, cache.hasRoomToWarm(0) {
             let identifiers = apps[next..<min(next + Self.appsWarmedAtOnce, apps.count)]
                 .map(\.bundleIdentifier).filter { cache[$0] == nil && loads[$0] == nil }
             next += Self.appsWarmedAtOnce
@@ -1060,7 +961,7 @@ package actor DaemonEngine {
             for bundleIdentifier in identifiers {
                 do {
                     guard try await load(bundleIdentifier, warming: true) else {
-                        if !hasRoomToWarm(0) { break warming }
+                        if !cache.hasRoomToWarm(0) { break warming }
                         continue
                     }
                     warmed += 1
@@ -1078,12 +979,6 @@ package actor DaemonEngine {
         ])
     }
 
-    /// Whether the warm-up may add an app of `bytes` to the cache (see ``warmCache()``).
-    private func hasRoomToWarm(_ bytes: Int) -> Bool {
-        let countBound = configuration.cachedApps ?? .max
-        return cache.count < countBound - countBound / 4 && cachedBytes + bytes <= configuration.cacheMemory - configuration.cacheMemory / 4
-    }
-
     /// How many apps one read of the cache's warm-up brings.
     static let appsWarmedAtOnce = 64
 
@@ -1093,58 +988,22 @@ package actor DaemonEngine {
     private func forget(_ bundleIdentifier: String) -> CachedApp? {
         if !readAhead.isEmpty { readAhead.removeValue(forKey: bundleIdentifier) }
         if !resumeEffects.isEmpty { resumeEffects.removeValue(forKey: bundleIdentifier) }
-        guard let removed = cache.removeValue(forKey: bundleIdentifier) else { return nil }
-        cachedBytes -= removed.estimatedBytes
-        return removed
+        return cache.remove(bundleIdentifier)
     }
 
-    /// Makes room in the cache when it is full, keeping `app` (about to be used).
-    ///
-    /// A few apps leave at a time, not half the cache at once: freeing thousands of apps' requests in
-    /// one go held the engine for tens of milliseconds, and every call waited. They leave in the order
-    /// they were loaded, an app used since it was last looked at going round once more (the "clock"
-    /// of page caches). Taking the first apps of the hash table's own order instead, as an earlier
-    /// version did, packed the remaining keys together and made every lookup in the cache probe long
-    /// runs of them: a tenth of the engine's time at a million pending.
-    ///
-    /// After a step that grew an app (`afterGrowth`), it does not look again while the last look found
-    /// every app left bound to stay (connected, or with steps not yet saved): a load looks again.
+    /// Makes room in the cache when it is full, keeping `app` (about to be used); see ``AppCache``.
     private func trimCache(keeping app: String, afterGrowth: Bool = false) {
-        let countBound = configuration.cachedApps ?? .max
-        guard cache.count >= countBound || cachedBytes >= configuration.cacheMemory else { return }
-        if afterGrowth, cacheCannotShrink { return }
-        var leaving = countBound == .max ? 0 : max(0, cache.count - max(0, countBound - Self.appsEvictedAtOnce))
-        // Down to a little under the bound, so that the next loads do not each evict an app.
-        let byteTarget = configuration.cacheMemory - configuration.cacheMemory / 64
-        // Every entry is looked at once at most: when all of them must stay, the cache grows past its
-        // bound for now, and shrinks again on a later load.
-        var looked = 0
-        let entries = evictionOrder.count
-        var evicted: [CachedApp] = []
-        evicted.reserveCapacity(leaving)
-        while leaving > 0 || cachedBytes > byteTarget, looked < entries, let entry = evictionOrder.popFirst() {
-            looked += 1
-            guard let cached = cache[entry.app], cached.load == entry.load else { continue }
+        let evicted = cache.trim(keeping: app, afterGrowth: afterGrowth) { app in
             // An app whose last step is not saved yet stays: the store does not have its state. So does
             // one whose steps wait for their time: carrying them out (a launch) reads its state.
-            let mustStay = entry.app == app || connections[entry.app] != nil || unsavedSteps[entry.app] != nil
-                || readAhead[entry.app] != nil || held[entry.app] != nil
-            if mustStay || cached.recentlyUsed {
-                if cached.recentlyUsed { cache[entry.app]!.recentlyUsed = false }
-                evictionOrder.append(entry)
-                continue
-            }
-            if let app = forget(entry.app) { evicted.append(app) }
-            leaving -= 1
+            connections[app] != nil || unsavedSteps[app] != nil || readAhead[app] != nil || held[app] != nil
         }
-        cacheCannotShrink = looked >= entries && cachedBytes > configuration.cacheMemory
+        guard !evicted.isEmpty else { return }
+        if !resumeEffects.isEmpty { for (app, _) in evicted { resumeEffects.removeValue(forKey: app) } }
         // Freeing an app's requests takes a while (a fifth of a load's cost): off the engine's actor,
         // which every call waits for.
-        if !evicted.isEmpty { Task.detached { withExtendedLifetime(evicted) {} } }
+        Task.detached { withExtendedLifetime(evicted) {} }
     }
-
-    /// How many apps leave a full cache together.
-    static let appsEvictedAtOnce = 16
 
     /// How many apps are read ahead of their wake-up at most (or a quarter of ``Configuration/cachedApps``).
     static let appsReadAheadAtMost = 2048
@@ -2083,7 +1942,7 @@ package actor DaemonEngine {
                 logger.error("could not process an app", metadata: ["app": .string(bundleIdentifier), "error": .string("\(error)")])
                 let retry = now.addingTimeInterval(Self.retryDelay)
                 // The record changes behind the cached app's back: its next save writes it whole again.
-                cache[bundleIdentifier]?.record = nil
+                cache.forgetRecord(of: bundleIdentifier)
                 if (try? await store.postponeWakeUp(of: bundleIdentifier, to: retry)) != nil { noteWakeUp(bundleIdentifier, retry) }
             }
         }
@@ -2173,8 +2032,7 @@ package actor DaemonEngine {
 }
 
 /// A step's save waiting for the next group commit, and what to do once it is durable.
-private struct QueuedSave {
-    let ticket: UInt64
+private struct QueuedSave: GroupCommitItem {
     let save: AppSave
     let effects: [NotificationCenterMachine.Effect]
     let unusedFiles: [URL]
@@ -2184,6 +2042,10 @@ private struct QueuedSave {
     let urgent: Bool
     /// For a step taken ahead of its time: that time, when what it does is carried out.
     let showAt: Date?
+
+    var app: String { save.bundleIdentifier }
+    var isUrgent: Bool { urgent }
+    var namesLinkSequence: Bool { save.linkSequence != nil }
 }
 
 /// What a durable step does, waiting to be carried out at its time (or after an earlier step's).
@@ -2203,77 +2065,6 @@ package struct AppLaunch: Sendable, Equatable {
     package var remoteNotification: [String: PropertyListValue]?
 }
 
-/// An app in the engine's memory.
-private struct CachedApp: Sendable {
-    var machine: NotificationCenterMachine
-    /// What starts the app for a response waiting for it.
-    let launchCommand: String?
-    /// Which load into the cache this is (see `DaemonEngine.evictionOrder`).
-    let load: UInt64
-    /// ``DaemonEngine/estimatedMemory(of:)`` of the machine as it now is.
-    var estimatedBytes: Int
-    /// Whether the app was used since the cache last looked at it for eviction.
-    var recentlyUsed = false
-    /// The app's record in the store as the saves queued so far leave it; nil when not known (until
-    /// the first save after a load writes it).
-    var record: SavedRecord?
-
-    /// What an app's record in the store holds besides its core and categories.
-    struct SavedRecord: Equatable {
-        var now: Date
-        var reservedSequence: UInt64
-        var nextWakeUp: Date?
-        var watchesLocation: Bool
-        var showsNotifications: Bool
-        var preparesContent: Bool
-    }
-
-    /// Numbers reserved at once in an app's record: a step that gives out a number within the
-    /// reservation need not write the record (a load numbers on from the reservation, past any
-    /// number given out).
-    static let sequenceReservation: UInt64 = 1024
-    /// How far behind its machine's clock an app's record may stay. The stored clock only keeps a
-    /// loaded machine's time from going back when the system's clock did.
-    static let recordClockLag: TimeInterval = 60
-
-    /// Decides whether `save` writes the app's record: only when it changes something the record holds
-    /// (its next wake-up, what is indexed, its core or categories), when its machine has given out the
-    /// numbers the record reserved, or when the record's clock would lag by more than ``recordClockLag``.
-    /// Most adds change none of it: they write their request's row alone.
-    mutating func decideRecord(of save: inout AppSave) {
-        let changes = save.changes
-        if let record, changes.core == nil, changes.categories == nil, changes.nextSequence <= record.reservedSequence,
-           changes.now.timeIntervalSince(record.now) < Self.recordClockLag, save.nextWakeUp == record.nextWakeUp,
-           save.watchesLocation == record.watchesLocation, save.showsNotifications == record.showsNotifications,
-           save.preparesContent == record.preparesContent {
-            save.writesAppRecord = false
-            save.reservedSequence = record.reservedSequence
-            return
-        }
-        save.writesAppRecord = true
-        save.reservedSequence = changes.nextSequence + Self.sequenceReservation
-        record = SavedRecord(
-            now: changes.now, reservedSequence: save.reservedSequence, nextWakeUp: save.nextWakeUp, watchesLocation: save.watchesLocation,
-            showsNotifications: save.showsNotifications, preparesContent: save.preparesContent
-        )
-    }
-
-    /// Changes the machine in place; returns what `body` returns and how much the estimate grew.
-    mutating func change<T>(_ body: (inout NotificationCenterMachine) -> T) -> (T, Int) {
-        let result = body(&machine)
-        let bytes = DaemonEngine.estimatedMemory(of: machine)
-        defer { estimatedBytes = bytes }
-        return (result, bytes - estimatedBytes)
-    }
-}
-
-/// An app's place in the order apps leave the cache (see `DaemonEngine.evictionOrder`).
-private struct EvictionEntry {
-    let app: String
-    /// Which load of the app it is: an entry of an earlier load is stale.
-    let load: UInt64
-}
-
 /// A read of an app from the store.
 private struct Load {
     let id: UUID
@@ -2282,35 +2073,6 @@ private struct Load {
     let resetEpoch: Int?
     /// The apps read (several when the cache's warm-up read them together), by bundle identifier.
     let task: Task<[String: Result<StoredApp, DaemonError>], any Error>
-}
-
-/// Keys and the apps they belong to, as found in the store (which keeps only the keys' hashes: the
-/// keys themselves stay in the daemon's memory, where every call brings them anyway). A lookup that
-/// started before the cache was last cleared is not remembered: its answer may be of a key since
-/// renewed.
-final class KeyCache: Sendable {
-    private let state = Mutex<(generation: UInt64, apps: [String: String])>((0, [:]))
-
-    var generation: UInt64 { state.withLock { $0.generation } }
-
-    func bundleIdentifier(forKey key: String) -> String? {
-        state.withLock { $0.apps[key] }
-    }
-
-    func remember(_ key: String, _ bundleIdentifier: String, ifStillAt generation: UInt64) {
-        state.withLock { state in
-            // Bounded: past this many keys the cache starts again.
-            if state.apps.count >= 100_000 { state.apps.removeAll() }
-            if state.generation == generation { state.apps[key] = bundleIdentifier }
-        }
-    }
-
-    func forgetAll() {
-        state.withLock { state in
-            state.generation += 1
-            state.apps.removeAll()
-        }
-    }
 }
 
 /// An app's open event stream.
@@ -2346,57 +2108,4 @@ final class OverflowFlag: Sendable {
 private struct AuthorizationCall: Hashable {
     let app: String
     let call: UInt64
-}
-
-/// A wake-up call for the scheduler: a signal sent while nobody waits is kept for the next wait.
-final class WorkSignal: Sendable {
-    private let state = Mutex<(signalled: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
-
-    func signal() {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard let waiter = state.waiter else {
-                state.signalled = true
-                return nil
-            }
-            state.waiter = nil
-            return waiter
-        }
-        waiter?.resume()
-    }
-
-    /// Returns at the next signal (or at once if one came since the last wait), or when cancelled.
-    func wait() async {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let now = state.withLock { state -> Bool in
-                    if state.signalled || Task.isCancelled {
-                        state.signalled = false
-                        return true
-                    }
-                    state.waiter = continuation
-                    return false
-                }
-                if now { continuation.resume() }
-            }
-        } onCancel: {
-            signal()
-        }
-    }
-}
-
-/// Tells every reader of its streams that something happened; a stream is forgotten when its reader stops.
-final class ChangeSignal: Sendable {
-    private let continuations = Mutex<[UUID: AsyncStream<Void>.Continuation]>([:])
-
-    func watch() -> AsyncStream<Void> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let id = UUID()
-        continuations.withLock { $0[id] = continuation }
-        continuation.onTermination = { [weak self] _ in self?.continuations.withLock { $0[id] = nil } }
-        return stream
-    }
-
-    func notify() {
-        for continuation in continuations.withLock({ Array($0.values) }) { continuation.yield() }
-    }
 }

@@ -1,0 +1,152 @@
+/// The PostgreSQL store's schema: one migration an element, each a list of statements, run in
+/// order once each (``PostgresGatewayStore/migrate()``). A change is a new migration at the end; one
+/// that has run on any database is never edited.
+extension PostgresGatewayStore {
+    /// The lock every node takes to migrate (any number, the same for all).
+    static let migrationLock: Int64 = 0x756e_6f74_6966_79
+
+    /// The schema, one migration an element, each a list of statements.
+    static let migrations: [[String]] = [
+        [
+            "CREATE TABLE team (team_id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL)",
+            """
+            CREATE TABLE signing_key (
+                key_id TEXT PRIMARY KEY NOT NULL,
+                team_id TEXT NOT NULL REFERENCES team(team_id) ON DELETE CASCADE,
+                environment TEXT CHECK (environment IN ('sandbox', 'production')),
+                bundle_identifiers TEXT,
+                public_key TEXT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE app (
+                bundle_identifier TEXT PRIMARY KEY NOT NULL,
+                team_id TEXT NOT NULL REFERENCES team(team_id) ON DELETE CASCADE,
+                latest_only BOOLEAN NOT NULL DEFAULT FALSE
+            )
+            """,
+            """
+            CREATE TABLE device (
+                device_id TEXT PRIMARY KEY NOT NULL,
+                secret_hash TEXT NOT NULL,
+                created_at DOUBLE PRECISION NOT NULL,
+                removed_at DOUBLE PRECISION,
+                disabled BOOLEAN NOT NULL DEFAULT FALSE,
+                reported_through BIGINT NOT NULL DEFAULT 0
+            )
+            """,
+            """
+            CREATE TABLE registration (
+                token TEXT PRIMARY KEY NOT NULL,
+                device_id TEXT NOT NULL REFERENCES device(device_id) ON DELETE CASCADE,
+                bundle_identifier TEXT NOT NULL,
+                environment TEXT NOT NULL CHECK (environment IN ('sandbox', 'production')),
+                registered_at DOUBLE PRECISION NOT NULL,
+                unregistered_at DOUBLE PRECISION
+            )
+            """,
+            "CREATE INDEX registration_device ON registration(device_id, bundle_identifier, environment)",
+            """
+            CREATE TABLE push (
+                sequence BIGSERIAL PRIMARY KEY,
+                device_id TEXT NOT NULL REFERENCES device(device_id) ON DELETE CASCADE,
+                token TEXT NOT NULL,
+                bundle_identifier TEXT NOT NULL,
+                environment TEXT NOT NULL CHECK (environment IN ('sandbox', 'production')),
+                apns_id TEXT NOT NULL,
+                push_type TEXT NOT NULL,
+                priority INTEGER NOT NULL,
+                expires_at DOUBLE PRECISION NOT NULL,
+                collapse_id TEXT,
+                payload BYTEA NOT NULL,
+                received_at DOUBLE PRECISION NOT NULL,
+                held BOOLEAN NOT NULL DEFAULT FALSE,
+                unique_id TEXT
+            )
+            """,
+            "CREATE INDEX push_device ON push(device_id, sequence)",
+            "CREATE INDEX push_collapse ON push(token, collapse_id) WHERE collapse_id IS NOT NULL",
+            "CREATE INDEX push_expiry ON push(expires_at)",
+            "CREATE INDEX push_held ON push(device_id, priority DESC, sequence) WHERE held",
+            """
+            CREATE TABLE delivery (
+                unique_id TEXT PRIMARY KEY NOT NULL,
+                apns_id TEXT NOT NULL,
+                team_id TEXT NOT NULL,
+                credential TEXT NOT NULL,
+                bundle_identifier TEXT NOT NULL,
+                environment TEXT NOT NULL CHECK (environment IN ('sandbox', 'production')),
+                device_id TEXT NOT NULL,
+                token TEXT NOT NULL,
+                push_type TEXT NOT NULL,
+                priority INTEGER NOT NULL,
+                payload_bytes INTEGER NOT NULL,
+                collapse_id TEXT,
+                expires_at DOUBLE PRECISION NOT NULL,
+                accepted_at DOUBLE PRECISION NOT NULL,
+                stored_at DOUBLE PRECISION,
+                held BOOLEAN NOT NULL
+            )
+            """,
+            "CREATE INDEX delivery_apns_id ON delivery(apns_id)",
+            "CREATE INDEX delivery_accepted_at ON delivery(accepted_at)",
+            """
+            CREATE TABLE delivery_stage (
+                id BIGSERIAL PRIMARY KEY,
+                unique_id TEXT NOT NULL REFERENCES delivery(unique_id) ON DELETE CASCADE,
+                at DOUBLE PRECISION NOT NULL,
+                stage TEXT NOT NULL,
+                detail TEXT
+            )
+            """,
+            "CREATE INDEX delivery_stage_push ON delivery_stage(unique_id, id)",
+        ],
+        [
+            // Nodes running now (each says so every few seconds), the device links each holds, and
+            // every token's bucket of pushes for `429 TooManyRequests` across nodes.
+            "CREATE TABLE gateway_node (node_id TEXT PRIMARY KEY NOT NULL, seen_at DOUBLE PRECISION NOT NULL)",
+            """
+            CREATE TABLE device_link (
+                device_id TEXT PRIMARY KEY NOT NULL,
+                node_id TEXT NOT NULL,
+                linked_at DOUBLE PRECISION NOT NULL
+            )
+            """,
+            "CREATE INDEX device_link_node ON device_link(node_id)",
+            "CREATE TABLE token_bucket (token TEXT PRIMARY KEY NOT NULL, tokens DOUBLE PRECISION NOT NULL, updated_at DOUBLE PRECISION NOT NULL)",
+            "CREATE INDEX token_bucket_updated_at ON token_bucket(updated_at)",
+        ],
+        [
+            """
+            CREATE TABLE broadcast_channel (
+                channel_id TEXT PRIMARY KEY NOT NULL,
+                bundle_identifier TEXT NOT NULL,
+                environment TEXT NOT NULL CHECK (environment IN ('sandbox', 'production')),
+                stores_most_recent BOOLEAN NOT NULL,
+                push_type TEXT NOT NULL,
+                created_at DOUBLE PRECISION NOT NULL
+            )
+            """,
+            "CREATE INDEX broadcast_channel_app ON broadcast_channel(bundle_identifier, environment, created_at)",
+            """
+            CREATE TABLE channel_subscription (
+                channel_id TEXT NOT NULL REFERENCES broadcast_channel(channel_id) ON DELETE CASCADE,
+                device_id TEXT NOT NULL REFERENCES device(device_id) ON DELETE CASCADE,
+                subscribed_at DOUBLE PRECISION NOT NULL,
+                PRIMARY KEY (channel_id, device_id)
+            )
+            """,
+            "ALTER TABLE push ADD COLUMN channel_id TEXT",
+            "CREATE INDEX push_channel ON push(channel_id) WHERE channel_id IS NOT NULL",
+        ],
+        [
+            // For the delivery log's housekeeping: whether an old entry's push is still stored, looked
+            // up instead of every stored push listed.
+            "CREATE INDEX push_unique ON push(unique_id) WHERE unique_id IS NOT NULL",
+        ],
+        [
+            // The tries of a push its device did not take (``GatewayStore/noteNotTaken``).
+            "ALTER TABLE push ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0",
+        ],
+    ]
+}
