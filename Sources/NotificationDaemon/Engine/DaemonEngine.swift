@@ -6,7 +6,6 @@ package import NotificationCore
 import PrivateFiles
 internal import Synchronization
 internal import NotificationAttachmentStore
-internal import DequeModule
 
 /// The notification system of a device, for every app on it: each app's ``NotificationCenterMachine``,
 /// kept in a ``DaemonStore`` and saved after every step, with the apps' connections and the presenters.
@@ -167,7 +166,7 @@ package actor DaemonEngine {
     private var scheduledWakeUp = Date.distantFuture
     /// What steps taken ahead of their time (``Configuration/firesAhead``) do, and every later step of
     /// the same app, waiting in order to be carried out at that time.
-    private var held: [String: Deque<HeldStep>] = [:]
+    private var held = HeldSteps()
     /// The highest device-link sequence whose push is durable here (delivered or dropped): the link
     /// acknowledges up to it, and a push sent again after a crash is not delivered twice.
     package private(set) var linkSequence: Int64 = 0
@@ -264,7 +263,7 @@ package actor DaemonEngine {
         if let folder = extensionFolder(of: bundleIdentifier) { try? FileManager.default.removeItem(at: folder) }
         keys.forgetAll()
         forget(bundleIdentifier)
-        held.removeValue(forKey: bundleIdentifier)
+        held.drop(bundleIdentifier)
         // Nothing of it will ever be answered.
         resumeAnswerWaiters(of: bundleIdentifier)
         loads.removeValue(forKey: bundleIdentifier)
@@ -586,7 +585,7 @@ package actor DaemonEngine {
         )
         quarantined.remove(bundleIdentifier)
         forget(bundleIdentifier)
-        held.removeValue(forKey: bundleIdentifier)
+        held.drop(bundleIdentifier)
         resumeAnswerWaiters(of: bundleIdentifier)
         loads.removeValue(forKey: bundleIdentifier)
         noteWakeUp(bundleIdentifier, nil)
@@ -788,13 +787,12 @@ package actor DaemonEngine {
         // Only once the state that no longer refers to them is saved: a crash before this line leaves
         // a stray file behind, never a notification without its file.
         if !item.unusedFiles.isEmpty { attachmentStore(of: app)?.release(item.unusedFiles) }
-        if let showAt = item.showAt, showAt > clock.now {
-            held[app, default: []].append(HeldStep(effects: item.effects, showAt: showAt, isSettled: item.isSettled))
-            // The alarm's action runs on the clock's thread; the effects are carried out on the actor.
-            _ = self.clock.alarm(at: showAt) { Task(priority: .high) { await self.carryOutHeld(of: app, through: showAt) } }
-        } else if held[app] != nil {
-            // After what waits for its time: an app hears of its steps in their order.
-            held[app]!.append(HeldStep(effects: item.effects, showAt: nil, isSettled: item.isSettled))
+        let now = clock.now
+        if held.hold(app, item.effects, isSettled: item.isSettled, until: item.showAt, now: now) {
+            if let showAt = item.showAt, showAt > now {
+                // The alarm's action runs on the clock's thread; the effects are carried out on the actor.
+                _ = self.clock.alarm(at: showAt) { Task(priority: .high) { await self.carryOutHeld(of: app, through: showAt) } }
+            }
         } else {
             carryOut(item.effects, for: app)
             if item.isSettled, unsavedSteps[app] == nil { resumeAnswerWaiters(of: app) }
@@ -804,7 +802,7 @@ package actor DaemonEngine {
     /// Carries out everything held for its time, at once: the daemon is stopping, and what is durable
     /// is better shown a few milliseconds early than not at all.
     package func carryOutEverythingHeld() {
-        for app in Array(held.keys) { carryOutHeld(of: app, through: .distantFuture) }
+        for app in held.apps { carryOutHeld(of: app, through: .distantFuture) }
     }
 
     /// Carries out, in order, what an app's steps taken ahead of their time do once that time has come,
@@ -812,11 +810,9 @@ package actor DaemonEngine {
     /// alarm that calls this follows the monotonic clock).
     private func carryOutHeld(of app: String, through time: Date) {
         let now = max(clock.now, time)
-        while let step = held[app]?.first, step.showAt.map({ $0 <= now }) ?? true {
-            held[app]!.removeFirst()
-            if held[app]!.isEmpty { held[app] = nil }
+        while let step = held.takeNext(of: app, through: now) {
             carryOut(step.effects, for: app)
-            if held[app] == nil, step.isSettled, unsavedSteps[app] == nil { resumeAnswerWaiters(of: app) }
+            if !held.isHolding(app), step.isSettled, unsavedSteps[app] == nil { resumeAnswerWaiters(of: app) }
         }
     }
 
@@ -996,7 +992,7 @@ package actor DaemonEngine {
         let evicted = cache.trim(keeping: app, afterGrowth: afterGrowth) { app in
             // An app whose last step is not saved yet stays: the store does not have its state. So does
             // one whose steps wait for their time: carrying them out (a launch) reads its state.
-            connections[app] != nil || unsavedSteps[app] != nil || readAhead[app] != nil || held[app] != nil
+            connections[app] != nil || unsavedSteps[app] != nil || readAhead[app] != nil || held.isHolding(app)
         }
         guard !evicted.isEmpty else { return }
         if !resumeEffects.isEmpty { for (app, _) in evicted { resumeEffects.removeValue(forKey: app) } }
@@ -1528,7 +1524,7 @@ package actor DaemonEngine {
         // Its last step must also be durable and carried out (files released, calls answered): the cache
         // holds a step's state before its save is done.
         guard let machine = cache[bundleIdentifier]?.machine,
-              machine.openTickets > 0 || unsavedSteps[bundleIdentifier] != nil || held[bundleIdentifier] != nil else { return }
+              machine.openTickets > 0 || unsavedSteps[bundleIdentifier] != nil || held.isHolding(bundleIdentifier) else { return }
         let id = UUID()
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -2046,14 +2042,6 @@ private struct QueuedSave: GroupCommitItem {
     var app: String { save.bundleIdentifier }
     var isUrgent: Bool { urgent }
     var namesLinkSequence: Bool { save.linkSequence != nil }
-}
-
-/// What a durable step does, waiting to be carried out at its time (or after an earlier step's).
-private struct HeldStep {
-    let effects: [NotificationCenterMachine.Effect]
-    /// The time of a step taken ahead of it; `nil` for a later step, carried out after the one before.
-    let showAt: Date?
-    let isSettled: Bool
 }
 
 /// An app to start for what waits for it (a response, a background push, its settings).

@@ -1,0 +1,42 @@
+import Foundation
+@testable import NotificationDaemon
+import Testing
+
+/// What durable steps do, held for their time: in order, each when its time has come.
+@Suite struct HeldStepsTests {
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    @Test func aStepAheadOfItsTimeWaitsForItAndTheAppsLaterStepsWaitBehindIt() {
+        var held = HeldSteps()
+        let untimed = held.hold("a", [], isSettled: true, until: nil, now: now)
+        let due = held.hold("a", [], isSettled: true, until: now, now: now)
+        let ahead = held.hold("a", [], isSettled: false, until: now.addingTimeInterval(0.025), now: now)
+        let behind = held.hold("a", [], isSettled: true, until: nil, now: now)
+        let otherApp = held.hold("b", [], isSettled: true, until: nil, now: now)
+        #expect(!untimed, "nothing waits: carried out now")
+        #expect(!due, "its time has come: carried out now")
+        #expect(ahead)
+        #expect(behind, "behind the step that waits")
+        #expect(!otherApp, "another app's step does not wait")
+        #expect(held.isHolding("a") && !held.isHolding("b"))
+
+        let early = held.takeNext(of: "a", through: now)
+        let first = held.takeNext(of: "a", through: now.addingTimeInterval(0.025))
+        let second = held.takeNext(of: "a", through: now.addingTimeInterval(0.025))
+        let none = held.takeNext(of: "a", through: .distantFuture)
+        #expect(early == nil, "not yet")
+        #expect(first?.isSettled == false)
+        #expect(second?.isSettled == true && second?.showAt == nil)
+        #expect(none == nil)
+        #expect(!held.isHolding("a") && held.apps.isEmpty)
+    }
+
+    @Test func aDroppedAppHasNothingLeftToCarryOut() {
+        var held = HeldSteps()
+        _ = held.hold("a", [], isSettled: true, until: now.addingTimeInterval(1), now: now)
+        held.drop("a")
+        let next = held.takeNext(of: "a", through: .distantFuture)
+        #expect(next == nil)
+        #expect(!held.isHolding("a"))
+    }
+}
