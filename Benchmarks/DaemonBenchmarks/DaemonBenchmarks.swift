@@ -63,6 +63,9 @@ struct DaemonBenchmarks: AsyncParsableCommand {
 
         let raw = try RawSQLiteReference.measure(in: root)
         print("Raw SQLite on this disk: \(String(format: "%.0f", raw.rowsPerSecond)) rows/s of \(raw.rowBytes) bytes, in transactions of 64")
+        // The disk every durable add waits for, before the load and after it.
+        let syncsBefore = try DiskSyncReference.measure(in: root)
+        print("The disk's fsync before the rounds: \(syncsBefore.line)")
 
         var reports: [DaemonReport] = []
         for round in stride(from: 1, through: rounds, by: 1) {
@@ -75,6 +78,10 @@ struct DaemonBenchmarks: AsyncParsableCommand {
                 reports.append(report)
             }
         }
+        let syncsAfter = try DiskSyncReference.measure(in: root)
+        print("")
+        print("The disk's fsync before the rounds: \(syncsBefore.line)")
+        print("The disk's fsync after the rounds:  \(syncsAfter.line)")
         print("")
         print(DaemonReport.table(reports, fires: fires))
         print("")
