@@ -137,17 +137,12 @@ package actor DaemonEngine {
     private var connections: [String: AppConnection] = [:]
     /// Replaced connections whose successors wait for them to let go.
     private var replacedConnections: [UUID: Release] = [:]
-    private var watchers: [UUID: Watcher] = [:]
-    /// The apps' `requestAuthorization` calls waiting for the person, by app and call: an answer to one
-    /// app's prompt can only complete that app's calls.
-    private var authorizationWaiters: [AuthorizationCall: CheckedContinuation<Bool, any Error>] = [:]
-    /// Calls whose step is being saved, and the answers that came with it (granted at once).
-    private var expectedAnswers: Set<AuthorizationCall> = []
-    private var answers: [AuthorizationCall: Bool] = [:]
+    /// The presenters' feeds.
+    private let presenters: Presenters
+    /// The apps' `requestAuthorization` calls, until they are answered.
+    private var authorizationCalls = AuthorizationCalls()
+    /// Those waiting for an app to settle (``waitUntilAnswered(_:)``), by app.
     private var answerWaiters: [String: [UUID: CheckedContinuation<Void, Never>]] = [:]
-    /// Call numbers start at a random point in each run: a call stored by an earlier run (its prompt
-    /// still showing) never shares a number with a call of this one.
-    private var nextCall = UInt64.random(in: 0...(UInt64.max / 2))
     /// The device's state, kept once for every app and brought to each app at its next step: a lock
     /// or a move does not load every app. Saved in the store, so it survives a restart; a device never
     /// changed starts unlocked, its location unknown, in the configured time zone.
@@ -194,6 +189,7 @@ package actor DaemonEngine {
         self.clock = clock
         self.configuration = configuration
         cache = AppCache(memory: configuration.cacheMemory, appsAtMost: configuration.cachedApps)
+        presenters = Presenters(backlog: configuration.presenterBacklog)
         upcoming = UpcomingWakeUps(capacity: configuration.wakeUpsReadAtOnce)
         self.logger = logger
         self.launcher = launcher
@@ -1024,12 +1020,7 @@ package actor DaemonEngine {
         for route in effects.flatMap(\.routes) {
             switch route {
             case .app(.authorizationCompleted(let call, let granted)):
-                let key = AuthorizationCall(app: app, call: call)
-                if let waiter = authorizationWaiters.removeValue(forKey: key) {
-                    waiter.resume(returning: granted)
-                } else if expectedAnswers.contains(key) {
-                    answers[key] = granted
-                }
+                authorizationCalls.complete(app: app, number: call, granted: granted)
             case .app(.willPresent(let ticket, let notification)):
                 connections[app]?.continuation.yield(.willPresent(ticket: ticket, notification))
             case .app(.response(let ticket, let response)):
@@ -1108,35 +1099,22 @@ package actor DaemonEngine {
         }
     }
 
-    /// Tells every presenter. A presenter whose backlog is full is not fed a stream with a gap: its
-    /// stream ends, marked as overflowed, and it reads the state again (see ``watch()``).
+    /// Tells every presenter (see ``Presenters``).
     private func publish(_ event: DaemonEvent) {
-        for (id, watcher) in watchers {
-            if case .dropped = watcher.continuation.yield(event) {
-                watchers.removeValue(forKey: id)
-                watcher.overflowed.set()
-                watcher.continuation.finish()
-            }
-        }
+        presenters.publish(event)
     }
 
     // MARK: - The app's calls
 
     /// Asks the person to allow notifications (the first time), and returns the answer once given.
     package func requestAuthorization(_ bundleIdentifier: String, options: AuthorizationOptions) async throws -> Bool {
-        let call = nextCall
-        nextCall &+= 1
-        let key = AuthorizationCall(app: bundleIdentifier, call: call)
-        expectedAnswers.insert(key)
-        defer {
-            expectedAnswers.remove(key)
-            answers.removeValue(forKey: key)
-        }
-        try await step(bundleIdentifier) { $0.requestAuthorization(options: options, call: call) }
+        let call = authorizationCalls.begin(bundleIdentifier)
+        defer { authorizationCalls.end(call) }
+        try await step(bundleIdentifier) { $0.requestAuthorization(options: options, call: call.number) }
         // Answered at once (already decided, or provisional), or later by the person.
-        if let granted = answers.removeValue(forKey: key) { return granted }
+        if let granted = authorizationCalls.takeAnswer(call) { return granted }
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Bool, any Error>) in
-            authorizationWaiters[key] = continuation
+            authorizationCalls.wait(call, continuation)
         }
     }
 
@@ -1861,37 +1839,9 @@ package actor DaemonEngine {
         return prompts
     }
 
-    /// A presenter's view of events: everything the person would see, from now on, in order.
-    package struct Watch: Sendable {
-        /// The events. The stream ends when the presenter stops watching, or when it fell more than
-        /// ``Configuration/presenterBacklog`` events behind: then ``overflowed`` is true, and the
-        /// presenter reads what is on screen again and watches anew.
-        package let events: AsyncStream<DaemonEvent>
-        private let flag: OverflowFlag
-
-        init(events: AsyncStream<DaemonEvent>, flag: OverflowFlag) {
-            self.events = events
-            self.flag = flag
-        }
-
-        /// Whether the stream ended because the presenter fell behind.
-        package var overflowed: Bool { flag.isSet }
-    }
-
-    /// Starts a presenter's view of events.
+    /// Starts a presenter's view of events (see ``Presenters``).
     package func watch() -> Watch {
-        let id = UUID()
-        let (stream, continuation) = AsyncStream<DaemonEvent>.makeStream(bufferingPolicy: .bufferingOldest(max(1, configuration.presenterBacklog)))
-        let flag = OverflowFlag()
-        watchers[id] = Watcher(continuation: continuation, overflowed: flag)
-        continuation.onTermination = { [weak self] _ in
-            Task { await self?.stopWatching(id) }
-        }
-        return Watch(events: stream, flag: flag)
-    }
-
-    private func stopWatching(_ id: UUID) {
-        watchers.removeValue(forKey: id)
+        presenters.watch()
     }
 
     // MARK: - Time
@@ -2079,21 +2029,3 @@ private enum Release {
     case released
 }
 
-/// A presenter's feed.
-private struct Watcher {
-    let continuation: AsyncStream<DaemonEvent>.Continuation
-    let overflowed: OverflowFlag
-}
-
-/// Set once a presenter's feed ended because the presenter fell behind.
-final class OverflowFlag: Sendable {
-    private let value = Atomic<Bool>(false)
-    func set() { value.store(true, ordering: .relaxed) }
-    var isSet: Bool { value.load(ordering: .relaxed) }
-}
-
-/// One app's `requestAuthorization` call.
-private struct AuthorizationCall: Hashable {
-    let app: String
-    let call: UInt64
-}
