@@ -69,27 +69,27 @@ export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH="${SWT_EXPERIMENTAL_MAXIMU
 timeout --kill-after=30s 25m swift test --skip-build > >(tee -a .build/test-output.txt) 2>&1 &
 tests=$!
 failed_at=""
+stopped=""
 while kill -0 "$tests" 2>/dev/null; do
     if [ -z "$failed_at" ] && grep -qE "Test run with [0-9]+ tests? .*failed" .build/test-output.txt; then
         failed_at=$SECONDS
     fi
     silent=$(( $(date +%s) - $(stat -c %Y .build/test-output.txt) ))
-    if { [ -n "$failed_at" ] && [ $((SECONDS - failed_at)) -ge 60 ]; } || [ "$silent" -ge 300 ]; then
-        if [ -n "$failed_at" ]; then
-            echo "error: the test process reported failures and did not exit; stopped." >&2
-        else
-            echo "error: the tests printed nothing for 5 minutes (a hang); still running:" >&2
-            python3 scripts/unfinished-tests.py .build/test-output.txt >&2
-            failed_at=$SECONDS
-        fi
-        # This checkout's test process only: another clone's run on the machine is left alone.
-        pkill -f "$PWD/.build/.*PackageTests.xctest" || true
+    if [ -z "$stopped" ] && [ -n "$failed_at" ] && [ $((SECONDS - failed_at)) -ge 60 ]; then
+        echo "error: the test process reported failures and did not exit; stopped." >&2
+        stopped=1
+    elif [ -z "$stopped" ] && [ "$silent" -ge 300 ]; then
+        echo "error: the tests printed nothing for 5 minutes (a hang); still running:" >&2
+        python3 scripts/unfinished-tests.py .build/test-output.txt >&2
+        stopped=1
     fi
+    # This checkout's test process only: another clone's run on the machine is left alone.
+    [ -n "$stopped" ] && { pkill -f "$PWD/.build/.*PackageTests.xctest" || true; }
     sleep 2
 done
 wait "$tests"
 status=$?
-[ -n "$failed_at" ] && [ "$status" -eq 0 ] && status=1
+{ [ -n "$failed_at" ] || [ -n "$stopped" ]; } && [ "$status" -eq 0 ] && status=1
 set -e
 if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
     echo "error: the tests did not finish within 25 minutes (a hang); the last lines above show what was running." >&2

@@ -8,14 +8,11 @@ import Testing
 
     @Test func aStepAheadOfItsTimeWaitsForItAndTheAppsLaterStepsWaitBehindIt() {
         var held = HeldSteps()
-        let untimed = held.hold("a", [], isSettled: true, until: nil, now: now)
-        let due = held.hold("a", [], isSettled: true, until: now, now: now)
-        let ahead = held.hold("a", [], isSettled: false, until: now.addingTimeInterval(0.025), now: now)
-        let behind = held.hold("a", [], isSettled: true, until: nil, now: now)
-        let otherApp = held.hold("b", [], isSettled: true, until: nil, now: now)
+        let untimed = held.holdBehind("a", [], isSettled: true)
+        held.hold("a", [], isSettled: false, until: now.addingTimeInterval(0.025))
+        let behind = held.holdBehind("a", [], isSettled: true)
+        let otherApp = held.holdBehind("b", [], isSettled: true)
         #expect(!untimed, "nothing waits: carried out now")
-        #expect(!due, "its time has come: carried out now")
-        #expect(ahead)
         #expect(behind, "behind the step that waits")
         #expect(!otherApp, "another app's step does not wait")
         #expect(held.isHolding("a") && !held.isHolding("b"))
@@ -33,7 +30,7 @@ import Testing
 
     @Test func aDroppedAppHasNothingLeftToCarryOut() {
         var held = HeldSteps()
-        _ = held.hold("a", [], isSettled: true, until: now.addingTimeInterval(1), now: now)
+        held.hold("a", [], isSettled: true, until: now.addingTimeInterval(1))
         held.drop("a")
         let next = held.takeNext(of: "a", through: .distantFuture)
         #expect(next == nil)

@@ -721,7 +721,7 @@ package actor DaemonEngine {
         cache.decideRecord(of: &save)
         save.linkSequence = linkSequence
         save.waitsForTheDisk = waitsForTheDisk
-        let ticket = commits.enqueue(QueuedSave(save: save, effects: effects, unusedFiles: unusedFiles, isSettled: isSettled, urgent: urgent, showAt: showAt))
+        let ticket = commits.enqueue(QueuedSave(save: save, effects: effects, unusedFiles: unusedFiles, isSettled: isSettled, isUrgent: urgent, showAt: showAt))
         unsavedSteps[bundleIdentifier, default: 0] += 1
         if !resumeEffects.isEmpty { resumeEffects.removeValue(forKey: bundleIdentifier) }
         return ticket
@@ -783,13 +783,12 @@ package actor DaemonEngine {
         // Only once the state that no longer refers to them is saved: a crash before this line leaves
         // a stray file behind, never a notification without its file.
         if !item.unusedFiles.isEmpty { attachmentStore(of: app)?.release(item.unusedFiles) }
-        let now = clock.now
-        if held.hold(app, item.effects, isSettled: item.isSettled, until: item.showAt, now: now) {
-            if let showAt = item.showAt, showAt > now {
-                // The alarm's action runs on the clock's thread; the effects are carried out on the actor.
-                _ = self.clock.alarm(at: showAt) { Task(priority: .high) { await self.carryOutHeld(of: app, through: showAt) } }
-            }
-        } else {
+        if let showAt = item.showAt, showAt > clock.now {
+            held.hold(app, item.effects, isSettled: item.isSettled, until: showAt)
+            // The alarm's action runs on the clock's thread; the effects are carried out on the actor.
+            _ = self.clock.alarm(at: showAt) { Task(priority: .high) { await self.carryOutHeld(of: app, through: showAt) } }
+        } else if !held.holdBehind(app, item.effects, isSettled: item.isSettled) {
+            // Nothing of the app waits for its time: carried out now (else after what waits, in order).
             carryOut(item.effects, for: app)
             if item.isSettled, unsavedSteps[app] == nil { resumeAnswerWaiters(of: app) }
         }
@@ -1985,12 +1984,11 @@ private struct QueuedSave: GroupCommitItem {
     /// Whether the app had answered every `willPresent` question and confirmed every response.
     let isSettled: Bool
     /// Whether it is the scheduler's, written ahead of the others queued.
-    let urgent: Bool
+    let isUrgent: Bool
     /// For a step taken ahead of its time: that time, when what it does is carried out.
     let showAt: Date?
 
     var app: String { save.bundleIdentifier }
-    var isUrgent: Bool { urgent }
     var namesLinkSequence: Bool { save.linkSequence != nil }
 }
 

@@ -26,13 +26,14 @@ struct HeldSteps {
     /// The apps something waits for.
     var apps: [String] { Array(steps.keys) }
 
-    /// Holds a durable step's effects when they must wait: until `showAt`, a time still to come, or
-    /// behind what already waits for the app. Returns `false` when they are to be carried out now.
-    mutating func hold(_ app: String, _ effects: [NotificationCenterMachine.Effect], isSettled: Bool, until showAt: Date?, now: Date) -> Bool {
-        if let showAt, showAt > now {
-            steps[app, default: []].append(Step(effects: effects, showAt: showAt, isSettled: isSettled))
-            return true
-        }
+    /// Holds a durable step's effects until `showAt`, a time still to come.
+    mutating func hold(_ app: String, _ effects: [NotificationCenterMachine.Effect], isSettled: Bool, until showAt: Date) {
+        steps[app, default: []].append(Step(effects: effects, showAt: showAt, isSettled: isSettled))
+    }
+
+    /// Holds a durable step's effects behind what already waits for the app, if anything does;
+    /// returns `false` when nothing does (they are to be carried out now).
+    mutating func holdBehind(_ app: String, _ effects: [NotificationCenterMachine.Effect], isSettled: Bool) -> Bool {
         guard steps[app] != nil else { return false }
         steps[app]!.append(Step(effects: effects, showAt: nil, isSettled: isSettled))
         return true
