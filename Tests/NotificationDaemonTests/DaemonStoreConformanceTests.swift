@@ -93,12 +93,14 @@ import TestSupport
         // Reset: everything it had is set aside, byte for byte, and it starts afresh with its key.
         let fresh = NotificationCenterMachine(now: Self.start, calendar: Calendar(identifier: .gregorian), timeZone: TimeZone(identifier: "UTC")!,
                                               appState: .notRunning, appReachable: false)
+        try await store.setResource(.strings, of: "com.example.damaged", to: Data(#"{"K":"V"}"#.utf8))
         let setAside = try await store.reset(StoredApp(bundleIdentifier: "com.example.damaged", keyHash: "", launchCommand: nil, machine: fresh,
                                                        bootID: "boot"), at: Self.start)
         #expect(setAside == 4, "its core, its categories, its pending request and its delivered notification")
         let reset = try #require(try await store.app("com.example.damaged"))
         #expect(reset.machine.deliveredNotifications.isEmpty && reset.machine.pendingRequests.isEmpty)
         #expect(reset.keyHash == DaemonEngine.hash("damaged-key") && reset.launchCommand == "run com.example.damaged")
+        #expect(try await store.resources(of: "com.example.damaged") == [.strings: Data(#"{"K":"V"}"#.utf8)], "a reset keeps the app's resources")
         #expect(try await store.apps().allSatisfy { $0.quarantined == nil })
         let kept = try await queue.read { db in
             try String.fetchAll(db, sql: "SELECT CAST(bytes AS TEXT) FROM set_aside WHERE app = 'com.example.damaged' AND part = 'delivered'")
@@ -109,6 +111,37 @@ import TestSupport
         // Removing the app removes what was set aside too.
         try await store.delete("com.example.damaged")
         #expect(try await queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM set_aside") } == 0)
+    }
+
+    /// An app's resources are kept with its registration: set, replaced and removed one by one; an app
+    /// not registered has none and cannot be given any; removing the app removes them, and one of
+    /// the same name registered again starts with none.
+    @Test(arguments: StoreKind.allCases)
+    func anAppsResourcesAreKeptWithItsRegistration(_ kind: StoreKind) async throws {
+        let store = try kind.make()
+        try await store.insert(try app("com.example.a"))
+        try await store.insert(try app("com.example.b"))
+        #expect(try await store.resources(of: "com.example.a").isEmpty)
+        try await store.setResource(.strings, of: "com.example.a", to: Data(#"{"K":"V"}"#.utf8))
+        try await store.setResource(.serviceExtension, of: "com.example.a", to: Data("1".utf8))
+        try await store.setResource(.serviceExtension, of: "com.example.a", to: Data("2".utf8))
+        try await store.setResource(.contentExtension, of: "com.example.b", to: Data("3".utf8))
+        #expect(try await store.resources(of: "com.example.a") == [.strings: Data(#"{"K":"V"}"#.utf8), .serviceExtension: Data("2".utf8)])
+        try await store.setResource(.strings, of: "com.example.a", to: nil)
+        #expect(try await store.resources(of: "com.example.a") == [.serviceExtension: Data("2".utf8)])
+        #expect(try await store.resources(of: "com.example.b") == [.contentExtension: Data("3".utf8)])
+
+        #expect(try await store.resources(of: "com.example.nobody").isEmpty)
+        do {
+            try await store.setResource(.strings, of: "com.example.nobody", to: Data("{}".utf8))
+            Issue.record("a resource was set for an app that is not registered")
+        } catch {
+            #expect(error.code == .appNotFound)
+        }
+        try await store.delete("com.example.a")
+        try await store.insert(try app("com.example.a"))
+        #expect(try await store.resources(of: "com.example.a").isEmpty)
+        #expect(try await store.resources(of: "com.example.b") == [.contentExtension: Data("3".utf8)])
     }
 
     @Test(arguments: StoreKind.allCases)

@@ -118,6 +118,10 @@ final class InstrumentedStore: DaemonStore {
     func bundleIdentifier(forKeyHash keyHash: String) async throws(DaemonError) -> String? { try await base.bundleIdentifier(forKeyHash: keyHash) }
     func replaceKey(of bundleIdentifier: String, with keyHash: String) async throws(DaemonError) { try await base.replaceKey(of: bundleIdentifier, with: keyHash) }
     func delete(_ bundleIdentifier: String) async throws(DaemonError) { try await base.delete(bundleIdentifier) }
+    func resources(of bundleIdentifier: String) async throws(DaemonError) -> [AppResource: Data] { try await base.resources(of: bundleIdentifier) }
+    func setResource(_ resource: AppResource, of bundleIdentifier: String, to value: Data?) async throws(DaemonError) {
+        try await base.setResource(resource, of: bundleIdentifier, to: value)
+    }
     func apps() async throws(DaemonError) -> [(bundleIdentifier: String, launchCommand: String?, quarantined: Quarantine?)] {
         let apps = try await base.apps()
         await pass(\.listGate)

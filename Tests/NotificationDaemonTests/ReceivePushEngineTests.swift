@@ -94,4 +94,40 @@ import TestSupport
         let raw = try await restarted.visibleNotifications("com.example.todo").first { $0.notification.request.identifier == "third" }
         #expect(raw?.notification.request.content.title == "GAME_TITLE")
     }
+
+    /// Strings and extensions that earlier versions kept as files beside the database are moved into
+    /// the store as the engine starts: the app keeps them, the files are gone, and a removed app's
+    /// file is cleared away. A file that cannot be read stays where it is.
+    @Test func resourceFilesOfEarlierVersionsMoveIntoTheStore() async throws {
+        let folder = try makeTestDirectory()
+        let path = folder.appendingPathComponent("db.sqlite").path
+        do {
+            let engine = try await engine(at: path)
+            _ = try await engine.registerApp("com.example.todo")
+            _ = try await engine.authorize("com.example.todo", .grant)
+        }
+        let strings = folder.appendingPathComponent("strings", isDirectory: true)
+        let extensions = folder.appendingPathComponent("extensions", isDirectory: true)
+        try FileManager.default.createDirectory(at: strings, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: extensions.appendingPathComponent("com.example.todo/Caches"), withIntermediateDirectories: true)
+        try Data(#"{"GREETING":"Hello"}"#.utf8).write(to: strings.appendingPathComponent("com.example.todo.json"))
+        try Data(#"{"A":"B"}"#.utf8).write(to: strings.appendingPathComponent("com.example.removed.json"))
+        try Data(#"{"executable":"/bin/cat","timeLimit":30}"#.utf8).write(to: extensions.appendingPathComponent("com.example.todo.json"))
+        try Data("not json".utf8).write(to: extensions.appendingPathComponent("com.example.todo.content-extension.json"))
+
+        let engine = try await engine(at: path)
+        try await engine.receivePush(push(1, #"{"aps":{"alert":{"loc-key":"GREETING"}}}"#))
+        #expect(try await shownBodies(engine) == ["Hello"])
+        #expect(try await engine.serviceExtension(of: "com.example.todo")?.executable == "/bin/cat")
+        #expect(await engine.contentExtension(of: "com.example.todo") == nil)
+        #expect(!FileManager.default.fileExists(atPath: strings.path))
+        #expect(!FileManager.default.fileExists(atPath: extensions.appendingPathComponent("com.example.todo.json").path))
+        #expect(FileManager.default.fileExists(atPath: extensions.appendingPathComponent("com.example.todo.content-extension.json").path))
+        // The extension's own folder is the extension's, not a resource: it stays.
+        #expect(FileManager.default.fileExists(atPath: extensions.appendingPathComponent("com.example.todo/Caches").path))
+        // Removing the app removes what it brought; registered again, it has none of it.
+        try await engine.removeApp("com.example.todo")
+        _ = try await engine.registerApp("com.example.todo")
+        #expect(try await engine.serviceExtension(of: "com.example.todo") == nil)
+    }
 }

@@ -238,7 +238,7 @@ import Testing
                 #expect(try OpenAPISpec().problems(method: "PUT", path: "/v1/service-extension", status: answer.status,
                                                    contentType: answer.contentType, body: answer.body) == [])
             }
-            #expect(await daemon.engine.serviceExtension(of: "com.example.todo") == nil)
+            #expect(try await daemon.engine.serviceExtension(of: "com.example.todo") == nil)
             let removed = try await app.raw(.DELETE, "/v1/service-extension")
             #expect(removed.status == 204)
         }

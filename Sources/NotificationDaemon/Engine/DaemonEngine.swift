@@ -3,7 +3,6 @@ internal import Crypto
 package import Logging
 package import CoreMetrics
 package import NotificationCore
-import PrivateFiles
 internal import Synchronization
 internal import NotificationAttachmentStore
 
@@ -124,14 +123,8 @@ package actor DaemonEngine {
     private var progressWaiters: [CheckedContinuation<Void, Never>] = []
     /// How many steps of each app are not saved yet.
     private var unsavedSteps: [String: Int] = [:]
-    /// Apps' strings for push localization keys, as read so far (see ``setStrings(_:_:)``).
-    private var strings: [String: [String: String]] = [:]
-    /// Apps' service extensions, as read so far (`nil` inside: the app has none); see
-    /// ``setServiceExtension(_:_:)``.
-    private var serviceExtensions: [String: ServiceExtensionRegistration?] = [:]
-    /// Apps' content extensions, as read from their files (`nil`: the app has none): see
-    /// ``setContentExtension(_:_:)``.
-    private var contentExtensions: [String: ContentExtensionRegistration?] = [:]
+    /// The strings and extension registrations of the apps used lately (the store keeps them all).
+    private var resources = AppResources()
     /// Runs the apps' service extensions.
     private let extensionRunner: ServiceExtensionRunner
     private var connections: [String: AppConnection] = [:]
@@ -209,6 +202,7 @@ package actor DaemonEngine {
         }
         self.device = device
         linkSequence = (try? await store.linkSequence()) ?? 0
+        if let folder = configuration.privateFolder { await LooseResourceFiles.moveIntoStore(from: folder, store, logger: logger) }
     }
 
     // MARK: - Apps and keys
@@ -250,12 +244,7 @@ package actor DaemonEngine {
     package func removeApp(_ bundleIdentifier: String) async throws(DaemonError) {
         try await store.delete(bundleIdentifier)
         noteWakeUp(bundleIdentifier, nil)
-        strings.removeValue(forKey: bundleIdentifier)
-        if let file = stringsFile(of: bundleIdentifier) { try? FileManager.default.removeItem(at: file) }
-        serviceExtensions.removeValue(forKey: bundleIdentifier)
-        if let file = registrationFile(of: bundleIdentifier, suffix: ".json") { try? FileManager.default.removeItem(at: file) }
-        contentExtensions.removeValue(forKey: bundleIdentifier)
-        if let file = registrationFile(of: bundleIdentifier, suffix: ".content-extension.json") { try? FileManager.default.removeItem(at: file) }
+        resources.forget(bundleIdentifier)
         if let folder = extensionFolder(of: bundleIdentifier) { try? FileManager.default.removeItem(at: folder) }
         keys.forgetAll()
         forget(bundleIdentifier)
@@ -269,53 +258,19 @@ package actor DaemonEngine {
         }
     }
 
-    // MARK: - The app's strings
+    // MARK: - The app's strings and extensions
 
     /// Sets the strings a push's `loc-key`, `title-loc-key` and `subtitle-loc-key` are looked up in, as
     /// iOS looks them up in the app's `Localizable.strings`; an empty table removes them. Kept in the
-    /// daemon's folder (`strings/<app>.json`).
+    /// store with the app (``AppResource``).
     package func setStrings(_ bundleIdentifier: String, _ table: [String: String]) async throws {
         _ = try await appState(bundleIdentifier)
-        if let file = stringsFile(of: bundleIdentifier) {
-            do {
-                if table.isEmpty {
-                    try? FileManager.default.removeItem(at: file)
-                } else {
-                    try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-                    let data = try JSONEncoder().encode(table)
-                    guard PrivateFiles.createFile(atPath: file.path + ".new", contents: data) else {
-                        throw DaemonError(.storageFailed, "Could not write \(file.path).")
-                    }
-                    guard rename(file.path + ".new", file.path) == 0 else { throw DaemonError(.storageFailed, "Could not write \(file.path).") }
-                }
-            } catch let error as DaemonError {
-                throw error
-            } catch {
-                throw DaemonError(.storageFailed, "Could not keep the strings of \(bundleIdentifier): \(error).")
-            }
-        }
-        strings[bundleIdentifier] = table
+        try await store.setResource(.strings, of: bundleIdentifier, to: table.isEmpty ? nil : AppResources.encode(table))
+        resources.wrote(bundleIdentifier) { $0.strings = table }
     }
-
-    /// The app's strings (empty when it has none), read from its file the first time.
-    private func strings(of bundleIdentifier: String) -> [String: String] {
-        if let table = strings[bundleIdentifier] { return table }
-        let table = stringsFile(of: bundleIdentifier)
-            .flatMap { try? Data(contentsOf: $0) }
-            .flatMap { try? JSONDecoder().decode([String: String].self, from: $0) } ?? [:]
-        strings[bundleIdentifier] = table
-        return table
-    }
-
-    private func stringsFile(of bundleIdentifier: String) -> URL? {
-        configuration.privateFolder?.appendingPathComponent("strings", isDirectory: true).appendingPathComponent(bundleIdentifier + ".json")
-    }
-
-    // MARK: - Service extensions
 
     /// Registers the app's service extension (`nil` removes it): from now on a push for the app marked
-    /// `mutable-content` goes through it before it is shown. Kept in the daemon's folder
-    /// (`extensions/<app>.json`).
+    /// `mutable-content` goes through it before it is shown. Kept in the store with the app.
     ///
     /// - Throws: `invalidRequest` for an executable that is not an absolute path or a time limit out of
     ///   bounds; `extensionNotExecutable` for a path that is not an executable file; `appNotFound`.
@@ -328,13 +283,13 @@ package actor DaemonEngine {
                 throw DaemonError(.invalidRequest, "A service extension's time limit is \(Int(limits.lowerBound)) to \(Int(limits.upperBound)) seconds; got \(registration.timeLimit).")
             }
         }
-        try keep(registration, in: registrationFile(of: bundleIdentifier, suffix: ".json"), what: "the service extension of \(bundleIdentifier)")
-        serviceExtensions[bundleIdentifier] = .some(registration)
+        try await store.setResource(.serviceExtension, of: bundleIdentifier, to: registration.map(AppResources.encode))
+        resources.wrote(bundleIdentifier) { $0.serviceExtension = registration }
     }
 
     /// Registers the app's content extension (`nil` removes it): from now on its categories' notifications
     /// show its interface when the person expands them, where a surface hosts content extensions. Kept
-    /// in the daemon's folder (`extensions/<app>.content-extension.json`).
+    /// in the store with the app.
     ///
     /// - Throws: `invalidRequest` for an executable that is not an absolute path or attributes that
     ///   break a rule; `extensionNotExecutable` for a path that is not an executable file; `appNotFound`.
@@ -344,17 +299,35 @@ package actor DaemonEngine {
             try Self.checkExecutable(registration.executable, of: "content extension")
             if let violation = registration.attributes.violation { throw DaemonError(.invalidRequest, violation) }
         }
-        try keep(registration, in: registrationFile(of: bundleIdentifier, suffix: ".content-extension.json"),
-                 what: "the content extension of \(bundleIdentifier)")
-        contentExtensions[bundleIdentifier] = .some(registration)
+        try await store.setResource(.contentExtension, of: bundleIdentifier, to: registration.map(AppResources.encode))
+        resources.wrote(bundleIdentifier) { $0.contentExtension = registration }
     }
 
     /// Whether something shows apps' content extensions: see ``Configuration/hostsContentExtensions``.
     package nonisolated var hostsContentExtensions: Bool { configuration.hostsContentExtensions }
 
-    /// The app's content extension, if it has one, read from its file the first time.
-    package func contentExtension(of bundleIdentifier: String) -> ContentExtensionRegistration? {
-        registration(of: bundleIdentifier, suffix: ".content-extension.json", knownIn: &contentExtensions)
+    /// The app's content extension, if it has one (none when its resources cannot be read now).
+    package func contentExtension(of bundleIdentifier: String) async -> ContentExtensionRegistration? {
+        do {
+            return try await resources(of: bundleIdentifier).contentExtension
+        } catch {
+            logger.error("could not read an app's content extension", metadata: ["app": .string(bundleIdentifier), "error": .string(error.message)])
+            return nil
+        }
+    }
+
+    /// The app's service extension, if it has one.
+    package func serviceExtension(of bundleIdentifier: String) async throws(DaemonError) -> ServiceExtensionRegistration? {
+        try await resources(of: bundleIdentifier).serviceExtension
+    }
+
+    /// The app's strings and extensions: known, or else read from the store (and then known).
+    private func resources(of bundleIdentifier: String) async throws(DaemonError) -> ResourcesOfApp {
+        if let known = resources[bundleIdentifier] { return known }
+        let mark = resources.beginRead()
+        let read = AppResources.decode(try await store.resources(of: bundleIdentifier), of: bundleIdentifier, logger: logger)
+        resources.finishRead(bundleIdentifier, read, begunAt: mark)
+        return read
     }
 
     /// A new folder for one open interface of the app's content extension, and its kept `Caches`.
@@ -390,50 +363,6 @@ package actor DaemonEngine {
         }
     }
 
-    /// Writes a registration to its file (atomically), or removes the file for `nil`.
-    private func keep(_ registration: (some Encodable)?, in file: URL?, what: String) throws {
-        guard let file else { return }
-        do {
-            if let registration {
-                try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-                guard PrivateFiles.createFile(atPath: file.path + ".new", contents: try JSONEncoder().encode(registration)),
-                      rename(file.path + ".new", file.path) == 0 else {
-                    throw DaemonError(.storageFailed, "Could not write \(file.path).")
-                }
-            } else {
-                try? FileManager.default.removeItem(at: file)
-            }
-        } catch let error as DaemonError {
-            throw error
-        } catch {
-            throw DaemonError(.storageFailed, "Could not keep \(what): \(error).")
-        }
-    }
-
-    /// The app's service extension, if it has one, read from its file the first time.
-    package func serviceExtension(of bundleIdentifier: String) -> ServiceExtensionRegistration? {
-        registration(of: bundleIdentifier, suffix: ".json", knownIn: &serviceExtensions)
-    }
-
-    /// An app's extension registration, from `known` or else read from its file (`suffix`) once, an
-    /// app without one included.
-    private func registration<Registration: Decodable>(of bundleIdentifier: String, suffix: String,
-                                                       knownIn known: inout [String: Registration?]) -> Registration? {
-        if let cached = known[bundleIdentifier] { return cached }
-        let registration = registrationFile(of: bundleIdentifier, suffix: suffix)
-            .flatMap { try? Data(contentsOf: $0) }
-            .flatMap { try? JSONDecoder().decode(Registration.self, from: $0) }
-        known[bundleIdentifier] = .some(registration)
-        return registration
-    }
-
-    /// The file an app's extension registration is kept in: `.json` for its service extension,
-    /// `.content-extension.json` for its content extension.
-    private func registrationFile(of bundleIdentifier: String, suffix: String) -> URL? {
-        guard RequestRules.violation(inBundleIdentifier: bundleIdentifier) == nil else { return nil }
-        return configuration.privateFolder?.appendingPathComponent("extensions", isDirectory: true).appendingPathComponent(bundleIdentifier + suffix)
-    }
-
     /// The extension's own folder: `Caches` (kept) and `tmp` (a folder per run, removed after it).
     private func extensionFolder(of bundleIdentifier: String) -> URL? {
         guard RequestRules.violation(inBundleIdentifier: bundleIdentifier) == nil else { return nil }
@@ -442,10 +371,26 @@ package actor DaemonEngine {
     }
 
     /// Starts the app's extension for the push of `ticket`; what it hands back is stepped into the
-    /// app's machine by ``preparationFinished(_:ticket:result:run:)``.
+    /// app's machine by ``preparationFinished(_:ticket:result:run:)``. Its registration is known (the
+    /// push's step has just read it) unless the app left the engine's memory meanwhile, or this is a
+    /// restart resuming the preparation: then it is read first.
     private func startServiceExtension(_ app: String, ticket: UInt64, request: NotificationRequest) {
+        if let known = resources[app] {
+            runServiceExtension(known.serviceExtension, of: app, ticket: ticket, request: request)
+            return
+        }
+        Task {
+            do throws(DaemonError) {
+                runServiceExtension(try await serviceExtension(of: app), of: app, ticket: ticket, request: request)
+            } catch {
+                await preparationFinished(app, ticket: ticket, result: .failure("its registration could not be read (\(error.message))"), run: nil)
+            }
+        }
+    }
+
+    private func runServiceExtension(_ registration: ServiceExtensionRegistration?, of app: String, ticket: UInt64, request: NotificationRequest) {
         let key = ServiceExtensionRunner.Key(app: app, ticket: ticket)
-        guard let registration = serviceExtension(of: app), extensionFolder(of: app) != nil else {
+        guard let registration, extensionFolder(of: app) != nil else {
             Task { await preparationFinished(app, ticket: ticket, result: .failure("the app has no service extension now"), run: nil) }
             return
         }
@@ -518,12 +463,6 @@ package actor DaemonEngine {
     /// next loads its app.
     package nonisolated func stopServiceExtensions() {
         extensionRunner.stopAll()
-    }
-
-    /// Looks a push's localization keys up in the app's strings.
-    private func localizer(for bundleIdentifier: String) -> APNs.Localizer {
-        let table = strings(of: bundleIdentifier)
-        return { key in table[key] }
     }
 
     /// Every registered app, with its launch command, and why it is quarantined if it is.
@@ -1232,10 +1171,18 @@ package actor DaemonEngine {
         }
         for push in pushes where push.sequence > highest {
             highest = push.sequence
-            switch APNs.payload(Array(push.payload.utf8), localize: localizer(for: push.bundleIdentifier)) {
+            let resources: ResourcesOfApp
+            do {
+                resources = try await self.resources(of: push.bundleIdentifier)
+            } catch {
+                // As a step that fails (below): what was taken before it is settled first.
+                try? await settle(taken)
+                throw error
+            }
+            switch APNs.payload(Array(push.payload.utf8), localize: resources.localizer) {
             case .success(let payload):
                 do {
-                    let serviceExtension = serviceExtension(of: push.bundleIdentifier)?.serviceExtension
+                    let serviceExtension = resources.serviceExtension?.serviceExtension
                     let ticket = try await stepQueued(push.bundleIdentifier, linkSequence: push.sequence, waitsForTheDisk: false) {
                         (machine: inout NotificationCenterMachine) throws(Never) in
                         ((), machine.receivePush(payload, apnsID: push.apnsID, collapseID: push.collapseID, pushType: push.pushType,
@@ -1321,8 +1268,9 @@ package actor DaemonEngine {
         guard payload.count <= APNs.PushType.alert.maximumPayloadBytes else {
             throw DaemonError(.invalidRequest, "The payload is \(payload.count) bytes; a push carries at most 4,096.")
         }
+        let resources = try await resources(of: bundleIdentifier)
         let parsed: APNs.Payload
-        switch APNs.payload(payload, localize: localizer(for: bundleIdentifier)) {
+        switch APNs.payload(payload, localize: resources.localizer) {
         case .success(let value): parsed = value
         case .failure(let error): throw DaemonError(.invalidRequest, error.description)
         }
@@ -1332,7 +1280,7 @@ package actor DaemonEngine {
         if let collapseID, let violation = RequestRules.violation(inIdentifier: collapseID, what: "collapse identifier") {
             throw DaemonError(violation)
         }
-        let serviceExtension = serviceExtension(of: bundleIdentifier)?.serviceExtension
+        let serviceExtension = resources.serviceExtension?.serviceExtension
         try await step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in
             ((), machine.receivePush(parsed, apnsID: apnsID, collapseID: collapseID, pushType: .alert, serviceExtension: serviceExtension))
         }

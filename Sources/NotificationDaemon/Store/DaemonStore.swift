@@ -49,6 +49,19 @@ package struct DeviceState: Sendable, Hashable {
     }
 }
 
+/// What an app brings with it beside its notifications, each kept by the store as the JSON the
+/// daemon was given: its strings (a push's `loc-key` looked up in them) and its extensions'
+/// registrations. They belong to the app's registration: removing the app removes them, resetting a
+/// quarantined app keeps them.
+package enum AppResource: String, Sendable, CaseIterable {
+    /// The table a push's `loc-key`, `title-loc-key` and `subtitle-loc-key` are looked up in.
+    case strings
+    /// The service extension a `mutable-content` push goes through.
+    case serviceExtension
+    /// The content extension that draws the app's categories' notifications when expanded.
+    case contentExtension
+}
+
 /// What one step of an app changed, to save: the rows it wrote, and what the store indexes about the app.
 package struct AppSave: Sendable {
     package var bundleIdentifier: String
@@ -131,9 +144,14 @@ package protocol DaemonStore: Sendable {
     /// Returns once every save made before the call is durable across a power cut too, those that
     /// did not wait for the disk included.
     func waitForTheDisk() async throws(DaemonError)
+    /// An app's resources, each as last set (an app with none, or not registered, has none).
+    func resources(of bundleIdentifier: String) async throws(DaemonError) -> [AppResource: Data]
+    /// Sets one of an app's resources, or removes it for `nil`. Throws `appNotFound` for an app that
+    /// is not registered.
+    func setResource(_ resource: AppResource, of bundleIdentifier: String, to value: Data?) async throws(DaemonError)
     /// Changes an app's key.
     func replaceKey(of bundleIdentifier: String, with keyHash: String) async throws(DaemonError)
-    /// Removes an app and everything about it.
+    /// Removes an app and everything about it, its resources included.
     func delete(_ bundleIdentifier: String) async throws(DaemonError)
     /// Every registered app's bundle identifier and launch command, by bundle identifier, and why it
     /// is quarantined, if it is.
@@ -143,7 +161,8 @@ package protocol DaemonStore: Sendable {
     /// it is reset. Its rows stay as they are, for inspection. Quarantining it again changes nothing.
     func quarantine(_ bundleIdentifier: String, reason: String, at date: Date) async throws(DaemonError)
     /// Starts a quarantined app afresh with `app`'s machine, keeping its key and launch command: its
-    /// stored state is copied aside (the `set_aside` table), then replaced, in one transaction.
+    /// stored state is copied aside (the `set_aside` table), then replaced, in one transaction; its
+    /// resources stay.
     /// Returns how many stored parts were set aside. Throws `appNotFound`, or `invalidRequest` for an
     /// app that is not quarantined.
     func reset(_ app: StoredApp, at date: Date) async throws(DaemonError) -> Int

@@ -251,6 +251,18 @@ package final class SQLiteDaemonStore: DaemonStore {
                 CREATE INDEX set_aside_app ON set_aside(app);
                 """)
         }
+        migrator.registerMigration("v13: an app's strings and extensions") { db in
+            // Not a reference to the app row: a reset replaces that row, and keeps these. Earlier
+            // versions kept them as files beside the database; the engine moves those in as it starts.
+            try db.execute(sql: """
+                CREATE TABLE app_resource (
+                    app TEXT NOT NULL,
+                    kind TEXT NOT NULL CHECK (kind IN ('strings', 'serviceExtension', 'contentExtension')),
+                    value BLOB NOT NULL,
+                    PRIMARY KEY (app, kind)
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 
@@ -542,6 +554,30 @@ package final class SQLiteDaemonStore: DaemonStore {
         }
     }
 
+    package func resources(of bundleIdentifier: String) async throws(DaemonError) -> [AppResource: Data] {
+        try await read { db in
+            var resources: [AppResource: Data] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT kind, value FROM app_resource WHERE app = ?", arguments: [bundleIdentifier]) {
+                if let kind = AppResource(rawValue: row["kind"]) { resources[kind] = row["value"] }
+            }
+            return resources
+        }
+    }
+
+    package func setResource(_ resource: AppResource, of bundleIdentifier: String, to value: Data?) async throws(DaemonError) {
+        try await write { db in
+            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM app WHERE bundleIdentifier = ?", arguments: [bundleIdentifier]) == true else {
+                throw DaemonError(.appNotFound, "No app is registered as \(bundleIdentifier).")
+            }
+            if let value {
+                try db.execute(sql: "INSERT OR REPLACE INTO app_resource (app, kind, value) VALUES (?, ?, ?)",
+                               arguments: [bundleIdentifier, resource.rawValue, value])
+            } else {
+                try db.execute(sql: "DELETE FROM app_resource WHERE app = ? AND kind = ?", arguments: [bundleIdentifier, resource.rawValue])
+            }
+        }
+    }
+
     package func replaceKey(of bundleIdentifier: String, with keyHash: String) async throws(DaemonError) {
         try await write { db in
             try db.execute(sql: "UPDATE app SET keyHash = ? WHERE bundleIdentifier = ?", arguments: [keyHash, bundleIdentifier])
@@ -558,6 +594,7 @@ package final class SQLiteDaemonStore: DaemonStore {
                 throw DaemonError(.appNotFound, "No app is registered as \(bundleIdentifier).")
             }
             try db.execute(sql: "DELETE FROM set_aside WHERE app = ?", arguments: [bundleIdentifier])
+            try db.execute(sql: "DELETE FROM app_resource WHERE app = ?", arguments: [bundleIdentifier])
         }
     }
 
