@@ -108,16 +108,16 @@ actor DesktopSession {
 
     private func handle(_ event: DaemonEvent) async {
         switch event {
-        case .presented(let app, let shown) where shown.summary?.held != true:
+        case .app(let app, .presented(let shown)) where shown.summary?.held != true:
             await show(shown, of: app)
-        case .summaryDelivered(let app, let notifications):
+        case .app(let app, .summaryDelivered(let notifications)):
             for shown in notifications { await show(shown, of: app) }
-        case .notificationsRemoved(let app, let identifiers):
+        case .app(let app, .notificationsRemoved(let identifiers)):
             for identifier in identifiers { await close(.init(bundleIdentifier: app, identifier: identifier)) }
-        case .actedOn(let app, let identifier, _):
+        case .app(let app, .actedOn(let identifier, _)):
             // Answered or dismissed on another surface: it leaves the desktop too.
             await close(.init(bundleIdentifier: app, identifier: identifier))
-        case .badgeChanged(let app, let badge):
+        case .app(let app, .badgeChanged(let badge)):
             await showBadge(badge, of: app)
         default:
             break

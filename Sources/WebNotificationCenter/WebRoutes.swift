@@ -185,14 +185,13 @@ enum WebRoutes {
             // for the rest the event's kind (and a summary's time), on which the page reads what is on screen again. Other events
             // carry notifications' contents (responses, requests) that a locked screen must not receive.
             try await AdminRoutes.servePresenter(engine: engine, remaining: inbound.messages(maxSize: 1 << 16).makeAsyncIterator(), outbound: outbound) { event in
-                let described = AdminRoutes.watchEvent(event)
-                var sent = LocalAPI.WatchEvent(type: described.type, bundleIdentifier: described.bundleIdentifier)
+                var sent = PageEvent(type: event.type, bundleIdentifier: event.bundleIdentifier)
                 // When a summary came, the page is told which (its time, none of its notifications' contents).
-                sent.date = described.date
-                guard case .presented(let app, _) = event, let visible = described.notification,
-                      let settings = try? await engine.settings(app) else {
+                if case .app(_, .summaryDelivered(let notifications)) = event { sent.date = notifications.first?.summary?.date }
+                guard case .app(let app, .presented(let presented)) = event, let settings = try? await engine.settings(app) else {
                     return try? AdminRoutes.eventEncoder.encode(sent)
                 }
+                let visible = LocalAPI.VisibleNotification(bundleIdentifier: app, presented)
                 let shown = PagePreview.shown(visible, among: [visible], settings: settings, locked: await engine.lockState.isLocked, files: files)
                 sent.notification = shown.value
                 return try? AdminRoutes.eventEncoder.encode(AsShown(value: sent, previewHidden: shown.previewHidden, attachments: shown.attachments))
@@ -200,6 +199,15 @@ enum WebRoutes {
         }
         return router
     }
+}
+
+/// An event as the page receives it (the presenter stream's, reduced): its kind and app, the time of a
+/// Scheduled Summary that came, and a notification presented, as ``PagePreview`` lets the page see it.
+struct PageEvent: Encodable {
+    var type: String
+    var bundleIdentifier: String
+    var notification: LocalAPI.VisibleNotification?
+    var date: Date?
 }
 
 /// A notification as the page receives it: its content hidden when the person's settings hide its

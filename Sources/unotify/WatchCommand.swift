@@ -79,7 +79,7 @@ struct WatchCommand: AsyncParsableCommand {
         try await stream.send(#"{"type":"subscribe"}"#)
         var events = stream.messages.makeAsyncIterator()
         guard let first = try await events.next(),
-              (try? JSONDecoder().decode(LocalAPI.WatchEvent.self, from: Data(first.utf8)))?.type == "subscribed" else {
+              (try? JSONDecoder().decode(LocalAPI.WatchEvent.self, from: Data(first.utf8))) == .subscribed else {
             throw LocalAPIClientError.transport("The daemon did not answer the subscription.")
         }
         let again = watched.everConnected
@@ -90,14 +90,16 @@ struct WatchCommand: AsyncParsableCommand {
             Terminal.write("Watching \(socket). Type `<n> open`, `<n> dismiss`, `<n> <action> [text]`, `allow <app>`; Ctrl-D quits.")
         }
         while let text = try await events.next() {
-            guard let event = try? JSONDecoder().decode(LocalAPI.WatchEvent.self, from: Data(text.utf8)) else { continue }
-            if event.type == "overflowed" {
+            // A kind this watch does not know (from a newer daemon) is passed over.
+            switch try? JSONDecoder().decode(LocalAPI.WatchEvent.self, from: Data(text.utf8)) {
+            case .overflowed?:
                 Terminal.write("(fell behind the daemon; some events were not shown. What is on screen now:)")
                 try await showState(admin: admin, only: only, shown: shown)
+            case .event(let event)? where only == nil || event.bundleIdentifier == only:
+                show(event, shown)
+            case .event?, .subscribed?, nil:
                 continue
             }
-            guard only == nil || event.bundleIdentifier == only else { continue }
-            show(event, shown)
         }
     }
 
@@ -127,10 +129,20 @@ struct WatchCommand: AsyncParsableCommand {
         Terminal.write("[\(app)] would like to send you notifications (\(kinds.joined(separator: ", "))). Type `allow \(app)` or `deny \(app)`.")
     }
 
-    static func show(_ event: LocalAPI.WatchEvent, _ shown: Shown) {
-        switch event.type {
-        case "presented":
-            guard let notification = event.notification else { return }
+    static func show(_ event: DaemonEvent, _ shown: Shown) {
+        switch event {
+        case .app(let app, let event): show(event, of: app, shown)
+        case .deviceLockChanged(let locked): Terminal.write(locked ? "The device is locked." : "The device is unlocked.")
+        case .focusChanged(let focus): Terminal.write(FocusCommand.describe(focus))
+        case .summaryChanged(let summary): Terminal.write(SummaryCommand.describe(summary))
+        case .timeZoneChanged(let zone): Terminal.write("The device's time zone is now \(zone.identifier).")
+        }
+    }
+
+    static func show(_ event: PersonEvent, of app: String, _ shown: Shown) {
+        switch event {
+        case .presented(let presented):
+            let notification = LocalAPI.VisibleNotification(bundleIdentifier: app, presented)
             if notification.presentation.isVisible {
                 // One listed when the watch connected may also come as the event that brought it,
                 // if it arrived between the subscription and the listing: it is shown once.
@@ -138,59 +150,47 @@ struct WatchCommand: AsyncParsableCommand {
                 guard isNew else { return }
                 Terminal.write("#\(number) \(describe(notification))")
             } else {
-                Terminal.write("[\(event.bundleIdentifier)] \(notification.notification.request.identifier) arrived but is not shown")
+                Terminal.write("[\(app)] \(notification.notification.request.identifier) arrived but is not shown")
             }
-        case "authorizationPrompt":
-            showPrompt(event.bundleIdentifier, options: event.options ?? 0)
-        case "responseDelivered":
-            if let response = event.response {
-                Terminal.write("[\(event.bundleIdentifier)] received \(response.actionIdentifier)\(response.userText.map { " \"\($0)\"" } ?? "") for \(response.notification.request.identifier)")
+        case .authorizationPrompt(let options):
+            showPrompt(app, options: options.rawValue)
+        case .responseDelivered(let response):
+            Terminal.write("[\(app)] received \(response.actionIdentifier)\(response.userText.map { " \"\($0)\"" } ?? "") for \(response.notification.request.identifier)")
+        case .badgeChanged(let badge):
+            Terminal.write("[\(app)] badge \(badge)")
+        case .appStateChanged(let state):
+            Terminal.write("[\(app)] is \(state)")
+        case .remoteNotificationDelivered(let remote):
+            Terminal.write("[\(app)] woken by \(remote.isVoIP ? "a VoIP push" : "a background push") \(remote.identifier)")
+        case .remoteNotificationHeld(let remote):
+            Terminal.write("[\(app)] background push \(remote.identifier) held until the app can take it")
+        case .remoteNotificationNotCompleted(let remote):
+            Terminal.write("[\(app)] did not finish background push \(remote.identifier) in time")
+        case .contentPreparing(let request):
+            Terminal.write("[\(app)] \(request.identifier) is being prepared by its service extension")
+        case .contentPrepared(let request, let outcome):
+            let identifier = request.identifier
+            switch outcome {
+            case .prepared: Terminal.write("[\(app)] \(identifier) prepared by its service extension")
+            case .timedOut: Terminal.write("[\(app)] \(identifier): its service extension ran out of time; shown as it came")
+            case .interrupted: Terminal.write("[\(app)] \(identifier): its service extension was interrupted twice; shown as it came")
+            case .failed(let reason): Terminal.write("[\(app)] \(identifier): its service extension failed (\(reason)); shown as it came")
             }
-        case "badgeChanged":
-            Terminal.write("[\(event.bundleIdentifier)] badge \(event.badge ?? 0)")
-        case "appStateChanged":
-            Terminal.write("[\(event.bundleIdentifier)] is \(event.state.map { "\($0)" } ?? "?")")
-        case "remoteNotificationDelivered":
-            let kind = event.remoteNotification?.isVoIP == true ? "a VoIP push" : "a background push"
-            Terminal.write("[\(event.bundleIdentifier)] woken by \(kind) \(event.remoteNotification?.identifier ?? "")")
-        case "remoteNotificationHeld":
-            Terminal.write("[\(event.bundleIdentifier)] background push \(event.remoteNotification?.identifier ?? "") held until the app can take it")
-        case "remoteNotificationNotCompleted":
-            Terminal.write("[\(event.bundleIdentifier)] did not finish background push \(event.remoteNotification?.identifier ?? "") in time")
-        case "contentPreparing":
-            Terminal.write("[\(event.bundleIdentifier)] \(event.request?.identifier ?? "") is being prepared by its service extension")
-        case "contentPrepared":
-            let identifier = event.request?.identifier ?? ""
-            switch event.outcome {
-            case "prepared": Terminal.write("[\(event.bundleIdentifier)] \(identifier) prepared by its service extension")
-            case "timedOut": Terminal.write("[\(event.bundleIdentifier)] \(identifier): its service extension ran out of time; shown as it came")
-            case "interrupted": Terminal.write("[\(event.bundleIdentifier)] \(identifier): its service extension was interrupted twice; shown as it came")
-            default: Terminal.write("[\(event.bundleIdentifier)] \(identifier): its service extension failed (\(event.reason ?? "no reason")); shown as it came")
-            }
-        case "actedOn":
-            guard let identifier = event.identifiers?.first else { return }
-            let which = shown.number(of: identifier, of: event.bundleIdentifier).map { "#\($0)" } ?? identifier
-            let what = switch event.actionIdentifier {
+        case .actedOn(let identifier, let actionIdentifier):
+            let which = shown.number(of: identifier, of: app).map { "#\($0)" } ?? identifier
+            let what = switch actionIdentifier {
             case SystemActionIdentifier.default: "opened"
             case SystemActionIdentifier.dismiss: "dismissed"
-            default: "answered with \(event.actionIdentifier ?? "?")"
+            default: "answered with \(actionIdentifier)"
             }
-            Terminal.write("[\(event.bundleIdentifier)] \(which) \(what)")
-        case "notificationsRemoved":
-            Terminal.write("[\(event.bundleIdentifier)] removed \((event.identifiers ?? []).joined(separator: ", "))")
-        case "deviceLockChanged":
-            Terminal.write(event.locked == true ? "The device is locked." : "The device is unlocked.")
-        case "focusChanged":
-            Terminal.write(FocusCommand.describe(event.focus))
-        case "summaryChanged":
-            Terminal.write(SummaryCommand.describe(event.summary))
-        case "timeZoneChanged":
-            Terminal.write("The device's time zone is now \(event.timeZone ?? "?").")
-        case "summaryDelivered":
-            let notifications = event.notifications ?? []
-            Terminal.write("[\(event.bundleIdentifier)] the Scheduled Summary came with \(notifications.count) notification\(notifications.count == 1 ? "" : "s"):")
+            Terminal.write("[\(app)] \(which) \(what)")
+        case .notificationsRemoved(let identifiers):
+            Terminal.write("[\(app)] removed \(identifiers.joined(separator: ", "))")
+        case .summaryDelivered(let delivered):
+            let notifications = delivered.map { LocalAPI.VisibleNotification(bundleIdentifier: app, $0) }
+            Terminal.write("[\(app)] the Scheduled Summary came with \(notifications.count) notification\(notifications.count == 1 ? "" : "s"):")
             for notification in notifications { Terminal.write("#\(shown.add(notification)) \(describe(notification))") }
-        default:
+        case .settingsChanged, .responseNotCompleted, .willPresentTimedOut, .discardedOverLimit:
             break
         }
     }

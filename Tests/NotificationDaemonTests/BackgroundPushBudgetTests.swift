@@ -29,7 +29,7 @@ import TestSupport
     /// The `id` of the next push the daemon holds for the app.
     static func nextHeld(in events: inout AsyncStream<DaemonEvent>.Iterator) async -> Int? {
         while let event = await events.next() {
-            guard case .remoteNotificationHeld(Self.app, let remote) = event else { continue }
+            guard case .app(Self.app, .remoteNotificationHeld(let remote)) = event else { continue }
             guard case .integer(let id)? = remote.userInfo["id"] else { return nil }
             return id
         }

@@ -220,7 +220,7 @@ final class DaemonProcess: Sendable {
             // confirmations it sent before it closed: from then on they are durable too.
             for try await text in watch.messages {
                 let event = try JSONDecoder().decode(LocalAPI.WatchEvent.self, from: Data(text.utf8))
-                if event.type == "appStateChanged", event.state == .notRunning { break }
+                if event.type == "appStateChanged", event.appState == .notRunning { break }
             }
             return received
         }

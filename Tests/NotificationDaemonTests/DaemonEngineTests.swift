@@ -75,7 +75,7 @@ import TestSupport
         #expect(delivered == ["once"], "the overdue one-shot fired once; none of the 24 missed hourly ones did")
         var presented: [String] = []
         for await event in events {
-            if case .presented(_, let shown) = event { presented.append(shown.notification.request.identifier) }
+            if case .app(_, .presented(let shown)) = event { presented.append(shown.notification.request.identifier) }
             if presented.count == 1 { break }
         }
         #expect(presented == ["once"])
@@ -90,8 +90,8 @@ import TestSupport
         try await engine.removeDeliveredNotifications("com.example.removes", ["b", "not-shown"])
         try await engine.removeDeliveredNotifications("com.example.removes", ["b"])
         try await engine.removeDeliveredNotifications("com.example.removes", nil)
-        #expect(await events.next() == .notificationsRemoved(bundleIdentifier: "com.example.removes", ["b"]))
-        #expect(await events.next() == .notificationsRemoved(bundleIdentifier: "com.example.removes", ["a", "c"]),
+        #expect(await events.next() == .app("com.example.removes", .notificationsRemoved(["b"])))
+        #expect(await events.next() == .app("com.example.removes", .notificationsRemoved(["a", "c"])),
                 "removing what is not shown tells no one; removing all names each, oldest first")
         #expect(try await engine.deliveredNotifications("com.example.removes").isEmpty)
     }
@@ -155,7 +155,7 @@ import TestSupport
         _ = await engine.processDue()
         var delivered: [String: [String]] = [:]
         for await event in events {
-            if case .summaryDelivered(let app, let shown) = event { delivered[app] = shown.map(\.notification.request.identifier) }
+            if case .app(let app, .summaryDelivered(let shown)) = event { delivered[app] = shown.map(\.notification.request.identifier) }
             if delivered.count == 2 { break }
         }
         #expect(delivered == ["com.example.news": ["n"], "com.example.shop": ["n"]])
@@ -199,7 +199,7 @@ import TestSupport
         var iterator = events.makeAsyncIterator()
         var presented: [String] = []
         while presented.isEmpty, let event = await iterator.next() {
-            if case .presented(_, let shown) = event { presented.append(shown.notification.request.identifier) }
+            if case .app(_, .presented(let shown)) = event { presented.append(shown.notification.request.identifier) }
         }
         #expect(presented == ["paris"])
 
@@ -397,7 +397,7 @@ import TestSupport
         await #expect(throws: DaemonError.self) { try await engine.add("com.example.due", empty) }
         let shown = try await withDeadline("the notification that fell due") { () -> String? in
             for await event in events {
-                if case .presented(_, let shown) = event { return shown.notification.request.identifier }
+                if case .app(_, .presented(let shown)) = event { return shown.notification.request.identifier }
             }
             return nil
         }

@@ -54,7 +54,7 @@ extension RemotePushTests.LinkedSystem {
             let uniqueID = try #require(response.headers.first(name: "apns-unique-id"))
             #expect(uniqueID.count == 36 && uniqueID != apnsID)
             while let event = await events.next() {
-                if case .presented("com.example.todo", _) = event { break }
+                if case .app("com.example.todo", .presented(_)) = event { break }
             }
             try await system.daemon.engine.respond("com.example.todo", to: "chat", with: .reply("REPLY", text: "my private words"))
 
@@ -184,7 +184,7 @@ extension RemotePushTests.LinkedSystem {
             for id in ids {
                 #expect(try await system.send(to: token, #"{"aps":{"alert":"Hello"}}"#, headers: ["apns-id": id]).status.code == 200)
                 while let event = await events.next() {
-                    if case .presented("com.example.todo", _) = event { break }
+                    if case .app("com.example.todo", .presented(_)) = event { break }
                 }
             }
             // Every push acknowledged, counting the acknowledgements.

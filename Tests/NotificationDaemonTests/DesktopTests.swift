@@ -186,7 +186,7 @@ import Testing
         return NotificationRequest(identifier: identifier, content: content, trigger: nil)
     }
 
-    static func nextResponse(_ messages: inout AsyncStream<AppMessage>.Iterator, engine: DaemonEngine, app: String) async throws -> NotificationResponse {
+    static func nextResponse(_ messages: inout AsyncStream<LocalAPI.AppEvent>.Iterator, engine: DaemonEngine, app: String) async throws -> NotificationResponse {
         while let message = await messages.next() {
             if case .response(let ticket, let response) = message {
                 try await engine.completeResponse(app, ticket: ticket)

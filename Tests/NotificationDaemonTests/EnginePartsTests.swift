@@ -13,14 +13,14 @@ import Testing
     /// it let go before the wait began or during it, and ends once.
     @Test func aTakeoverWaitsForThePreviousConnectionToLetGo() async {
         var connections = AppConnections()
-        let (first, firstContinuation) = AsyncStream<AppMessage>.makeStream()
+        let (first, firstContinuation) = AsyncStream<LocalAPI.AppEvent>.makeStream()
         let firstID = UUID()
         connections.connect("a", .init(id: firstID, continuation: firstContinuation))
         #expect(connections.isConnected("a") && connections.isConnected("a", by: firstID) && !connections.isConnected("a", by: UUID()))
 
         let replaced = connections.takeOver("a")
         #expect(replaced == firstID && !connections.isConnected("a"))
-        var told: [AppMessage] = []
+        var told: [LocalAPI.AppEvent] = []
         for await message in first { told.append(message) }
         #expect(told == [.replaced], "told it was replaced, and its stream ended")
 
@@ -31,7 +31,7 @@ import Testing
         connections.endWaiting(for: firstID)
 
         // Let go while its successor waits.
-        let (_, secondContinuation) = AsyncStream<AppMessage>.makeStream()
+        let (_, secondContinuation) = AsyncStream<LocalAPI.AppEvent>.makeStream()
         let secondID = UUID()
         connections.connect("a", .init(id: secondID, continuation: secondContinuation))
         let replacedAgain = connections.takeOver("a")

@@ -97,7 +97,7 @@ final class ListOnlyDelegate: NSObject, UNUserNotificationCenterDelegate, Sendab
             content.categoryIdentifier = "TODO"
             let presented = try await daemon.withWatch { watch in
                 try await center.add(UNNotificationRequest(identifier: "daily", content: content, trigger: nil))
-                return try await watch.next { $0.type == "presented" }.notification
+                return try await watch.next { $0.type == "presented" }.presented
             }
             #expect(presented?.presentation == Presentation(banner: true, list: true), "the foreground delegate decided")
             #expect(presented?.actions.map(\.identifier) == ["INPUT"])
@@ -129,13 +129,13 @@ final class ListOnlyDelegate: NSObject, UNUserNotificationCenterDelegate, Sendab
             let center = try await daemon.withWatch { watch in
                 let center = linkedCenter(daemon, key: registered.key, foreground: true)
                 center.delegate = delegate
-                _ = try await watch.next { $0.type == "appStateChanged" && $0.state == .foreground }
+                _ = try await watch.next { $0.type == "appStateChanged" && $0.appState == .foreground }
                 let content = UNMutableNotificationContent()
                 content.title = "Only one"
                 try await center.add(UNNotificationRequest(identifier: "one", content: content, trigger: nil))
                 let presented = try await watch.next { $0.type == "presented" || $0.type == "willPresentTimedOut" }
                 #expect(presented.type == "presented")
-                #expect(presented.notification?.presentation == Presentation(list: true), "the delegate's answer, not the background's banner")
+                #expect(presented.presented?.presentation == Presentation(list: true), "the delegate's answer, not the background's banner")
                 return center
             }
             #expect(delegate.asked.withLock { $0 } == ["one"])

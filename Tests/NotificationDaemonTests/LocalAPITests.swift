@@ -104,7 +104,7 @@ import TestSupport
                                              timeout: .seconds(60), as: LocalAPI.AuthorizationResult.self)
                 // The person sees the prompt on the presenters' stream and answers it.
                 let prompt = try await watch.next { $0.type == "authorizationPrompt" }
-                #expect(prompt.options == 0b111)
+                #expect(prompt.promptOptions == 0b111)
                 #expect(prompt.bundleIdentifier == "com.example.app")
                 _ = try await daemon.admin.call(.POST, "/v1/admin/apps/com.example.app/authorization",
                                                 body: LocalAPI.AuthorizationDecision(decision: "grant"), as: NotificationSettings.self)
@@ -188,7 +188,7 @@ import TestSupport
                     try await app.add("hello")
                     guard case .willPresent(let ticket, _) = try await stream.next() else { return nil as Presentation? }
                     try await stream.reply(.willPresentAnswer(ticket: ticket, options: PresentationOptions([.banner, .list]).rawValue))
-                    return try await watch.next { $0.type == "presented" }.notification?.presentation
+                    return try await watch.next { $0.type == "presented" }.presented?.presentation
                 }
             }
             #expect(presented == Presentation(banner: true, list: true))
@@ -203,8 +203,8 @@ import TestSupport
                 daemon.clock.advance(by: 29)
                 daemon.clock.advance(by: 1)
                 let event = try await watch.next { $0.type == "presented" }
-                #expect(event.notification?.notification.request.identifier == "soon")
-                #expect(event.notification?.notification.date == daemon.clock.now)
+                #expect(event.presented?.notification.request.identifier == "soon")
+                #expect(event.presented?.notification.date == daemon.clock.now)
             }
             #expect(try await app.delivered().map(\.request.identifier) == ["soon"])
         }

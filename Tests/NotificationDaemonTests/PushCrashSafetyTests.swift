@@ -27,7 +27,7 @@ import TestSupport
                     try await connection.send(#"{"type":"subscribe"}"#)
                     for try await text in connection.messages {
                         guard let event = try? JSONDecoder().decode(LocalAPI.WatchEvent.self, from: Data(text.utf8)),
-                              event.type == "presented", let shown = event.notification else { continue }
+                              event.type == "presented", let shown = event.presented else { continue }
                         presented.append(shown.notification.request.identifier)
                     }
                 }

@@ -224,7 +224,7 @@ import Testing
 
             var shown: NotificationCenterMachine.VisibleNotification?
             while shown == nil, let event = await events.next() {
-                if case .presented("com.example.todo", let notification) = event { shown = notification }
+                if case .app("com.example.todo", .presented(let notification)) = event { shown = notification }
             }
             let notification = try #require(shown).notification
             #expect(notification.request.identifier == "greeting")
@@ -289,8 +289,8 @@ import Testing
             var delivered = false
             while !delivered, let event = await events.next() {
                 switch event {
-                case .remoteNotificationDelivered("com.example.todo", let remote): delivered = remote.isVoIP
-                case .presented("com.example.todo", _): Issue.record("a VoIP push was shown")
+                case .app("com.example.todo", .remoteNotificationDelivered(let remote)): delivered = remote.isVoIP
+                case .app("com.example.todo", .presented(_)): Issue.record("a VoIP push was shown")
                 default: break
                 }
             }
@@ -346,7 +346,7 @@ import Testing
             #expect(try await system.send(to: new, #"{"aps":{"alert":"To the new token"}}"#).status.code == 200)
             var shown: String?
             while shown == nil, let event = await events.next() {
-                if case .presented("com.example.todo", let notification) = event { shown = notification.notification.request.content.body }
+                if case .app("com.example.todo", .presented(let notification)) = event { shown = notification.notification.request.content.body }
             }
             #expect(shown == "To the new token")
             await NotificationDaemonLink.close(center)
@@ -415,8 +415,8 @@ import Testing
             var delivered: [String] = []
             while delivered.isEmpty, let event = await events.next() {
                 switch event {
-                case .remoteNotificationDelivered("com.example.todo", let remote): delivered.append(remote.userInfo["acme1"].map { "\($0)" } ?? "")
-                case .presented("com.example.todo", _): Issue.record("a background push was shown")
+                case .app("com.example.todo", .remoteNotificationDelivered(let remote)): delivered.append(remote.userInfo["acme1"].map { "\($0)" } ?? "")
+                case .app("com.example.todo", .presented(_)): Issue.record("a background push was shown")
                 default: break
                 }
             }
@@ -428,12 +428,12 @@ import Testing
             await NotificationDaemonLink.close(center)
             var stopped = false
             while !stopped, let event = await events.next() {
-                if case .appStateChanged("com.example.todo", .notRunning) = event { stopped = true }
+                if case .app("com.example.todo", .appStateChanged(.notRunning)) = event { stopped = true }
             }
             #expect(try await system.send(to: token, #"{"aps":{"content-available":1},"acme1":"second"}"#, headers: background).status.code == 200)
             var held = false
             while !held, let event = await events.next() {
-                if case .remoteNotificationHeld("com.example.todo", _) = event { held = true }
+                if case .app("com.example.todo", .remoteNotificationHeld(_)) = event { held = true }
             }
             let again = connect()
             #expect(await lines.next() == "fetched second")
@@ -488,7 +488,7 @@ extension RemotePushTests {
                 #expect(sent.status.code == 200)
                 var shown: String?
                 while shown == nil, let event = await events.next() {
-                    if case .presented("com.example.todo", let visible) = event { shown = visible.notification.request.content.title }
+                    if case .app("com.example.todo", .presented(let visible)) = event { shown = visible.notification.request.content.title }
                 }
                 #expect(shown == "Road closed")
 
@@ -527,7 +527,7 @@ extension RemotePushTests {
                 #expect(try await system.send(to: token, #"{"aps":{"alert":"You’re invited!","category":"INVITE_CATEGORY"}}"#).status.code == 200)
                 var shown: String?
                 while shown == nil, let event = await events.next() {
-                    if case .presented("com.example.todo", let visible) = event { shown = visible.notification.request.identifier }
+                    if case .app("com.example.todo", .presented(let visible)) = event { shown = visible.notification.request.identifier }
                 }
                 try await daemon.engine.respond("com.example.todo", to: try #require(shown), with: .action("ACCEPT_IDENTIFIER"))
                 #expect(await lines.next() == "remote ACCEPT_IDENTIFIER You’re invited!")
@@ -543,7 +543,7 @@ extension RemotePushTests {
                 }
                 var local: String?
                 while local == nil, let event = await events.next() {
-                    if case .presented("com.example.todo", let visible) = event { local = visible.notification.request.identifier }
+                    if case .app("com.example.todo", .presented(let visible)) = event { local = visible.notification.request.identifier }
                 }
                 try await daemon.engine.respond("com.example.todo", to: try #require(local), with: .action("ACCEPT_IDENTIFIER"))
                 #expect(await lines.next() == "local ACCEPT_IDENTIFIER Dinner at eight")

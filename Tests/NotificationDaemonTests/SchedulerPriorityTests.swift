@@ -47,7 +47,7 @@ import TestSupport
 
         let shown = try await withDeadline("the notification shown") { () -> String? in
             for await event in events {
-                if case .presented(let app, _) = event, app == "com.example.due" { return app }
+                if case .app(let app, .presented(_)) = event, app == "com.example.due" { return app }
             }
             return nil
         }

@@ -27,11 +27,11 @@ import Testing
         var outcome: PreparationOutcome?
         while let event = await events.next() {
             switch event {
-            case .contentPreparing(_, let request) where request.identifier == identifier:
+            case .app(_, .contentPreparing(let request)) where request.identifier == identifier:
                 preparing = true
-            case .contentPrepared(_, let request, let ended) where request.identifier == identifier:
+            case .app(_, .contentPrepared(let request, let ended)) where request.identifier == identifier:
                 outcome = ended
-            case .presented(_, let shown) where shown.notification.request.identifier == identifier:
+            case .app(_, .presented(let shown)) where shown.notification.request.identifier == identifier:
                 return (outcome, shown.notification.request, preparing)
             default:
                 continue
@@ -43,7 +43,7 @@ import Testing
     /// Waits until the push `identifier` is with the extension.
     func waitUntilPreparing(_ identifier: String, in events: inout AsyncStream<DaemonEvent>.AsyncIterator) async {
         while let event = await events.next() {
-            if case .contentPreparing(_, let request) = event, request.identifier == identifier { return }
+            if case .app(_, .contentPreparing(let request)) = event, request.identifier == identifier { return }
         }
     }
 

@@ -57,15 +57,15 @@ import Testing
             let events = await daemon.engine.watch().events
             var iterator = events.makeAsyncIterator()
             let first = DaemonBackend(client: LocalAPIClient(socketPath: daemon.socketPath, key: app.key), initialState: .background)
-            #expect(await iterator.next() == .appStateChanged(bundleIdentifier: "com.example.todo", .background))
+            #expect(await iterator.next() == .app("com.example.todo", .appStateChanged(.background)))
             let second = DaemonBackend(client: LocalAPIClient(socketPath: daemon.socketPath, key: app.key), initialState: .foreground)
             try await withDeadline("the first link to learn it was replaced") { await first.waitUntilReplaced() }
             #expect(first.wasReplaced)
-            #expect(await iterator.next() == .appStateChanged(bundleIdentifier: "com.example.todo", .notRunning))
-            #expect(await iterator.next() == .appStateChanged(bundleIdentifier: "com.example.todo", .foreground))
+            #expect(await iterator.next() == .app("com.example.todo", .appStateChanged(.notRunning)))
+            #expect(await iterator.next() == .app("com.example.todo", .appStateChanged(.foreground)))
             #expect(!second.wasReplaced)
             await second.close()
-            #expect(await iterator.next() == .appStateChanged(bundleIdentifier: "com.example.todo", .notRunning))
+            #expect(await iterator.next() == .app("com.example.todo", .appStateChanged(.notRunning)))
             // The first link does not come back after the second one left.
             #expect(try await daemon.engine.appState("com.example.todo") == .notRunning)
             await first.close()

@@ -353,7 +353,7 @@ import TestSupport
             for index in 0..<3 { try await app.add("n\(index)") }
             var received: [String] = []
             for await event in watch.events {
-                if case .presented(_, let shown) = event { received.append(shown.notification.request.identifier) }
+                if case .app(_, .presented(let shown)) = event { received.append(shown.notification.request.identifier) }
             }
             #expect(received == ["n0"], "the backlog held the settings change and the first notification")
             #expect(watch.overflowed)
@@ -366,7 +366,7 @@ import TestSupport
 /// The app of the next authorization prompt on `events`.
 private func nextPrompt(in events: AsyncStream<DaemonEvent>) async -> String? {
     for await event in events {
-        if case .authorizationPrompt(let app, _) = event { return app }
+        if case .app(let app, .authorizationPrompt(_)) = event { return app }
     }
     return nil
 }

@@ -210,10 +210,10 @@ import TestSupport
     /// The next event, in a line.
     func next(_ events: inout AsyncStream<DaemonEvent>.Iterator) async -> String? {
         switch await events.next() {
-        case .presented(let app, let shown)?:
+        case .app(let app, .presented(let shown))?:
             return "presented \(app) \(shown.notification.request.identifier) at \(seconds(shown.notification.date))"
-        case .settingsChanged(let app, _)?: return "settingsChanged \(app)"
-        case .badgeChanged(let app, let badge)?: return "badgeChanged \(app) \(badge)"
+        case .app(let app, .settingsChanged(_))?: return "settingsChanged \(app)"
+        case .app(let app, .badgeChanged(let badge))?: return "badgeChanged \(app) \(badge)"
         case let other?: return "\(other)"
         case nil: return nil
         }

@@ -501,54 +501,6 @@ package enum LocalAPI {
             self.options = options
         }
     }
-
-    /// What presenters receive on `GET /v1/admin/events` (WebSocket).
-    package struct WatchEvent: Codable, Sendable, Hashable {
-        /// `presented`, `authorizationPrompt`, `settingsChanged`, `badgeChanged`, `appStateChanged`,
-        /// `responseDelivered`, `responseNotCompleted`, `willPresentTimedOut`, `discardedOverLimit`,
-        /// `remoteNotificationDelivered`, `remoteNotificationHeld`, `remoteNotificationNotCompleted`,
-        /// `contentPreparing`, `contentPrepared`, `notificationsRemoved`, `actedOn`, `deviceLockChanged`, `focusChanged`,
-        /// `summaryChanged`, `summaryDelivered` or `timeZoneChanged`; `subscribed` first, and `overflowed` when the presenter fell
-        /// behind and must read the state again.
-        package var type: String
-        package var bundleIdentifier: String
-        package var notification: VisibleNotification?
-        package var options: UInt?
-        package var settings: NotificationSettings?
-        package var badge: Int?
-        package var state: AppState?
-        package var response: NotificationResponse?
-        package var request: NotificationRequest?
-        /// The background or VoIP push of the `remoteNotification…` events.
-        package var remoteNotification: RemoteNotification?
-        /// How a service extension's work ended (`contentPrepared`): `prepared`, `timedOut`, `failed`
-        /// or `interrupted`, and why it failed.
-        package var outcome: String?
-        package var reason: String?
-        /// The notifications an app removed (`notificationsRemoved`), or the one the person acted on (`actedOn`).
-        package var identifiers: [String]?
-        /// What the person did (`actedOn`): the response's action identifier, Apple's
-        /// `com.apple.UNNotificationDefaultActionIdentifier` (opened) or
-        /// `com.apple.UNNotificationDismissActionIdentifier` (dismissed), or the action's own.
-        package var actionIdentifier: String?
-        /// Whether the device is now locked (`deviceLockChanged`).
-        package var locked: Bool?
-        /// The Focus now on (`focusChanged`); absent when the person turned it off.
-        package var focus: Focus?
-        /// The Scheduled Summary now on (`summaryChanged`); absent when the person turned it off.
-        package var summary: ScheduledSummary?
-        /// The app's notifications that came with the Scheduled Summary (`summaryDelivered`), in the order they arrived.
-        package var notifications: [VisibleNotification]?
-        /// The time of the Scheduled Summary that came (`summaryDelivered`).
-        package var date: Date?
-        /// The device's new time zone, as an identifier such as `Europe/Paris` (`timeZoneChanged`).
-        package var timeZone: String?
-
-        package init(type: String, bundleIdentifier: String) {
-            self.type = type
-            self.bundleIdentifier = bundleIdentifier
-        }
-    }
 }
 
 extension KeyedDecodingContainer {

@@ -234,10 +234,10 @@ package struct AdminRoutes: Sendable {
         engine: DaemonEngine,
         remaining: WebSocketInboundMessageStream.AsyncIterator,
         outbound: WebSocketOutboundWriter,
-        describe: @escaping @Sendable (DaemonEvent) async -> Data? = { try? AdminRoutes.eventEncoder.encode(AdminRoutes.watchEvent($0)) }
+        describe: @escaping @Sendable (DaemonEvent) async -> Data? = { try? AdminRoutes.eventEncoder.encode(LocalAPI.WatchEvent.event($0)) }
     ) async throws {
         let firstWatch = await engine.watch()
-        try await outbound.write(.text(#"{"type":"subscribed","bundleIdentifier":""}"#))
+        try await outbound.write(.text(String(decoding: try eventEncoder.encode(LocalAPI.WatchEvent.subscribed), as: UTF8.self)))
         let remaining = RemainingPresenterMessages(iterator: remaining)
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -254,7 +254,7 @@ package struct AdminRoutes: Sendable {
                     guard watch.overflowed, !Task.isCancelled else { return }
                     watch = await engine.watch()
                     do {
-                        try await outbound.write(.text(#"{"type":"overflowed","bundleIdentifier":""}"#))
+                        try await outbound.write(.text(String(decoding: try eventEncoder.encode(LocalAPI.WatchEvent.overflowed), as: UTF8.self)))
                     } catch {
                         return
                     }
@@ -318,99 +318,6 @@ package struct AdminRoutes: Sendable {
                 throw DaemonError(.invalidRequest, "\"\(identifier)\" is not a time zone identifier such as Europe/Paris.")
             }
             try await engine.changeTimeZone(zone)
-        }
-    }
-
-    package static func watchEvent(_ event: DaemonEvent) -> LocalAPI.WatchEvent {
-        switch event {
-        case .presented(let app, let shown):
-            var value = LocalAPI.WatchEvent(type: "presented", bundleIdentifier: app)
-            value.notification = LocalAPI.VisibleNotification(bundleIdentifier: app, shown)
-            return value
-        case .authorizationPrompt(let app, let options):
-            var value = LocalAPI.WatchEvent(type: "authorizationPrompt", bundleIdentifier: app)
-            value.options = options.rawValue
-            return value
-        case .settingsChanged(let app, let settings):
-            var value = LocalAPI.WatchEvent(type: "settingsChanged", bundleIdentifier: app)
-            value.settings = settings
-            return value
-        case .badgeChanged(let app, let badge):
-            var value = LocalAPI.WatchEvent(type: "badgeChanged", bundleIdentifier: app)
-            value.badge = badge
-            return value
-        case .appStateChanged(let app, let state):
-            var value = LocalAPI.WatchEvent(type: "appStateChanged", bundleIdentifier: app)
-            value.state = state
-            return value
-        case .responseDelivered(let app, let response):
-            var value = LocalAPI.WatchEvent(type: "responseDelivered", bundleIdentifier: app)
-            value.response = response
-            return value
-        case .responseNotCompleted(let app, let response):
-            var value = LocalAPI.WatchEvent(type: "responseNotCompleted", bundleIdentifier: app)
-            value.response = response
-            return value
-        case .willPresentTimedOut(let app, let notification):
-            var value = LocalAPI.WatchEvent(type: "willPresentTimedOut", bundleIdentifier: app)
-            value.request = notification.request
-            return value
-        case .discardedOverLimit(let app, let request):
-            var value = LocalAPI.WatchEvent(type: "discardedOverLimit", bundleIdentifier: app)
-            value.request = request
-            return value
-        case .remoteNotificationDelivered(let app, let remote):
-            var value = LocalAPI.WatchEvent(type: "remoteNotificationDelivered", bundleIdentifier: app)
-            value.remoteNotification = remote
-            return value
-        case .remoteNotificationHeld(let app, let remote):
-            var value = LocalAPI.WatchEvent(type: "remoteNotificationHeld", bundleIdentifier: app)
-            value.remoteNotification = remote
-            return value
-        case .remoteNotificationNotCompleted(let app, let remote):
-            var value = LocalAPI.WatchEvent(type: "remoteNotificationNotCompleted", bundleIdentifier: app)
-            value.remoteNotification = remote
-            return value
-        case .contentPreparing(let app, let request):
-            var value = LocalAPI.WatchEvent(type: "contentPreparing", bundleIdentifier: app)
-            value.request = request
-            return value
-        case .contentPrepared(let app, let request, let outcome):
-            var value = LocalAPI.WatchEvent(type: "contentPrepared", bundleIdentifier: app)
-            value.request = request
-            value.outcome = outcome.name
-            value.reason = outcome.reason
-            return value
-        case .notificationsRemoved(let app, let identifiers):
-            var value = LocalAPI.WatchEvent(type: "notificationsRemoved", bundleIdentifier: app)
-            value.identifiers = identifiers
-            return value
-        case .actedOn(let app, let identifier, let actionIdentifier):
-            var value = LocalAPI.WatchEvent(type: "actedOn", bundleIdentifier: app)
-            value.identifiers = [identifier]
-            value.actionIdentifier = actionIdentifier
-            return value
-        case .deviceLockChanged(let locked):
-            var value = LocalAPI.WatchEvent(type: "deviceLockChanged", bundleIdentifier: "")
-            value.locked = locked
-            return value
-        case .focusChanged(let focus):
-            var value = LocalAPI.WatchEvent(type: "focusChanged", bundleIdentifier: "")
-            value.focus = focus
-            return value
-        case .summaryChanged(let summary):
-            var value = LocalAPI.WatchEvent(type: "summaryChanged", bundleIdentifier: "")
-            value.summary = summary
-            return value
-        case .timeZoneChanged(let zone):
-            var value = LocalAPI.WatchEvent(type: "timeZoneChanged", bundleIdentifier: "")
-            value.timeZone = zone.identifier
-            return value
-        case .summaryDelivered(let app, let shown):
-            var value = LocalAPI.WatchEvent(type: "summaryDelivered", bundleIdentifier: app)
-            value.notifications = shown.map { LocalAPI.VisibleNotification(bundleIdentifier: app, $0) }
-            value.date = shown.first?.summary?.date
-            return value
         }
     }
 }

@@ -41,16 +41,7 @@ enum AppEventStream {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await message in messages {
-                    let event: LocalAPI.AppEvent = switch message {
-                    case .willPresent(let ticket, let notification): .willPresent(ticket: ticket, notification: notification)
-                    case .response(let ticket, let response): .response(ticket: ticket, response: response)
-                    case .openSettings(let notification): .openSettings(notification: notification)
-                    case .remoteNotification(let ticket, let remote): .remoteNotification(ticket: ticket, remoteNotification: remote)
-                    case .deviceToken(let token, let environment): .deviceToken(token: token, environment: environment)
-                    case .badge(let count): .badge(count: count)
-                    case .replaced: .replaced
-                    }
-                    guard let data = try? encoder.encode(event) else { continue }
+                    guard let data = try? encoder.encode(message) else { continue }
                     do {
                         try await outbound.write(.text(String(decoding: data, as: UTF8.self)))
                     } catch {

@@ -13,7 +13,7 @@ struct AppConnections {
     /// An app's open event stream.
     struct Connection {
         let id: UUID
-        let continuation: AsyncStream<AppMessage>.Continuation
+        let continuation: AsyncStream<LocalAPI.AppEvent>.Continuation
     }
 
     /// Where a replaced connection is in letting go.
@@ -38,7 +38,7 @@ struct AppConnections {
     }
 
     /// Sends a message to the app, when it is connected.
-    func send(_ message: AppMessage, to app: String) {
+    func send(_ message: LocalAPI.AppEvent, to app: String) {
         open[app]?.continuation.yield(message)
     }
 

@@ -9,13 +9,13 @@ extension DaemonEngine {
     /// with everything that waited for it.
     ///
     /// An app runs as one process, as on iOS: a new connection takes over from the app's previous one.
-    /// The previous connection is told it was replaced (``AppMessage/replaced``) and is given
+    /// The previous connection is told it was replaced (``LocalAPI/AppEvent/replaced``) and is given
     /// ``Configuration/takeoverGrace`` to confirm what it had finished and let go; only then is the new
     /// one connected, and what the previous one had not confirmed is handed to the new one, with the same
-    /// tickets. A connection that is itself replaced while it waits gets only ``AppMessage/replaced``.
-    package func connect(_ bundleIdentifier: String, state: AppState) async throws -> (id: UUID, messages: AsyncStream<AppMessage>) {
+    /// tickets. A connection that is itself replaced while it waits gets only ``LocalAPI/AppEvent/replaced``.
+    package func connect(_ bundleIdentifier: String, state: AppState) async throws -> (id: UUID, messages: AsyncStream<LocalAPI.AppEvent>) {
         let id = UUID()
-        let (stream, continuation) = AsyncStream<AppMessage>.makeStream()
+        let (stream, continuation) = AsyncStream<LocalAPI.AppEvent>.makeStream()
         var tookOver = false
         if let previous = connections.takeOver(bundleIdentifier) {
             tookOver = true
@@ -41,7 +41,7 @@ extension DaemonEngine {
         // The app learns its badge as it connects (`applicationIconBadgeNumber`; none means 0), then
         // of every change.
         if connections.isConnected(bundleIdentifier, by: id), let badge = cache[bundleIdentifier]?.machine.badge, badge != 0 {
-            continuation.yield(.badge(badge))
+            continuation.yield(.badge(count: badge))
         }
         return (id, stream)
     }

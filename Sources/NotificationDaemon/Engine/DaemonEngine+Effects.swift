@@ -13,18 +13,18 @@ extension DaemonEngine {
             case .app(.authorizationCompleted(let call, let granted)):
                 authorizationCalls.complete(app: app, number: call, granted: granted)
             case .app(.willPresent(let ticket, let notification)):
-                connections.send(.willPresent(ticket: ticket, notification), to: app)
+                connections.send(.willPresent(ticket: ticket, notification: notification), to: app)
             case .app(.response(let ticket, let response)):
-                connections.send(.response(ticket: ticket, response), to: app)
+                connections.send(.response(ticket: ticket, response: response), to: app)
             case .app(.openSettings(let notification)):
-                connections.send(.openSettings(notification), to: app)
+                connections.send(.openSettings(notification: notification), to: app)
             case .app(.remoteNotification(let ticket, let remote)):
-                connections.send(.remoteNotification(ticket: ticket, remote), to: app)
+                connections.send(.remoteNotification(ticket: ticket, remoteNotification: remote), to: app)
             case .person(let event):
                 log(event, of: app)
                 measure(event)
-                publish(DaemonEvent(app, event))
-                if case .badgeChanged(let badge) = event { connections.send(.badge(badge), to: app) }
+                publish(.app(app, event))
+                if case .badgeChanged(let badge) = event { connections.send(.badge(count: badge), to: app) }
             case .launch:
                 if let cached = cache[app], let command = cached.launchCommand {
                     logger.info("launching app for what waits for it", metadata: ["app": .string(app)])

@@ -1,4 +1,5 @@
 import Foundation
+package import NotificationCore
 internal import Synchronization
 
 /// The presenters' feeds (the watch, the web center, the desktop): every event the person would see,

@@ -257,7 +257,7 @@ final class DaemonSystem: SystemUnderTest {
 
     private func answerPrompts(_ events: AsyncStream<DaemonEvent>) async {
         for await event in events {
-            guard case .authorizationPrompt(Self.app, _) = event, let allow = promptAnswer.withLock({ $0 }) else { continue }
+            guard case .app(Self.app, .authorizationPrompt(_)) = event, let allow = promptAnswer.withLock({ $0 }) else { continue }
             _ = try? await daemon.admin.call(.POST, "/v1/admin/apps/\(Self.app)/authorization",
                                              body: LocalAPI.AuthorizationDecision(decision: allow ? "grant" : "deny"), as: NotificationSettings.self)
         }
@@ -357,7 +357,7 @@ extension RunningDaemon {
         guard try await engine.appState(app) != state else { return value }
         try await withDeadline("the daemon to see \(app) \(state)") {
             for await event in events {
-                if case .appStateChanged(app, state) = event { return }
+                if case .app(app, .appStateChanged(state)) = event { return }
             }
         }
         return value

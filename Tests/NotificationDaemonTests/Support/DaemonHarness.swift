@@ -177,6 +177,33 @@ struct WatchStream: Sendable {
     }
 }
 
+/// What the tests read of a presenter's event.
+extension LocalAPI.WatchEvent {
+    /// The app's event, if it is one.
+    var personEvent: PersonEvent? {
+        if case .event(.app(_, let event)) = self { return event }
+        return nil
+    }
+
+    /// The notification of a `presented` event.
+    var presented: NotificationCenterMachine.VisibleNotification? {
+        if case .presented(let shown)? = personEvent { return shown }
+        return nil
+    }
+
+    /// What an `authorizationPrompt` event asks for.
+    var promptOptions: UInt? {
+        if case .authorizationPrompt(let options)? = personEvent { return options.rawValue }
+        return nil
+    }
+
+    /// The app's state an `appStateChanged` event tells.
+    var appState: AppState? {
+        if case .appStateChanged(let state)? = personEvent { return state }
+        return nil
+    }
+}
+
 /// An app's event stream (`/v1/events`), already connected.
 struct AppStream: Sendable {
     let connection: LocalAPIWebSocket.Connection
