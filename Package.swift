@@ -366,14 +366,46 @@ let package = Package(
             dependencies: ["ProcessSpawning", "TestSupport"],
             swiftSettings: testSettings
         ),
+        // A daemon run in the test process over a real SQLite file, with a manual clock, reached through
+        // its local API as apps and presenters reach it: for the daemon's tests and its surfaces'.
+        .target(
+            name: "DaemonTestSupport",
+            dependencies: [
+                "TestSupport",
+                "NotificationCore",
+                "NotificationDaemon",
+                "NotificationDaemonClient",
+                "WebNotificationCenter",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/DaemonTestSupport",
+            swiftSettings: testSettings
+        ),
+        .testTarget(
+            name: "WebNotificationCenterTests",
+            dependencies: [
+                "DaemonTestSupport",
+                "TestSupport",
+                "NotificationCore",
+                "NotificationDaemon",
+                "NotificationDaemonClient",
+                "WebNotificationCenter",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: testSettings
+        ),
         .testTarget(
             name: "NotificationDaemonTests",
             dependencies: [
+                "DaemonTestSupport",
                 "EventLoopWebSocket",
                 "TestSupport",
                 "ProcessSpawning",
-                "DBus",
-                "DesktopNotifications",
                 "NotificationCore",
                 "NotificationDaemon",
                 "PushGateway",
@@ -424,11 +456,21 @@ let package = Package(
             swiftSettings: testSettings
         ),
         .testTarget(
+            // The metrics of `unotify serve` and `unotify gateway`, read from their endpoints.
+            name: "MetricsEndpointTests",
+            dependencies: ["TestSupport"],
+            swiftSettings: testSettings
+        ),
+        .testTarget(
             name: "DesktopNotificationsTests",
             dependencies: [
                 "DBus",
+                "DaemonTestSupport",
                 "DesktopNotifications",
                 "NotificationCore",
+                "NotificationDaemon",
+                "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: testSettings
         ),

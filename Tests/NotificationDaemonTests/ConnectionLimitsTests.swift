@@ -16,9 +16,9 @@ import TestSupport
         if let openFiles {
             // Soft and hard: the process cannot raise it, so its listeners must share what it has.
             serve = try ChildProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", "ulimit -n \(openFiles) && exec \"$0\" \"$@\"", unotify] + arguments,
-                                     environment: QuickStartTests.environment(directory), name: "unotify serve")
+                                     environment: ServedSystem.environment(directory), name: "unotify serve")
         } else {
-            serve = try ChildProcess(URL(fileURLWithPath: unotify), arguments, environment: QuickStartTests.environment(directory), name: "unotify serve")
+            serve = try ChildProcess(URL(fileURLWithPath: unotify), arguments, environment: ServedSystem.environment(directory), name: "unotify serve")
         }
         try await serve.line(containing: "local API listening")
         return serve
@@ -66,7 +66,7 @@ import TestSupport
     /// their deadlines, and the process does not spin.
     @Test func aFloodOfIdleConnectionsStarvesNoOneAndIsClosedOnTime() async throws {
         let directory = try makeTestDirectory()
-        let environment = QuickStartTests.environment(directory)
+        let environment = ServedSystem.environment(directory)
         let serve = try await Self.serve(directory, openFiles: 1024)
         defer { Task { await serve.stop() } }
         let ports = try await serve.gatewayPorts()

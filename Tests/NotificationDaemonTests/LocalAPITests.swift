@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import DaemonTestSupport
 import Foundation
 import NotificationCore
 @testable import NotificationDaemon

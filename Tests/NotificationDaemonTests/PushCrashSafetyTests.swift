@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import DaemonTestSupport
 import Foundation
 import NIOCore
 import NIOSSL
@@ -50,7 +51,7 @@ import TestSupport
 
     @Test func killingTheGatewayAndThenTheDaemonUnderPushLoadLosesNoAcceptedPushAndShowsNoneTwice() async throws {
         let directory = try makeTestDirectory()
-        let environment = QuickStartTests.environment(directory)
+        let environment = ServedSystem.environment(directory)
         let unotify = ChildProcess.built("unotify")
         // Chosen when the gateway first starts, and asked for again after each restart.
         let ports = Locked<(sandbox: Int, production: Int, links: Int)?>(nil)

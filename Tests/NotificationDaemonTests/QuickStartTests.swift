@@ -5,25 +5,11 @@ import TestSupport
 /// The README's quick start, as a person follows it: the real `unotify serve`, `unotify watch` typed
 /// into, `unotify respond`, and the real example app, each its own process.
 @Suite(.timeLimit(.minutes(2))) struct QuickStartTests {
-    /// The environment the README's commands run in: one data directory and socket for all of them.
-    static func environment(_ directory: URL) -> [String: String] {
-        ["UNOTIFY_DATA_DIR": directory.path, "UNOTIFY_SOCKET": directory.appendingPathComponent("unotify.sock").path]
-    }
-
-    static func serve(_ directory: URL) async throws -> ChildProcess {
-        // The ports are picked free, so that the test never meets a `unotify serve` running on the machine.
-        let serve = try ChildProcess(ChildProcess.built("unotify"), ["serve", "--sandbox-port", "0", "--production-port", "0", "--device-link-port", "0",
-                                                                     "--metrics-port", "0", "--web-port", "0"],
-                                     environment: environment(directory), name: "unotify serve")
-        try await serve.line(containing: "local API listening")
-        return serve
-    }
-
     @Test func theQuickStartWorksAsWrittenWatchIncluded() async throws {
         let directory = try makeTestDirectory()
-        let environment = Self.environment(directory)
+        let environment = ServedSystem.environment(directory)
         let unotify = ChildProcess.built("unotify")
-        let serve = try await Self.serve(directory)
+        let serve = try await ServedSystem.serve(directory)
 
         let add = try ChildProcess(unotify, ["apps", "add", "com.example.todo"], environment: environment, name: "unotify apps add")
         #expect(await add.waitUntilExit() == 0)
@@ -72,9 +58,9 @@ import TestSupport
     /// `unotify serve` with the example app registered and allowed, and a watch open: the app's
     /// environment, to start it in.
     static func serveAppAndWatch(directory: URL) async throws -> (serve: ChildProcess, watch: ChildProcess, appEnvironment: [String: String]) {
-        let environment = Self.environment(directory)
+        let environment = ServedSystem.environment(directory)
         let unotify = ChildProcess.built("unotify")
-        let serve = try await Self.serve(directory)
+        let serve = try await ServedSystem.serve(directory)
         #expect(await (try ChildProcess(unotify, ["apps", "add", "com.example.todo"], environment: environment)).waitUntilExit() == 0)
         #expect(await (try ChildProcess(unotify, ["authorize", "--app", "com.example.todo", "grant"], environment: environment)).waitUntilExit() == 0)
         let watch = try ChildProcess(unotify, ["watch"], environment: environment, name: "unotify watch")
@@ -137,7 +123,7 @@ import TestSupport
     /// the app reconnected in a loop, a start and a stop every few seconds.)
     @Test func anAppReconnectsOnceAfterTheDaemonRestarts() async throws {
         let directory = try makeTestDirectory()
-        let environment = Self.environment(directory)
+        let environment = ServedSystem.environment(directory)
         var (serve, watch, appEnvironment) = try await Self.serveAppAndWatch(directory: directory)
         let app = try ChildProcess(ChildProcess.built("todo-example"), [], environment: appEnvironment, name: "todo-example")
         try await app.line(containing: "waiting for the person")
@@ -145,7 +131,7 @@ import TestSupport
 
         await serve.stop()
         try await watch.line(containing: "went away; waiting for it to come back")
-        serve = try await Self.serve(directory)
+        serve = try await ServedSystem.serve(directory)
         try await watch.line(containing: "The daemon is back")
         // Back within the link's back-off (at most 5 s between attempts). The watch shows it whether
         // the app connected before it subscribed again (it lists the apps running) or after (the event).
@@ -176,9 +162,9 @@ import TestSupport
     /// on showing what happens.
     @Test func theWatchFollowsTheDaemonThroughARestart() async throws {
         let directory = try makeTestDirectory()
-        let environment = Self.environment(directory)
+        let environment = ServedSystem.environment(directory)
         let unotify = ChildProcess.built("unotify")
-        var serve = try await Self.serve(directory)
+        var serve = try await ServedSystem.serve(directory)
         #expect(await (try ChildProcess(unotify, ["apps", "add", "com.example.todo"], environment: environment)).waitUntilExit() == 0)
         #expect(await (try ChildProcess(unotify, ["authorize", "--app", "com.example.todo", "grant"], environment: environment)).waitUntilExit() == 0)
         let watch = try ChildProcess(unotify, ["watch"], environment: environment, name: "unotify watch")
@@ -194,7 +180,7 @@ import TestSupport
 
         await serve.stop(kill: true)
         try await watch.line(containing: "went away; waiting for it to come back")
-        serve = try await Self.serve(directory)
+        serve = try await ServedSystem.serve(directory)
         try await watch.line(containing: "The daemon is back")
         let listedFirst: @Sendable (String) -> Bool = { $0.hasPrefix("#1 [com.example.todo]") }
         try await watch.line(number: 2, matching: listedFirst, within: 20)
@@ -326,52 +312,5 @@ import TestSupport
         #expect(!app.lines.contains { $0.hasPrefix("background push caller=") }, "a VoIP push never reaches the app delegate")
         await watch.stop()
         await serve.stop()
-    }
-}
-
-/// `unotify serve` with a provider set up as the README's push quick start does it: the app registered
-/// and allowed, a team owning it at the gateway, a key and its JWT.
-struct ServedSystem {
-    let directory: URL
-    let environment: [String: String]
-    let unotify: URL
-    let serve: ChildProcess
-    /// The sandbox endpoint's port.
-    let port: String
-    let keyID: String
-    let jwt: String
-
-    /// Runs `unotify` (in a folder, or the current one) and returns what it printed.
-    var run: @Sendable ([String], URL?) async throws -> String {
-        let (unotify, environment) = (self.unotify, self.environment)
-        return { arguments, folder in
-            let command = try ChildProcess(unotify, arguments, environment: environment, in: folder, name: "unotify \(arguments.prefix(3).joined(separator: " "))")
-            #expect(await command.waitUntilExit() == 0, "unotify \(arguments.joined(separator: " ")): \(command.lines)")
-            return await command.completeOutput().joined(separator: "\n")
-        }
-    }
-
-    /// - Parameter launchCommand: the app's launch command, given the test's folder.
-    static func start(app: String, launchCommand: ((URL) -> String)? = nil) async throws -> ServedSystem {
-        let directory = try makeTestDirectory()
-        let environment = QuickStartTests.environment(directory)
-        let unotify = ChildProcess.built("unotify")
-        let serve = try await QuickStartTests.serve(directory)
-        let sandbox = try await serve.line(containing: "environment=sandbox")
-        let port = try #require(sandbox.firstMatch(of: /127\.0\.0\.1:(\d+) environment=sandbox/).map { String($0.1) })
-        try await serve.line(containing: "linked to the push gateway")
-        var system = ServedSystem(directory: directory, environment: environment, unotify: unotify, serve: serve, port: port, keyID: "", jwt: "")
-        let run = system.run
-        _ = try await run(["apps", "add", app] + (launchCommand.map { ["--launch-command", $0(directory)] } ?? []), nil)
-        _ = try await run(["authorize", "--app", app, "grant"], nil)
-        _ = try await run(["gateway", "teams", "add", "ABCDE12345", "--name", "Example"], nil)
-        _ = try await run(["gateway", "apps", "add", app, "--team", "ABCDE12345"], nil)
-        // The key's identifier on standard output; standard error says where its .p8 went.
-        let keyID = try await run(["gateway", "keys", "create", "--team", "ABCDE12345"], directory)
-            .split(separator: "\n").first { !$0.hasPrefix("Key ") }.map(String.init) ?? ""
-        let jwt = try await run(["gateway", "token", "--key", directory.appendingPathComponent("AuthKey_\(keyID).p8").path, "--key-id", keyID,
-                                 "--team", "ABCDE12345"], nil)
-        system = ServedSystem(directory: directory, environment: environment, unotify: unotify, serve: serve, port: port, keyID: keyID, jwt: jwt)
-        return system
     }
 }

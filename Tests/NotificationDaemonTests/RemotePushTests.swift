@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Crypto
+import DaemonTestSupport
 import Foundation
 import Logging
 import NIOCore

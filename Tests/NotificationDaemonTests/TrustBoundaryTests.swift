@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import DaemonTestSupport
 import Foundation
 import GRDB
 import Logging
@@ -164,7 +165,7 @@ import TestSupport
             try db.execute(sql: "UPDATE delivered SET notification = CAST('{not json' AS BLOB) WHERE app = 'com.example.damaged'")
         }
         let log = LogRecorder()
-        try await WebNotificationCenterTests.withCenterOnAManualClock(directory: directory, logHandler: log) { daemon, url in
+        try await withWebCenter(directory: directory, logHandler: log) { daemon, url in
             // The web center's state: the other app's notification, where the request failed for every app.
             let secret = try #require(url.firstMatch(of: /secret=(\S+)/).map { String($0.1) })
             let origin = try #require(url.firstMatch(of: /http:\/\/[^\/]+/).map { String($0.0) })

@@ -1,7 +1,7 @@
+import Crypto
 package import Foundation
 import Logging
 import NotificationAttachmentStore
-internal import Crypto
 import NotificationCore
 
 /// The apps on the device: registered with a key, listed, removed; their strings and extensions (kept

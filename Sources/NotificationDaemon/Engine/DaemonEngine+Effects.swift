@@ -1,6 +1,6 @@
+import CoreMetrics
 import Foundation
 import Logging
-import CoreMetrics
 package import NotificationCore
 
 /// What a step does, carried out: each effect of the machine where its route sends it (the app's

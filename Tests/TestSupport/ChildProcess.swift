@@ -1,18 +1,17 @@
 import Foundation
 import ProcessSpawning
 import Synchronization
-import TestSupport
 
 /// A real process a test starts (`unotify`, the example app), typed into through its standard input
 /// and read line by line from its output, as a person at a terminal would.
-final class ChildProcess: Sendable {
+package final class ChildProcess: Sendable {
     /// An executable built beside the test bundle: `unotify`, `todo-example`.
-    static func built(_ name: String) -> URL {
+    package static func built(_ name: String) -> URL {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name)
     }
 
-    struct Timeout: Error, CustomStringConvertible {
-        let description: String
+    package struct Timeout: Error, CustomStringConvertible {
+        package let description: String
     }
 
     private struct Output {
@@ -22,13 +21,13 @@ final class ChildProcess: Sendable {
         var ended = false
     }
 
-    let name: String
+    package let name: String
     private let process: SpawnedProcess
     private let input: Pipe
     private let output = Locked(Output())
 
     /// Starts `executable` with `arguments`, with `environment` added to this process's own.
-    init(_ executable: URL, _ arguments: [String], environment: [String: String] = [:], in directory: URL? = nil, name: String? = nil) throws {
+    package init(_ executable: URL, _ arguments: [String], environment: [String: String] = [:], in directory: URL? = nil, name: String? = nil) throws {
         self.name = name ?? executable.lastPathComponent
         // A desktop session's bus only when the test gives one: a developer's own desktop never sees
         // the tests' notifications.
@@ -79,38 +78,38 @@ final class ChildProcess: Sendable {
     }
 
     /// Everything printed so far, one line an element.
-    var lines: [String] { output.withLock { $0.lines } }
+    package var lines: [String] { output.withLock { $0.lines } }
 
     /// The process's identifier, to read what the system says of it (`/proc/<pid>`).
-    var pid: Int32 { process.pid }
+    package var pid: Int32 { process.pid }
 
     /// Everything the process printed, once its output closed (it exited and the last bytes were
     /// read); at the deadline, what it printed so far. `waitUntilExit()` can return before then.
-    func completeOutput(within seconds: Double = 30) async -> [String] {
+    package func completeOutput(within seconds: Double = 30) async -> [String] {
         _ = try? await line(within: seconds, "the end of its output") { _ in false }
         return lines
     }
 
     /// Types a line, as a person pressing return.
-    func type(_ line: String) throws {
+    package func type(_ line: String) throws {
         try input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
     }
 
     /// Closes standard input (Ctrl-D).
-    func endInput() throws {
+    package func endInput() throws {
         try input.fileHandleForWriting.close()
     }
 
     /// The first line, printed before or after this call, containing `text`; throws at the deadline.
     @discardableResult
-    func line(containing text: String, within seconds: Double = 30) async throws -> String {
+    package func line(containing text: String, within seconds: Double = 30) async throws -> String {
         try await line(within: seconds, "\"\(text)\"") { $0.contains(text) }
     }
 
     /// The `number`th line matching `predicate` (counting from 1, and from the first line printed);
     /// throws at the deadline.
     @discardableResult
-    func line(number: Int, matching predicate: @escaping @Sendable (String) -> Bool, within seconds: Double) async throws -> String {
+    package func line(number: Int, matching predicate: @escaping @Sendable (String) -> Bool, within seconds: Double) async throws -> String {
         let seen = Counter()
         return try await line(within: seconds, "match number \(number)") { line in
             predicate(line) && seen.increment() == number
@@ -118,7 +117,7 @@ final class ChildProcess: Sendable {
     }
 
     /// The first line matching `predicate`, printed before or after this call; throws at the deadline.
-    func line(within seconds: Double, _ what: String, where predicate: @escaping @Sendable (String) -> Bool) async throws -> String {
+    package func line(within seconds: Double, _ what: String, where predicate: @escaping @Sendable (String) -> Bool) async throws -> String {
         let id = UUID()
         let found: String? = await withTaskGroup(of: String?.self) { group in
             group.addTask {
@@ -147,10 +146,10 @@ final class ChildProcess: Sendable {
         return found
     }
 
-    var isRunning: Bool { process.isRunning }
+    package var isRunning: Bool { process.isRunning }
 
     /// Sends Ctrl-C (SIGINT), as a person stops a program in a terminal, and waits until it has exited.
-    func interrupt() async {
+    package func interrupt() async {
         process.send(SIGINT)
         await waitUntilExit()
     }
@@ -158,7 +157,7 @@ final class ChildProcess: Sendable {
     /// Stops the process (SIGTERM, or SIGKILL) and waits until it has exited; returns its status, or
     /// `nil` if it had not exited within 30 seconds (it is then killed).
     @discardableResult
-    func stop(kill: Bool = false) async -> Int32? {
+    package func stop(kill: Bool = false) async -> Int32? {
         process.send(kill ? SIGKILL : SIGTERM)
         return await waitUntilExit()
     }
@@ -166,7 +165,7 @@ final class ChildProcess: Sendable {
     /// Waits until the process has exited; returns its status, or `nil` at the deadline (the process is
     /// then killed).
     @discardableResult
-    func waitUntilExit(within seconds: Double = 30) async -> Int32? {
+    package func waitUntilExit(within seconds: Double = 30) async -> Int32? {
         do {
             return try await withDeadline("\(name) to exit", timeout: .seconds(seconds)) { await self.process.exit().status }
         } catch {
@@ -186,8 +185,8 @@ private final class Counter: Sendable {
 }
 
 /// A value behind a lock, shared by reference with the handlers of a process.
-final class Locked<Value: Sendable>: Sendable {
+package final class Locked<Value: Sendable>: Sendable {
     private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
-    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T { try mutex.withLock { try body(&$0) } }
+    package init(_ value: Value) { mutex = Mutex(value) }
+    package func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T { try mutex.withLock { try body(&$0) } }
 }

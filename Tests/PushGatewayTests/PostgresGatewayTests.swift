@@ -24,7 +24,7 @@ import Testing
         init(server: PostgresServer? = nil) async throws {
             database = try (server ?? PostgresServer.shared()).newDatabase()
             directory = try makeTestDirectory()
-            environment = QuickStartTests.environment(directory)
+            environment = ServedSystem.environment(directory)
         }
 
         /// Runs `unotify` with `arguments` (in another device's environment when given); returns its last line.
@@ -211,7 +211,7 @@ import Testing
         let first = (environment: deployment.environment, watch: try ChildProcess(deployment.unotify, ["watch"], environment: deployment.environment,
                                                                                   name: "unotify watch (first)"))
         let directory = try makeTestDirectory()
-        let environment = QuickStartTests.environment(directory)
+        let environment = ServedSystem.environment(directory)
         let credential = directory.appendingPathComponent("device.credential").path
         try Data(try await deployment.run(["gateway", "devices", "add", "--database", deployment.database]).utf8).write(to: URL(fileURLWithPath: credential))
         let secondDaemon = try ChildProcess(deployment.unotify, ["daemon", "--gateway", "wss://localhost:\(linksB)", "--gateway-credential", credential,
@@ -267,7 +267,7 @@ import Testing
         let (first, token) = try await deployment.startDaemon(linkingTo: linksA, credentialPath: credentialPath)
 
         let directory = try makeTestDirectory()
-        let environment = QuickStartTests.environment(directory)
+        let environment = ServedSystem.environment(directory)
         let second = try ChildProcess(deployment.unotify, ["daemon", "--gateway", "wss://localhost:\(linksB)", "--gateway-credential", credentialPath,
                                                            "--gateway-ca", deployment.directory.appendingPathComponent("gateway/ca.pem").path,
                                                            "--metrics-port", "0"],
@@ -305,7 +305,7 @@ import Testing
         var devices: [(daemon: ChildProcess, watch: ChildProcess, token: String)] = []
         for index in 0..<3 {
             let directory = try makeTestDirectory()
-            let environment = QuickStartTests.environment(directory)
+            let environment = ServedSystem.environment(directory)
             let credential = directory.appendingPathComponent("device.credential").path
             try Data(try await deployment.run(["gateway", "devices", "add", "--database", deployment.database]).utf8).write(to: URL(fileURLWithPath: credential))
             // Its own node first, then the others: each reconnection tries the next.

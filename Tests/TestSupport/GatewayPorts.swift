@@ -6,7 +6,7 @@ extension ChildProcess {
     /// A gateway started with port 0 binds ports the system chooses. A port found free beforehand (bind
     /// to 0, close, pass the number on) may be taken by another test's process before the gateway binds
     /// it: that made a test fail with "Address already in use".
-    func gatewayPorts(within seconds: Double = 30) async throws -> (sandbox: Int, production: Int, links: Int) {
+    package func gatewayPorts(within seconds: Double = 30) async throws -> (sandbox: Int, production: Int, links: Int) {
         let sandbox = try await line(containing: "environment=sandbox", within: seconds)
         let production = try await line(containing: "environment=production", within: seconds)
         let links = try await line(containing: "device links listening", within: seconds)
@@ -31,7 +31,12 @@ extension ChildProcess {
     }
 }
 
-struct GatewayPortsNotLogged: Error, CustomStringConvertible {
-    var lines: [String]
-    var description: String { "the gateway's log names no port: \(lines)" }
+package struct GatewayPortsNotLogged: Error, CustomStringConvertible {
+    package var lines: [String]
+
+    package init(lines: [String]) {
+        self.lines = lines
+    }
+
+    package var description: String { "the gateway's log names no port: \(lines)" }
 }

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import DaemonTestSupport
 import Foundation
 import Logging
 import NIOCore
@@ -14,15 +15,14 @@ import TestSupport
 /// served by the real `unotify serve`, with the real example app: what a person sees and does there
 /// reaches the app's delegate. Screenshots of the key screens are saved in `.build/screenshots/`.
 @Suite(.serialized, .timeLimit(.minutes(3))) struct WebNotificationCenterTests {
-    static let screenshots = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent(".build/screenshots", isDirectory: true)
+    static let screenshots = Screenshots.folder
 
     /// Runs `body` with `unotify serve`, one app registered, and the center's URL as it printed it;
     /// then stops it with SIGTERM, as a person does, and expects it to stop.
     static func withServed(app: String, _ body: (_ environment: [String: String], _ url: String) async throws -> Void) async throws {
         let directory = try makeTestDirectory()
-        let environment = QuickStartTests.environment(directory)
-        let serve = try await QuickStartTests.serve(directory)
+        let environment = ServedSystem.environment(directory)
+        let serve = try await ServedSystem.serve(directory)
         do {
             let printed = try await serve.line(containing: "Notification center: http://")
             let url = try #require(printed.firstMatch(of: /http:\/\/\S+/).map { String($0.0) })
@@ -55,38 +55,6 @@ import TestSupport
     static func settings(of app: String, _ environment: [String: String]) async throws -> [String: Any] {
         let output = try await unotify(["settings", "--app", app, "--json"], environment)
         return try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any], "\(output)")
-    }
-
-    /// Runs `body` with a daemon in this process, on a clock the test moves, and the center over it,
-    /// with the center's URL (holding its secret).
-    static func withCenterOnAManualClock(directory: URL? = nil, logHandler: (any LogHandler)? = nil,
-                                         _ body: @Sendable @escaping (RunningDaemon, String) async throws -> Void) async throws {
-        try await withDaemon(directory: directory, logHandler: logHandler) { daemon in
-            var logger = Logger(label: "test.web")
-            logger.logLevel = .critical
-            var configuration = WebNotificationCenter.Configuration()
-            configuration.port = 0
-            let (urls, listening) = AsyncStream<String>.makeStream()
-            let center = WebNotificationCenter(engine: daemon.engine, configuration: configuration, logger: logger) { listening.yield($0) }
-            let group = ServiceGroup(services: [center.service], gracefulShutdownSignals: [], cancellationSignals: [], logger: logger)
-            try await withThrowingTaskGroup(of: Void.self) { tasks in
-                tasks.addTask {
-                    defer { listening.finish() }
-                    try await group.run()
-                }
-                do {
-                    var iterator = urls.makeAsyncIterator()
-                    let url = try #require(await iterator.next(), "the center did not listen")
-                    try await body(daemon, url)
-                } catch {
-                    await group.triggerGracefulShutdown()
-                    try? await tasks.waitForAll()
-                    throw error
-                }
-                await group.triggerGracefulShutdown()
-                try await tasks.waitForAll()
-            }
-        }
     }
 
     /// Runs `body` with a browser that opened `url` and whose page is live.
@@ -179,7 +147,7 @@ import TestSupport
     /// A page left open must not keep the center from stopping (its live events end with the server).
     @Test func theSystemStopsWhileAPageIsOpen() async throws {
         let directory = try makeTestDirectory()
-        let serve = try await QuickStartTests.serve(directory)
+        let serve = try await ServedSystem.serve(directory)
         let printed = try await serve.line(containing: "Notification center: http://")
         let url = try #require(printed.firstMatch(of: /http:\/\/\S+/).map { String($0.0) })
         try await Self.withPage(url) { _ in
@@ -644,8 +612,8 @@ import TestSupport
     }
 
     @Test func aScheduledSummaryHoldsItsAppsNotificationsAndBringsThemTogetherAtItsTime() async throws {
-        try await Self.withCenterOnAManualClock { daemon, url in
-            let environment = QuickStartTests.environment(daemon.directory)
+        try await withWebCenter { daemon, url in
+            let environment = ServedSystem.environment(daemon.directory)
             let news = try await daemon.authorizedApp("com.example.news")
             let chat = try await daemon.authorizedApp("com.example.chat")
             func post(_ app: LocalAPIClient, _ title: String, relevance: Double = 0) async throws {
@@ -768,8 +736,8 @@ import TestSupport
     /// Times are told in the device's time zone (the daemon's), which need not be the browser's: when
     /// the device moves (`unotify device --time-zone`), the page tells them in the new zone at once.
     @Test func timesAreToldInTheDevicesTimeZone() async throws {
-        try await Self.withCenterOnAManualClock { daemon, url in
-            let environment = QuickStartTests.environment(daemon.directory)
+        try await withWebCenter { daemon, url in
+            let environment = ServedSystem.environment(daemon.directory)
             let chat = try await daemon.authorizedApp("com.example.chat")
             var content = NotificationContent()
             content.title = "Lunch at noon?"

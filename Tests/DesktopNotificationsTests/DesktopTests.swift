@@ -1,5 +1,6 @@
 import DBus
 import DesktopNotifications
+import DaemonTestSupport
 import Foundation
 import Logging
 import NotificationCore
@@ -11,7 +12,7 @@ import Testing
 /// the person clicks and closes through `dunstctl`. A screenshot of the screen is kept in
 /// `.build/screenshots/`.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct DesktopTests {
-    static let screenshots = WebNotificationCenterTests.screenshots
+    static let screenshots = Screenshots.folder
 
     /// The README's example app, with `unotify serve` on a desktop: its reminder appears in dunst with
     /// its Done button, and pressing it reaches the app's delegate.
@@ -19,7 +20,7 @@ import Testing
         let desktop = try await DesktopEnvironment.start()
         defer { Task { await desktop.stop() } }
         let directory = try makeTestDirectory()
-        let environment = QuickStartTests.environment(directory).merging(desktop.environment) { $1 }
+        let environment = ServedSystem.environment(directory).merging(desktop.environment) { $1 }
         let unotify = ChildProcess.built("unotify")
         let serve = try ChildProcess(unotify, ["serve", "--sandbox-port", "0", "--production-port", "0", "--device-link-port", "0",
                                                "--metrics-port", "0", "--web-port", "0"], environment: environment, name: "unotify serve")
@@ -204,7 +205,7 @@ import Testing
     static func serve(_ directory: URL, on desktop: DesktopEnvironment, _ extra: [String] = ["--freedesktop"]) throws -> ChildProcess {
         try ChildProcess(ChildProcess.built("unotify"), ["serve", "--sandbox-port", "0", "--production-port", "0", "--device-link-port", "0",
                                                          "--metrics-port", "0", "--web-port", "0"] + extra,
-                         environment: QuickStartTests.environment(directory).merging(desktop.environment) { $1 }, name: "unotify serve")
+                         environment: ServedSystem.environment(directory).merging(desktop.environment) { $1 }, name: "unotify serve")
     }
 
     /// A session bus with no notification server, and `unotify serve --freedesktop` serving on it.
@@ -218,7 +219,7 @@ import Testing
 
     static func unotify(_ arguments: [String], _ directory: URL, on desktop: DesktopEnvironment) async throws -> [String] {
         let command = try ChildProcess(ChildProcess.built("unotify"), arguments,
-                                       environment: QuickStartTests.environment(directory).merging(desktop.environment) { $1 }, name: "unotify \(arguments[0])")
+                                       environment: ServedSystem.environment(directory).merging(desktop.environment) { $1 }, name: "unotify \(arguments[0])")
         #expect(await command.waitUntilExit() == 0, "unotify \(arguments.joined(separator: " "))")
         return await command.completeOutput()
     }
@@ -333,12 +334,12 @@ import Testing
         let directory = try makeTestDirectory()
         let alone = try ChildProcess(ChildProcess.built("unotify"), ["serve", "--sandbox-port", "0", "--production-port", "0", "--device-link-port", "0",
                                                                      "--metrics-port", "0", "--web-port", "0"],
-                                     environment: QuickStartTests.environment(directory).merging(["DBUS_SESSION_BUS_ADDRESS": "unix:path=\(directory.path)/no-bus"]) { $1 },
+                                     environment: ServedSystem.environment(directory).merging(["DBUS_SESSION_BUS_ADDRESS": "unix:path=\(directory.path)/no-bus"]) { $1 },
                                      name: "unotify serve")
         try await alone.line(containing: "desktop notifications off: no session bus")
         try await alone.line(containing: "local API listening")
         #expect(await (try ChildProcess(ChildProcess.built("unotify"), ["apps", "add", "com.example.todo"],
-                                        environment: QuickStartTests.environment(directory))).waitUntilExit() == 0)
+                                        environment: ServedSystem.environment(directory))).waitUntilExit() == 0)
         #expect(await alone.stop() == 0)
         #expect(alone.lines.count { $0.contains("desktop notifications off") } == 1)
     }
@@ -349,14 +350,14 @@ extension DesktopTests {
     @Test func theSystemOutlivesTheDesktopSession() async throws {
         let desktop = try await DesktopEnvironment.start()
         let directory = try makeTestDirectory()
-        let environment = QuickStartTests.environment(directory).merging(desktop.environment) { $1 }
+        let environment = ServedSystem.environment(directory).merging(desktop.environment) { $1 }
         let serve = try ChildProcess(ChildProcess.built("unotify"), ["serve", "--sandbox-port", "0", "--production-port", "0", "--device-link-port", "0",
                                                                      "--metrics-port", "0", "--web-port", "0"], environment: environment, name: "unotify serve")
         try await serve.line(containing: "desktop notifications on")
         await desktop.stop()
         try await serve.line(containing: "desktop notifications off: the session bus closed")
         #expect(await (try ChildProcess(ChildProcess.built("unotify"), ["apps", "add", "com.example.todo"],
-                                        environment: QuickStartTests.environment(directory))).waitUntilExit() == 0)
+                                        environment: ServedSystem.environment(directory))).waitUntilExit() == 0)
         #expect(serve.isRunning)
         #expect(await serve.stop() == 0)
     }

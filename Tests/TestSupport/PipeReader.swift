@@ -6,10 +6,10 @@ import Foundation
 /// tests set theirs up can leave libdispatch's epoll bookkeeping pointing at freed memory, and the
 /// whole test process crashes in `_dispatch_event_loop_drain` (swift-corelibs-libdispatch#949). A
 /// blocking read never registers the descriptor with libdispatch.
-enum PipeReader {
+package enum PipeReader {
     /// Hands each chunk read from `handle` to `received`, then an empty chunk once the writers have all
     /// closed their end. `handle` stays open until then.
-    static func start(_ handle: FileHandle, name: String, _ received: @escaping @Sendable (Data) -> Void) {
+    package static func start(_ handle: FileHandle, name: String, _ received: @escaping @Sendable (Data) -> Void) {
         let thread = Thread {
             var buffer = [UInt8](repeating: 0, count: 64 * 1024)
             while true {

@@ -1,14 +1,14 @@
 import Foundation
 import Logging
 import NotificationCore
-@testable import NotificationDaemon
+import NotificationDaemon
 import NotificationDaemonClient
 import ServiceLifecycle
 import Synchronization
 import TestSupport
 
 /// A clock that moves only when a test moves it; alarms go off when it passes their deadline.
-final class ManualDaemonClock: DaemonClock {
+package final class ManualDaemonClock: DaemonClock {
     private struct State {
         var now: Date
         var alarms: [UUID: (deadline: Date, action: @Sendable () -> Void)] = [:]
@@ -16,13 +16,13 @@ final class ManualDaemonClock: DaemonClock {
 
     private let state: Mutex<State>
 
-    init(now: Date = Date(timeIntervalSince1970: 1_767_225_600)) {
+    package init(now: Date = Date(timeIntervalSince1970: 1_767_225_600)) {
         state = Mutex(State(now: now))
     }
 
-    var now: Date { state.withLock { $0.now } }
+    package var now: Date { state.withLock { $0.now } }
 
-    func advance(by seconds: TimeInterval) {
+    package func advance(by seconds: TimeInterval) {
         let due = state.withLock { state -> [@Sendable () -> Void] in
             state.now = state.now.addingTimeInterval(seconds)
             let ready = state.alarms.filter { $0.value.deadline <= state.now }
@@ -33,11 +33,11 @@ final class ManualDaemonClock: DaemonClock {
     }
 
     /// Moves the clock forward to `date`; a date in the past leaves it where it is.
-    func advance(to date: Date) {
+    package func advance(to date: Date) {
         advance(by: max(0, date.timeIntervalSince(now)))
     }
 
-    func alarm(at deadline: Date, _ action: @escaping @Sendable () -> Void) -> DaemonAlarm {
+    package func alarm(at deadline: Date, _ action: @escaping @Sendable () -> Void) -> DaemonAlarm {
         let id = UUID()
         let isDue = state.withLock { state -> Bool in
             guard deadline > state.now else { return true }
@@ -50,28 +50,28 @@ final class ManualDaemonClock: DaemonClock {
 }
 
 /// A daemon running in the test process: a real SQLite file and a real Unix socket in a fresh folder.
-struct RunningDaemon: Sendable {
-    let directory: URL
-    let configuration: DaemonConfiguration
-    let engine: DaemonEngine
-    let clock: ManualDaemonClock
-    let adminKey: String
+package struct RunningDaemon: Sendable {
+    package let directory: URL
+    package let configuration: DaemonConfiguration
+    package let engine: DaemonEngine
+    package let clock: ManualDaemonClock
+    package let adminKey: String
     /// The TCP port the local API also listens on, when configured.
-    let tcpPort: Int?
+    package let tcpPort: Int?
     /// The link to a push gateway, when configured.
-    let link: DeviceLinkClient?
+    package let link: DeviceLinkClient?
 
-    var socketPath: String { configuration.socketPath }
-    var admin: LocalAPIClient { LocalAPIClient(socketPath: socketPath, key: adminKey) }
+    package var socketPath: String { configuration.socketPath }
+    package var admin: LocalAPIClient { LocalAPIClient(socketPath: socketPath, key: adminKey) }
 
     /// Registers an app and returns a client authenticated as it.
-    func registerApp(_ bundleIdentifier: String) async throws -> LocalAPIClient {
+    package func registerApp(_ bundleIdentifier: String) async throws -> LocalAPIClient {
         let key = try await admin.call(.POST, "/v1/admin/apps", body: LocalAPI.RegisterApp(bundleIdentifier: bundleIdentifier), as: LocalAPI.AppKey.self)
         return LocalAPIClient(socketPath: socketPath, key: key.key)
     }
 
     /// Registers an app and grants it alerts, sounds and badges.
-    func authorizedApp(_ bundleIdentifier: String) async throws -> LocalAPIClient {
+    package func authorizedApp(_ bundleIdentifier: String) async throws -> LocalAPIClient {
         let app = try await registerApp(bundleIdentifier)
         _ = try await admin.call(.POST, "/v1/admin/apps/\(bundleIdentifier)/authorization",
                                  body: LocalAPI.AuthorizationDecision(decision: "grant"), as: NotificationSettings.self)
@@ -80,7 +80,7 @@ struct RunningDaemon: Sendable {
 }
 
 /// Runs a daemon over `directory` for the duration of `body`, then shuts it down gracefully.
-func withDaemon<T: Sendable>(
+package func withDaemon<T: Sendable>(
     directory: URL? = nil,
     clock: ManualDaemonClock = ManualDaemonClock(),
     configure: (inout DaemonConfiguration) -> Void = { _ in },
@@ -135,24 +135,24 @@ func withDaemon<T: Sendable>(
 
 extension LocalAPIClient {
     /// Adds a request with a title and an optional trigger.
-    func add(_ identifier: String, title: String = "title", category: String = "", trigger: NotificationTrigger? = nil) async throws {
+    package func add(_ identifier: String, title: String = "title", category: String = "", trigger: NotificationTrigger? = nil) async throws {
         var content = NotificationContent()
         content.title = title
         content.categoryIdentifier = category
         try await call(.POST, "/v1/requests", body: NotificationRequest(identifier: identifier, content: content, trigger: trigger))
     }
 
-    func pending() async throws -> [LocalAPI.PendingRequest] {
+    package func pending() async throws -> [LocalAPI.PendingRequest] {
         try await call(.GET, "/v1/requests", as: [LocalAPI.PendingRequest].self)
     }
 
-    func delivered() async throws -> [DeliveredNotification] {
+    package func delivered() async throws -> [DeliveredNotification] {
         try await call(.GET, "/v1/delivered", as: [DeliveredNotification].self)
     }
 }
 
 /// The problem a call failed with, or `nil` if it did not fail with one.
-func problem(_ body: () async throws -> Void) async -> LocalAPI.Problem? {
+package func problem(_ body: () async throws -> Void) async -> LocalAPI.Problem? {
     do {
         try await body()
         return nil
@@ -164,11 +164,11 @@ func problem(_ body: () async throws -> Void) async -> LocalAPI.Problem? {
 }
 
 /// A presenter's stream of what the person sees (`/v1/admin/events`), already subscribed.
-struct WatchStream: Sendable {
-    let connection: LocalAPIWebSocket.Connection
+package struct WatchStream: Sendable {
+    package let connection: LocalAPIWebSocket.Connection
 
     /// The first event from now on that matches `predicate`.
-    func next(where predicate: (LocalAPI.WatchEvent) -> Bool = { _ in true }) async throws -> LocalAPI.WatchEvent {
+    package func next(where predicate: (LocalAPI.WatchEvent) -> Bool = { _ in true }) async throws -> LocalAPI.WatchEvent {
         for try await text in connection.messages {
             let event = try JSONDecoder().decode(LocalAPI.WatchEvent.self, from: Data(text.utf8))
             if predicate(event) { return event }
@@ -180,49 +180,49 @@ struct WatchStream: Sendable {
 /// What the tests read of a presenter's event.
 extension LocalAPI.WatchEvent {
     /// The app's event, if it is one.
-    var personEvent: PersonEvent? {
+    package var personEvent: PersonEvent? {
         if case .event(.app(_, let event)) = self { return event }
         return nil
     }
 
     /// The notification of a `presented` event.
-    var presented: NotificationCenterMachine.VisibleNotification? {
+    package var presented: NotificationCenterMachine.VisibleNotification? {
         if case .presented(let shown)? = personEvent { return shown }
         return nil
     }
 
     /// What an `authorizationPrompt` event asks for.
-    var promptOptions: UInt? {
+    package var promptOptions: UInt? {
         if case .authorizationPrompt(let options)? = personEvent { return options.rawValue }
         return nil
     }
 
     /// The app's state an `appStateChanged` event tells.
-    var appState: AppState? {
+    package var appState: AppState? {
         if case .appStateChanged(let state)? = personEvent { return state }
         return nil
     }
 }
 
 /// An app's event stream (`/v1/events`), already connected.
-struct AppStream: Sendable {
-    let connection: LocalAPIWebSocket.Connection
+package struct AppStream: Sendable {
+    package let connection: LocalAPIWebSocket.Connection
 
-    func next() async throws -> LocalAPI.AppEvent {
+    package func next() async throws -> LocalAPI.AppEvent {
         for try await text in connection.messages {
             return try JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data(text.utf8))
         }
         throw LocalAPIClientError.transport("the app's stream ended")
     }
 
-    func reply(_ reply: LocalAPI.AppReply) async throws {
+    package func reply(_ reply: LocalAPI.AppReply) async throws {
         try await connection.send(String(decoding: try JSONEncoder().encode(reply), as: UTF8.self))
     }
 }
 
 extension RunningDaemon {
     /// Opens the presenters' stream and waits until it is subscribed.
-    func withWatch<T: Sendable>(_ body: @Sendable (WatchStream) async throws -> T) async throws -> T {
+    package func withWatch<T: Sendable>(_ body: @Sendable (WatchStream) async throws -> T) async throws -> T {
         try await LocalAPIWebSocket.withConnection(socketPath: socketPath, path: "/v1/admin/events", key: adminKey) { connection in
             try await connection.send(#"{"type":"subscribe"}"#)
             let stream = WatchStream(connection: connection)
@@ -232,7 +232,7 @@ extension RunningDaemon {
     }
 
     /// Connects as the app with `key`, in `state`, and waits until it is connected.
-    func withApp<T: Sendable>(key: String, state: AppState = .background, _ body: @Sendable (AppStream) async throws -> T) async throws -> T {
+    package func withApp<T: Sendable>(key: String, state: AppState = .background, _ body: @Sendable (AppStream) async throws -> T) async throws -> T {
         try await LocalAPIWebSocket.withConnection(socketPath: socketPath, path: "/v1/events", key: key) { connection in
             let stream = AppStream(connection: connection)
             try await stream.reply(.state(state))

@@ -1,10 +1,10 @@
 import Foundation
 
 /// Real media files made by the tests, so that a browser decodes and plays what the daemon serves.
-enum MediaFiles {
+package enum MediaFiles {
     /// An RGB PNG of `width` × `height` whose pixel at (x, y) is `color(x, y)`, stored uncompressed
     /// (zlib's stored blocks), as any decoder reads it.
-    static func png(width: Int, height: Int, color: (Int, Int) -> (UInt8, UInt8, UInt8)) -> Data {
+    package static func png(width: Int, height: Int, color: (Int, Int) -> (UInt8, UInt8, UInt8)) -> Data {
         var raw: [UInt8] = []
         for y in 0..<height {
             raw.append(0)  // no filter
@@ -27,7 +27,7 @@ enum MediaFiles {
     /// An animated GIF of `width` × `height`, one frame of a single color for each of `frames` (at most
     /// four). Its LZW data starts over every two pixels, so every code stays three bits wide and no
     /// dictionary is needed to write it.
-    static func gif(width: Int, height: Int, frames: [(UInt8, UInt8, UInt8)]) -> Data {
+    package static func gif(width: Int, height: Int, frames: [(UInt8, UInt8, UInt8)]) -> Data {
         precondition(!frames.isEmpty && frames.count <= 4)
         var file: [UInt8] = Array("GIF89a".utf8) + littleEndian(UInt16(width)) + littleEndian(UInt16(height))
         file += [0x81, 0, 0]  // a global table of 4 colors
@@ -73,7 +73,7 @@ enum MediaFiles {
     }
 
     /// A mono 16-bit PCM WAV of `seconds` of a 440 Hz tone at 8 kHz.
-    static func wav(seconds: Double) -> Data {
+    package static func wav(seconds: Double) -> Data {
         let rate = 8_000
         let samples = Int(Double(rate) * seconds)
         var data: [UInt8] = []
@@ -89,7 +89,7 @@ enum MediaFiles {
     }
 
     /// A file that starts as an MP4 does (an `ftyp` box, so the system accepts it) and then holds no movie.
-    static func brokenMP4() -> Data {
+    package static func brokenMP4() -> Data {
         Data([0, 0, 0, 0x18] + Array("ftypisom".utf8) + [0, 0, 2, 0] + Array("isomiso2".utf8) + Array(repeating: 0x5A, count: 256))
     }
 
