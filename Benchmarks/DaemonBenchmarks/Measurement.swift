@@ -84,8 +84,8 @@ struct DaemonMeasurement {
                 for try await text in connection.messages {
                     let arrived = Date()
                     guard let event = try? JSONDecoder().decode(LocalAPI.WatchEvent.self, from: Data(text.utf8)) else { continue }
-                    if event.type == "subscribed" { allFired.continuation.yield() }
-                    guard event.type == "presented", let shown = event.notification,
+                    if event == .subscribed { allFired.continuation.yield() }
+                    guard case .event(.app(_, .presented(let shown))) = event,
                           shown.notification.request.identifier.hasPrefix(duePrefix) else { continue }
                     let count = received.withLock { lateness in
                         lateness.append(arrived.timeIntervalSince(shown.notification.date))
