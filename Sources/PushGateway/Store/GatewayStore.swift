@@ -200,14 +200,20 @@ package struct StoredKey: Sendable, Hashable {
     }
 }
 
-/// Everything the push gateway keeps: teams, their keys and apps; devices and the tokens issued to
-/// their apps; and the pushes waiting for a device.
+/// Everything the push gateway keeps, by capability: its providers (``ProviderStore``), devices and
+/// the tokens issued to their apps (``DeviceStore``), the pushes waiting for a device
+/// (``PushQueueStore``), broadcast channels (``ChannelStore``), the delivery log
+/// (``DeliveryLogStore``), and what several nodes sharing one store coordinate (``NodeCoordination``).
 ///
-/// Every method is durable when it returns (a crash after it loses nothing it wrote). Every
-/// implementation passes `GatewayStoreConformance` in the tests: SQLite now, PostgreSQL for several
-/// gateway nodes.
-package protocol GatewayStore: Sendable {
-    // Providers
+/// Every method is durable when it returns (a crash after it loses nothing it wrote). Both
+/// implementations, SQLite (one node) and PostgreSQL (several), pass the same suites in the tests,
+/// one or more per capability: `GatewayStoreConformanceTests` (providers, devices and tokens, the push
+/// queue), `GatewayStoreChannelTests`, `GatewayStoreDeliveryLogTests`, and `SeveralNodesTests` with
+/// `PostgresGatewayTests` for the nodes.
+package protocol GatewayStore: ProviderStore, DeviceStore, PushQueueStore, ChannelStore, DeliveryLogStore, NodeCoordination {}
+
+/// Teams, their keys and apps: who may send to which topics.
+package protocol ProviderStore: Sendable {
     func addTeam(_ teamID: String, name: String) async throws(GatewayError)
     func teams() async throws(GatewayError) -> [(teamID: String, name: String)]
     func addKey(_ key: StoredKey) async throws(GatewayError)
@@ -221,8 +227,10 @@ package protocol GatewayStore: Sendable {
     func appsKeepingLatestOnly() async throws(GatewayError) -> Set<String>
     /// Every key and every team's apps.
     func providers() async throws(GatewayError) -> (keys: [StoredKey], appsByTeam: [String: Set<String>])
+}
 
-    // Devices and tokens
+/// Devices enrolled to link, and the tokens issued to their apps.
+package protocol DeviceStore: Sendable {
     func addDevice(_ deviceID: String, secretHash: String, at date: Date) async throws(GatewayError)
     /// The device's secret hash, or nil for a device that does not exist or was removed.
     func deviceSecretHash(_ deviceID: String) async throws(GatewayError) -> String?
@@ -240,8 +248,10 @@ package protocol GatewayStore: Sendable {
     func registrations(tokens: [String]) async throws(GatewayError) -> [String: Registration]
     /// Marks every token of the app on the device unregistered at `date`.
     func unregister(deviceID: String, bundleIdentifier: String, at date: Date) async throws(GatewayError)
+}
 
-    // Pushes
+/// The pushes waiting for their device, in its order, until it acknowledges them or they expire.
+package protocol PushQueueStore: Sendable {
     /// Stores pushes in one transaction and returns the stored ones with their sequence numbers, in
     /// order. A push with a collapse identifier replaces a queued one of the same token and identifier.
     /// A push with a ``QueuedPush/sender`` is logged (accepted, then stored or dropped; a push it
@@ -273,8 +283,10 @@ package protocol GatewayStore: Sendable {
     func removeExpired(before date: Date) async throws(GatewayError) -> Int
     /// How many pushes are stored: queued in their device's order, and held for a device not linked.
     func storedPushCounts() async throws(GatewayError) -> (queued: Int, held: Int)
+}
 
-    // Broadcast channels
+/// Broadcast channels, their subscribers, and a broadcast stored for each.
+package protocol ChannelStore: Sendable {
     /// Creates a channel; throws `limitReached` when its app has `limit` channels in its environment.
     func createChannel(_ channel: BroadcastChannel, limit: Int) async throws(GatewayError)
     /// The channel, or nil for one that does not exist (or was deleted).
@@ -294,8 +306,10 @@ package protocol GatewayStore: Sendable {
     /// channel that stores its most recent message, it replaces the channel's message still stored
     /// for each. Returns the devices it was stored for (`true`: held).
     func enqueue(_ broadcast: Broadcast, linked: Set<String>) async throws(GatewayError) -> [String: Bool]
+}
 
-    // Delivery log
+/// What became of each logged push, from the gateway and from its device.
+package protocol DeliveryLogStore: Sendable {
     /// Records stages of logged pushes (pushes not in the log are skipped): the gateway's own, such
     /// as `sent` on a link that closed before the device acknowledged.
     func recordStages(_ reports: [DeliveryLog.Report]) async throws(GatewayError)
@@ -312,8 +326,12 @@ package protocol GatewayStore: Sendable {
     /// Forgets logged pushes accepted before `date` that are no longer stored, then the oldest beyond
     /// `limit` whatever they are; returns how many.
     func pruneDeliveryLog(acceptedBefore date: Date, keepingAtMost limit: Int) async throws(GatewayError) -> Int
+}
 
-    // Several nodes
+/// What gateway nodes sharing one store coordinate: who holds which device's link, what the others
+/// changed, and the throttling buckets they share. A store of one node needs none of it (the defaults
+/// below).
+package protocol NodeCoordination: Sendable {
     /// Whether other nodes may store pushes in it too (then a node's links read every push back from
     /// it, in the order it gives them).
     var isSharedByNodes: Bool { get }
@@ -380,11 +398,13 @@ package struct Acknowledgement: Sendable {
     }
 }
 
-extension GatewayStore {
+extension DeviceStore {
     package func registration(token: String) async throws(GatewayError) -> Registration? {
         try await registrations(tokens: [token])[token]
     }
+}
 
+extension PushQueueStore {
     /// ``enqueue(_:at:)`` in a task of its own.
     package func enqueue(_ pushes: [QueuedPush], at date: Date, completion: @escaping @Sendable (Result<[QueuedPush], GatewayError>) -> Void) {
         Task {
@@ -402,7 +422,7 @@ extension GatewayStore {
     }
 }
 
-extension GatewayStore {
+extension NodeCoordination {
     /// One node's store: its own pushes wake its links directly.
     package var isSharedByNodes: Bool { false }
     package func followChanges(_ changed: @escaping @Sendable (GatewayStoreChange) -> Void) async {}
