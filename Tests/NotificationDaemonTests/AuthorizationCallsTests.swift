@@ -1,3 +1,5 @@
+import DaemonTestSupport
+import Foundation
 @testable import NotificationDaemon
 import Testing
 import TestSupport
@@ -38,15 +40,55 @@ import TestSupport
         #expect(try await granted)
     }
 
+    /// The app removed while its call waits: the call fails, and another app's call waits on.
+    @Test func aCallOfAnAppThatIsRemovedFails() async throws {
+        let box = Calls()
+        let removed = await box.begin("com.example.todo")
+        let other = await box.begin("com.example.other")
+        async let failed = box.wait(removed)
+        try await eventually("the call to wait for the person") { await box.isWaiting }
+        await box.fail(app: "com.example.todo")
+        do {
+            _ = try await failed
+            Issue.record("the removed app's call was answered")
+        } catch let error as DaemonError {
+            #expect(error.code == .appNotFound)
+        }
+        async let granted = box.wait(other)
+        try await eventually("the other call to wait") { await box.waiting == 2 }
+        await box.complete(app: "com.example.other", number: other.number, granted: true)
+        #expect(try await granted)
+    }
+
+    /// Through the engine over a real SQLite file: an app removed while its `requestAuthorization`
+    /// waits for the person gets `appNotFound`, not a call that never returns.
+    @Test(.timeLimit(.minutes(1))) func anAppRemovedWhileItAsksHearsItWasRemoved() async throws {
+        let path = try makeTestDirectory().appendingPathComponent("db.sqlite").path
+        let engine = await DaemonEngine(store: try SQLiteDaemonStore(path: path), clock: ManualDaemonClock())
+        _ = try await engine.registerApp("com.example.todo")
+        async let asked = engine.requestAuthorization("com.example.todo", options: [.alert])
+        try await eventually("the prompt to show") { (try? await engine.authorizationPrompts().isEmpty) == false }
+        try await engine.removeApp("com.example.todo")
+        do {
+            _ = try await asked
+            Issue.record("the call of a removed app returned an answer")
+        } catch let error as DaemonError {
+            #expect(error.code == .appNotFound)
+        }
+    }
+
     private actor Calls {
         var calls = AuthorizationCalls()
         var isWaiting = false
+        var waiting = 0
         func begin(_ app: String) -> AuthorizationCalls.Call { calls.begin(app) }
         func complete(app: String, number: UInt64, granted: Bool) { calls.complete(app: app, number: number, granted: granted) }
+        func fail(app: String) { calls.fail(app: app, with: DaemonError(.appNotFound, "removed")) }
         func wait(_ call: AuthorizationCalls.Call) async throws -> Bool {
             try await withCheckedThrowingContinuation { continuation in
                 calls.wait(call, continuation)
                 isWaiting = true
+                waiting += 1
             }
         }
     }

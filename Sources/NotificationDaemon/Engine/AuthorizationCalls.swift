@@ -42,6 +42,16 @@ struct AuthorizationCalls {
         answers.removeValue(forKey: call)
     }
 
+    /// The app is gone: every call of it waiting for the person fails with `error`, and nothing it
+    /// expects is kept.
+    mutating func fail(app: String, with error: any Error) {
+        for call in waiters.keys where call.app == app {
+            waiters.removeValue(forKey: call)?.resume(throwing: error)
+        }
+        expected = expected.filter { $0.app != app }
+        answers = answers.filter { $0.key.app != app }
+    }
+
     /// An app's machine answered its call `number`: the caller waiting hears it, or it is kept for
     /// the caller whose step is being saved.
     mutating func complete(app: String, number: UInt64, granted: Bool) {

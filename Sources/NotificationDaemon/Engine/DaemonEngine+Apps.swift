@@ -51,6 +51,9 @@ extension DaemonEngine {
         held.drop(bundleIdentifier)
         // Nothing of it will ever be answered.
         resumeAnswerWaiters(of: bundleIdentifier)
+        authorizationCalls.fail(app: bundleIdentifier, with: DaemonError(
+            .appNotFound, "\(bundleIdentifier) was removed while it waited for the person to answer its request for authorization."
+        ))
         loads.removeValue(forKey: bundleIdentifier)
         connections.close(bundleIdentifier)
         if let folder = attachmentStore(of: bundleIdentifier)?.root {
