@@ -58,12 +58,6 @@ import Testing
         #expect(fields["bundleIdentifier"] as? String == event.bundleIdentifier)
     }
 
-    /// Every kind of an app's event is among those tested above.
-    @Test func everyKindIsTested() {
-        let kinds = Set(Self.events.map(\.type))
-        #expect(kinds.count == 17 + 4)
-    }
-
     /// The fields of a few kinds, as the stream's documentation names them.
     @Test func theFieldsAreTheDocumentedOnes() throws {
         func fields(_ event: DaemonEvent) throws -> [String: Any] {

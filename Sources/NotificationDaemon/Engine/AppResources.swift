@@ -61,21 +61,26 @@ struct AppResources {
     /// damaged) is left out, and said in the log: the app goes on without it.
     static func decode(_ stored: [AppResource: Data], of app: String, logger: Logger) -> ResourcesOfApp {
         var resources = ResourcesOfApp()
-        func decoded<Value: Decodable>(_ kind: AppResource, as type: Value.Type) -> Value? {
-            guard let data = stored[kind] else { return nil }
+        for (kind, data) in stored {
             do {
-                return try JSONDecoder().decode(type, from: data)
+                try read(data, as: kind, into: &resources)
             } catch {
                 logger.error("an app's stored resource cannot be read; the app goes on without it", metadata: [
                     "app": .string(app), "resource": .string(kind.rawValue), "error": .string("\(error)"),
                 ])
-                return nil
             }
         }
-        resources.strings = decoded(.strings, as: [String: String].self) ?? [:]
-        resources.serviceExtension = decoded(.serviceExtension, as: ServiceExtensionRegistration.self)
-        resources.contentExtension = decoded(.contentExtension, as: ContentExtensionRegistration.self)
         return resources
+    }
+
+    /// Decodes `data` as a resource of `kind`, into its place in `resources`.
+    static func read(_ data: Data, as kind: AppResource, into resources: inout ResourcesOfApp) throws {
+        let decoder = JSONDecoder()
+        switch kind {
+        case .strings: resources.strings = try decoder.decode([String: String].self, from: data)
+        case .serviceExtension: resources.serviceExtension = try decoder.decode(ServiceExtensionRegistration.self, from: data)
+        case .contentExtension: resources.contentExtension = try decoder.decode(ContentExtensionRegistration.self, from: data)
+        }
     }
 
     /// A resource as the store keeps it: its JSON, the same bytes for the same value.
@@ -143,11 +148,7 @@ enum LooseResourceFiles {
     }
 
     private static func decodes(_ data: Data, as kind: AppResource) -> Bool {
-        let decoder = JSONDecoder()
-        return switch kind {
-        case .strings: (try? decoder.decode([String: String].self, from: data)) != nil
-        case .serviceExtension: (try? decoder.decode(ServiceExtensionRegistration.self, from: data)) != nil
-        case .contentExtension: (try? decoder.decode(ContentExtensionRegistration.self, from: data)) != nil
-        }
+        var scratch = ResourcesOfApp()
+        return (try? AppResources.read(data, as: kind, into: &scratch)) != nil
     }
 }
