@@ -40,10 +40,10 @@ package enum LocalAPIRouter {
             try await engine.setCategories(bundle, categories)
             return Response(status: .noContent)
         }
+        // The busiest call is answered by `RequestAddHandler` on the connection; what it hands on (a
+        // pipelined add, one with `Expect` or `Upgrade`) comes here, to the same `AppRoutes.add`.
         router.post("/v1/requests") { request, context in
-            let bundle = try await app.authenticate(request)
-            let body = try await decodeNotificationRequest(request, context)
-            try await engine.add(bundle, body)
+            try await app.add(key: bearerKey(request), body: { try await collectBody(request, context) })
             return Response(status: .created)
         }
         router.get("/v1/requests") { request, _ in
@@ -163,8 +163,19 @@ struct AppRoutes: Sendable {
     static let missingKey = DaemonError(.unauthorized, "Send the app's key as `Authorization: Bearer <key>`; `unotify apps add` issues it.")
 
     func authenticate(_ request: Request) async throws -> String {
-        guard let key = bearerKey(request) else { throw Self.missingKey }
+        try await authenticate(key: bearerKey(request))
+    }
+
+    func authenticate(key: String?) async throws -> String {
+        guard let key else { throw Self.missingKey }
         return try await engine.authenticate(key: key)
+    }
+
+    /// An app's `POST /v1/requests`, wherever it was read: the app authenticated, then its body read
+    /// (``bodyTooLarge`` when it is over the limit), decoded and added.
+    func add(key: String?, body: () async throws -> ByteBuffer) async throws {
+        let bundle = try await authenticate(key: key)
+        try await engine.add(bundle, try decodeNotificationRequest(from: try await body()))
     }
 }
 
@@ -213,17 +224,12 @@ package func decode<T: Decodable>(_ type: T.Type, _ request: Request, _ context:
 /// Decodes a notification request's JSON body: read straight from its bytes when it is in a form
 /// ``NotificationJSONReader`` takes (what apps send most, and the local API's busiest call), by
 /// `JSONDecoder` otherwise, with the same result.
-func decodeNotificationRequest(_ request: Request, _ context: some RequestContext) async throws -> NotificationRequest {
-    try decodeNotificationRequest(from: try await collectBody(request, context))
-}
-
-/// Decodes a notification request's JSON body (see the function above).
 func decodeNotificationRequest(from body: ByteBuffer) throws -> NotificationRequest {
     if let read = body.withUnsafeReadableBytes({ NotificationJSONReader.request(from: $0) }) { return read }
     return try decode(NotificationRequest.self, from: body)
 }
 
-private func collectBody(_ request: Request, _ context: some RequestContext) async throws -> ByteBuffer {
+func collectBody(_ request: Request, _ context: some RequestContext) async throws -> ByteBuffer {
     do {
         return try await request.body.collect(upTo: context.maxUploadSize)
     } catch is NIOTooManyBytesError {

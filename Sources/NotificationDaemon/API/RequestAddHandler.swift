@@ -6,9 +6,9 @@ import Synchronization
 import NotificationCore
 
 /// Answers the local API's busiest call, an app's `POST /v1/requests`, on its connection, without the
-/// router: the request's head and body are read here, the app authenticated, the request decoded and
-/// added, and the answer written as the route would write it (`201`, or the same problem document).
-/// Every other request goes on to the router unchanged.
+/// router: the request's head and body are read here and handed to the same add as the route's
+/// (``AppRoutes/add(key:body:)``), and the answer written as the route would write it (`201`, or the
+/// same problem document). Every other request goes on to the router unchanged.
 ///
 /// Answers leave in the order their requests came: an add is taken here only when the router owes no
 /// answer on the connection, and what arrives while an add waits for the engine is held (at most one
@@ -122,10 +122,10 @@ final class RequestAddHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private static func answer(key: String?, body: ByteBuffer, tooLarge: Bool, engine: DaemonEngine) async -> Answer {
         do {
-            guard let key else { throw AppRoutes.missingKey }
-            let bundle = try await engine.authenticate(key: key)
-            guard !tooLarge else { throw bodyTooLarge }
-            try await engine.add(bundle, try decodeNotificationRequest(from: body))
+            try await AppRoutes(engine: engine).add(key: key) {
+                guard !tooLarge else { throw bodyTooLarge }
+                return body
+            }
             return Answer(status: .created)
         } catch let error as DaemonError {
             let problem = ProblemMiddleware<LocalAPIRouter.Context>.problem(for: error)
