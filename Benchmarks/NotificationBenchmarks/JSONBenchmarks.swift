@@ -24,7 +24,7 @@ func registerJSONBenchmarks() {
         request: NotificationRequest(identifier: "3F2504E0-4F89-11D3-9A0C-0305E82C3301", content: content, trigger: .push),
         date: Date(timeIntervalSinceReferenceDate: 785_000_000.25)
     )
-    let event = LocalAPI.AppEvent.willPresent(ticket: 18_446, notification: delivered)
+    let event = LocalAPI.AppEvent.call(.willPresent(ticket: 18_446, delivered))
 
     let foundationStored = JSONEncoder()
     foundationStored.outputFormatting = .sortedKeys

@@ -196,10 +196,10 @@ actor FreedesktopSession {
         guard let (connectionID, messages) = try? await engine.connect(app, state: .background) else { return }
         for await message in messages {
             switch message {
-            case .response(let ticket, let response):
+            case .call(.response(let ticket, let response)):
                 await respond(response)
                 try? await engine.completeResponse(app, ticket: ticket)
-            case .willPresent(let ticket, _):
+            case .call(.willPresent(let ticket, _)):
                 try? await engine.answerWillPresent(app, ticket: ticket, options: [.banner, .list, .sound, .badge])
             case .replaced:
                 return

@@ -3,15 +3,6 @@ internal import NotificationAttachmentStore
 internal import Dispatch
 internal import Synchronization
 
-/// Where an in-process system reads the time, and how it gets woken up when something falls due.
-package protocol NotificationTimeSource: Sendable {
-    var now: Date { get }
-    /// Arranges for `wake` to be called once `date` has come, replacing any earlier arrangement;
-    /// `nil` cancels it. A manual clock ignores this: whoever moves it drives the system. Called under
-    /// the system's lock, so it must never call `wake` before it returns.
-    func scheduleWakeUp(at date: Date?, wake: @escaping @Sendable () -> Void)
-}
-
 /// Who answers the authorization prompt of an in-process system.
 package protocol NotificationPromptAnswerer: Sendable {
     /// The prompt is on screen; answer it now or later with `system.answerAuthorizationPrompt(allow:)`.
@@ -61,12 +52,17 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
         var deviceToken: String?
         /// The broadcast channels the app subscribed to.
         var channels: Set<String> = []
+        /// The alarm that wakes the system when something falls due, and the number of the arrangement
+        /// that set it: a later arrangement always wins (see ``rearmWakeUp()``).
+        var wakeUp: ClockAlarm?
+        var wakeUpArranged: UInt64 = 0
+        var wakeUpSet: UInt64 = 0
         var isSettled: Bool { queuedJobs == 0 && machine.openTickets == 0 }
     }
 
     private let shell: Mutex<Shell>
     private let queue = DispatchQueue(label: "OpenUserNotifications.in-process-system")
-    private let time: any NotificationTimeSource
+    private let clock: any NotificationClock
     private let answerer: any NotificationPromptAnswerer
     private let observer: (@Sendable (InProcessEvent) -> Void)?
     private let attachments: AttachmentStore
@@ -77,18 +73,18 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     /// Creates a system. Use ``center`` to talk to it as an app does.
     package init(
         configuration: Configuration = Configuration(),
-        time: any NotificationTimeSource,
+        clock: any NotificationClock,
         answerer: any NotificationPromptAnswerer,
         observer: (@Sendable (InProcessEvent) -> Void)? = nil
     ) {
-        self.time = time
+        self.clock = clock
         self.answerer = answerer
         self.observer = observer
         self.attachments = AttachmentStore(root: configuration.attachmentStore
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("OpenUserNotifications-\(UUID().uuidString)"))
         attachmentFolderIsTemporary = configuration.attachmentStore == nil
         self.shell = Mutex(Shell(machine: NotificationCenterMachine(
-            now: time.now,
+            now: clock.now,
             calendar: configuration.calendar,
             timeZone: configuration.timeZone,
             appState: configuration.appState,
@@ -99,7 +95,7 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     /// The process's own system when no other is bound: the wall clock, and a person who allows
     /// notifications when asked (there is no one to ask in a process without a notification UI).
     package static let processDefault: InProcessNotificationSystem = InProcessNotificationSystem(
-        time: WallClockTimeSource(),
+        clock: SystemClock(),
         answerer: AllowingPromptAnswerer()
     )
 
@@ -134,7 +130,7 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     }
 
     package var environment: NotificationEnvironment {
-        shell.withLock { NotificationEnvironment(now: time.now, calendar: $0.machine.calendar, timeZone: $0.machine.timeZone) }
+        shell.withLock { NotificationEnvironment(now: clock.now, calendar: $0.machine.calendar, timeZone: $0.machine.timeZone) }
     }
 
     // MARK: - Running the machine
@@ -158,7 +154,7 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     private func step<Value: Sendable, Failure: Error>(
         _ body: (inout NotificationCenterMachine) throws(Failure) -> (Value, [NotificationCenterMachine.Effect])
     ) throws(Failure) -> Value {
-        let now = time.now
+        let now = clock.now
         let result: Result<Value, Failure> = mutate { shell in
             let step = shell.machine.step(at: now, body)
             for effect in step.effects { schedule(effect, in: &shell) }
@@ -178,13 +174,25 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
         step { _ in [] }
     }
 
+    /// Sets the alarm for the next date the machine has something to do, in place of the one before.
+    ///
+    /// Steps on different threads (the app's calls, the answer to the prompt from the answerer's queue)
+    /// each arrange a wake-up: the one arranged last read the machine last, so its alarm is kept and an
+    /// earlier one set after it is cancelled, or it would cancel the alarm of a trigger added meanwhile.
+    /// The alarm is set outside the lock: a clock may call it at once when its date has come.
     private func rearmWakeUp() {
-        // Under the lock: a step on another thread that read an earlier wake-up (the answer to the
-        // authorization prompt, from the answerer's queue) must not arm it after this one, or it would
-        // cancel the timer of a trigger added meanwhile. Time sources never call `wake` from here.
-        shell.withLock { shell in
-            time.scheduleWakeUp(at: shell.machine.nextWakeUpDate()) { [weak self] in self?.catchUp() }
+        let (date, arrangement) = shell.withLock { shell in
+            shell.wakeUpArranged += 1
+            return (shell.machine.nextWakeUpDate(), shell.wakeUpArranged)
         }
+        let alarm = date.map { clock.alarm(at: $0) { [weak self] in self?.catchUp() } }
+        let replaced = shell.withLock { shell -> ClockAlarm? in
+            guard arrangement > shell.wakeUpSet else { return alarm }
+            shell.wakeUpSet = arrangement
+            defer { shell.wakeUp = alarm }
+            return shell.wakeUp
+        }
+        replaced?.cancel()
     }
 
     /// The earliest date the system has something to do.
@@ -262,22 +270,17 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
         var jobs: [@Sendable () -> Void] = [{ observer?(.effect(effect)) }]
         for route in effect.routes {
             switch route {
-            case .app(.authorizationCompleted(let call, let granted)):
+            case .authorizationCompleted(let call, let granted):
                 let completion = shell.authorizationCalls.removeValue(forKey: call)
                 jobs.append { completion?(granted) }
-            case .app(.willPresent(let ticket, let notification)):
-                jobs.append { [self] in askWillPresent(ticket: ticket, notification) }
-            case .app(.response(let ticket, let response)):
-                jobs.append { [self] in deliverResponse(ticket: ticket, response) }
-            case .app(.openSettings(let notification)):
+            case .app(let call):
                 jobs.append { [self] in
                     let center = self.center
-                    center.effectiveDelegate?.userNotificationCenter(center, openSettingsFor: notification.map(UNNotification.init))
-                }
-            case .app(.remoteNotification(let ticket, let remote)):
-                jobs.append { [self] in
-                    RemoteNotificationInbox.inbox(for: remote).deliver(remote.userInfo) { [self] result in
-                        completeRemoteNotification(ticket: ticket, result: result)
+                    let outcome = center.hand(call) { [weak self] reply in self?.take(reply, to: call) }
+                    // This process is the app, and it has set no delegate: a response is finished at
+                    // once (nothing would ever hear it), the settings request goes unheard.
+                    if outcome == .needsDelegate, case .response(let ticket, let response) = call {
+                        completeResponse(ticket: ticket, response)
                     }
                 }
             case .person(.authorizationPrompt(let options)):
@@ -301,14 +304,18 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
         enqueue({ all.forEach { $0() } }, in: &shell)
     }
 
-    private func askWillPresent(ticket: UInt64, _ notification: DeliveredNotification) {
-        let center = self.center
-        guard let delegate = center.effectiveDelegate else {
-            answerWillPresent(ticket: ticket, notification, options: nil)
-            return
-        }
-        delegate.userNotificationCenter(center, willPresent: UNNotification(notification)) { [self] options in
-            answerWillPresent(ticket: ticket, notification, options: PresentationOptions(rawValue: options.rawValue))
+    /// The app's answer to a call its delegates were handed, as the daemon would read it.
+    private func take(_ reply: LocalAPI.AppReply, to call: AppCall) {
+        switch (reply, call) {
+        case (.willPresentAnswer(let ticket, let options), .willPresent(_, let notification)):
+            answerWillPresent(ticket: ticket, notification, options: options.map(PresentationOptions.init(rawValue:)))
+        case (.responseCompleted(let ticket), .response(_, let response)):
+            completeResponse(ticket: ticket, response)
+        case (.remoteNotificationCompleted(let ticket, let result), .remoteNotification):
+            completeRemoteNotification(ticket: ticket, result: result)
+        default:
+            // ``UNUserNotificationCenter/hand(_:reply:)`` answers each call with its own reply.
+            break
         }
     }
 
@@ -322,17 +329,6 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
             return takeSettledWaiters(&shell)
         }
         waiters.forEach { $0.resume() }
-    }
-
-    private func deliverResponse(ticket: UInt64, _ response: NotificationResponse) {
-        let center = self.center
-        guard let delegate = center.effectiveDelegate else {
-            completeResponse(ticket: ticket, response)
-            return
-        }
-        delegate.userNotificationCenter(center, didReceive: UNNotificationResponse.make(response)) { [self] in
-            completeResponse(ticket: ticket, response)
-        }
     }
 
     private func completeResponse(ticket: UInt64, _ response: NotificationResponse) {
@@ -360,7 +356,7 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     // MARK: - The app's calls
 
     package func requestAuthorization(options: AuthorizationOptions, completion: @escaping @Sendable (Bool) -> Void) {
-        let now = time.now
+        let now = clock.now
         mutate { shell in
             // The completion is known before the step runs: the step may answer it at once.
             let call = shell.nextCall
@@ -543,30 +539,6 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     /// Changes the machine (settings, app state, location, time zone…) and carries out the effects.
     package func update(_ body: (inout NotificationCenterMachine) -> [NotificationCenterMachine.Effect]) {
         step(body)
-    }
-}
-
-/// The wall clock, with a Dispatch timer for wake-ups.
-package final class WallClockTimeSource: NotificationTimeSource {
-    private let timer = LockedValue<(any DispatchSourceTimer)?>(nil)
-    private let queue = DispatchQueue(label: "OpenUserNotifications.wall-clock")
-
-    package init() {}
-
-    package var now: Date { Date() }
-
-    package func scheduleWakeUp(at date: Date?, wake: @escaping @Sendable () -> Void) {
-        // One swap under the lock, so two calls at once never leave an uncancelled timer behind.
-        timer.withLock { current in
-            current?.cancel()
-            current = nil
-            guard let date else { return }
-            let source = DispatchSource.makeTimerSource(queue: queue)
-            source.schedule(deadline: .now() + max(0, date.timeIntervalSinceNow), leeway: .milliseconds(1))
-            source.setEventHandler(handler: wake)
-            source.resume()
-            current = source
-        }
     }
 }
 

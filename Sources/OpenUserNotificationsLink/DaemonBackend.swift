@@ -392,44 +392,16 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
         }
     }
 
-    /// Calls the delegate for one event; on `delegateQueue`.
+    /// Calls the delegates for one event; on `delegateQueue`.
     private func deliver(_ event: LocalAPI.AppEvent, to center: UNUserNotificationCenter) {
-        let replies = self.replies
-        UNUserNotificationCenter.withBound(center) {
-            switch event {
-            case .connected, .replaced, .badge:
-                break
-            case .willPresent(let ticket, let notification):
-                // No delegate: the app shows nothing in the foreground, as on Apple's platforms.
-                guard let delegate = center.effectiveDelegate else {
-                    replies.yield(.willPresentAnswer(ticket: ticket, options: nil))
-                    return
-                }
-                delegate.userNotificationCenter(center, willPresent: UNNotification(notification)) { options in
-                    replies.yield(.willPresentAnswer(ticket: ticket, options: options.rawValue))
-                }
-            case .response(let ticket, let response):
-                // Unconfirmed, a held response is handed over again if the app stops before it sets a delegate.
-                guard let delegate = center.effectiveDelegate else {
-                    heldForDelegate.append(event)
-                    return
-                }
-                delegate.userNotificationCenter(center, didReceive: UNNotificationResponse.make(response)) {
-                    replies.yield(.responseCompleted(ticket: ticket))
-                }
-            case .openSettings(let notification):
-                guard let delegate = center.effectiveDelegate else {
-                    heldForDelegate.append(event)
-                    return
-                }
-                delegate.userNotificationCenter(center, openSettingsFor: notification.map(UNNotification.init))
-            case .remoteNotification(let ticket, let remote):
-                RemoteNotificationInbox.inbox(for: remote).deliver(remote.userInfo) { result in
-                    replies.yield(.remoteNotificationCompleted(ticket: ticket, result: result))
-                }
-            case .deviceToken(let token, _):
-                RemoteNotificationInbox.deviceTokenChanged(token)
-            }
+        switch event {
+        case .call(let call):
+            // Unconfirmed, a held response is handed over again if the app stops before it sets a delegate.
+            if center.hand(call, reply: replies.yield) == .needsDelegate { heldForDelegate.append(event) }
+        case .deviceToken(let token, _):
+            RemoteNotificationInbox.deviceTokenChanged(token)
+        case .connected, .replaced, .badge:
+            break
         }
     }
 }

@@ -1,4 +1,5 @@
 public import Foundation
+package import NotificationCore
 internal import OpenUserNotifications
 internal import Synchronization
 
@@ -76,9 +77,11 @@ public final class ManualClock: Sendable {
     }
 }
 
-extension ManualClock: NotificationTimeSource {
-    package func scheduleWakeUp(at date: Date?, wake: @escaping @Sendable () -> Void) {
-        // Nothing to arrange: `advance(to:)` drives every system on this clock.
+extension ManualClock: NotificationClock {
+    /// Sets off nothing: ``advance(to:)`` steps every system on this clock through each date that
+    /// falls due, in order, and waits for its delegate's answers, which an alarm could not.
+    package func alarm(at deadline: Date, _ action: @escaping @Sendable () -> Void) -> ClockAlarm {
+        .none
     }
 }
 

@@ -71,7 +71,7 @@ public final class NotificationTestHarness: Sendable {
         let answerer = PromptAnswers()
         let system = InProcessNotificationSystem(
             configuration: configuration,
-            time: clock,
+            clock: clock,
             answerer: answerer,
             observer: { event in
                 if let recorded = NotificationEvent(event) { history.record(recorded) }

@@ -8,7 +8,7 @@ import Synchronization
 import TestSupport
 
 /// A clock that moves only when a test moves it; alarms go off when it passes their deadline.
-package final class ManualDaemonClock: DaemonClock {
+package final class ManualDaemonClock: NotificationClock {
     private struct State {
         var now: Date
         var alarms: [UUID: (deadline: Date, action: @Sendable () -> Void)] = [:]
@@ -37,7 +37,7 @@ package final class ManualDaemonClock: DaemonClock {
         advance(by: max(0, date.timeIntervalSince(now)))
     }
 
-    package func alarm(at deadline: Date, _ action: @escaping @Sendable () -> Void) -> DaemonAlarm {
+    package func alarm(at deadline: Date, _ action: @escaping @Sendable () -> Void) -> ClockAlarm {
         let id = UUID()
         let isDue = state.withLock { state -> Bool in
             guard deadline > state.now else { return true }
@@ -45,7 +45,7 @@ package final class ManualDaemonClock: DaemonClock {
             return false
         }
         if isDue { action() }
-        return DaemonAlarm { _ = self.state.withLock { $0.alarms.removeValue(forKey: id) } }
+        return ClockAlarm { _ = self.state.withLock { $0.alarms.removeValue(forKey: id) } }
     }
 }
 

@@ -189,7 +189,7 @@ import Testing
 
     static func nextResponse(_ messages: inout AsyncStream<LocalAPI.AppEvent>.Iterator, engine: DaemonEngine, app: String) async throws -> NotificationResponse {
         while let message = await messages.next() {
-            if case .response(let ticket, let response) = message {
+            if case .call(.response(let ticket, let response)) = message {
                 try await engine.completeResponse(app, ticket: ticket)
                 return response
             }

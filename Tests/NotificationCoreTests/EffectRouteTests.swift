@@ -14,7 +14,7 @@ import Testing
     @Test(arguments: [
         (NotificationCenterMachine.Effect.askWillPresent(ticket: 1, notification), [EffectRoute.app(.willPresent(ticket: 1, notification))]),
         (.deliverResponse(ticket: 2, response), [.app(.response(ticket: 2, response)), .person(.responseDelivered(response))]),
-        (.authorizationCompleted(call: 3, granted: true), [.app(.authorizationCompleted(call: 3, granted: true))]),
+        (.authorizationCompleted(call: 3, granted: true), [.authorizationCompleted(call: 3, granted: true)]),
         (.promptForAuthorization([.alert]), [.person(.authorizationPrompt([.alert]))]),
         (.responseTimedOut(ticket: 4, response), [.person(.responseNotCompleted(response))]),
         (.willPresentTimedOut(ticket: 5, notification), [.person(.willPresentTimedOut(notification))]),

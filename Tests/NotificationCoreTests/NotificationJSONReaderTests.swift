@@ -92,7 +92,7 @@ import Testing
             var request = request
             if index % 3 == 0 { request.pushUniqueID = "0f5a6c1e-3b7d-7a41-9c2e-\(index)" }
             let date = Date(timeIntervalSinceReferenceDate: 785_000_000 + Double(generator.next() % 100_000_000) / 1000)
-            let event = LocalAPI.AppEvent.willPresent(ticket: generator.next() % 1_000_000, notification: DeliveredNotification(request: request, date: date))
+            let event = LocalAPI.AppEvent.call(.willPresent(ticket: generator.next() % 1_000_000, DeliveredNotification(request: request, date: date)))
             let sorted = JSONEncoder()
             sorted.outputFormatting = .sortedKeys
             for json in [try StreamingJSONEncoder().encodeBytes(event), try StreamingJSONEncoder(sortsKeys: true).encodeBytes(event), Array(try sorted.encode(event))] {
@@ -307,8 +307,8 @@ import Testing
             taken += checkDamaged(json, read: { NotificationJSONReader.request(from: $0) }, reference: decoded)
         }
         // The same for a `willPresent` event.
-        let event = try StreamingJSONEncoder(sortsKeys: true).encodeBytes(LocalAPI.AppEvent.willPresent(
-            ticket: 42, notification: DeliveredNotification(request: request, date: Date(timeIntervalSinceReferenceDate: 785_000_000.25))))
+        let event = try StreamingJSONEncoder(sortsKeys: true).encodeBytes(LocalAPI.AppEvent.call(.willPresent(
+            ticket: 42, DeliveredNotification(request: request, date: Date(timeIntervalSinceReferenceDate: 785_000_000.25)))))
         taken += checkDamaged(event, read: { NotificationJSONReader.willPresentEvent(from: $0) },
                               reference: { try? JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data($0)) })
         // And for a push message, its payload escaped.

@@ -87,7 +87,7 @@ import Testing
         try Self.expectSameJSON(request)
         try Self.expectSameJSON(NotificationRequest(identifier: "push", content: content, trigger: .push))
         try Self.expectSameJSON(delivered)
-        try Self.expectSameJSON(LocalAPI.AppEvent.willPresent(ticket: 12, notification: delivered))
+        try Self.expectSameJSON(LocalAPI.AppEvent.call(.willPresent(ticket: 12, delivered)))
         try Self.expectSameJSON(LocalAPI.AppEvent.badge(count: 4))
 
         // The store's form: without default fields, read from the encoder's user info.

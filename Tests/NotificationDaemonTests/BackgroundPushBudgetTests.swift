@@ -20,7 +20,7 @@ import TestSupport
     /// The `id` of the next push the app receives, confirmed as its completion handler would.
     static func nextPush(on stream: AppStream) async throws -> Int? {
         while true {
-            guard case .remoteNotification(let ticket, let remote) = try await stream.next() else { continue }
+            guard case .call(.remoteNotification(let ticket, let remote)) = try await stream.next() else { continue }
             try await stream.reply(.remoteNotificationCompleted(ticket: ticket, result: .newData))
             guard case .integer(let id)? = remote.userInfo["id"] else { return nil }
             return id

@@ -210,7 +210,7 @@ final class DaemonProcess: Sendable {
                 try await stream.send(#"{"type":"state","state":"background"}"#)
                 var order: [String] = []
                 for try await text in stream.messages {
-                    guard case .response(let ticket, let response) = try JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data(text.utf8)) else { continue }
+                    guard case .call(.response(let ticket, let response)) = try JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data(text.utf8)) else { continue }
                     order.append(response.notification.request.identifier)
                     try await stream.send(String(decoding: try JSONEncoder().encode(LocalAPI.AppReply.responseCompleted(ticket: ticket)), as: UTF8.self))
                     if order.count == 4 { break }
@@ -245,7 +245,7 @@ final class DaemonProcess: Sendable {
                 if case .connected = event {
                     try await thirdAdmin.call(.POST, "/v1/admin/apps/com.example.todo/notifications/sentinel/respond", body: LocalAPI.Respond(kind: "open"))
                 }
-                guard case .response(_, let response) = event else { continue }
+                guard case .call(.response(_, let response)) = event else { continue }
                 responses.append(response.notification.request.identifier)
                 if response.notification.request.identifier == "sentinel" { break }
             }
@@ -274,7 +274,7 @@ final class DaemonProcess: Sendable {
             var ticket: UInt64?
             for try await text in stream.messages {
                 let event = try JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data(text.utf8))
-                if case .response(let handed, _) = event {
+                if case .call(.response(let handed, _)) = event {
                     ticket = handed
                     Task {
                         try? await LocalAPIWebSocket.withConnection(socketPath: first.socketPath, path: "/v1/events", key: key) { second in
@@ -299,7 +299,7 @@ final class DaemonProcess: Sendable {
             try await stream.send(#"{"type":"state","state":"background"}"#)
             var received: [(UInt64, String)] = []
             for try await text in stream.messages {
-                guard case .response(let ticket, let response) = try JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data(text.utf8)) else { continue }
+                guard case .call(.response(let ticket, let response)) = try JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data(text.utf8)) else { continue }
                 received.append((ticket, response.notification.request.identifier))
                 try await stream.send(String(decoding: try JSONEncoder().encode(LocalAPI.AppReply.responseCompleted(ticket: ticket)), as: UTF8.self))
                 if received.count == 1 {

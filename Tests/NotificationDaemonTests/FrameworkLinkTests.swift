@@ -180,7 +180,7 @@ final class ListOnlyDelegate: NSObject, UNUserNotificationCenterDelegate, Sendab
             ))
             try await withDeadline("the response to reach the app") {
                 for await event in handled {
-                    if case .response = event { return }
+                    if case .call(.response) = event { return }
                 }
             }
             let delegate = LinkedAppDelegate()

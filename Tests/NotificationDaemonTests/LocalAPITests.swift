@@ -132,7 +132,7 @@ import TestSupport
             let response = try await daemon.withApp(key: app.key) { stream -> NotificationResponse? in
                 try await daemon.admin.call(.POST, "/v1/admin/apps/com.example.todo/notifications/daily/respond",
                                             body: LocalAPI.Respond(kind: "reply", actionIdentifier: "INPUT", text: "done"))
-                guard case .response(let ticket, let response) = try await stream.next() else { return nil }
+                guard case .call(.response(let ticket, let response)) = try await stream.next() else { return nil }
                 try await stream.reply(.responseCompleted(ticket: ticket))
                 return response
             }
@@ -171,7 +171,7 @@ import TestSupport
             let order = try await daemon.withApp(key: app.key) { stream in
                 var order: [String] = []
                 while order.count < 3 {
-                    guard case .response(let ticket, let response) = try await stream.next() else { continue }
+                    guard case .call(.response(let ticket, let response)) = try await stream.next() else { continue }
                     order.append(response.notification.request.identifier)
                     try await stream.reply(.responseCompleted(ticket: ticket))
                 }
@@ -187,7 +187,7 @@ import TestSupport
             let presented = try await daemon.withApp(key: app.key, state: .foreground) { stream in
                 try await daemon.withWatch { watch in
                     try await app.add("hello")
-                    guard case .willPresent(let ticket, _) = try await stream.next() else { return nil as Presentation? }
+                    guard case .call(.willPresent(let ticket, _)) = try await stream.next() else { return nil as Presentation? }
                     try await stream.reply(.willPresentAnswer(ticket: ticket, options: PresentationOptions([.banner, .list]).rawValue))
                     return try await watch.next { $0.type == "presented" }.presented?.presentation
                 }

@@ -175,7 +175,7 @@ import Testing
             #expect(try await running.send(to: token, #"{"aps":{"alert":"before the sync"}}"#).status == .ok)
             var question: DeliveredNotification?
             while let message = await asked.next() {
-                if case .willPresent(_, let notification) = message {
+                if case .call(.willPresent(_, let notification)) = message {
                     question = notification
                     break
                 }

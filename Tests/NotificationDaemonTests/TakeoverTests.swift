@@ -20,17 +20,17 @@ import Testing
             try await daemon.withApp(key: app.key) { first in
                 let admin = daemon.admin
                 try await admin.call(.POST, "/v1/admin/apps/com.example.todo/notifications/confirmed/respond", body: LocalAPI.Respond(kind: "open"))
-                guard case .response(let confirmedTicket, _) = try await first.next() else { throw TakeoverTestError("no response") }
+                guard case .call(.response(let confirmedTicket, _)) = try await first.next() else { throw TakeoverTestError("no response") }
                 try await first.reply(.responseCompleted(ticket: confirmedTicket))
                 try await admin.call(.POST, "/v1/admin/apps/com.example.todo/notifications/unconfirmed/respond", body: LocalAPI.Respond(kind: "open"))
-                guard case .response(let unconfirmedTicket, let response) = try await first.next() else { throw TakeoverTestError("no response") }
+                guard case .call(.response(let unconfirmedTicket, let response)) = try await first.next() else { throw TakeoverTestError("no response") }
                 #expect(response.notification.request.identifier == "unconfirmed")
 
                 // A second process connects while the first still holds a response it has not confirmed.
                 async let second: LocalAPI.AppEvent = daemon.withApp(key: app.key) { second in try await second.next() }
                 #expect(try await first.next() == .replaced, "the first is told it was replaced")
                 try await first.reply(.released)
-                guard case .response(let handedTicket, let handed) = try await second else {
+                guard case .call(.response(let handedTicket, let handed)) = try await second else {
                     throw TakeoverTestError("the second connection got no response")
                 }
                 #expect(handed.notification.request.identifier == "unconfirmed", "what was not confirmed goes to the new process")

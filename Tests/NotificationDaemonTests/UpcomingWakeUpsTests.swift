@@ -98,28 +98,6 @@ import TestSupport
     }
 }
 
-/// The alarms that wake the scheduler go off in their order, and a cancelled one never does.
-@Suite(.timeLimit(.minutes(1))) struct AlarmThreadTests {
-    @Test func alarmsGoOffInTheirOrderAndACancelledOneDoesNot() async throws {
-        let (fired, continuation) = AsyncStream.makeStream(of: String.self)
-        let now = Date()
-        let alarms = AlarmThread.shared
-        // Cancelled on the next line: long before its time, however busy the machine.
-        let cancelled = alarms.schedule(at: now.addingTimeInterval(0.3)) { continuation.yield("cancelled") }
-        _ = alarms.schedule(at: now.addingTimeInterval(0.4)) { continuation.yield("third") }
-        _ = alarms.schedule(at: now.addingTimeInterval(0.04)) { continuation.yield("second") }
-        _ = alarms.schedule(at: now.addingTimeInterval(-1)) { continuation.yield("first") }
-        alarms.cancel(cancelled)
-        var order: [String] = []
-        for await name in fired {
-            order.append(name)
-            if order.count == 3 { break }
-        }
-        #expect(order == ["first", "second", "third"])
-        #expect(Date().timeIntervalSince(now) >= 0.4, "not before its time")
-    }
-}
-
 /// A notification is decided and made durable a little before its time, and shown at its time: a
 /// busy store does not make it late.
 @Suite(.timeLimit(.minutes(1))) struct FiringAheadTests {

@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 
 /// The in-process system a plain app gets from `current()` runs on the wall clock. This is the one
-/// place where a test cannot use a manual clock: it checks that the wall clock's timer, not a test,
+/// place where a test cannot use a manual clock: it checks that the system clock's alarm, not a test,
 /// drives delivery. It waits for the event with a deadline.
 @Suite struct WallClockSystemTests {
     @Test func aWallClockSystemDeliversDueTriggersByItself() async throws {
@@ -15,7 +15,7 @@ import Testing
         configuration.appState = .background
         let system = InProcessNotificationSystem(
             configuration: configuration,
-            time: WallClockTimeSource(),
+            clock: SystemClock(),
             answerer: AllowingPromptAnswerer(),
             observer: { event in
                 if case .effect(.presented(let shown)) = event {

@@ -721,7 +721,7 @@ import TestSupport
         try await LocalAPIWebSocket.withConnection(socketPath: socket, path: "/v1/events", key: key) { stream in
             try await stream.send(#"{"type":"state","state":"background"}"#)
             for try await text in stream.messages {
-                guard case .response(_, let response) = try JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data(text.utf8)) else { continue }
+                guard case .call(.response(_, let response)) = try JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data(text.utf8)) else { continue }
                 return "\(response.actionIdentifier) \(response.notification.request.identifier)"
             }
             return nil

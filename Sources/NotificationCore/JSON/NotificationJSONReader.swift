@@ -455,7 +455,7 @@ private struct Cursor {
             }
         }
         guard read, type == "willPresent", let ticket, let notification else { return nil }
-        return .willPresent(ticket: UInt64(ticket), notification: notification)
+        return .call(.willPresent(ticket: UInt64(ticket), notification))
     }
 
     /// A delivered notification: its request, and its date as `JSONDecoder` reads a `Date` (seconds

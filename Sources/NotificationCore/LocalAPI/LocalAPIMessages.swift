@@ -71,14 +71,9 @@ package enum LocalAPI {
 
     /// What the app is called about on its event stream (`GET /v1/events`, WebSocket).
     package enum AppEvent: Codable, Sendable, Hashable {
-        /// Answer with `willPresentAnswer` and the same ticket.
-        case willPresent(ticket: UInt64, notification: DeliveredNotification)
-        /// Confirm with `responseCompleted` and the same ticket once the delegate is done.
-        case response(ticket: UInt64, response: NotificationResponse)
-        case openSettings(notification: DeliveredNotification?)
-        /// A background or VoIP push for the app delegate's `didReceiveRemoteNotification`: confirm
-        /// with `remoteNotificationCompleted` and the same ticket once its completion handler is called.
-        case remoteNotification(ticket: UInt64, remoteNotification: RemoteNotification)
+        /// A call of the app's delegates (`willPresent`, `response`, `openSettings`,
+        /// `remoteNotification`): the machine's own value, answered as ``AppCall`` says.
+        case call(AppCall)
         /// The app's device token changed (renewed on the device): an app that registered for remote
         /// notifications hands the new one to its delegate's `didRegisterForRemoteNotificationsWithDeviceToken`.
         case deviceToken(token: String, environment: APNs.Environment)
@@ -92,22 +87,13 @@ package enum LocalAPI {
         /// finished is confirmed, and do not reconnect.
         case replaced
 
-        private enum CodingKeys: String, CodingKey { case type, ticket, notification, response, remoteNotification, token, environment, count, contentExtensions }
+        private enum CodingKeys: String, CodingKey { case type, token, environment, count, contentExtensions }
 
         package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             switch try container.decode(String.self, forKey: .type) {
-            case "willPresent":
-                self = .willPresent(ticket: try container.decode(UInt64.self, forKey: .ticket),
-                                    notification: try container.decode(DeliveredNotification.self, forKey: .notification))
-            case "response":
-                self = .response(ticket: try container.decode(UInt64.self, forKey: .ticket),
-                                 response: try container.decode(NotificationResponse.self, forKey: .response))
-            case "openSettings":
-                self = .openSettings(notification: try container.decodeIfPresent(DeliveredNotification.self, forKey: .notification))
-            case "remoteNotification":
-                self = .remoteNotification(ticket: try container.decode(UInt64.self, forKey: .ticket),
-                                           remoteNotification: try container.decode(RemoteNotification.self, forKey: .remoteNotification))
+            case let type where AppCall.types.contains(type):
+                self = .call(try AppCall(from: decoder))
             case "deviceToken":
                 self = .deviceToken(token: try container.decode(String.self, forKey: .token),
                                     environment: try container.decode(APNs.Environment.self, forKey: .environment))
@@ -123,23 +109,12 @@ package enum LocalAPI {
         }
 
         package func encode(to encoder: any Encoder) throws {
+            // A call is its own object, with the same `type` key.
+            if case .call(let call) = self { return try call.encode(to: encoder) }
             var container = encoder.container(keyedBy: CodingKeys.self)
             switch self {
-            case .willPresent(let ticket, let notification):
-                try container.encode("willPresent", forKey: .type)
-                try container.encode(ticket, forKey: .ticket)
-                try container.encode(notification, forKey: .notification)
-            case .response(let ticket, let response):
-                try container.encode("response", forKey: .type)
-                try container.encode(ticket, forKey: .ticket)
-                try container.encode(response, forKey: .response)
-            case .openSettings(let notification):
-                try container.encode("openSettings", forKey: .type)
-                try container.encodeIfPresent(notification, forKey: .notification)
-            case .remoteNotification(let ticket, let remoteNotification):
-                try container.encode("remoteNotification", forKey: .type)
-                try container.encode(ticket, forKey: .ticket)
-                try container.encode(remoteNotification, forKey: .remoteNotification)
+            case .call:
+                break
             case .deviceToken(let token, let environment):
                 try container.encode("deviceToken", forKey: .type)
                 try container.encode(token, forKey: .token)

@@ -1,9 +1,12 @@
-/// Where an effect of ``NotificationCenterMachine`` goes: to the app, to the person, or to starting
-/// the app. Every system (the in-process one and the daemon) carries out effects through
+/// Where an effect of ``NotificationCenterMachine`` goes: to the app, to the person, to starting the
+/// app, or to its service extension. Every system (the in-process one and the daemon) carries out effects through
 /// ``NotificationCenterMachine/Effect/routes``, so a new effect is routed in one place, and the
 /// compiler then shows each system the call or event it must handle.
 package enum EffectRoute: Sendable, Hashable {
-    /// Something for the app: a delegate call or the end of one of its calls.
+    /// The app's `requestAuthorization` call `call` ends with this answer.
+    case authorizationCompleted(call: UInt64, granted: Bool)
+    /// A call of the app's delegates: the same value is the message of the app's event stream
+    /// (``LocalAPI/AppEvent/call(_:)``) and what the app's process hands its delegates.
     case app(AppCall)
     /// Something the person sees: what presenters show and observers record.
     case person(PersonEvent)
@@ -24,18 +27,66 @@ package enum ServiceExtensionCall: Sendable, Hashable {
     case stop(ticket: UInt64)
 }
 
-/// What a system asks of the app, or tells it.
-package enum AppCall: Sendable, Hashable {
-    /// Its `requestAuthorization` call `call` ends with this answer.
-    case authorizationCompleted(call: UInt64, granted: Bool)
-    /// The delegate's `willPresent`, for a notification arriving while the app is in the foreground.
+/// What a system asks of the app's delegates: the center's delegate for notifications, the app
+/// delegate for background pushes. In its `Codable` form it is the app's event stream message of the
+/// same `type` (Docs/local-api-streams.md); the in-process system hands it to the delegates as it is.
+package enum AppCall: Codable, Sendable, Hashable {
+    /// The delegate's `willPresent`, for a notification arriving while the app is in the foreground:
+    /// answered with `willPresentAnswer` and the same ticket.
     case willPresent(ticket: UInt64, DeliveredNotification)
-    /// The delegate's `didReceive`, for what the person did.
+    /// The delegate's `didReceive`, for what the person did: confirmed with `responseCompleted` and
+    /// the same ticket once the delegate is done.
     case response(ticket: UInt64, NotificationResponse)
     /// The delegate's `openSettingsFor`.
     case openSettings(DeliveredNotification?)
-    /// The app delegate's `didReceiveRemoteNotification`, for a background or VoIP push.
+    /// The app delegate's `didReceiveRemoteNotification`, for a background or VoIP push: confirmed
+    /// with `remoteNotificationCompleted` and the same ticket once its completion handler is called.
     case remoteNotification(ticket: UInt64, RemoteNotification)
+
+    /// The stream's `type` of each call.
+    package static let types: Set<String> = ["willPresent", "response", "openSettings", "remoteNotification"]
+
+    private enum CodingKeys: String, CodingKey { case type, ticket, notification, response, remoteNotification }
+
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        switch try container.decode(String.self, forKey: .type) {
+        case "willPresent":
+            self = .willPresent(ticket: try container.decode(UInt64.self, forKey: .ticket),
+                                try container.decode(DeliveredNotification.self, forKey: .notification))
+        case "response":
+            self = .response(ticket: try container.decode(UInt64.self, forKey: .ticket),
+                             try container.decode(NotificationResponse.self, forKey: .response))
+        case "openSettings":
+            self = .openSettings(try container.decodeIfPresent(DeliveredNotification.self, forKey: .notification))
+        case "remoteNotification":
+            self = .remoteNotification(ticket: try container.decode(UInt64.self, forKey: .ticket),
+                                       try container.decode(RemoteNotification.self, forKey: .remoteNotification))
+        case let type:
+            throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "Unknown call \"\(type)\".")
+        }
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .willPresent(let ticket, let notification):
+            try container.encode("willPresent", forKey: .type)
+            try container.encode(ticket, forKey: .ticket)
+            try container.encode(notification, forKey: .notification)
+        case .response(let ticket, let response):
+            try container.encode("response", forKey: .type)
+            try container.encode(ticket, forKey: .ticket)
+            try container.encode(response, forKey: .response)
+        case .openSettings(let notification):
+            try container.encode("openSettings", forKey: .type)
+            try container.encodeIfPresent(notification, forKey: .notification)
+        case .remoteNotification(let ticket, let remoteNotification):
+            try container.encode("remoteNotification", forKey: .type)
+            try container.encode(ticket, forKey: .ticket)
+            try container.encode(remoteNotification, forKey: .remoteNotification)
+        }
+    }
 }
 
 /// What the person sees, and what happens to it.
@@ -81,7 +132,7 @@ extension NotificationCenterMachine.Effect {
     package var routes: [EffectRoute] {
         switch self {
         case .promptForAuthorization(let options): [.person(.authorizationPrompt(options))]
-        case .authorizationCompleted(let call, let granted): [.app(.authorizationCompleted(call: call, granted: granted))]
+        case .authorizationCompleted(let call, let granted): [.authorizationCompleted(call: call, granted: granted)]
         case .settingsChanged(let settings): [.person(.settingsChanged(settings))]
         case .askWillPresent(let ticket, let notification): [.app(.willPresent(ticket: ticket, notification))]
         case .presented(let shown): [.person(.presented(shown))]

@@ -10,16 +10,10 @@ extension DaemonEngine {
     func carryOut(_ effects: [NotificationCenterMachine.Effect], for app: String) {
         for route in effects.flatMap(\.routes) {
             switch route {
-            case .app(.authorizationCompleted(let call, let granted)):
+            case .authorizationCompleted(let call, let granted):
                 authorizationCalls.complete(app: app, number: call, granted: granted)
-            case .app(.willPresent(let ticket, let notification)):
-                connections.send(.willPresent(ticket: ticket, notification: notification), to: app)
-            case .app(.response(let ticket, let response)):
-                connections.send(.response(ticket: ticket, response: response), to: app)
-            case .app(.openSettings(let notification)):
-                connections.send(.openSettings(notification: notification), to: app)
-            case .app(.remoteNotification(let ticket, let remote)):
-                connections.send(.remoteNotification(ticket: ticket, remoteNotification: remote), to: app)
+            case .app(let call):
+                connections.send(.call(call), to: app)
             case .person(let event):
                 log(event, of: app)
                 measure(event)

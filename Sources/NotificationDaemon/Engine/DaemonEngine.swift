@@ -81,7 +81,7 @@ package actor DaemonEngine {
     }
 
     let store: any DaemonStore
-    let clock: any DaemonClock
+    let clock: any NotificationClock
     let configuration: Configuration
     /// How long a replaced app connection has to let go (``Configuration/takeoverGrace``).
     package nonisolated var takeoverGrace: Duration { configuration.takeoverGrace }
@@ -185,7 +185,7 @@ package actor DaemonEngine {
     /// - Parameter launcher: starts an app for what waits for it, with the app's launch command.
     package init(
         store: any DaemonStore,
-        clock: any DaemonClock = SystemDaemonClock(),
+        clock: any NotificationClock = SystemClock(),
         configuration: Configuration = Configuration(),
         logger: Logger = Logger(label: "unotify.daemon"),
         launcher: @escaping @Sendable (AppLaunch) -> Void = { _ in }

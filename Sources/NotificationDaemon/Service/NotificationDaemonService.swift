@@ -4,7 +4,7 @@ import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 package import Logging
-import NotificationCore
+package import NotificationCore
 import PrivateFiles
 import ProcessSpawning
 package import ServiceLifecycle
@@ -27,7 +27,7 @@ package struct NotificationDaemonServices: Sendable {
     ///   with the port when it also listens on TCP (the port the system chose, for `tcpPort` 0).
     package init(
         configuration: DaemonConfiguration,
-        clock: any DaemonClock = SystemDaemonClock(),
+        clock: any NotificationClock = SystemClock(),
         logger: Logger = Logger(label: "unotify.daemon"),
         onListening: @escaping @Sendable (_ tcpPort: Int?) -> Void = { _ in }
     ) async throws {

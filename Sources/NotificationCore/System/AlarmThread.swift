@@ -1,12 +1,12 @@
 import Dispatch
-import Foundation
+package import Foundation
 import Synchronization
 
 /// Calls actions at their deadlines from a thread of its own, which sleeps on the monotonic clock
 /// until the earliest: one thread woken at the deadline, where `Task.sleep` wakes the dispatch
 /// timer's thread and then a worker, each of which waits for a core on a busy machine.
-final class AlarmThread: Sendable {
-    static let shared = AlarmThread()
+package final class AlarmThread: Sendable {
+    package static let shared = AlarmThread()
 
     private struct Alarms {
         /// Each alarm's deadline, in nanoseconds of `DispatchTime`'s monotonic clock, and its action.
@@ -27,7 +27,7 @@ final class AlarmThread: Sendable {
 
     /// Calls `action` on the alarm thread once `deadline` has come (at once if it has); returns the
     /// number that ``cancel(_:)`` takes.
-    func schedule(at deadline: Date, _ action: @escaping @Sendable () -> Void) -> UInt64 {
+    package func schedule(at deadline: Date, _ action: @escaping @Sendable () -> Void) -> UInt64 {
         let seconds = max(0, min(deadline.timeIntervalSinceNow, 86_400 * 365))
         let due = DispatchTime.now().uptimeNanoseconds &+ UInt64(seconds * 1e9)
         let (id, isEarliest) = alarms.withLock { alarms in
@@ -41,7 +41,7 @@ final class AlarmThread: Sendable {
     }
 
     /// Forgets an alarm that has not gone off yet; one that has is left as it is.
-    func cancel(_ id: UInt64) {
+    package func cancel(_ id: UInt64) {
         _ = alarms.withLock { $0.pending.removeValue(forKey: id) }
     }
 
