@@ -45,15 +45,16 @@ python3 -c "import aioapns" 2>/dev/null || python3 -m pip install --quiet "aioap
 # The HTTP/2 conformance suite (Tests/HTTP2Conformance) writes raw frames with hyperframe and hpack.
 python3 -c "import hyperframe, hpack" 2>/dev/null || python3 -m pip install --quiet hyperframe hpack
 
-# Every module a target imports is one Package.swift declares for it (no module a dependency only
-# uses inside, such as SwiftNIO SSL's BoringSSL).
+# Every module a target imports is one Package.swift declares for it: the build checks it for the
+# modules of the package graph (`--explicit-target-dependency-import-check error`, below), and the
+# script for each file, the modules a dependency only uses inside (SwiftNIO SSL's BoringSSL) too.
 python3 scripts/check-imports.py
 
 # Build everything, the `unotify` executable included (the end-to-end tests run it), then run all tests.
 # The package's own code builds without a warning (scripts/check-warnings.py says which are allowed).
 mkdir -p .build
-swift build 2>&1 | tee .build/build-output.txt
-swift build --build-tests 2>&1 | tee -a .build/build-output.txt
+swift build --explicit-target-dependency-import-check error 2>&1 | tee .build/build-output.txt
+swift build --build-tests --explicit-target-dependency-import-check error 2>&1 | tee -a .build/build-output.txt
 python3 scripts/check-warnings.py .build/build-output.txt
 # A run takes a few minutes; one that has not ended after 25 has hung, and is stopped with a message
 # rather than left to run into the CI's own limit. A test process that has reported its run failed
