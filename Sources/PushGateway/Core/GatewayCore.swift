@@ -80,6 +80,8 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
     }
 
     private let store: any GatewayStore
+    /// The tasks this core and the device links start (``OwnedTasks``).
+    package let tasks = OwnedTasks()
     private let state: Mutex<State>
     private let logger: Logger
     private let queued: @Sendable ([QueuedPush]) -> Void
@@ -151,8 +153,8 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
             return true
         }
         guard reads else { return done() }
-        Task {
-            try? await reloadProviders()
+        tasks.start {
+            try? await self.reloadProviders()
             done()
         }
     }
@@ -191,7 +193,7 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
             state.isRecordingLinks = true
             return true
         }
-        if startsRecording { Task { await recordLinks() } }
+        if startsRecording { tasks.start { await self.recordLinks() } }
     }
 
     /// Records the links' changes in the store until none is left; after a failure, tries again
@@ -212,6 +214,12 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
                     for (device, linked) in changes where state.unrecordedLinks[device] == nil { state.unrecordedLinks[device] = linked }
                 }
                 try? await Task.sleep(for: .seconds(1))
+                // The gateway's stop was cut short: what is left stays unrecorded (the other nodes
+                // see this node's links expire).
+                if Task.isCancelled {
+                    state.withLock { $0.isRecordingLinks = false }
+                    return
+                }
             }
         }
     }
@@ -354,7 +362,7 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
             return .batched(startsWriting: true)
         }
         switch admitted {
-        case .waitsForToken(let startsReading): if startsReading { Task { await readTokens() } }
+        case .waitsForToken(let startsReading): if startsReading { tasks.start { await self.readTokens() } }
         case .answered(let rejection): completion(rejection)
         case .batched(let startsWriting): if startsWriting { writeBatches() }
         }
@@ -389,7 +397,8 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
             keepOnlyIfLinked(&batch, elsewhere: [])
             return write(batch, count: count)
         }
-        Task {
+        tasks.start { [self, batch] in
+            var batch = batch
             do {
                 try await applySharedRules(to: &batch)
                 write(batch, count: count)

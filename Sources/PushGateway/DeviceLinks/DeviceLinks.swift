@@ -12,12 +12,14 @@ import Synchronization
 /// new one as it is stored; acknowledgements; apps' registrations.
 ///
 /// A link does its work in short tasks started when there is some (a push stored, a message from the
-/// device) and holds none while idle (``DeviceLinkServer``).
+/// device), owned by the core's ``OwnedTasks``, and holds none while idle (``DeviceLinkServer``).
 package final class DeviceLinks: Sendable {
     private let links = Mutex<[String: LinkSession]>([:])
     private let store: any GatewayStore
     private let acknowledgements: AcknowledgementWriter
     private let core: GatewayCore
+    /// Where a link's work runs: the core's tasks (``OwnedTasks``).
+    private var tasks: OwnedTasks { core.tasks }
     /// Pushes a device may hold unacknowledged.
     package let window: Int
     /// The links a push may be the oldest one not taken on, ended by the device's error or without a
@@ -36,7 +38,7 @@ package final class DeviceLinks: Sendable {
         self.store = store
         self.triesPerPush = triesPerPush
         handsOverStoredPushes = !store.isSharedByNodes
-        acknowledgements = AcknowledgementWriter(store: store, logger: logger)
+        acknowledgements = AcknowledgementWriter(store: store, tasks: core.tasks, logger: logger)
         self.core = core
         self.window = window
         self.metrics = metrics
@@ -183,7 +185,7 @@ package final class DeviceLinks: Sendable {
         if isLast { core.setConnected(session.deviceID, false) }
         // Sent and never acknowledged on this link: the log still shows it was sent.
         if !unacknowledged.isEmpty || notTaken != nil {
-            Task { [store, logger, clock, triesPerPush, metrics] in
+            tasks.start { [store, logger, clock, triesPerPush, metrics] in
                 do {
                     if !unacknowledged.isEmpty { try await store.recordStages(unacknowledged.sorted { $0.at < $1.at }) }
                     if let (sequence, reason) = notTaken,
@@ -217,7 +219,7 @@ package final class DeviceLinks: Sendable {
             return
         }
         guard start else { return }
-        Task {
+        tasks.start {
             while let next = session.withState({ state -> DeviceLink.DeviceMessage? in
                 guard !state.inbox.isEmpty else {
                     state.isHandling = false
@@ -252,7 +254,7 @@ package final class DeviceLinks: Sendable {
             return true
         }
         guard start else { return }
-        Task { await keepPumping(session) }
+        tasks.start { await self.keepPumping(session) }
     }
 
     private func keepPumping(_ session: LinkSession) async {
@@ -296,7 +298,7 @@ package final class DeviceLinks: Sendable {
         guard start else { return false }
         send(unexpired, on: session)
         handedOver.add(unexpired.count, ordering: .relaxed)
-        if pumpsAgain(session) { Task { await keepPumping(session) } }
+        if pumpsAgain(session) { tasks.start { await self.keepPumping(session) } }
         return true
     }
 
@@ -439,10 +441,12 @@ final class AcknowledgementWriter: Sendable {
 
     private let state = Mutex<(pending: [Pending], isWriting: Bool)>(([], false))
     private let store: any GatewayStore
+    private let tasks: OwnedTasks
     private let logger: Logger
 
-    init(store: any GatewayStore, logger: Logger) {
+    init(store: any GatewayStore, tasks: OwnedTasks, logger: Logger) {
         self.store = store
+        self.tasks = tasks
         self.logger = logger
     }
 
@@ -456,7 +460,7 @@ final class AcknowledgementWriter: Sendable {
                 state.isWriting = true
                 return true
             }
-            if starts { Task { await self.writeBatches() } }
+            if starts { tasks.start { await self.writeBatches() } }
         }
     }
 

@@ -109,6 +109,9 @@ package struct PushGatewayServices: Sendable {
         keepAlive.openingTimeout = configuration.openingTimeout
         keepAlive.maximumConnections = configuration.maximumDeviceLinks
         var services: [any Service] = [
+            // First, so that it stops last: the listeners' links and connections end before it waits
+            // for what they started.
+            OwnedTasksService(tasks: core.tasks),
             ProviderReloadService(core: core, interval: configuration.providerReloadInterval, logger: logger),
             HousekeepingService(store: store, configuration: configuration, metrics: metrics, logger: logger),
             StoreChangesService(store: store, core: core, links: links),
