@@ -46,8 +46,8 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
 
     private struct State {
         var admission: PushAdmission
-        /// Registrations read so far, by token; every change goes through this core, which updates it.
-        var registrations: [String: Registration] = [:]
+        /// The tokens read so far, and the pushes waiting for theirs to be read.
+        var tokens = TokenCache<UnreadPush>()
         var credentials = ProviderCredentials()
         var connectedDevices: Set<String> = []
         /// Devices removed or disabled, as last read (every other device is in good standing).
@@ -63,14 +63,6 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
         /// of each device; and whether they are being written.
         var unrecordedLinks: [String: Bool] = [:]
         var isRecordingLinks = false
-        /// Pushes to tokens not read yet, by token in arrival order, for the next read of tokens; the
-        /// tokens of the read under way; and whether tokens are being read.
-        var unreadTokens: [String: [UnreadPush]] = [:]
-        var tokensBeingRead: Set<String> = []
-        var isReadingTokens = false
-        /// Counts the changes to tokens made here or told by other nodes: a read of tokens begun
-        /// before one is not remembered (it may predate it).
-        var tokenChanges = 0
     }
 
     /// A push waiting for its token to be read.
@@ -167,20 +159,14 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
         let token = randomHex(bytes: 32)
         let registration = try await store.register(Registration(token: token, deviceID: deviceID, bundleIdentifier: bundleIdentifier,
                                                                  environment: environment, registeredAt: date))
-        state.withLock { $0.registrations[registration.token] = registration }
+        state.withLock { $0.tokens.remember(registration) }
         return registration
     }
 
     /// Ends every token of the app on the device: pushes to them answer `410 Unregistered` from now.
     package func unregister(deviceID: String, bundleIdentifier: String, at date: Date) async throws(GatewayError) {
         try await store.unregister(deviceID: deviceID, bundleIdentifier: bundleIdentifier, at: date)
-        state.withLock { state in
-            state.tokenChanges += 1
-            for (token, registration) in state.registrations
-            where registration.deviceID == deviceID && registration.bundleIdentifier == bundleIdentifier && registration.unregisteredAt == nil {
-                state.registrations[token]?.unregisteredAt = date
-            }
-        }
+        state.withLock { $0.tokens.unregister(deviceID: deviceID, bundleIdentifier: bundleIdentifier, at: date) }
     }
 
     /// Notes whether a device holds a link to this node now (a push for now only reaches a linked
@@ -226,11 +212,7 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
 
     /// Forgets what it read of these tokens (nil: of every token): another node unregistered them.
     package func forgetTokens(_ tokens: [String]?) {
-        state.withLock { state in
-            state.tokenChanges += 1
-            guard let tokens else { return state.registrations.removeAll() }
-            for token in tokens { state.registrations[token] = nil }
-        }
+        state.withLock { $0.tokens.forget(tokens) }
     }
 
     // MARK: - Pushes
@@ -251,34 +233,20 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
     /// remembered: a flood of made-up tokens costs reads, and the provider's connection is closed
     /// after a few of them.
     private func readTokens() async {
-        while true {
-            let (waiting, changesBefore) = state.withLock { state in
-                let waiting = state.unreadTokens
-                state.unreadTokens = [:]
-                state.tokensBeingRead = Set(waiting.keys)
-                if waiting.isEmpty { state.isReadingTokens = false }
-                return (waiting, state.tokenChanges)
-            }
-            guard !waiting.isEmpty else { return }
+        while let read = state.withLock({ $0.tokens.nextRead() }) {
             do {
-                let read = try await store.registrations(tokens: Array(waiting.keys))
-                // Decided in arrival order before the tokens are remembered: a push to one of them
-                // arriving meanwhile (known from an earlier round or not) waits for the next round,
-                // behind these.
-                for (token, pushes) in waiting {
-                    for unread in pushes { admit(unread.push, .read(read[token]), completion: unread.completion) }
+                let registrations = try await store.registrations(tokens: read.tokens)
+                // Decided before the tokens are remembered: a push to one of them arriving meanwhile
+                // (known from an earlier round or not) waits for the next round, behind these.
+                for (unread, registration) in read.answered(by: registrations) {
+                    admit(unread.push, .read(registration), completion: unread.completion)
                 }
-                state.withLock { state in
-                    if state.tokenChanges == changesBefore {
-                        for registration in read.values { state.registrations[registration.token] = registration }
-                    }
-                    state.tokensBeingRead = []
-                }
+                state.withLock { $0.tokens.finish(read, with: registrations) }
             } catch {
-                state.withLock { $0.tokensBeingRead = [] }
-                logger.error("could not read tokens", metadata: ["tokens": .stringConvertible(waiting.count), "error": .string("\(error)")])
+                state.withLock { $0.tokens.finish(read, with: nil) }
+                logger.error("could not read tokens", metadata: ["tokens": .stringConvertible(read.count), "error": .string("\(error)")])
                 let reason = Self.reason(for: error)
-                for unread in waiting.values.joined() { unread.completion(APNs.Rejection(reason)) }
+                for (unread, _) in read.answered(by: [:]) { unread.completion(APNs.Rejection(reason)) }
             }
         }
     }
@@ -310,17 +278,10 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
             switch lookup {
             case .cached:
                 // Behind pushes to the same token that still wait for it, if any.
-                let token = push.headers.deviceToken
-                guard let known = state.registrations[token],
-                      state.unreadTokens.isEmpty || state.unreadTokens[token] == nil,
-                      state.tokensBeingRead.isEmpty || !state.tokensBeingRead.contains(token)
-                else {
-                    state.unreadTokens[token, default: []].append(UnreadPush(push: push, completion: completion))
-                    guard !state.isReadingTokens else { return .waitsForToken(startsReading: false) }
-                    state.isReadingTokens = true
-                    return .waitsForToken(startsReading: true)
+                switch state.tokens.lookUp(push.headers.deviceToken, for: UnreadPush(push: push, completion: completion)) {
+                case .known(let known): registration = known
+                case .waits(let startsReading): return .waitsForToken(startsReading: startsReading)
                 }
-                registration = known
             case .read(let read):
                 registration = read
             }
