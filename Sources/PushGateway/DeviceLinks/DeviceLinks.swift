@@ -100,11 +100,7 @@ package final class DeviceLinks: Sendable {
     }
 
     private func wake(_ session: LinkSession, held: Bool) {
-        session.withState { state in
-            state.isCaughtUp = false
-            // Stored held (the device was not linked yet when they came): the link promotes them.
-            if held { state.mayHaveHeld = true }
-        }
+        session.withState { $0.wake(held: held) }
         pump(session)
     }
 
@@ -169,19 +165,7 @@ package final class DeviceLinks: Sendable {
             links[session.deviceID] = nil
             return true
         }
-        let (unacknowledged, notTaken) = session.withState { state in
-            state.isClosed = true
-            defer { state.inFlight.removeAll() }
-            let sent = state.inFlight.values.compactMap { push in
-                push.uniqueID.map { DeliveryLog.Report(uniqueID: $0, stage: .sent, at: push.sentAt) }
-            }
-            // The oldest push not taken holds back the others (acknowledgements are cumulative): a
-            // link that failed with it counts as one try of it. An acknowledgement the device sent
-            // before it closed, still waiting to be handled, has taken what it covers.
-            let failure = state.closedByGateway ? nil : LinkSession.failure(closedWith: state.deviceClose)
-            let oldest = state.unacknowledged.first { $0 > state.acknowledgementReceived }
-            return (sent, oldest.flatMap { oldest in failure.map { (oldest, $0) } })
-        }
+        let (unacknowledged, notTaken) = session.withState { $0.close() }
         if isLast { core.setConnected(session.deviceID, false) }
         // Sent and never acknowledged on this link: the log still shows it was sent.
         if !unacknowledged.isEmpty || notTaken != nil {
@@ -205,29 +189,18 @@ package final class DeviceLinks: Sendable {
 
     /// Handles a device's message after those before it; cuts off a device with too many waiting.
     func received(_ message: DeviceLink.DeviceMessage, on session: LinkSession) {
-        let start = session.withState { state -> Bool? in
-            guard state.inbox.count < Self.inboxLimit else { return nil }
-            state.inbox.append(message)
-            if case .ack(let through) = message { state.acknowledgementReceived = max(state.acknowledgementReceived, through) }
-            guard !state.isHandling else { return false }
-            state.isHandling = true
-            return true
-        }
-        guard let start else {
+        let receipt = session.withState { $0.receive(message, inboxLimit: Self.inboxLimit) }
+        switch receipt {
+        case .queued:
+            return
+        case .overflows:
             logger.notice("closed a device link that sent faster than it was answered", metadata: ["device": .string(session.deviceID)])
             session.close(code: .policyViolation, reason: "too many messages")
-            return
-        }
-        guard start else { return }
-        tasks.start {
-            while let next = session.withState({ state -> DeviceLink.DeviceMessage? in
-                guard !state.inbox.isEmpty else {
-                    state.isHandling = false
-                    return nil
+        case .startsHandling:
+            tasks.start {
+                while let next = session.withState({ $0.nextMessage() }) {
+                    await self.handle(next, session: session)
                 }
-                return state.inbox.removeFirst()
-            }) {
-                await self.handle(next, session: session)
             }
         }
     }
@@ -244,16 +217,7 @@ package final class DeviceLinks: Sendable {
     /// Sends what is stored for the link's device, within the window; one send at a time per link,
     /// and once more if something changed meanwhile.
     private func pump(_ session: LinkSession) {
-        let start = session.withState { state -> Bool in
-            guard !state.isClosed else { return false }
-            guard !state.isPumping else {
-                state.pumpAgain = true
-                return false
-            }
-            state.isPumping = true
-            return true
-        }
-        guard start else { return }
+        guard session.withState({ $0.startTurn() }) else { return }
         tasks.start { await self.keepPumping(session) }
     }
 
@@ -265,14 +229,7 @@ package final class DeviceLinks: Sendable {
 
     /// Ends a turn of sending, unless something changed during it: then the link reads the store again.
     private func pumpsAgain(_ session: LinkSession) -> Bool {
-        session.withState { state in
-            guard state.pumpAgain, !state.isClosed else {
-                state.isPumping = false
-                return false
-            }
-            state.pumpAgain = false
-            return true
-        }
+        session.withState { $0.endTurn() }
     }
 
     /// Sends pushes the core has just stored for the link's device, as a read of the store would
@@ -288,14 +245,9 @@ package final class DeviceLinks: Sendable {
         guard let first = pushes.first, let last = pushes.last else { return true }
         let now = clock()
         let unexpired = pushes.filter { $0.expiresAt > now }
-        let start = session.withState { state -> Bool in
-            guard state.isCaughtUp, !state.isPumping, !state.isClosed, first.sequence > state.sent,
-                  unexpired.count <= window - state.unacknowledged.count else { return false }
-            state.isPumping = true
-            state.sent = last.sequence
-            return true
+        guard session.withState({ $0.handOver(first: first.sequence, last: last.sequence, count: unexpired.count, window: window) }) else {
+            return false
         }
-        guard start else { return false }
         send(unexpired, on: session)
         handedOver.add(unexpired.count, ordering: .relaxed)
         if pumpsAgain(session) { tasks.start { await self.keepPumping(session) } }
@@ -306,43 +258,24 @@ package final class DeviceLinks: Sendable {
     /// held while the device was not linked get their places, highest priority first, and follow.
     private func sendWithinWindow(_ session: LinkSession) async {
         let deviceID = session.deviceID
-        while true {
-            let (after, room, closed) = session.withState { state in
-                // Caught up again only once a read finds nothing more.
-                state.isCaughtUp = false
-                return (state.sent, window - state.unacknowledged.count, state.isClosed)
-            }
-            guard !closed else { return }
-            guard room > 0 else { return }
+        while let (after, room) = session.withState({ $0.nextRead(window: window) }) {
             let pushes: [QueuedPush]
             do {
                 pushes = try await store.pushes(for: deviceID, after: after, now: clock(), limit: room)
                 if pushes.isEmpty {
-                    // Cleared before looking: pushes stored held meanwhile set it again, and are looked for.
-                    let mayHaveHeld = session.withState { state in
-                        defer { state.mayHaveHeld = false }
-                        state.isCaughtUp = !state.mayHaveHeld
-                        return state.mayHaveHeld
-                    }
-                    guard mayHaveHeld else { return }
+                    guard session.withState({ $0.foundNothingStored() }) else { return }
                     let promoted = try await store.promoteHeld(deviceID: deviceID, now: clock(), limit: room)
-                    // As many as there was room for: there may be more.
-                    if promoted == room { session.withState { $0.mayHaveHeld = true } }
-                    guard promoted > 0 else {
-                        // None held either: caught up, unless some were stored held meanwhile.
-                        session.withState { state in state.isCaughtUp = !state.mayHaveHeld }
-                        return
-                    }
+                    guard session.withState({ $0.promoted(promoted, of: room) }) else { return }
                     continue
                 }
             } catch {
                 logger.error("could not read a device's pushes", metadata: ["device": .string(deviceID), "error": .string("\(error)")])
                 // Looked for again at the next wake.
-                session.withState { $0.mayHaveHeld = true }
+                session.withState { $0.readFailed() }
                 return
             }
             guard let last = pushes.last else { return }
-            session.withState { $0.sent = last.sequence }
+            session.withState { $0.read(through: last.sequence) }
             send(pushes, on: session)
         }
     }
@@ -352,10 +285,7 @@ package final class DeviceLinks: Sendable {
     private func send(_ pushes: [QueuedPush], on session: LinkSession) {
         guard !pushes.isEmpty else { return }
         let now = clock()
-        session.withState { state in
-            state.unacknowledged.append(contentsOf: pushes.lazy.map(\.sequence))
-            for push in pushes { state.inFlight[push.sequence] = InFlightPush(uniqueID: push.uniqueID, sentAt: now, receivedAt: push.receivedAt) }
-        }
+        session.withState { $0.sending(pushes, at: now) }
         metrics.sent.increment(by: pushes.count)
         session.send(pushes.map { push in
             .push(DeviceLink.Push(
@@ -373,13 +303,7 @@ package final class DeviceLinks: Sendable {
         switch message {
         case .ack(let through):
             // Only what was sent on this link can be acknowledged.
-            let acknowledged = session.withState { state -> (Int64, [InFlightPush])? in
-                let covered = state.unacknowledged.prefix { $0 <= through }
-                guard let last = covered.last else { return nil }
-                let pushes = covered.compactMap { state.inFlight.removeValue(forKey: $0) }
-                state.unacknowledged.removeFirst(covered.count)
-                return (last, pushes)
-            }
+            let acknowledged = session.withState { $0.acknowledge(through: through) }
             guard let (acknowledged, pushes) = acknowledged else { return }
             let now = clock()
             for push in pushes {
@@ -482,57 +406,20 @@ final class AcknowledgementWriter: Sendable {
     }
 }
 
-/// A push sent on a link and not acknowledged yet.
-struct InFlightPush {
-    /// Its delivery log's identifier, if it is logged.
-    var uniqueID: String?
-    var sentAt: Date
-    /// When the gateway accepted it.
-    var receivedAt: Date
-}
-
 /// One device's link, from its upgrade to its close: what it has sent the device, what the device
 /// sent that waits to be handled, and whether a send is under way.
 final class LinkSession: Sendable {
-    struct State {
-        /// The highest sequence sent on this link.
-        var sent: Int64 = 0
-        /// The sequences sent and not yet acknowledged, in order.
-        var unacknowledged: [Int64] = []
-        /// The pushes sent and not yet acknowledged, by sequence: when each was sent is recorded in
-        /// the delivery log with its acknowledgement (or when the link closes).
-        var inFlight: [Int64: InFlightPush] = [:]
-        /// Whether held pushes may wait for the device: at first, and when some are stored.
-        var mayHaveHeld = true
-        /// Whether everything stored for the device has been sent on this link, as of the last read
-        /// of the store (which found nothing more) and what the core handed over since.
-        var isCaughtUp = false
-        var isPumping = false
-        var pumpAgain = false
-        /// The device's messages not handled yet, in order.
-        var inbox: [DeviceLink.DeviceMessage] = []
-        /// The highest sequence the device has acknowledged on this link, handled yet or not.
-        var acknowledgementReceived = Int64.min
-        var isHandling = false
-        var isClosed = false
-        /// Whether the gateway has sent its close frame.
-        var closeSent = false
-        /// Whether the gateway closed the link (replaced, stopping, silent, too busy): no failure of the device's.
-        var closedByGateway = false
-        /// The close the device sent, if it sent one: its code and reason.
-        var deviceClose: (code: UInt16?, reason: String)?
-    }
-
     let deviceID: String
     let channel: any Channel
-    private let state = Mutex(State())
+    private let state = Mutex(LinkState())
 
     init(deviceID: String, channel: any Channel) {
         self.deviceID = deviceID
         self.channel = channel
     }
 
-    func withState<T>(_ body: (inout State) -> T) -> T { state.withLock { body(&$0) } }
+    /// Steps the link's state (``LinkState``) under its lock.
+    func withState<T>(_ body: (inout LinkState) -> T) -> T { state.withLock { body(&$0) } }
 
     /// Writes messages to the device, in order, as text frames; nothing once the link is closed.
     func send(_ messages: [DeviceLink.GatewayMessage]) {
@@ -556,11 +443,7 @@ final class LinkSession: Sendable {
         var closing = data
         let closeCode = closing.readInteger(as: UInt16.self)
         let closeReason = closing.readString(length: closing.readableBytes) ?? ""
-        let answered = withState { state in
-            defer { state.closeSent = true }
-            state.deviceClose = (closeCode, closeReason)
-            return state.closeSent
-        }
+        let answered = withState { $0.deviceClosed(code: closeCode, reason: closeReason) }
         guard !answered else {
             channel.close(promise: nil)
             return
@@ -571,28 +454,10 @@ final class LinkSession: Sendable {
         channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, data: echoed)).whenComplete { _ in channel.close(promise: nil) }
     }
 
-    /// Why a link the gateway did not close failed its oldest push: the device closed on an error
-    /// (anything but a normal close or going away), or the connection ended without a close (the
-    /// device's daemon died, or the network went). `nil` for a link that ended well.
-    static func failure(closedWith close: (code: UInt16?, reason: String)?) -> String? {
-        guard let close else { return "the link ended without a close" }
-        switch close.code {
-        case 1000?, 1001?: return nil
-        case let code?: return close.reason.isEmpty ? "the device closed its link with \(code)" : "the device closed its link with \(code): \(close.reason)"
-        case nil: return "the device closed its link without a code"
-        }
-    }
-
     /// Sends a close frame with `code` (once) and closes the connection once the device answers, or
     /// after a couple of seconds.
     func close(code: WebSocketErrorCode, reason: String) {
-        guard withState({ state in
-            guard !state.closeSent else { return false }
-            // A close of the device's, sent first, stays its own: answered, not the gateway's.
-            state.closeSent = true
-            state.closedByGateway = true
-            return true
-        }) else { return }
+        guard withState({ $0.gatewayCloses() }) else { return }
         let channel = self.channel
         var data = channel.allocator.buffer(capacity: 2 + reason.utf8.count)
         data.write(webSocketErrorCode: code)
