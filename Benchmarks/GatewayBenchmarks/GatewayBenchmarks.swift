@@ -796,7 +796,9 @@ struct BroadcastFanOut: AsyncParsableCommand {
         let (linkPort, sandboxPort) = (try freePort(), try freePort())
         let gateway = try RunningSystem.spawn(common.unotify, ["gateway", "serve", "--gateway-dir", gatewayFolder.path,
                                                                "--sandbox-port", "\(sandboxPort)", "--production-port", "\(try freePort())",
-                                                               "--device-link-port", "\(linkPort)", "--log-level", "warning"] + common.serverArguments
+                                                               "--device-link-port", "\(linkPort)", "--log-level", "warning",
+                                                               // Every link, whatever this machine's open-files limit shares out.
+                                                               "--maximum-device-links", "\(devices + 100)"] + common.serverArguments
                                                                + (database.map { ["--database", $0] } ?? []),
                                              environment: ProcessInfo.processInfo.environment)
         defer {
