@@ -30,7 +30,9 @@ import TestSupport
         let closeCode = try await withDeadline("the silent link to end", timeout: .seconds(30)) { await socket.waitUntilEnded() }
         #expect(closeCode == nil)
         #expect(gateway.seen.pings >= 1)
-        #expect(gateway.seen.closeCodes == [.goingAway])
+        // The device wrote its close before it ended the connection; the gateway's end reads it on
+        // its own time, which a busy machine may put after the device's end.
+        try await eventually("the gateway to read the device's close") { gateway.seen.closeCodes == [.goingAway] }
     }
 
     @Test func aGatewayThatAnswersItsPingsKeepsTheLinkLongAfterTheSilenceLimit() async throws {

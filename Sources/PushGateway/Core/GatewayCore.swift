@@ -373,7 +373,7 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
     /// answers its providers, and goes on to the next batch.
     private func write(_ batch: Batch, count: Int) {
         guard !batch.isEmpty else { return finish(batch, count: count, failure: nil) }
-        store.enqueue(batch.pushes, at: clock()) { result in
+        store.enqueue(batch.pushes, at: clock(), tasks: tasks) { result in
             switch result {
             case .success(let stored):
                 // Handed on for delivery before the providers hear of it.

@@ -18,16 +18,20 @@ package final class OwnedTasks: Sendable {
 
     package init() {}
 
-    /// Starts `work` in a task of its own, owned here until it ends.
-    package func start(_ work: @escaping @Sendable () async -> Void) {
+    /// Starts `work` in a task of its own, owned here until it ends; returns the task, for a caller
+    /// that may cancel it.
+    @discardableResult
+    package func start(_ work: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
         state.withLock { state in
             let id = state.nextID
             state.nextID += 1
             // Set under the lock: the task's end, which takes it, cannot come before.
-            state.running[id] = Task {
+            let task = Task {
                 await work()
                 self.finished(id)
             }
+            state.running[id] = task
+            return task
         }
     }
 

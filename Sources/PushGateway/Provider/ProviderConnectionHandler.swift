@@ -422,7 +422,7 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
         let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
         let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
-        Task {
+        server.tasks.start {
             let outcome = await ProviderConnectionHandler.answerChannelRequest(channelRequest, requestID: requestID, channels: channels,
                                                                                environment: environment, headers: requestHeaders, body: body,
                                                                                bodyBytes: bodyBytes, now: now)
@@ -512,7 +512,7 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
                           stream: stream, context: context)
         }
         let authorization = connection.authorization
-        Task {
+        server.tasks.start {
             let records = (try? await reader.deliveryRecords(matching: id)) ?? []
             let readable = records.filter { authorization.mayRead(teamID: $0.teamID, bundleIdentifier: $0.bundleIdentifier, environment: $0.environment) }
             let body = readable.isEmpty ? DeliveryLogResponse.notFound : DeliveryLogResponse.json(id: id, records: readable)

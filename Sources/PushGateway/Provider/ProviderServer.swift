@@ -116,6 +116,9 @@ package final class ProviderServer: Listener {
         let metrics: GatewayMetrics
         let clock: @Sendable () -> Date
         let shutdown: ShutdownFlag
+        /// Where a request's work away from the event loop runs (a delivery-log read, a broadcast
+        /// request): the gateway's ``OwnedTasks``.
+        let tasks: OwnedTasks
     }
 
     /// Set once the server is stopping: requests that end after it are answered `503 Shutdown`.
@@ -138,6 +141,7 @@ package final class ProviderServer: Listener {
     ///   - refreshCredentials: reads them again before a token of an unknown key is refused, then calls back.
     ///   - metrics: where pushes accepted and refused are counted.
     ///   - clock: the time the token rules count with.
+    ///   - tasks: where requests' work away from the event loop runs (the core's, in the gateway).
     package init(
         configuration: Configuration,
         credentials: @escaping @Sendable () -> ProviderCredentials,
@@ -147,11 +151,12 @@ package final class ProviderServer: Listener {
         channels: (any BroadcastChannels)? = nil,
         metrics: GatewayMetrics = GatewayMetrics(),
         clock: @escaping @Sendable () -> Date = { Date() },
+        tasks: OwnedTasks = OwnedTasks(),
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger
     ) {
         shared = Shared(configuration: configuration, credentials: credentials, refreshCredentials: refreshCredentials, acceptor: acceptor,
-                        deliveryLog: deliveryLog, channels: channels, metrics: metrics, clock: clock, shutdown: ShutdownFlag())
+                        deliveryLog: deliveryLog, channels: channels, metrics: metrics, clock: clock, shutdown: ShutdownFlag(), tasks: tasks)
         lifecycle = ListenerLifecycle(
             capacity: configuration.maximumConnections ?? ConnectionBudget.now.capacity(of: .providerPort),
             deadlines: ConnectionDeadlines.Configuration(

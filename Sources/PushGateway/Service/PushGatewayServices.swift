@@ -129,7 +129,7 @@ package struct PushGatewayServices: Sendable {
             let core = self.core
             services.append(ListenerService(
                 server: ProviderServer(configuration: server, credentials: { core.credentials }, refreshCredentials: { core.refreshProviders($0) },
-                                       acceptor: core, deliveryLog: core, channels: core, metrics: metrics, logger: logger),
+                                       acceptor: core, deliveryLog: core, channels: core, metrics: metrics, tasks: core.tasks, logger: logger),
                 onListening: { port in onListening(environment, port) }
             ))
         }

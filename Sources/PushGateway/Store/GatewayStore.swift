@@ -258,8 +258,8 @@ package protocol PushQueueStore: Sendable {
     /// replaces, collapsed, all at `date`); one with ``QueuedPush/droppedBecause`` is only logged.
     func enqueue(_ pushes: [QueuedPush], at date: Date) async throws(GatewayError) -> [QueuedPush]
     /// ``enqueue(_:at:)``, its result handed to `completion` (on any thread) once durable: a store
-    /// that can, without a task (see `SQLiteGatewayStore`).
-    func enqueue(_ pushes: [QueuedPush], at date: Date, completion: @escaping @Sendable (Result<[QueuedPush], GatewayError>) -> Void)
+    /// that can, without a task (see `SQLiteGatewayStore`); one that cannot, in a task of `tasks`.
+    func enqueue(_ pushes: [QueuedPush], at date: Date, tasks: OwnedTasks, completion: @escaping @Sendable (Result<[QueuedPush], GatewayError>) -> Void)
     /// The device's queued pushes after `sequence`, oldest first, that have not expired at `now`;
     /// held pushes are not among them until they are promoted.
     func pushes(for deviceID: String, after sequence: Int64, now: Date, limit: Int) async throws(GatewayError) -> [QueuedPush]
@@ -405,11 +405,12 @@ extension DeviceStore {
 }
 
 extension PushQueueStore {
-    /// ``enqueue(_:at:)`` in a task of its own.
-    package func enqueue(_ pushes: [QueuedPush], at date: Date, completion: @escaping @Sendable (Result<[QueuedPush], GatewayError>) -> Void) {
-        Task {
+    /// ``enqueue(_:at:)`` in a task of `tasks`.
+    package func enqueue(_ pushes: [QueuedPush], at date: Date, tasks: OwnedTasks,
+                         completion: @escaping @Sendable (Result<[QueuedPush], GatewayError>) -> Void) {
+        tasks.start {
             do throws(GatewayError) {
-                completion(.success(try await enqueue(pushes, at: date)))
+                completion(.success(try await self.enqueue(pushes, at: date)))
             } catch {
                 completion(.failure(error))
             }

@@ -19,6 +19,8 @@ package final class PostgresGatewayStore: GatewayStore, Service {
     private let logger: Logger
     /// Opened when ``run()`` starts the connection pool.
     private let poolStarted = PoolStarted()
+    /// The calls under way, each in a task of its own (see ``withTimeout(_:what:_:)``).
+    private let calls = OwnedTasks()
     /// This node's name among the nodes sharing the database: made anew at each start.
     package let nodeID = UUID().uuidString.lowercased()
     /// Where the database is, for messages (no password).
@@ -45,6 +47,8 @@ package final class PostgresGatewayStore: GatewayStore, Service {
             self.poolStarted.open()
             await self.client.run()
         }
+        // The pool is closed: a call still waiting for it has nothing more to wait for.
+        calls.cancelAll()
     }
 
     /// Creates or updates the schema; call once the pool runs (it waits for ``run()`` to start it,
@@ -109,7 +113,7 @@ package final class PostgresGatewayStore: GatewayStore, Service {
             // caller hears it is unavailable (a provider gets 503 and sends again) instead of waiting.
             // The call is cancelled then, and left to end on its own: the pool may not let go of a
             // waiting lease at once, and the caller must not wait for it.
-            return try await Self.withTimeout(timeout, what: "\(what) failed in \(location)") {
+            return try await withTimeout(timeout, what: "\(what) failed in \(location)") {
                 switch scope {
                 case .transaction(let waitsForDisk):
                     try await client.withTransaction(logger: logger) { connection in
@@ -132,23 +136,24 @@ package final class PostgresGatewayStore: GatewayStore, Service {
     }
 
     /// The result of `operation`, or `GatewayError(.unavailable)` once `timeout` passed, whichever
-    /// comes first; the operation is then cancelled and not waited for.
-    private static func withTimeout<T: Sendable>(
+    /// comes first; the operation is then cancelled and not waited for. The operation runs in a task
+    /// of ``calls``; the timeout is an alarm of the system clock, with no task waiting for it.
+    private func withTimeout<T: Sendable>(
         _ timeout: Duration, what: String, _ operation: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         let race = TimeoutRace<T>()
+        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
         return try await withCheckedThrowingContinuation { continuation in
             race.start(continuation)
-            race.setWork(Task {
+            race.setTimer(SystemClock().alarm(at: Date().addingTimeInterval(seconds)) {
+                race.finish(.failure(GatewayError(.unavailable, "\(what): no answer within \(timeout).")))
+            })
+            race.setWork(calls.start {
                 do {
                     race.finish(.success(try await operation()))
                 } catch {
                     race.finish(.failure(error))
                 }
-            })
-            race.setTimer(Task {
-                guard (try? await Task.sleep(for: timeout)) != nil else { return }
-                race.finish(.failure(GatewayError(.unavailable, "\(what): no answer within \(timeout).")))
             })
         }
     }
@@ -1139,7 +1144,7 @@ private final class TimeoutRace<T: Sendable>: Sendable {
     private struct State {
         var continuation: CheckedContinuation<T, any Error>?
         var work: Task<Void, Never>?
-        var timer: Task<Void, Never>?
+        var timer: ClockAlarm?
         var finished = false
     }
 
@@ -1153,18 +1158,19 @@ private final class TimeoutRace<T: Sendable>: Sendable {
         if state.withLock({ state in state.work = task; return state.finished }) { task.cancel() }
     }
 
-    func setTimer(_ task: Task<Void, Never>) {
-        if state.withLock({ state in state.timer = task; return state.finished }) { task.cancel() }
+    func setTimer(_ alarm: ClockAlarm) {
+        if state.withLock({ state in state.timer = alarm; return state.finished }) { alarm.cancel() }
     }
 
     func finish(_ result: Result<T, any Error>) {
-        let (continuation, others) = state.withLock { state -> (CheckedContinuation<T, any Error>?, [Task<Void, Never>]) in
-            guard !state.finished else { return (nil, []) }
+        let (continuation, work, timer) = state.withLock { state -> (CheckedContinuation<T, any Error>?, Task<Void, Never>?, ClockAlarm?) in
+            guard !state.finished else { return (nil, nil, nil) }
             state.finished = true
             defer { state.continuation = nil }
-            return (state.continuation, [state.work, state.timer].compactMap { $0 })
+            return (state.continuation, state.work, state.timer)
         }
-        for task in others { task.cancel() }
+        work?.cancel()
+        timer?.cancel()
         continuation?.resume(with: result)
     }
 }

@@ -461,7 +461,8 @@ package final class SQLiteGatewayStore: GatewayStore {
     /// queue once the transaction is durable: no task waits for it, so the core's batches go from a
     /// provider's connection to the writer and on to the device links without a hop through the
     /// concurrency pool (each hop is a wait for a core under load).
-    package func enqueue(_ pushes: [QueuedPush], at date: Date, completion: @escaping @Sendable (Result<[QueuedPush], GatewayError>) -> Void) {
+    package func enqueue(_ pushes: [QueuedPush], at date: Date, tasks: OwnedTasks,
+                         completion: @escaping @Sendable (Result<[QueuedPush], GatewayError>) -> Void) {
         guard !pushes.isEmpty else { return completion(.success([])) }
         write({ [held] db in try Self.enqueue(pushes, at: date.timeIntervalSince1970, held: held, in: db) }, completion: completion)
     }
