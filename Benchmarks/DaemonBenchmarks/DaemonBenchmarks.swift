@@ -1,4 +1,5 @@
 import ArgumentParser
+import BenchmarkSupport
 import Foundation
 
 /// The daemon at scale: a million pending requests across apps, against a reference daemon with a

@@ -89,6 +89,9 @@ struct Latency: AsyncParsableCommand {
     }
 
     private func measure(_ system: RunningSystem, _ http: any ProviderClient) async throws {
+        // The disk both stores sync on, before the load and after it: a push reaches the delegate
+        // through two syncs (the gateway's, then the daemon's), and inherits their tail.
+        let syncsBefore = try DiskSyncReference.measure(in: system.folder)
         let reference = try await system.startReference()
         let floor = try await Pacer.measure(rate: rate, seconds: seconds, http, port: reference) { _ in
             system.request(to: reference, path: "/3/device/\(system.apps[0].token)", topic: system.apps[0].bundleIdentifier)
@@ -116,6 +119,9 @@ struct Latency: AsyncParsableCommand {
         print(Pacer.line("gateway → delegate at saturation (\(concurrency) in flight)", saturatedDelegate, sent: saturated.sent,
                          seconds: Double(saturationSeconds)))
         Pacer.printFailures(["nghttpd": floor, "gateway at \(rate)/s": steady, "gateway at saturation": saturated], arrivals: system.arrivals)
+        let syncsAfter = try DiskSyncReference.measure(in: system.folder)
+        print("  the disk's fsync before the load: \(syncsBefore.line)")
+        print("  the disk's fsync after the load:  \(syncsAfter.line)")
     }
 }
 

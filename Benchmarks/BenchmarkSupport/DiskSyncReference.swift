@@ -1,13 +1,13 @@
-import Foundation
+package import Foundation
 
 /// The disk's own `fsync` latencies in the benchmark's folder: one 4 KiB page rewritten and synced,
-/// again and again. A durable add waits for a sync, so its latency is read against this
-/// distribution, measured in the same run (before and after the load): a slow sync is a slow add,
-/// whatever the daemon's code does.
-struct DiskSyncReference {
-    var seconds: [Double] = []
+/// again and again. A durable add, or a push answered once durable, waits for a sync, so its latency
+/// is read against this distribution, measured in the same run (before and after the load): a slow
+/// sync is a slow answer, whatever the code does.
+package struct DiskSyncReference {
+    package var seconds: [Double] = []
 
-    static func measure(in directory: URL, syncs: Int = 1000) throws -> DiskSyncReference {
+    package static func measure(in directory: URL, syncs: Int = 1000) throws -> DiskSyncReference {
         let path = directory.appendingPathComponent("sync-reference").path
         let descriptor = open(path, O_CREAT | O_RDWR | O_TRUNC, 0o600)
         guard descriptor >= 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path]) }
@@ -24,13 +24,14 @@ struct DiskSyncReference {
             guard written == page.count else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path]) }
             let start = ContinuousClock.now
             guard fsync(descriptor) == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path]) }
-            reference.seconds.append((ContinuousClock.now - start).seconds)
+            let took = ContinuousClock.now - start
+            reference.seconds.append(Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18)
         }
         return reference
     }
 
     /// "p50 … p99 … p99.9 … max …", in milliseconds.
-    var line: String {
+    package var line: String {
         let sorted = seconds.sorted()
         func at(_ p: Double) -> String {
             guard !sorted.isEmpty else { return "n/a" }
