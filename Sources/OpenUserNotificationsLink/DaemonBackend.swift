@@ -394,14 +394,17 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
 
     /// Calls the delegates for one event; on `delegateQueue`.
     private func deliver(_ event: LocalAPI.AppEvent, to center: UNUserNotificationCenter) {
-        switch event {
-        case .call(let call):
-            // Unconfirmed, a held response is handed over again if the app stops before it sets a delegate.
-            if center.hand(call, reply: replies.yield) == .needsDelegate { heldForDelegate.append(event) }
-        case .deviceToken(let token, _):
-            RemoteNotificationInbox.deviceTokenChanged(token)
-        case .connected, .replaced, .badge:
-            break
+        // Bound for the token's handler too, which may call `current()` as a delegate does.
+        UNUserNotificationCenter.withBound(center) {
+            switch event {
+            case .call(let call):
+                // Unconfirmed, a held response is handed over again if the app stops before it sets a delegate.
+                if center.hand(call, reply: replies.yield) == .needsDelegate { heldForDelegate.append(event) }
+            case .deviceToken(let token, _):
+                RemoteNotificationInbox.deviceTokenChanged(token)
+            case .connected, .replaced, .badge:
+                break
+            }
         }
     }
 }

@@ -304,14 +304,9 @@ import TestSupport
         try await Self.withServed(app: "com.example.todo") { environment, url in
             // An app of messages, through the local API as any client: a category with its summary format
             // and placeholder (titles still shown), and three messages of one thread from two people.
-            let (admin, socket) = try Self.administrator(environment)
-            let issued = try await admin.call(.POST, "/v1/admin/apps", body: LocalAPI.RegisterApp(bundleIdentifier: "com.example.messages"), as: LocalAPI.AppKey.self)
-            _ = try await admin.call(.POST, "/v1/admin/apps/com.example.messages/authorization", body: LocalAPI.AuthorizationDecision(decision: "grant"),
-                                     as: NotificationSettings.self)
-            let messages = LocalAPIClient(socketPath: socket, key: issued.key)
-            try await messages.call(.PUT, "/v1/categories", body: [NotificationCategory(
+            let messages = try await Self.allowedApp("com.example.messages", categories: [NotificationCategory(
                 identifier: "message", actions: [], hiddenPreviewsBodyPlaceholder: "%u new messages",
-                categorySummaryFormat: "%u more messages from %@", options: [.hiddenPreviewsShowTitle])])
+                categorySummaryFormat: "%u more messages from %@", options: [.hiddenPreviewsShowTitle])], environment).client
 
             for (number, (sender, text)) in [("Ana", "Lunch at noon?"), ("Ben", "Yes, the usual place"), ("Ana", "See you there")].enumerated() {
                 var content = NotificationContent()
@@ -357,13 +352,9 @@ import TestSupport
 
     @Test func provisionalNotificationsArriveQuietlyAndThePersonKeepsOrTurnsThemOff() async throws {
         try await Self.withServed(app: "com.example.todo") { environment, url in
-            let (admin, socket) = try Self.administrator(environment)
             var apps: [String: LocalAPIClient] = [:]
             for app in ["com.example.news", "com.example.deals"] {
-                let issued = try await admin.call(.POST, "/v1/admin/apps", body: LocalAPI.RegisterApp(bundleIdentifier: app), as: LocalAPI.AppKey.self)
-                _ = try await admin.call(.POST, "/v1/admin/apps/\(app)/authorization", body: LocalAPI.AuthorizationDecision(decision: "provisional"),
-                                         as: NotificationSettings.self)
-                apps[app] = LocalAPIClient(socketPath: socket, key: issued.key)
+                apps[app] = try await Self.allowedApp(app, decision: "provisional", environment).client
             }
 
             try await Self.withPage(url) { browser in
@@ -407,11 +398,7 @@ import TestSupport
 
     @Test func attachmentsShowAsThumbnailsPicturesAndPlayersAndAMissingOrBrokenFileSaysSo() async throws {
         try await Self.withServed(app: "com.example.todo") { environment, url in
-            let (admin, socket) = try Self.administrator(environment)
-            let issued = try await admin.call(.POST, "/v1/admin/apps", body: LocalAPI.RegisterApp(bundleIdentifier: "com.example.photos"), as: LocalAPI.AppKey.self)
-            _ = try await admin.call(.POST, "/v1/admin/apps/com.example.photos/authorization", body: LocalAPI.AuthorizationDecision(decision: "grant"),
-                                     as: NotificationSettings.self)
-            let photos = LocalAPIClient(socketPath: socket, key: issued.key)
+            let photos = try await Self.allowedApp("com.example.photos", environment).client
             // Real files: a picture of a beach (sky, sun, sea, sand), a second of sound, a file that starts
             // as an MP4 and holds no movie, and a picture whose stored copy will be lost.
             let folder = try makeTestDirectory()
@@ -705,14 +692,16 @@ import TestSupport
         }
     }
 
-    /// Registers `bundle`, allowed to notify, with `categories`; returns its client and key.
-    static func allowedApp(_ bundle: String, categories: [NotificationCategory], _ environment: [String: String]) async throws -> (client: LocalAPIClient, key: String, socket: String) {
+    /// Registers `bundle`, allowed to notify as `decision` says (`grant` or `provisional`), with
+    /// `categories` when given; returns its client and key.
+    static func allowedApp(_ bundle: String, decision: String = "grant", categories: [NotificationCategory]? = nil,
+                           _ environment: [String: String]) async throws -> (client: LocalAPIClient, key: String, socket: String) {
         let (admin, socket) = try administrator(environment)
         let issued = try await admin.call(.POST, "/v1/admin/apps", body: LocalAPI.RegisterApp(bundleIdentifier: bundle), as: LocalAPI.AppKey.self)
-        _ = try await admin.call(.POST, "/v1/admin/apps/\(bundle)/authorization", body: LocalAPI.AuthorizationDecision(decision: "grant"),
+        _ = try await admin.call(.POST, "/v1/admin/apps/\(bundle)/authorization", body: LocalAPI.AuthorizationDecision(decision: decision),
                                  as: NotificationSettings.self)
         let client = LocalAPIClient(socketPath: socket, key: issued.key)
-        try await client.call(.PUT, "/v1/categories", body: categories)
+        if let categories { try await client.call(.PUT, "/v1/categories", body: categories) }
         return (client, issued.key, socket)
     }
 
