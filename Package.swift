@@ -155,12 +155,29 @@ let package = Package(
             dependencies: ["OpenUserNotifications", "NotificationCore"],
             swiftSettings: strictSettings
         ),
+        // The daemon's engine: every app's machine kept in a store, its steps, what they do, the
+        // scheduler's rounds. No network, no SQLite: the daemon serves it, a store keeps it.
+        .target(
+            name: "NotificationEngine",
+            dependencies: [
+                "NotificationCore",
+                "NotificationAttachmentStore",
+                "ProcessSpawning",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .target(
             name: "NotificationDaemon",
             dependencies: [
                 "EventLoopWebSocket",
                 "ConnectionLifecycle",
                 "NotificationCore",
+                "NotificationEngine",
                 "SQLiteDurability",
                 "PrivateFiles",
                 "NotificationAttachmentStore",
@@ -225,7 +242,7 @@ let package = Package(
             dependencies: [
                 "DBus",
                 "NotificationCore",
-                "NotificationDaemon",
+                "NotificationEngine",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -238,6 +255,7 @@ let package = Package(
                 "ConnectionLifecycle",
                 "NotificationCore",
                 "NotificationDaemon",
+                "NotificationEngine",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -290,6 +308,7 @@ let package = Package(
                 "ConnectionLifecycle",
                 "NotificationCore",
                 "NotificationDaemon",
+                "NotificationEngine",
                 "WebNotificationCenter",
                 "DesktopNotifications",
                 "PrivateFiles",
@@ -374,6 +393,7 @@ let package = Package(
                 "TestSupport",
                 "NotificationCore",
                 "NotificationDaemon",
+                "NotificationEngine",
                 "NotificationDaemonClient",
                 "WebNotificationCenter",
                 .product(name: "Logging", package: "swift-log"),
@@ -408,6 +428,7 @@ let package = Package(
                 "ProcessSpawning",
                 "NotificationCore",
                 "NotificationDaemon",
+                "NotificationEngine",
                 "PushGateway",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -469,6 +490,7 @@ let package = Package(
                 "DesktopNotifications",
                 "NotificationCore",
                 "NotificationDaemon",
+                "NotificationEngine",
                 "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -534,6 +556,7 @@ if Context.environment["OUN_BENCHMARKS"] != nil {
                 "BenchmarkSupport",
                 "NotificationCore",
                 "NotificationDaemon",
+                "NotificationEngine",
                 "NotificationDaemonClient",
                 "PrivateFiles",
                 "ProcessSpawning",

@@ -1,6 +1,7 @@
 import BenchmarkSupport
 import Foundation
 import NotificationCore
+import NotificationEngine
 import PrivateFiles
 import NotificationDaemon
 

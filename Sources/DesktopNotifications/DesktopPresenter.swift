@@ -1,7 +1,7 @@
 import DBus
 package import Logging
 import NotificationCore
-package import NotificationDaemon
+package import NotificationEngine
 import ServiceLifecycle
 
 /// The desktop presenter: shows the daemon's notifications on the person's Linux desktop through its

@@ -2,7 +2,7 @@ import DBus
 import Foundation
 package import Logging
 import NotificationCore
-package import NotificationDaemon
+package import NotificationEngine
 import ServiceLifecycle
 
 /// The daemon as the desktop's notification server (`org.freedesktop.Notifications`), for a headless

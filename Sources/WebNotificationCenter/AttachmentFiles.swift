@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NotificationCore
 import NotificationDaemon
+import NotificationEngine
 
 /// The attachments of the notifications on screen, as the page shows them: each a link the page reads
 /// the file from, served from the daemon's own copy only, with byte ranges for the players.

@@ -5,6 +5,7 @@ import HummingbirdWebSocket
 import Logging
 import NotificationCore
 import NotificationDaemon
+import NotificationEngine
 import Synchronization
 
 /// The expanded notifications that show their app's content extension: the extension runs while the

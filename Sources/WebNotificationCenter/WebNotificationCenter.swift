@@ -4,7 +4,8 @@ import Hummingbird
 import HummingbirdWebSocket
 package import Logging
 import NotificationCore
-package import NotificationDaemon
+import NotificationDaemon
+package import NotificationEngine
 package import ServiceLifecycle
 
 /// The web notification center: the page where a person sees every app's notifications and acts on

@@ -4,6 +4,7 @@ import HummingbirdWebSocket
 import Logging
 import NotificationCore
 import NotificationDaemon
+import NotificationEngine
 
 /// The web notification center's routes: the page and its files, what is on screen now, the person's
 /// actions, and the live events.

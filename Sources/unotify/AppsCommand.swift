@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NotificationCore
+import NotificationEngine
 import PrivateFiles
 import NIOHTTP1
 import NotificationDaemon

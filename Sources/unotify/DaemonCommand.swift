@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import MetricsEndpoint
 import NotificationDaemon
+import NotificationEngine
 import PrivateFiles
 import PushGateway
 import ServiceLifecycle

@@ -2,6 +2,7 @@ import ArgumentParser
 import Logging
 import MetricsEndpoint
 import NotificationDaemon
+import NotificationEngine
 import PushGateway
 
 /// Where a server of `unotify` serves its Prometheus metrics (`Docs/metrics.md`).

@@ -3,6 +3,7 @@ import Logging
 import NotificationCore
 import NotificationDaemon
 import NotificationDaemonClient
+import NotificationEngine
 import ServiceLifecycle
 import Synchronization
 import TestSupport

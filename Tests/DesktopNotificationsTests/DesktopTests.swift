@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import NotificationCore
 import NotificationDaemon
+import NotificationEngine
 import TestSupport
 import Testing
 

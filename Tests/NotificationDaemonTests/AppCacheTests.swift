@@ -1,6 +1,7 @@
 import Foundation
 import NotificationCore
 @testable import NotificationDaemon
+@testable import NotificationEngine
 import Testing
 
 /// The engine's cache of apps alone: what leaves when it is full, and what stays.

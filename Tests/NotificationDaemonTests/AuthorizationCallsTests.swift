@@ -1,6 +1,7 @@
 import DaemonTestSupport
 import Foundation
 @testable import NotificationDaemon
+@testable import NotificationEngine
 import Testing
 import TestSupport
 

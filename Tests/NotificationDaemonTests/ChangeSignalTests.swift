@@ -1,4 +1,5 @@
 @testable import NotificationDaemon
+@testable import NotificationEngine
 import Testing
 
 /// The engine tells each link to the gateway that delivery reports were saved through a stream of

@@ -6,6 +6,7 @@ import NIOPosix
 import NIOSSL
 @testable import NotificationDaemon
 import NIOWebSocket
+@testable import NotificationEngine
 import PushGateway
 import Synchronization
 import Testing

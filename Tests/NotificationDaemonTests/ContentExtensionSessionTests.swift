@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NotificationCore
 import NotificationDaemon
+import NotificationEngine
 import Synchronization
 import Testing
 import TestSupport

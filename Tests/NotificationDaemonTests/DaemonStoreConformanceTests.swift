@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import NotificationCore
 @testable import NotificationDaemon
+@testable import NotificationEngine
 import Testing
 import TestSupport
 
@@ -10,6 +11,8 @@ import TestSupport
 @Suite struct DaemonStoreConformanceTests {
     enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
         case sqlite
+        /// What the engine keeps inside an app's own process.
+        case memory
 
         var testDescription: String { rawValue }
 
@@ -17,6 +20,7 @@ import TestSupport
         func make() throws -> any DaemonStore {
             switch self {
             case .sqlite: try SQLiteDaemonStore(path: makeTestDirectory().appendingPathComponent("store.sqlite").path)
+            case .memory: InMemoryDaemonStore()
             }
         }
     }
@@ -111,6 +115,44 @@ import TestSupport
         // Removing the app removes what was set aside too.
         try await store.delete("com.example.damaged")
         #expect(try await queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM set_aside") } == 0)
+    }
+
+    /// An app quarantined (whatever the store found) leaves every index and cannot be read until it is
+    /// reset; reset, it starts afresh with its key, launch command and resources, and what it had is
+    /// counted as set aside. Quarantining it again changes nothing.
+    @Test(arguments: StoreKind.allCases)
+    func aQuarantinedAppLeavesEveryIndexUntilItIsReset(_ kind: StoreKind) async throws {
+        let store = try kind.make()
+        try await store.insert(try app("com.example.stuck", key: "stuck-key", wakeUpIn: 60, location: true, shown: true))
+        try await store.insert(try app("com.example.fine", wakeUpIn: 60, shown: true))
+        try await store.setResource(.strings, of: "com.example.stuck", to: Data(#"{"K":"V"}"#.utf8))
+
+        try await store.quarantine("com.example.stuck", reason: "its notifications cannot be read", at: Self.start)
+        try await store.quarantine("com.example.stuck", reason: "another reason", at: Self.start.addingTimeInterval(5))
+        #expect(try await store.appsShowingNotifications() == ["com.example.fine"])
+        #expect(try await store.appsWatchingLocation().isEmpty)
+        #expect(try await store.appsDue(by: Self.start.addingTimeInterval(120), limit: 10) == ["com.example.fine"])
+        #expect(try await store.earliestWakeUps(limit: 10).map(\.bundleIdentifier) == ["com.example.fine"])
+        let quarantine = try await store.apps().first { $0.bundleIdentifier == "com.example.stuck" }?.quarantined
+        #expect(quarantine == Quarantine(reason: "its notifications cannot be read", since: Self.start))
+        let read = try await store.apps(["com.example.stuck"])
+        if case .failure(let error)? = read["com.example.stuck"] {
+            #expect(error.code == .appQuarantined && error.message.contains("its notifications cannot be read"))
+        } else {
+            Issue.record("a quarantined app was read: \(String(describing: read))")
+        }
+
+        let fresh = NotificationCenterMachine(now: Self.start, calendar: Calendar(identifier: .gregorian), timeZone: TimeZone(identifier: "UTC")!,
+                                              appState: .notRunning, appReachable: false)
+        let setAside = try await store.reset(StoredApp(bundleIdentifier: "com.example.stuck", keyHash: "", launchCommand: nil, machine: fresh,
+                                                       bootID: "boot"), at: Self.start)
+        #expect(setAside >= 5, "its core, its categories, its two pending requests and its delivered notification")
+        let reset = try #require(try await store.app("com.example.stuck"))
+        #expect(reset.machine.deliveredNotifications.isEmpty && reset.machine.pendingRequests.isEmpty)
+        #expect(reset.keyHash == DaemonEngine.hash("stuck-key") && reset.launchCommand == "run com.example.stuck")
+        #expect(try await store.resources(of: "com.example.stuck") == [.strings: Data(#"{"K":"V"}"#.utf8)])
+        #expect(try await store.apps().allSatisfy { $0.quarantined == nil })
+        await #expect(throws: DaemonError.self) { _ = try await store.reset(reset, at: Self.start) }
     }
 
     /// An app's resources are kept with its registration: set, replaced and removed one by one; an app

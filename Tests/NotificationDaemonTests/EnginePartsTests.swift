@@ -1,6 +1,7 @@
 import Foundation
 import NotificationCore
 @testable import NotificationDaemon
+@testable import NotificationEngine
 import Testing
 
 /// The engine's parts that are values: each decides alone, with no store, clock or actor.

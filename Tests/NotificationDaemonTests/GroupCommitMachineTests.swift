@@ -1,4 +1,5 @@
 @testable import NotificationDaemon
+@testable import NotificationEngine
 import Testing
 
 /// The group commit's ticket machine alone: which saves are written together, and whose callers

@@ -1,5 +1,6 @@
 import Foundation
 @testable import NotificationDaemon
+@testable import NotificationEngine
 import Testing
 
 /// What durable steps do, held for their time: in order, each when its time has come.

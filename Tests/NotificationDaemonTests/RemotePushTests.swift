@@ -9,6 +9,7 @@ import NIOSSL
 import NotificationCore
 @testable import NotificationDaemon
 import NotificationDaemonClient
+@testable import NotificationEngine
 import OpenUserNotifications
 @testable import OpenUserNotificationsLink
 import OpenUserNotificationsPushKit

@@ -2,6 +2,7 @@ import DaemonTestSupport
 import Foundation
 import NotificationCore
 @testable import NotificationDaemon
+@testable import NotificationEngine
 import Testing
 import TestSupport
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NotificationCore
 @testable import NotificationDaemon
+@testable import NotificationEngine
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -4,6 +4,7 @@ import Foundation
 import NotificationCore
 @testable import NotificationDaemon
 import NotificationDaemonClient
+@testable import NotificationEngine
 import TestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import NotificationCore
 @testable import NotificationDaemon
+@testable import NotificationEngine
 import Testing
 import TestSupport
 

@@ -8,6 +8,7 @@ import NIOHTTP1
 import NotificationCore
 @testable import NotificationDaemon
 import NotificationDaemonClient
+@testable import NotificationEngine
 import Synchronization
 import Testing
 import TestSupport

@@ -2,6 +2,7 @@ package import Foundation
 import Hummingbird
 package import HummingbirdWebSocket
 package import NotificationCore
+package import NotificationEngine
 
 /// The routes of the person and the developer, under `/v1/admin`, authenticated with the
 /// administrator's key (written by the daemon to `admin.key` in its data directory, readable only by

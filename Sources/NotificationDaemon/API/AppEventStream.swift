@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdWebSocket
 import Logging
 import NotificationCore
+import NotificationEngine
 
 /// An app's event stream (`GET /v1/events`, WebSocket): while it is open the app is running and
 /// reachable, and receives its delegate calls; when it closes the app is not running.

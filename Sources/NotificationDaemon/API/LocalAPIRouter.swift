@@ -4,6 +4,7 @@ package import HummingbirdWebSocket
 import Logging
 import NIOCore
 package import NotificationCore
+package import NotificationEngine
 
 /// The routes of the local API, version 1 (see `Docs/local-api.openapi.json`).
 ///
@@ -184,17 +185,6 @@ package func requireWebSocketUpgrade(_ request: Request) throws {
     guard request.headers[.upgrade]?.lowercased() == "websocket" else {
         throw DaemonError(.upgradeRequired, "This route is a WebSocket: ask for the upgrade (`Connection: Upgrade`, `Upgrade: websocket`).")
     }
-}
-
-/// Whether two secrets are equal, in a time that does not depend on where they differ.
-package func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-    constantTimeEqual(Array(a.utf8), Array(b.utf8))
-}
-
-/// Whether two byte strings (keys, digests) are equal, in a time that does not depend on where they differ.
-package func constantTimeEqual(_ x: some Collection<UInt8>, _ y: some Collection<UInt8>) -> Bool {
-    guard x.count == y.count else { return false }
-    return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
 }
 
 /// The key in a request's `Authorization: Bearer` header.

@@ -1,6 +1,7 @@
 package import Hummingbird
 import Foundation
 import NotificationCore
+import NotificationEngine
 
 extension Parameters {
     /// A path parameter as the client wrote it before percent-encoding it: the router matches the raw

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import NIOCore
 import NIOHTTPTypes
+import NotificationEngine
 import Synchronization
 import NotificationCore
 

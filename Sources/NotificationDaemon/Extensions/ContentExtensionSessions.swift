@@ -1,23 +1,12 @@
 package import Foundation
 package import Logging
+package import NotificationEngine
 import ProcessSpawning
 package import NotificationCore
 import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// An app's content extension as registered with the daemon (`unotify apps content-extension`, or the
-/// app's own `PUT /v1/content-extension`): exactly what the local API's call gives, its executable and
-/// its `Info.plist` attributes.
-package typealias ContentExtensionRegistration = LocalAPI.ContentExtension
-
-extension ContentExtensionRegistration {
-    /// Whether it draws notifications of `category`.
-    package func draws(_ category: String) -> Bool {
-        !category.isEmpty && attributes.categories.contains(category)
-    }
-}
 
 /// The content extensions whose interface is open: one process for each notification the person
 /// expanded, as iOS runs one while the expanded notification is on screen.

@@ -5,6 +5,7 @@ import NIOCore
 import NIOSSL
 import NIOWebSocket
 package import NotificationCore
+package import NotificationEngine
 import ServiceLifecycle
 import Synchronization
 

@@ -1,5 +1,6 @@
 package import Foundation
 package import NotificationCore
+package import NotificationEngine
 
 /// Where the daemon keeps its files and where it listens.
 package struct DaemonConfiguration: Sendable {

@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdWebSocket
 package import Logging
 package import NotificationCore
+package import NotificationEngine
 import PrivateFiles
 import ProcessSpawning
 package import ServiceLifecycle

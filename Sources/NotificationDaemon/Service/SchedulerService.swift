@@ -1,3 +1,4 @@
+import NotificationEngine
 import ServiceLifecycle
 
 /// Fires triggers on time: processes what is due, then sleeps until the next due date or until a

@@ -1,6 +1,7 @@
 package import Foundation
 internal import GRDB
 internal import GRDBSQLite
+package import NotificationEngine
 internal import SQLiteDurability
 internal import Synchronization
 package import NotificationCore
@@ -426,7 +427,7 @@ package final class SQLiteDaemonStore: DaemonStore {
                         if let app = try Self.readApp(bundleIdentifier, in: db) { apps[bundleIdentifier] = .success(app) }
                     } catch let error as DecodingError {
                         // This app's rows alone: the others of the read go on.
-                        apps[bundleIdentifier] = .failure(Self.quarantined(bundleIdentifier, because: "its stored state in \(path) cannot be read: \(error)"))
+                        apps[bundleIdentifier] = .failure(.quarantined(bundleIdentifier, because: "its stored state in \(path) cannot be read: \(error)"))
                     } catch let error as DaemonError where error.code == .appQuarantined {
                         apps[bundleIdentifier] = .failure(error)
                     }
@@ -438,12 +439,6 @@ package final class SQLiteDaemonStore: DaemonStore {
         } catch {
             throw DaemonError(.databaseUnreadable, "Reading \(path) failed: \(Self.describe(error)).")
         }
-    }
-
-    /// The error of a quarantined app: why, and the way out.
-    static func quarantined(_ bundleIdentifier: String, because reason: String) -> DaemonError {
-        DaemonError(.appQuarantined, "\(bundleIdentifier) is quarantined: \(reason). Every other app goes on. "
-            + "`unotify apps reset \(bundleIdentifier)` sets its stored state aside and starts it afresh; `unotify apps remove \(bundleIdentifier)` removes it.")
     }
 
     /// One app, read within a transaction under way.
@@ -459,7 +454,7 @@ package final class SQLiteDaemonStore: DaemonStore {
              bootID: app.text(6) ?? "", quarantineReason: app.text(7))
         }
         guard let app = apps.first else { return nil }
-        if let reason = app.quarantineReason { throw quarantined(bundleIdentifier, because: reason) }
+        if let reason = app.quarantineReason { throw DaemonError.quarantined(bundleIdentifier, because: reason) }
 
         let decoder = Self.decoder
         // Up to 64 rows per app.

@@ -1,15 +1,15 @@
-import Foundation
-import Logging
-import ProcessSpawning
+package import Foundation
+package import Logging
+package import ProcessSpawning
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// What every app extension process the daemon starts has in common: a small environment, its own
 /// folders, bounded memory and CPU time, and a kill that cannot fail the daemon.
-enum ExtensionProcess {
+package enum ExtensionProcess {
     /// The extension's environment: what a program needs to run and reach the network, and its folders.
-    static func environment(folder: URL, caches: URL, app: String) -> [String: String] {
+    package static func environment(folder: URL, caches: URL, app: String) -> [String: String] {
         let inherited = ProcessInfo.processInfo.environment
         var environment: [String: String] = [:]
         for name in ["PATH", "HOME", "LANG", "LC_ALL", "TZ", "http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"] {
@@ -22,15 +22,15 @@ enum ExtensionProcess {
     }
 
     /// A started extension: its process, the daemon's end of its standard input, and of its output.
-    struct Started {
-        let process: SpawnedProcess
-        let input: FileHandle
-        let output: FileHandle
+    package struct Started {
+        package let process: SpawnedProcess
+        package let input: FileHandle
+        package let output: FileHandle
     }
 
     /// Starts an extension's executable, with no arguments, in `folder`, with its environment. What it
     /// prints to standard error goes to the daemon's, as an app's own output does.
-    static func start(_ executable: String, folder: URL, caches: URL, app: String) throws -> Started {
+    package static func start(_ executable: String, folder: URL, caches: URL, app: String) throws -> Started {
         let input = Pipe()
         let output = Pipe()
         let process: SpawnedProcess
@@ -55,13 +55,13 @@ enum ExtensionProcess {
     }
 
     /// Stops the process at once, if it still runs.
-    static func kill(_ process: SpawnedProcess) {
+    package static func kill(_ process: SpawnedProcess) {
         process.send(SIGKILL)
     }
 
     /// Bounds a process's memory (`RLIMIT_DATA`, its heap and other private writable memory) and CPU
     /// time. Applied just after it starts, before it has read anything.
-    static func limit(_ pid: Int32, memoryBytes: UInt64, cpuSeconds: UInt64, logger: Logger) {
+    package static func limit(_ pid: Int32, memoryBytes: UInt64, cpuSeconds: UInt64, logger: Logger) {
         var memory = rlimit(rlim_cur: rlim_t(memoryBytes), rlim_max: rlim_t(memoryBytes))
         var cpu = rlimit(rlim_cur: rlim_t(cpuSeconds), rlim_max: rlim_t(cpuSeconds) + 1)
         guard let prlimit,

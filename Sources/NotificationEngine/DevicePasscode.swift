@@ -1,5 +1,6 @@
 import Crypto
 import CryptoExtras
+import NotificationCore
 package import Foundation
 
 /// The device's passcode as the daemon keeps it: PBKDF2-SHA256 of the passcode with a random salt,

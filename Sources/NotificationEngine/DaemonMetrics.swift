@@ -1,28 +1,13 @@
 package import CoreMetrics
 import DequeModule
 package import Foundation
-package import MetricsEndpoint
 package import NotificationCore
 import Synchronization
 
-/// What the daemon counts and measures, through swift-metrics (`Docs/metrics.md`). Made from the
+/// What the daemon counts and measures, through swift-metrics (`Docs/metrics.md`; each metric is
+/// described beside the daemon's service, `DaemonMetrics+Descriptions`). Made from the
 /// factory in the engine's configuration; with none, nothing is recorded.
 package final class DaemonMetrics: Sendable {
-    package static let descriptions: [MetricDescription] = [
-        .init("unotify_daemon_pushes_received_total", "Pushes from the device link handed to their app's notification center."),
-        .init("unotify_daemon_pushes_dropped_total", "Pushes from the device link dropped, by reason."),
-        .init("unotify_daemon_apps_quarantined_total", "Apps found with a stored state that cannot be read, and quarantined (once a run each)."),
-        .init("unotify_daemon_notifications_presented_total", "Notifications that reached the presentation decision, by source and by how they were shown."),
-        .init("unotify_daemon_service_extension_runs_total", "Service extensions' work on pushes, by outcome."),
-        .init("unotify_daemon_push_latency_seconds",
-              "From a push's acceptance by the gateway to its presentation (or, for a background push, its handing to the app), by path."),
-        .init("unotify_daemon_gateway_linked", "1 while the device link to the push gateway is up."),
-        .init("unotify_daemon_apps_connected", "Apps connected to the daemon now."),
-        .init("unotify_daemon_service_extensions", "Service extensions running now, and pushes waiting for one."),
-        .init("unotify_daemon_app_messages_waiting", "Responses and pushes kept for apps that have not taken them yet."),
-        .init("unotify_daemon_delivery_reports_unsent", "Delivery-log reports not yet confirmed by the gateway."),
-    ]
-
     /// How a push reached the person, for its latency.
     package enum PushPath: String, CaseIterable, Sendable {
         /// Shown (or not) as it came.

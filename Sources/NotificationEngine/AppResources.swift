@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import NotificationCore
+package import NotificationCore
 
 /// The resources of one app (see ``AppResource``), decoded.
 struct ResourcesOfApp: Sendable, Equatable {
@@ -150,5 +150,17 @@ enum LooseResourceFiles {
     private static func decodes(_ data: Data, as kind: AppResource) -> Bool {
         var scratch = ResourcesOfApp()
         return (try? AppResources.read(data, as: kind, into: &scratch)) != nil
+    }
+}
+
+/// An app's content extension as registered with the daemon (`unotify apps content-extension`, or the
+/// app's own `PUT /v1/content-extension`): exactly what the local API's call gives, its executable and
+/// its `Info.plist` attributes.
+package typealias ContentExtensionRegistration = LocalAPI.ContentExtension
+
+extension ContentExtensionRegistration {
+    /// Whether it draws notifications of `category`.
+    package func draws(_ category: String) -> Bool {
+        !category.isEmpty && attributes.categories.contains(category)
     }
 }

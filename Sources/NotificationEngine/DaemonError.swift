@@ -91,3 +91,11 @@ package struct DaemonError: Error, Sendable, CustomStringConvertible {
 
     package var description: String { "\(code): \(message)" }
 }
+
+extension DaemonError {
+    /// The error of a quarantined app: why, and the way out.
+    package static func quarantined(_ bundleIdentifier: String, because reason: String) -> DaemonError {
+        DaemonError(.appQuarantined, "\(bundleIdentifier) is quarantined: \(reason). Every other app goes on. "
+            + "`unotify apps reset \(bundleIdentifier)` sets its stored state aside and starts it afresh; `unotify apps remove \(bundleIdentifier)` removes it.")
+    }
+}
