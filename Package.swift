@@ -110,7 +110,12 @@ let package = Package(
         ),
         .target(
             name: "OpenUserNotifications",
-            dependencies: ["NotificationCore", "NotificationAttachmentStore"],
+            dependencies: [
+                "NotificationCore",
+                "NotificationAttachmentStore",
+                "NotificationEngine",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSettings
         ),
         .target(
@@ -152,7 +157,7 @@ let package = Package(
         ),
         .target(
             name: "OpenUserNotificationsTesting",
-            dependencies: ["OpenUserNotifications", "NotificationCore"],
+            dependencies: ["OpenUserNotifications", "NotificationCore", "NotificationEngine"],
             swiftSettings: strictSettings
         ),
         // The daemon's engine: every app's machine kept in a store, its steps, what they do, the

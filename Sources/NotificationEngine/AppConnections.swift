@@ -10,10 +10,11 @@ import NotificationCore
 /// wait ends: `pending` (its successor is about to wait), `waiting` (its successor waits on a
 /// continuation), `released` (it let go before its successor waited).
 struct AppConnections {
-    /// An app's open event stream.
+    /// An app's open connection: what takes its events, in order, and what ends it.
     struct Connection {
         let id: UUID
-        let continuation: AsyncStream<LocalAPI.AppEvent>.Continuation
+        let deliver: @Sendable (LocalAPI.AppEvent) -> Void
+        let finish: @Sendable () -> Void
     }
 
     /// Where a replaced connection is in letting go.
@@ -39,14 +40,14 @@ struct AppConnections {
 
     /// Sends a message to the app, when it is connected.
     func send(_ message: LocalAPI.AppEvent, to app: String) {
-        open[app]?.continuation.yield(message)
+        open[app]?.deliver(message)
     }
 
     /// Ends the app's connection, if it has one, and returns whether it had.
     @discardableResult
     mutating func close(_ app: String) -> Bool {
         guard let connection = open.removeValue(forKey: app) else { return false }
-        connection.continuation.finish()
+        connection.finish()
         return true
     }
 
@@ -59,8 +60,8 @@ struct AppConnections {
     /// for the successor to wait on (``beginWaiting(for:)``), or `nil` when the app was not connected.
     mutating func takeOver(_ app: String) -> UUID? {
         guard let previous = open.removeValue(forKey: app) else { return nil }
-        previous.continuation.yield(.replaced)
-        previous.continuation.finish()
+        previous.deliver(.replaced)
+        previous.finish()
         replaced[previous.id] = .pending
         return previous.id
     }

@@ -6,10 +6,14 @@ package import NotificationCore
 /// The calls an app makes through its `UNUserNotificationCenter`.
 extension DaemonEngine {
     /// Asks the person to allow notifications (the first time), and returns the answer once given.
-    package func requestAuthorization(_ bundleIdentifier: String, options: AuthorizationOptions) async throws -> Bool {
+    ///
+    /// - Parameter asked: called once the request is among the app's steps, before the answer is
+    ///   waited for: a caller that keeps the app's calls in order goes on with the next then.
+    package func requestAuthorization(_ bundleIdentifier: String, options: AuthorizationOptions, asked: @Sendable () -> Void = {}) async throws -> Bool {
         let call = authorizationCalls.begin(bundleIdentifier)
         defer { authorizationCalls.end(call) }
         try await step(bundleIdentifier) { $0.requestAuthorization(options: options, call: call.number) }
+        asked()
         // Answered at once (already decided, or provisional), or later by the person.
         if let granted = authorizationCalls.takeAnswer(call) { return granted }
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Bool, any Error>) in
@@ -41,6 +45,11 @@ extension DaemonEngine {
 
     package func badge(_ bundleIdentifier: String) async throws -> Int {
         try await read(bundleIdentifier) { machine in machine.badge }
+    }
+
+    /// The options the app's authorization prompt asks for, while it is on screen.
+    package func promptedOptions(_ bundleIdentifier: String) async throws -> AuthorizationOptions? {
+        try await read(bundleIdentifier) { machine in machine.promptedOptions }
     }
 
     /// Adds a request.

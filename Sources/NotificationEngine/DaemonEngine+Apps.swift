@@ -56,7 +56,7 @@ extension DaemonEngine {
         ))
         loads.removeValue(forKey: bundleIdentifier)
         connections.close(bundleIdentifier)
-        if let folder = attachmentStore(of: bundleIdentifier)?.root {
+        if configuration.attachmentFolderPerApp, let folder = attachmentStore(of: bundleIdentifier)?.root {
             try? FileManager.default.removeItem(at: folder)
         }
     }

@@ -14,20 +14,31 @@ extension DaemonEngine {
     /// one connected, and what the previous one had not confirmed is handed to the new one, with the same
     /// tickets. A connection that is itself replaced while it waits gets only ``LocalAPI/AppEvent/replaced``.
     package func connect(_ bundleIdentifier: String, state: AppState) async throws -> (id: UUID, messages: AsyncStream<LocalAPI.AppEvent>) {
-        let id = UUID()
         let (stream, continuation) = AsyncStream<LocalAPI.AppEvent>.makeStream()
+        let id = try await connect(bundleIdentifier, state: state, deliver: { continuation.yield($0) }, finish: { continuation.finish() })
+        return (id, stream)
+    }
+
+    /// The app connected, its events handed to `deliver` in order, on the engine, as they come (the
+    /// system inside the app's own process hands them to its delegates so); `finish` is called when
+    /// the connection ends. See ``connect(_:state:)``.
+    package func connect(
+        _ bundleIdentifier: String, state: AppState,
+        deliver: @escaping @Sendable (LocalAPI.AppEvent) -> Void, finish: @escaping @Sendable () -> Void
+    ) async throws -> UUID {
+        let id = UUID()
         var tookOver = false
         if let previous = connections.takeOver(bundleIdentifier) {
             tookOver = true
             await waitForRelease(of: previous)
             // Another connection of the app came while this one waited: the newest one is the app.
             if connections.isConnected(bundleIdentifier) {
-                continuation.yield(.replaced)
-                continuation.finish()
-                return (id, stream)
+                deliver(.replaced)
+                finish()
+                return id
             }
         }
-        connections.connect(bundleIdentifier, .init(id: id, continuation: continuation))
+        connections.connect(bundleIdentifier, .init(id: id, deliver: deliver, finish: finish))
         do {
             try await step(bundleIdentifier) { machine in
                 (tookOver || machine.isAppReachable ? machine.setAppReachable(false, state: .notRunning) : [])
@@ -35,15 +46,15 @@ extension DaemonEngine {
             }
         } catch {
             if connections.isConnected(bundleIdentifier, by: id) { connections.close(bundleIdentifier) }
-            continuation.finish()
+            finish()
             throw error
         }
         // The app learns its badge as it connects (`applicationIconBadgeNumber`; none means 0), then
         // of every change.
         if connections.isConnected(bundleIdentifier, by: id), let badge = cache[bundleIdentifier]?.machine.badge, badge != 0 {
-            continuation.yield(.badge(count: badge))
+            deliver(.badge(count: badge))
         }
-        return (id, stream)
+        return id
     }
 
     /// Waits until a replaced connection has let go (``disconnect(_:connection:)``), at most for the
@@ -71,6 +82,14 @@ extension DaemonEngine {
     /// The connected app moved to the foreground or the background.
     package func updateState(_ bundleIdentifier: String, connection: UUID, _ state: AppState) async throws {
         guard connections.isConnected(bundleIdentifier, by: connection), state != .notRunning else { return }
+        try await step(bundleIdentifier) { $0.setAppState(state) }
+    }
+
+    /// The connected app is in `state`, `notRunning` included, and stays reachable on its connection:
+    /// for the system inside an app's own process, whose app is the process, started again by
+    /// whatever reaches it (a response, a push), as iOS starts an app.
+    package func setState(of bundleIdentifier: String, connection: UUID, _ state: AppState) async throws {
+        guard connections.isConnected(bundleIdentifier, by: connection) else { return }
         try await step(bundleIdentifier) { $0.setAppState(state) }
     }
 

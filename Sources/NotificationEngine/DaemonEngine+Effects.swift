@@ -8,6 +8,7 @@ package import NotificationCore
 extension DaemonEngine {
     /// Carries out a step's effects, each where ``NotificationCenterMachine/Effect/routes`` sends it.
     func carryOut(_ effects: [NotificationCenterMachine.Effect], for app: String) {
+        if let observer = configuration.effectObserver { effects.forEach { observer(app, $0) } }
         for route in effects.flatMap(\.routes) {
             switch route {
             case .authorizationCompleted(let call, let granted):

@@ -141,10 +141,12 @@ extension DaemonEngine {
     /// delivery as a push from the gateway, with no device link involved.
     ///
     /// - Throws: `appNotFound`; `invalidRequest` for a payload that is not a JSON object or is over
-    ///   4,096 bytes (Apple's limit for `simctl push` too).
-    package func deliverPush(_ bundleIdentifier: String, payload: [UInt8], apnsID: String = UUID().uuidString, collapseID: String? = nil) async throws {
-        guard payload.count <= APNs.PushType.alert.maximumPayloadBytes else {
-            throw DaemonError(.invalidRequest, "The payload is \(payload.count) bytes; a push carries at most 4,096.")
+    ///   what its type carries (4,096 bytes for an alert: Apple's limit for `simctl push` too).
+    package func deliverPush(
+        _ bundleIdentifier: String, payload: [UInt8], pushType: APNs.PushType = .alert, apnsID: String = UUID().uuidString, collapseID: String? = nil
+    ) async throws {
+        guard payload.count <= pushType.maximumPayloadBytes else {
+            throw DaemonError(.invalidRequest, "The payload is \(payload.count) bytes; a push carries at most \(Self.grouped(pushType.maximumPayloadBytes)).")
         }
         let resources = try await resources(of: bundleIdentifier)
         let parsed: APNs.Payload
@@ -160,7 +162,18 @@ extension DaemonEngine {
         }
         let serviceExtension = resources.serviceExtension?.serviceExtension
         try await step(bundleIdentifier) { (machine: inout NotificationCenterMachine) throws(Never) in
-            ((), machine.receivePush(parsed, apnsID: apnsID, collapseID: collapseID, pushType: .alert, serviceExtension: serviceExtension))
+            ((), machine.receivePush(parsed, apnsID: apnsID, collapseID: collapseID, pushType: pushType, serviceExtension: serviceExtension))
         }
+    }
+
+    /// A count with its thousands grouped, as the messages write them: 4,096.
+    private static func grouped(_ count: Int) -> String {
+        var digits = String(count)
+        var place = digits.count - 3
+        while place > 0 {
+            digits.insert(",", at: digits.index(digits.startIndex, offsetBy: place))
+            place -= 3
+        }
+        return digits
     }
 }

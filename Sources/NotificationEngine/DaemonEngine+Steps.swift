@@ -202,8 +202,9 @@ extension DaemonEngine {
         // The identifier names a folder: one that is not a bundle identifier (stored before the rule
         // was enforced) names none, so nothing outside the store is ever touched.
         guard RequestRules.violation(inBundleIdentifier: bundleIdentifier) == nil else { return nil }
-        return configuration.attachmentStore.map {
-            AttachmentStore(root: $0.appendingPathComponent(bundleIdentifier, isDirectory: true), privateFolder: configuration.privateFolder)
+        return configuration.attachmentStore.map { store in
+            let root = configuration.attachmentFolderPerApp ? store.appendingPathComponent(bundleIdentifier, isDirectory: true) : store
+            return AttachmentStore(root: root, privateFolder: configuration.privateFolder)
         }
     }
 

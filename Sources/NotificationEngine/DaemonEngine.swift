@@ -49,6 +49,9 @@ package actor DaemonEngine {
         package var cachedApps: Int? = nil
         /// Where attachment files are copied when a request is added; `nil` keeps the app's own files.
         package var attachmentStore: URL? = nil
+        /// Whether each app's copies are in a folder of its own in ``attachmentStore`` (named after its
+        /// bundle identifier), or in the store itself: for an engine of one app, the process's own.
+        package var attachmentFolderPerApp = true
         /// The daemon's own folder: no attachment may come from it, but for an app's own copies.
         package var privateFolder: URL? = nil
         /// How many events a presenter may fall behind before its stream ends with an overflow (it
@@ -76,6 +79,9 @@ package actor DaemonEngine {
         /// How many of the earliest wake-ups the scheduler reads from the store at once (see
         /// ``UpcomingWakeUps``).
         package var wakeUpsReadAtOnce = 1024
+        /// Told of each effect of every app's steps, in order, on the engine, as it is carried out:
+        /// for the system inside an app's own process, whose test harness records what happened.
+        package var effectObserver: (@Sendable (_ app: String, NotificationCenterMachine.Effect) -> Void)? = nil
 
         package init() {}
     }

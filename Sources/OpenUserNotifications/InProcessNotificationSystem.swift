@@ -1,12 +1,15 @@
+import Foundation
 package import NotificationCore
-internal import NotificationAttachmentStore
+package import NotificationEngine
 internal import Dispatch
+internal import Logging
 internal import Synchronization
 
 /// Who answers the authorization prompt of an in-process system.
 package protocol NotificationPromptAnswerer: Sendable {
-    /// The prompt is on screen; answer it now or later with `system.answerAuthorizationPrompt(allow:)`.
-    func authorizationPromptShown(options: AuthorizationOptions, system: InProcessNotificationSystem)
+    /// The prompt for `options` is on screen: the person's answer now, or `nil` to leave it there
+    /// until ``InProcessNotificationSystem/answerAuthorizationPrompt(allow:)`` answers it.
+    func answer(toPromptFor options: AuthorizationOptions) -> Bool?
 }
 
 /// What an in-process system reports to observers, such as a test harness's history.
@@ -21,11 +24,15 @@ package enum InProcessEvent: Sendable {
     case remoteNotificationCompleted(RemoteNotification, BackgroundFetchResult)
 }
 
-/// The notification system inside the app's own process: the state machine of
-/// ``NotificationCenterMachine`` with a clock, a person who answers prompts, and the app's delegate.
+/// The notification system inside the app's own process: the daemon's engine (``DaemonEngine``) over
+/// an ``InMemoryDaemonStore``, with one app, the process itself, connected to it for as long as the
+/// system lives. The same engine steps the same machine, carries out the same effects and hands the
+/// app's delegates the same calls (``UNUserNotificationCenter/hand(_:reply:)``) as the daemon does;
+/// what differs is only where the state is kept and how the app is reached.
 ///
-/// Everything the machine decides is carried out in order on one serial queue: completion handlers,
-/// delegate calls, prompts and observer events.
+/// The app's calls reach the engine one after the other, in the order they were made, as Apple's
+/// center takes them. The delegate calls and the calls' completion handlers run in order on one serial
+/// queue: a call's handler after the delegate calls its step made.
 package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     /// Configuration of an in-process system.
     package struct Configuration: Sendable {
@@ -35,37 +42,32 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
         package var timeZone = TimeZone.current
         /// The app's state when the system starts.
         package var appState: AppState = .foreground
-        /// The folder attachment files are copied into; a fresh temporary folder by default.
+        /// The folder attachment files are copied into (each app's in a folder of its own); a fresh
+        /// temporary folder by default.
         package var attachmentStore: URL? = nil
 
         package init() {}
     }
 
-    private struct Shell {
-        var machine: NotificationCenterMachine
-        var authorizationCalls: [UInt64: @Sendable (Bool) -> Void] = [:]
-        var nextCall: UInt64 = 0
-        var queuedJobs = 0
-        var settleWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
-        var nextWaiter: UInt64 = 0
-        /// The app's device token, once it registered for remote notifications.
-        var deviceToken: String?
-        /// The broadcast channels the app subscribed to.
-        var channels: Set<String> = []
-        /// The alarm that wakes the system when something falls due, and the number of the arrangement
-        /// that set it: a later arrangement always wins (see ``rearmWakeUp()``).
-        var wakeUp: ClockAlarm?
-        var wakeUpArranged: UInt64 = 0
-        var wakeUpSet: UInt64 = 0
-        var isSettled: Bool { queuedJobs == 0 && machine.openTickets == 0 }
+    /// The bundle identifier of the one app of an in-process system: the process itself.
+    package static let app = "local.app"
+
+    /// The engine, once made, and the app's connection to it.
+    private struct Running: Sendable {
+        let engine: DaemonEngine
+        let connection: UUID
     }
 
-    private let shell: Mutex<Shell>
-    private let queue = DispatchQueue(label: "OpenUserNotifications.in-process-system")
+    private let state: SharedState
+    private let running: Task<Running, Never>
+    /// The app's calls, made one after the other in the order they were queued.
+    private let operations: AsyncStream<@Sendable () async -> Void>.Continuation
+    /// The scheduler's rounds, on a clock whose alarms go off.
+    private let scheduler: Task<Void, Never>?
+    private let delegateQueue = DispatchQueue(label: "OpenUserNotifications.in-process-system")
     private let clock: any NotificationClock
-    private let answerer: any NotificationPromptAnswerer
-    private let observer: (@Sendable (InProcessEvent) -> Void)?
-    private let attachments: AttachmentStore
+    private let calendar: Calendar
+    private let attachmentRoot: URL
     /// Whether the attachment folder is a temporary one this system made (no folder was configured).
     private let attachmentFolderIsTemporary: Bool
     private let centerBox = Mutex<UNUserNotificationCenter?>(nil)
@@ -78,18 +80,65 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
         observer: (@Sendable (InProcessEvent) -> Void)? = nil
     ) {
         self.clock = clock
-        self.answerer = answerer
-        self.observer = observer
-        self.attachments = AttachmentStore(root: configuration.attachmentStore
-            ?? FileManager.default.temporaryDirectory.appendingPathComponent("OpenUserNotifications-\(UUID().uuidString)"))
+        calendar = configuration.calendar
+        attachmentRoot = configuration.attachmentStore
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("OpenUserNotifications-\(UUID().uuidString)")
         attachmentFolderIsTemporary = configuration.attachmentStore == nil
-        self.shell = Mutex(Shell(machine: NotificationCenterMachine(
-            now: clock.now,
-            calendar: configuration.calendar,
-            timeZone: configuration.timeZone,
-            appState: configuration.appState,
-            configuration: configuration.machine
-        )))
+        let state = SharedState(SystemState(appState: configuration.appState, timeZone: configuration.timeZone, observer: observer, answerer: answerer))
+        self.state = state
+        let (queued, operations) = AsyncStream<@Sendable () async -> Void>.makeStream()
+        self.operations = operations
+        // The app's calls run one after the other, in the order the app made them: this task lives as
+        // long as the system, and ends when its queue is finished.
+        Task { for await operation in queued { await operation() } }
+
+        let link = SystemLink()
+        var engineConfiguration = DaemonEngine.Configuration()
+        engineConfiguration.machine = configuration.machine
+        engineConfiguration.calendar = configuration.calendar
+        engineConfiguration.timeZone = configuration.timeZone
+        engineConfiguration.attachmentStore = attachmentRoot
+        engineConfiguration.attachmentFolderPerApp = false
+        engineConfiguration.effectObserver = { app, effect in link.system?.observe(effect) }
+        let startingState = configuration.appState
+        let clockOfEngine = clock
+        running = Task {
+            let engine = await DaemonEngine(
+                store: InMemoryDaemonStore(), clock: clockOfEngine, configuration: engineConfiguration,
+                logger: Logger(label: "OpenUserNotifications.in-process-system", factory: { _ in SwiftLogNoOpLogHandler() })
+            )
+            do {
+                _ = try await engine.registerApp(Self.app)
+                let connection = try await engine.connect(
+                    Self.app, state: startingState == .notRunning ? .background : startingState,
+                    deliver: { event in link.system?.deliver(event) }, finish: {}
+                )
+                if startingState == .notRunning { try await engine.setState(of: Self.app, connection: connection, .notRunning) }
+                // From now on, what the engine does is the app's story.
+                state.withLock { $0.isReporting = true }
+                return Running(engine: engine, connection: connection)
+            } catch {
+                // An engine over a fresh store in memory registers and connects its one app.
+                preconditionFailure("the in-process system could not start: \(error)")
+            }
+        }
+        if clock.alarmsGoOff {
+            scheduler = Task { [running] in
+                let engine = await running.value.engine
+                while !Task.isCancelled {
+                    let next = await engine.processDue()
+                    await engine.waitForWork(until: next)
+                }
+            }
+        } else {
+            scheduler = nil
+        }
+        link.system = self
+    }
+
+    deinit {
+        operations.finish()
+        scheduler?.cancel()
     }
 
     /// The process's own system when no other is bound: the wall clock, and a person who allows
@@ -103,7 +152,7 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     /// configured: that one is its owner's), for a system whose notifications no one will read again.
     package func removeTemporaryAttachmentFolder() {
         guard attachmentFolderIsTemporary else { return }
-        try? FileManager.default.removeItem(at: attachments.root)
+        try? FileManager.default.removeItem(at: attachmentRoot)
     }
 
     /// Lets go of the app's center, for a system whose owner is gone: the center holds the system (its
@@ -130,109 +179,114 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     }
 
     package var environment: NotificationEnvironment {
-        shell.withLock { NotificationEnvironment(now: clock.now, calendar: $0.machine.calendar, timeZone: $0.machine.timeZone) }
+        NotificationEnvironment(now: clock.now, calendar: calendar, timeZone: state.withLock { $0.timeZone })
     }
 
-    // MARK: - Running the machine
+    // MARK: - The engine's side
 
-    /// Changes the shell under the lock, then deletes the attachment files the change left unreferenced.
-    private func mutate<T: Sendable>(_ body: (inout Shell) -> T) -> T {
-        let (value, unusedFiles) = shell.withLock { shell in
-            let value = body(&shell)
-            return (value, shell.machine.takeUnreferencedAttachments())
+    /// Runs `body` with the engine after every call queued before it, as one job.
+    private func perform(_ body: @escaping @Sendable (DaemonEngine, UUID) async -> Void) {
+        state.withLock { $0.jobs += 1 }
+        let running = self.running
+        let operation: @Sendable () async -> Void = { [state] in
+            let started = await running.value
+            await body(started.engine, started.connection)
+            state.finishJob()
         }
-        attachments.release(unusedFiles)
-        return value
-    }
-
-    /// Runs one step of the machine (``NotificationCenterMachine/step(at:device:pending:atMost:_:)``:
-    /// what fell due by now, then `body`) under the lock, and queues its effects, in order, before the
-    /// lock is released: so effects from steps on different threads are still carried out in step
-    /// order. When `body` refuses, only what catching up did is carried out. Then the next wake-up is
-    /// arranged.
-    @discardableResult
-    private func step<Value: Sendable, Failure: Error>(
-        _ body: (inout NotificationCenterMachine) throws(Failure) -> (Value, [NotificationCenterMachine.Effect])
-    ) throws(Failure) -> Value {
-        let now = clock.now
-        let result: Result<Value, Failure> = mutate { shell in
-            let step = shell.machine.step(at: now, body)
-            for effect in step.effects { schedule(effect, in: &shell) }
-            return step.result
+        if case .terminated = operations.yield(operation) {
+            // The system is going away: no order to keep, but the call still gets its answer.
+            Task { await operation() }
         }
-        rearmWakeUp()
-        return try result.get()
     }
 
-    /// A step whose body only returns effects.
-    private func step(_ body: (inout NotificationCenterMachine) -> [NotificationCenterMachine.Effect]) {
-        step { (machine: inout NotificationCenterMachine) throws(Never) in ((), body(&machine)) }
-    }
-
-    /// Processes everything due by the time source's current time, then arranges the next wake-up.
-    package func catchUp() {
-        step { _ in [] }
-    }
-
-    /// Sets the alarm for the next date the machine has something to do, in place of the one before.
-    ///
-    /// Steps on different threads (the app's calls, the answer to the prompt from the answerer's queue)
-    /// each arrange a wake-up: the one arranged last read the machine last, so its alarm is kept and an
-    /// earlier one set after it is cancelled, or it would cancel the alarm of a trigger added meanwhile.
-    /// The alarm is set outside the lock: a clock may call it at once when its date has come.
-    private func rearmWakeUp() {
-        let (date, arrangement) = shell.withLock { shell in
-            shell.wakeUpArranged += 1
-            return (shell.machine.nextWakeUpDate(), shell.wakeUpArranged)
-        }
-        let alarm = date.map { clock.alarm(at: $0) { [weak self] in self?.catchUp() } }
-        let replaced = shell.withLock { shell -> ClockAlarm? in
-            guard arrangement > shell.wakeUpSet else { return alarm }
-            shell.wakeUpSet = arrangement
-            defer { shell.wakeUp = alarm }
-            return shell.wakeUp
-        }
-        replaced?.cancel()
-    }
-
-    /// The earliest date the system has something to do.
-    package func nextWakeUpDate() -> Date? {
-        shell.withLock { $0.machine.nextWakeUpDate() }
-    }
-
-    /// Queues a job: a completion handler, a delegate call or an observer event. While it runs,
-    /// `UNUserNotificationCenter.current()` is this system's center, as it is for the code that made
-    /// the call, so an app calling `current()` from a callback stays with this system.
-    private func enqueue(_ job: @escaping @Sendable () -> Void, in shell: inout Shell) {
-        shell.queuedJobs += 1
-        queue.async { [self] in
+    /// Runs a completion handler on the system's queue, after the delegate calls the engine handed
+    /// over before it, with this system's center as `current()`.
+    private func reply(_ job: @escaping @Sendable () -> Void) {
+        state.withLock { $0.jobs += 1 }
+        delegateQueue.async { [self] in
             UNUserNotificationCenter.withBound(center) { job() }
-            finishJob()
+            state.finishJob()
         }
     }
 
-    private func finishJob() {
-        let waiters = shell.withLock { shell -> [CheckedContinuation<Void, Never>] in
-            shell.queuedJobs -= 1
-            return takeSettledWaiters(&shell)
+    /// The engine, once it is running.
+    private var engine: DaemonEngine {
+        get async { await running.value.engine }
+    }
+
+    /// Told of each effect of the app's steps, in order, on the engine: the observer hears it, and
+    /// the system notes what it keeps beside the engine (the app's state and badge, the questions
+    /// open to its delegates) and answers the prompt when the person already decided.
+    private func observe(_ effect: NotificationCenterMachine.Effect) {
+        let (observer, answer) = state.withLock { state -> ((@Sendable (InProcessEvent) -> Void)?, Bool?) in
+            state.note(effect)
+            guard state.isReporting else { return (nil, nil) }
+            if case .promptForAuthorization(let options) = effect { return (state.observer, state.answerer.answer(toPromptFor: options)) }
+            return (state.observer, nil)
         }
-        waiters.forEach { $0.resume() }
+        observer?(.effect(effect))
+        if let answer { answerAuthorizationPrompt(allow: answer) }
     }
 
-    private func takeSettledWaiters(_ shell: inout Shell) -> [CheckedContinuation<Void, Never>] {
-        guard shell.isSettled, !shell.settleWaiters.isEmpty else { return [] }
-        defer { shell.settleWaiters.removeAll() }
-        return Array(shell.settleWaiters.values)
+    /// An event of the app's connection, on the engine: a call is handed to the delegates on the
+    /// system's queue, in order, each as one job.
+    private func deliver(_ event: LocalAPI.AppEvent) {
+        guard case .call(let call) = event else {
+            // The badge is noted from the effect that changed it; the app's one connection is never replaced.
+            return
+        }
+        state.withLock { $0.jobs += 1 }
+        delegateQueue.async { [self] in
+            let center = self.center
+            let outcome = center.hand(call) { [weak self] reply in self?.take(reply, to: call) }
+            // This process is the app, and it has set no delegate: a response is finished at once
+            // (nothing would ever hear it), the settings request goes unheard.
+            if outcome == .needsDelegate, case .response(let ticket, _) = call {
+                take(.responseCompleted(ticket: ticket), to: call)
+            }
+            state.finishJob()
+        }
     }
 
-    /// Waits until every queued callback ran and every delegate question was answered or timed out,
-    /// or until `timeout` passes.
+    /// The app's answer to a call its delegates were handed: reported (when the question was still
+    /// open), then stepped in after the calls made before it.
+    private func take(_ reply: LocalAPI.AppReply, to call: AppCall) {
+        let (observer, event) = state.withLock { state -> ((@Sendable (InProcessEvent) -> Void)?, InProcessEvent?) in
+            (state.observer, state.answered(reply, to: call))
+        }
+        if let event { observer?(event) }
+        switch reply {
+        case .willPresentAnswer(let ticket, let options):
+            perform { engine, _ in try? await engine.answerWillPresent(Self.app, ticket: ticket, options: options.map(PresentationOptions.init(rawValue:))) }
+        case .responseCompleted(let ticket):
+            perform { engine, _ in try? await engine.completeResponse(Self.app, ticket: ticket) }
+        case .remoteNotificationCompleted(let ticket, let result):
+            perform { engine, _ in try? await engine.completeRemoteNotification(Self.app, ticket: ticket, result: result) }
+        case .state, .released:
+            // Not answers: ``UNUserNotificationCenter/hand(_:reply:)`` gives none of these.
+            break
+        }
+    }
+
+    // MARK: - Time
+
+    /// Processes everything due by the clock's current time.
+    package func catchUp() async {
+        await engine.processDue()
+    }
+
+    /// The earliest date the system has something to do (what is due by now is done first).
+    package func nextWakeUpDate() async -> Date? {
+        await engine.processDue()
+    }
+
+    /// Waits until every call made so far reached the engine, every delegate call ran and every
+    /// delegate question was answered or timed out, or until `timeout` passes.
     ///
     /// - Returns: whether the system settled in time.
     @discardableResult
     package func waitUntilSettled(timeout: Duration) async -> Bool {
-        if shell.withLock({ $0.isSettled }) { return true }
-        return await withTaskGroup(of: Bool.self) { group in
+        await withTaskGroup(of: Bool.self) { group in
             group.addTask { await self.settled(); return true }
             group.addTask {
                 try? await Task.sleep(for: timeout)
@@ -245,300 +299,385 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
     }
 
     private func settled() async {
-        let id = shell.withLock { shell -> UInt64 in
-            defer { shell.nextWaiter += 1 }
-            return shell.nextWaiter
+        let engine = await self.engine
+        while !Task.isCancelled {
+            await jobsDone()
+            // Its last step durable and carried out, and nothing asked of the app left open.
+            await engine.waitUntilAnswered(Self.app)
+            if state.withLock({ $0.jobs == 0 }) { return }
+        }
+    }
+
+    /// Returns once no job is queued or running (or when the task is cancelled).
+    private func jobsDone() async {
+        let id = state.withLock { state -> UInt64 in
+            defer { state.nextWaiter += 1 }
+            return state.nextWaiter
         }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow = shell.withLock { shell -> Bool in
-                    if shell.isSettled || Task.isCancelled { return true }
-                    shell.settleWaiters[id] = continuation
+                let resumeNow = state.withLock { state -> Bool in
+                    if state.jobs == 0 || Task.isCancelled { return true }
+                    state.jobWaiters[id] = continuation
                     return false
                 }
                 if resumeNow { continuation.resume() }
             }
         } onCancel: {
-            shell.withLock { $0.settleWaiters.removeValue(forKey: id) }?.resume()
+            state.withLock { $0.jobWaiters.removeValue(forKey: id) }?.resume()
         }
-    }
-
-    /// Queues what the shell does for one effect of the machine: tells the observer, then carries out
-    /// each of its ``NotificationCenterMachine/Effect/routes``.
-    private func schedule(_ effect: NotificationCenterMachine.Effect, in shell: inout Shell) {
-        let observer = self.observer
-        var jobs: [@Sendable () -> Void] = [{ observer?(.effect(effect)) }]
-        for route in effect.routes {
-            switch route {
-            case .authorizationCompleted(let call, let granted):
-                let completion = shell.authorizationCalls.removeValue(forKey: call)
-                jobs.append { completion?(granted) }
-            case .app(let call):
-                jobs.append { [self] in
-                    let center = self.center
-                    let outcome = center.hand(call) { [weak self] reply in self?.take(reply, to: call) }
-                    // This process is the app, and it has set no delegate: a response is finished at
-                    // once (nothing would ever hear it), the settings request goes unheard.
-                    if outcome == .needsDelegate, case .response(let ticket, let response) = call {
-                        completeResponse(ticket: ticket, response)
-                    }
-                }
-            case .person(.authorizationPrompt(let options)):
-                jobs.append { [self] in answerer.authorizationPromptShown(options: options, system: self) }
-            case .person(.settingsChanged), .person(.presented), .person(.badgeChanged), .person(.appStateChanged),
-                 .person(.responseDelivered), .person(.responseNotCompleted), .person(.willPresentTimedOut),
-                 .person(.discardedOverLimit), .person(.remoteNotificationDelivered), .person(.remoteNotificationHeld),
-                 .person(.remoteNotificationNotCompleted), .person(.contentPreparing), .person(.contentPrepared), .person(.notificationsRemoved),
-                 .person(.actedOn), .person(.summaryDelivered):
-                // The observer (a test's history, a presenter) shows these.
-                break
-            case .launch:
-                // The app is this process: it is running.
-                break
-            case .serviceExtension:
-                // This system hands the machine no service extension, so none is asked of it.
-                break
-            }
-        }
-        let all = jobs
-        enqueue({ all.forEach { $0() } }, in: &shell)
-    }
-
-    /// The app's answer to a call its delegates were handed, as the daemon would read it.
-    private func take(_ reply: LocalAPI.AppReply, to call: AppCall) {
-        switch (reply, call) {
-        case (.willPresentAnswer(let ticket, let options), .willPresent(_, let notification)):
-            answerWillPresent(ticket: ticket, notification, options: options.map(PresentationOptions.init(rawValue:)))
-        case (.responseCompleted(let ticket), .response(_, let response)):
-            completeResponse(ticket: ticket, response)
-        case (.remoteNotificationCompleted(let ticket, let result), .remoteNotification):
-            completeRemoteNotification(ticket: ticket, result: result)
-        default:
-            // ``UNUserNotificationCenter/hand(_:reply:)`` answers each call with its own reply.
-            break
-        }
-    }
-
-    private func answerWillPresent(ticket: UInt64, _ notification: DeliveredNotification, options: PresentationOptions?) {
-        let waiters = mutate { shell -> [CheckedContinuation<Void, Never>] in
-            let effects = shell.machine.answerWillPresent(ticket: ticket, options: options)
-            guard !effects.isEmpty else { return [] }
-            let observer = self.observer
-            enqueue({ observer?(.willPresentAnswered(notification, options)) }, in: &shell)
-            for effect in effects { schedule(effect, in: &shell) }
-            return takeSettledWaiters(&shell)
-        }
-        waiters.forEach { $0.resume() }
-    }
-
-    private func completeResponse(ticket: UInt64, _ response: NotificationResponse) {
-        let waiters = mutate { shell -> [CheckedContinuation<Void, Never>] in
-            let wasOpen = shell.machine.openTickets
-            shell.machine.completeResponse(ticket: ticket)
-            guard shell.machine.openTickets < wasOpen else { return [] }
-            let observer = self.observer
-            enqueue({ observer?(.responseCompleted(response)) }, in: &shell)
-            return takeSettledWaiters(&shell)
-        }
-        waiters.forEach { $0.resume() }
-    }
-
-    private func completeRemoteNotification(ticket: UInt64, result: BackgroundFetchResult) {
-        let waiters = mutate { shell -> [CheckedContinuation<Void, Never>] in
-            guard let remote = shell.machine.completeRemoteNotification(ticket: ticket) else { return [] }
-            let observer = self.observer
-            enqueue({ observer?(.remoteNotificationCompleted(remote, result)) }, in: &shell)
-            return takeSettledWaiters(&shell)
-        }
-        waiters.forEach { $0.resume() }
     }
 
     // MARK: - The app's calls
 
     package func requestAuthorization(options: AuthorizationOptions, completion: @escaping @Sendable (Bool) -> Void) {
-        let now = clock.now
-        mutate { shell in
-            // The completion is known before the step runs: the step may answer it at once.
-            let call = shell.nextCall
-            shell.nextCall += 1
-            shell.authorizationCalls[call] = completion
-            let step = shell.machine.step(at: now) { (machine: inout NotificationCenterMachine) throws(Never) in
-                ((), machine.requestAuthorization(options: options, call: call))
+        // The app's next calls go on once the request is among its steps; the answer comes when the
+        // person gives it.
+        perform { engine, _ in
+            await withCheckedContinuation { (asked: CheckedContinuation<Void, Never>) in
+                let once = Mutex(Optional(asked))
+                // Waits for the person as long as they take (the engine ends the call if the app goes).
+                Task {
+                    let granted = (try? await engine.requestAuthorization(Self.app, options: options) {
+                        once.withLock { $0.take() }?.resume()
+                    }) ?? false
+                    once.withLock { $0.take() }?.resume()
+                    self.reply { completion(granted) }
+                }
             }
-            for effect in step.effects { schedule(effect, in: &shell) }
         }
-        rearmWakeUp()
     }
 
     package func setCategories(_ categories: [NotificationCategory]) {
         // Apple's call has no error: categories that break the system's rules are ignored.
-        try? step { (machine: inout NotificationCenterMachine) throws(RuleViolation) in
-            try machine.setCategories(categories)
-            return ((), [])
-        }
+        perform { engine, _ in try? await engine.setCategories(Self.app, categories) }
     }
 
     package func categories(completion: @escaping @Sendable ([NotificationCategory]) -> Void) {
-        let categories = shell.withLock { Array($0.machine.categories.values) }
-        reply { completion(categories) }
+        perform { engine, _ in
+            let categories = (try? await engine.categories(Self.app)) ?? []
+            self.reply { completion(categories) }
+        }
     }
 
     package func settings(completion: @escaping @Sendable (NotificationSettings) -> Void) {
-        let settings = shell.withLock { $0.machine.settings }
-        reply { completion(settings) }
+        perform { engine, _ in
+            let settings = (try? await engine.settings(Self.app)) ?? .notDetermined
+            self.reply { completion(settings) }
+        }
     }
 
     package func add(_ request: NotificationRequest, completion: @escaping @Sendable (NotificationFailure?) -> Void) {
-        let failure: NotificationFailure?
-        do throws(NotificationFailure) {
-            // Authorization is checked before any file is copied (the store checks the files
-            // themselves); the step checks everything again.
-            guard shell.withLock({ PresentationPolicy.allowsDelivery($0.machine.settings) }) else {
-                throw NotificationFailure(.notificationsNotAllowed)
-            }
-            let (stored, copies) = try attachments.store(request)
-            do throws(NotificationFailure) {
-                try step { machine throws(NotificationFailure) in ((), try machine.add(stored)) }
+        perform { engine, _ in
+            do {
+                try await engine.add(Self.app, request)
+                self.reply { completion(nil) }
             } catch {
-                attachments.discard(copies)
-                throw error
+                self.reply { completion(Self.failure(error)) }
             }
-            failure = nil
-        } catch {
-            failure = error
         }
-        reply { completion(failure) }
     }
 
     package func pendingRequests(completion: @escaping @Sendable ([LocalAPI.PendingRequest]) -> Void) {
-        let pending = step { machine in
-            (machine.pendingRequests.map { LocalAPI.PendingRequest(request: $0.request, nextFireDate: $0.nextFireDate) }, [])
+        perform { engine, _ in
+            let pending = (try? await engine.pendingRequests(Self.app)) ?? []
+            self.reply { completion(pending.map { LocalAPI.PendingRequest(request: $0.request, nextFireDate: $0.nextFireDate) }) }
         }
-        reply { completion(pending) }
     }
 
     package func removePendingRequests(_ identifiers: [String]?) {
-        step { machine in
-            if let identifiers {
-                machine.removePendingRequests(identifiers)
-            } else {
-                machine.removeAllPendingRequests()
-            }
-            return []
-        }
+        perform { engine, _ in try? await engine.removePendingRequests(Self.app, identifiers) }
     }
 
     package func deliveredNotifications(completion: @escaping @Sendable ([DeliveredNotification]) -> Void) {
-        let delivered = step { machine in (machine.deliveredNotifications, []) }
-        reply { completion(delivered) }
+        perform { engine, _ in
+            let delivered = (try? await engine.deliveredNotifications(Self.app)) ?? []
+            self.reply { completion(delivered) }
+        }
     }
 
     package func removeDeliveredNotifications(_ identifiers: [String]?) {
-        step { machine in
-            if let identifiers { machine.removeDeliveredNotifications(identifiers) } else { machine.removeAllDeliveredNotifications() }
-        }
+        perform { engine, _ in try? await engine.removeDeliveredNotifications(Self.app, identifiers) }
     }
 
     package func setBadgeCount(_ count: Int, completion: @escaping @Sendable (NotificationFailure?) -> Void) {
-        let failure: NotificationFailure?
-        do throws(NotificationFailure) {
-            try step { machine throws(NotificationFailure) in ((), try machine.setBadgeCount(count)) }
-            failure = nil
-        } catch {
-            failure = error
+        perform { engine, _ in
+            do {
+                try await engine.setBadgeCount(Self.app, count)
+                self.reply { completion(nil) }
+            } catch {
+                self.reply { completion(Self.failure(error)) }
+            }
         }
-        reply { completion(failure) }
+    }
+
+    /// The refusal the engine's error carries, with its `UNError` code.
+    private static func failure(_ error: any Error) -> NotificationFailure {
+        if let error = error as? DaemonError, let failure = error.notificationFailure { return failure }
+        return NotificationFailure(.notificationsNotAllowed, detail: "\(error)")
     }
 
     package func registerForRemoteNotifications(completion: @escaping @Sendable (Result<String, RemoteRegistrationFailure>) -> Void) {
-        let token = shell.withLock { shell in
-            if shell.deviceToken == nil { shell.deviceToken = randomHex(bytes: 32) }
-            return shell.deviceToken!
+        let token = state.withLock { state in
+            if state.deviceToken == nil { state.deviceToken = randomHex(bytes: 32) }
+            return state.deviceToken!
         }
-        reply { completion(.success(token)) }
+        perform { _, _ in self.reply { completion(.success(token)) } }
     }
 
     /// Gives the registered app a new device token, as when an iPhone is restored from a backup: the
     /// app delegate hears it in `didRegisterForRemoteNotificationsWithDeviceToken`. Returns the new
     /// token, or `nil` when the app is not registered for remote notifications.
     package func renewDeviceToken() -> String? {
-        let token = shell.withLock { shell -> String? in
-            guard shell.deviceToken != nil else { return nil }
-            shell.deviceToken = randomHex(bytes: 32)
-            return shell.deviceToken
+        let token = state.withLock { state -> String? in
+            guard state.deviceToken != nil else { return nil }
+            state.deviceToken = randomHex(bytes: 32)
+            return state.deviceToken
         }
         if let token { RemoteNotificationInbox.deviceTokenChanged(token) }
         return token
     }
 
     package func unregisterForRemoteNotifications(completion: @escaping @Sendable (RemoteRegistrationFailure?) -> Void) {
-        shell.withLock { $0.deviceToken = nil }
-        reply { completion(nil) }
+        state.withLock { $0.deviceToken = nil }
+        perform { _, _ in self.reply { completion(nil) } }
     }
 
     package func setSubscribed(_ subscribed: Bool, toChannel channelID: String, completion: @escaping @Sendable (RemoteRegistrationFailure?) -> Void) {
-        shell.withLock { shell in
-            if subscribed { shell.channels.insert(channelID) } else { shell.channels.remove(channelID) }
+        state.withLock { state in
+            if subscribed { state.channels.insert(channelID) } else { state.channels.remove(channelID) }
         }
-        reply { completion(nil) }
+        perform { _, _ in self.reply { completion(nil) } }
     }
 
     /// The broadcast channels the app subscribed to.
-    package var subscribedChannels: Set<String> { shell.withLock { $0.channels } }
+    package var subscribedChannels: Set<String> { state.withLock { $0.channels } }
 
-    package var appState: AppState { inspect(\.appState) }
+    /// The app's state, as the engine's last step left it.
+    package var appState: AppState { state.withLock { $0.appState } }
 
-    package var badgeCount: Int { inspect(\.badge) }
+    /// The app's badge, as the engine's last step left it.
+    package var badgeCount: Int { state.withLock { $0.badge } }
 
     /// The app's device token, if it registered for remote notifications and has not unregistered.
     package var deviceToken: String? {
-        shell.withLock { $0.deviceToken }
+        state.withLock { $0.deviceToken }
     }
 
     /// A push reaches the app, as the device's push service hands it over: shown as a notification if
     /// it has something for the person, handed to the app delegate if it is a background or VoIP push.
     ///
-    /// - Throws: the payload's error when it is not a JSON object Apple would accept.
-    package func receivePush(_ payload: [UInt8], pushType: APNs.PushType = .alert, apnsID: String = UUID().uuidString, collapseID: String? = nil) throws(APNs.PayloadError) {
-        let parsed = try APNs.payload(payload).get()
-        step { $0.receivePush(parsed, apnsID: apnsID, collapseID: collapseID, pushType: pushType) }
+    /// - Throws: the engine's `invalidRequest` when the payload is not a JSON object Apple would accept.
+    package func receivePush(_ payload: [UInt8], pushType: APNs.PushType = .alert, apnsID: String = UUID().uuidString, collapseID: String? = nil) async throws(DaemonError) {
+        try await throwing { engine, _ in try await engine.deliverPush(Self.app, payload: payload, pushType: pushType, apnsID: apnsID, collapseID: collapseID) }
     }
 
-    /// Runs a completion handler on the system's queue, after everything queued before it.
-    private func reply(_ job: @escaping @Sendable () -> Void) {
-        shell.withLock { enqueue(job, in: &$0) }
+    /// Runs `body` with the engine after every call queued before it, and gives back what it returns
+    /// or throws.
+    private func throwing<T: Sendable>(_ body: @escaping @Sendable (DaemonEngine, UUID) async throws -> T) async throws(DaemonError) -> T {
+        let result: Result<T, DaemonError> = await withCheckedContinuation { continuation in
+            perform { engine, connection in
+                do {
+                    let value = try await body(engine, connection)
+                    self.reply { continuation.resume(returning: .success(value)) }
+                } catch let error as DaemonError {
+                    self.reply { continuation.resume(returning: .failure(error)) }
+                } catch {
+                    self.reply { continuation.resume(returning: .failure(DaemonError(.invalidRequest, "\(error)"))) }
+                }
+            }
+        }
+        return try result.get()
+    }
+
+    /// Runs `body` with the engine after every call queued before it; what fails is not told.
+    private func quietly<T: Sendable>(_ body: @escaping @Sendable (DaemonEngine, UUID) async throws -> T) async -> T? {
+        try? await throwing(body)
     }
 
     // MARK: - The person and the device
 
     /// Whether the authorization prompt is waiting for an answer, and for which options.
     package var promptedOptions: AuthorizationOptions? {
-        shell.withLock { $0.machine.promptedOptions }
+        get async { await quietly { engine, _ in try await engine.promptedOptions(Self.app) } ?? nil }
     }
 
     /// The person answers the authorization prompt.
     package func answerAuthorizationPrompt(allow: Bool) {
-        step { $0.answerAuthorizationPrompt(allow: allow) }
+        perform { engine, _ in _ = try? await engine.authorize(Self.app, allow ? .grant : .deny) }
+    }
+
+    /// The person answers the authorization prompt if one is on screen, after the app's calls made
+    /// before (which may show it).
+    package func answerAuthorizationPromptIfShown(allow: Bool) {
+        perform { engine, _ in
+            guard (try? await engine.promptedOptions(Self.app)) ?? nil != nil else { return }
+            _ = try? await engine.authorize(Self.app, allow ? .grant : .deny)
+        }
     }
 
     /// The person acts on a notification they can see.
-    package func respond(to identifier: String, with action: PersonAction) throws(PersonActionRejection) {
-        try step { machine throws(PersonActionRejection) in ((), try machine.respond(to: identifier, with: action)) }
+    package func respond(to identifier: String, with action: PersonAction) async throws(PersonActionRejection) {
+        try await rejecting { engine, _ in try await engine.respond(Self.app, to: identifier, with: action) }
     }
 
     /// The person opens the app's notification settings.
-    package func openAppSettings(from identifier: String?) throws(PersonActionRejection) {
-        try step { machine throws(PersonActionRejection) in ((), try machine.openAppSettings(from: identifier)) }
+    package func openAppSettings(from identifier: String?) async throws(PersonActionRejection) {
+        try await rejecting { engine, _ in try await engine.openAppSettings(Self.app, from: identifier) }
     }
 
-    /// Reads the machine under the lock, for observers and tests.
-    package func inspect<T: Sendable>(_ body: (NotificationCenterMachine) -> T) -> T {
-        shell.withLock { body($0.machine) }
+    private func rejecting(_ body: @escaping @Sendable (DaemonEngine, UUID) async throws -> Void) async throws(PersonActionRejection) {
+        do throws(DaemonError) {
+            try await throwing(body)
+        } catch {
+            if let rejection = error.personRejection { throw rejection }
+            preconditionFailure("the engine refused a person's action with \(error)")
+        }
     }
 
-    /// Changes the machine (settings, app state, location, time zone…) and carries out the effects.
-    package func update(_ body: (inout NotificationCenterMachine) -> [NotificationCenterMachine.Effect]) {
-        step(body)
+    /// The app's settings, as the person sees them.
+    package var settings: NotificationSettings {
+        get async { await quietly { engine, _ in try await engine.settings(Self.app) } ?? .notDetermined }
+    }
+
+    /// The person changes the app's settings.
+    package func changeSettings(_ change: @escaping @Sendable (inout NotificationSettings) -> Void) async {
+        _ = await quietly { engine, _ in try await engine.changeSettings(Self.app, change) }
+    }
+
+    /// The notifications the person sees now, oldest first.
+    package var visibleNotifications: [NotificationCenterMachine.VisibleNotification] {
+        get async { await quietly { engine, _ in try await engine.visibleNotifications(Self.app) } ?? [] }
+    }
+
+    /// The person locks or unlocks the device.
+    package func setDeviceLocked(_ locked: Bool) async {
+        _ = await quietly { engine, _ in try await engine.setDeviceLocked(locked) }
+    }
+
+    /// The person turns a Focus on, or off with `nil`.
+    package func setFocus(_ focus: Focus?) async {
+        _ = await quietly { engine, _ in try await engine.setFocus(focus) }
+    }
+
+    /// The person turns the Scheduled Summary on at its times, or off with `nil`.
+    package func setScheduledSummary(_ summary: ScheduledSummary?) async {
+        _ = await quietly { engine, _ in try await engine.setScheduledSummary(summary) }
+    }
+
+    /// The device moves.
+    package func updateLocation(_ coordinate: Coordinate) async {
+        _ = await quietly { engine, _ in try await engine.updateLocation(coordinate) }
+    }
+
+    /// The person changes the device's time zone.
+    package func changeTimeZone(_ timeZone: TimeZone) async {
+        state.withLock { $0.timeZone = timeZone }
+        _ = await quietly { engine, _ in try await engine.changeTimeZone(timeZone) }
+    }
+
+    /// The app moves to the foreground or the background, or stops (`notRunning`): the process is the
+    /// app, so what reaches it later starts it again.
+    package func setAppState(_ appState: AppState) async {
+        _ = await quietly { engine, connection in try await engine.setState(of: Self.app, connection: connection, appState) }
+    }
+}
+
+/// What an in-process system keeps beside its engine, under one lock: the jobs under way, the app's
+/// state and badge as the engine's steps left them, the delegates' open questions, the app's remote
+/// registration, and who hears and answers.
+private struct SystemState {
+    var jobs = 0
+    var jobWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+    var nextWaiter: UInt64 = 0
+    var appState: AppState
+    var badge = 0
+    var timeZone: TimeZone
+    /// The app's device token, once it registered for remote notifications.
+    var deviceToken: String?
+    /// The broadcast channels the app subscribed to.
+    var channels: Set<String> = []
+    /// The questions handed to the delegates and not yet answered nor timed out, by ticket.
+    var openWillPresent: [UInt64: DeliveredNotification] = [:]
+    var openResponses: [UInt64: NotificationResponse] = [:]
+    var openRemoteNotifications: [UInt64: RemoteNotification] = [:]
+    /// Whether the engine's effects are told: not while the system sets its app up.
+    var isReporting = false
+    let observer: (@Sendable (InProcessEvent) -> Void)?
+    let answerer: any NotificationPromptAnswerer
+
+    init(appState: AppState, timeZone: TimeZone, observer: (@Sendable (InProcessEvent) -> Void)?, answerer: any NotificationPromptAnswerer) {
+        self.appState = appState
+        self.timeZone = timeZone
+        self.observer = observer
+        self.answerer = answerer
+    }
+
+    /// Notes what an effect changes of what the system keeps.
+    mutating func note(_ effect: NotificationCenterMachine.Effect) {
+        switch effect {
+        case .appStateChanged(let state): appState = state
+        case .badgeChanged(let count): badge = count
+        case .askWillPresent(let ticket, let notification): openWillPresent[ticket] = notification
+        case .willPresentTimedOut(let ticket, _): openWillPresent.removeValue(forKey: ticket)
+        case .deliverResponse(let ticket, let response): openResponses[ticket] = response
+        case .responseTimedOut(let ticket, _): openResponses.removeValue(forKey: ticket)
+        case .deliverRemoteNotification(let ticket, let remote): openRemoteNotifications[ticket] = remote
+        case .remoteNotificationTimedOut(let ticket, _): openRemoteNotifications.removeValue(forKey: ticket)
+        default: break
+        }
+    }
+
+    /// What the app's answer reports, if its question was still open.
+    mutating func answered(_ reply: LocalAPI.AppReply, to call: AppCall) -> InProcessEvent? {
+        switch reply {
+        case .willPresentAnswer(let ticket, let options):
+            return openWillPresent.removeValue(forKey: ticket).map { .willPresentAnswered($0, options.map(PresentationOptions.init(rawValue:))) }
+        case .responseCompleted(let ticket):
+            return openResponses.removeValue(forKey: ticket).map { .responseCompleted($0) }
+        case .remoteNotificationCompleted(let ticket, let result):
+            return openRemoteNotifications.removeValue(forKey: ticket).map { .remoteNotificationCompleted($0, result) }
+        case .state, .released:
+            return nil
+        }
+    }
+}
+
+/// The ``SystemState`` of a system, shared with the tasks and callbacks that change it.
+private final class SharedState: Sendable {
+    private let mutex: Mutex<SystemState>
+
+    init(_ state: SystemState) {
+        mutex = Mutex(state)
+    }
+
+    func withLock<T>(_ body: (inout SystemState) throws -> T) rethrows -> T {
+        try mutex.withLock { try body(&$0) }
+    }
+
+    /// A job ended: those waiting for none to be left go on when it was the last.
+    func finishJob() {
+        let waiters = withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.jobs -= 1
+            guard state.jobs == 0 else { return [] }
+            defer { state.jobWaiters.removeAll() }
+            return Array(state.jobWaiters.values)
+        }
+        waiters.forEach { $0.resume() }
+    }
+}
+
+/// The system as its engine's callbacks reach it: weakly, as the system owns the engine.
+private final class SystemLink: Sendable {
+    private let box = Mutex<WeakSystem>(WeakSystem())
+
+    var system: InProcessNotificationSystem? {
+        get { box.withLock { $0.system } }
+        set { box.withLock { $0.system = newValue } }
+    }
+
+    private struct WeakSystem {
+        weak var system: InProcessNotificationSystem?
     }
 }
 
@@ -546,7 +685,5 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
 package struct AllowingPromptAnswerer: NotificationPromptAnswerer {
     package init() {}
 
-    package func authorizationPromptShown(options: AuthorizationOptions, system: InProcessNotificationSystem) {
-        system.answerAuthorizationPrompt(allow: true)
-    }
+    package func answer(toPromptFor options: AuthorizationOptions) -> Bool? { true }
 }

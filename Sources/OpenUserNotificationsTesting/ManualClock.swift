@@ -40,14 +40,14 @@ public final class ManualClock: Sendable {
     /// Moves the clock forward to `date`, firing everything that falls due on the way, in order.
     /// A date in the past leaves the clock where it is.
     public func advance(to date: Date) async {
-        while let (system, next) = nextDue(before: date) {
+        while let (system, next) = await nextDue(before: date) {
             set(next)
-            system.system.catchUp()
+            await system.system.catchUp()
             await system.system.waitUntilSettled(timeout: system.grace)
         }
         set(max(now, date))
         for system in liveSystems() {
-            system.system.catchUp()
+            await system.system.catchUp()
             await system.system.waitUntilSettled(timeout: system.grace)
         }
     }
@@ -63,11 +63,13 @@ public final class ManualClock: Sendable {
         }
     }
 
-    private func nextDue(before date: Date) -> (DrivenSystem, Date)? {
-        liveSystems()
-            .compactMap { system in system.system.nextWakeUpDate().map { (system, $0) } }
-            .filter { $0.1 <= date }
-            .min { $0.1 < $1.1 }
+    private func nextDue(before date: Date) async -> (DrivenSystem, Date)? {
+        var earliest: (DrivenSystem, Date)?
+        for system in liveSystems() {
+            guard let next = await system.system.nextWakeUpDate(), next <= date else { continue }
+            if earliest.map({ next < $0.1 }) ?? true { earliest = (system, next) }
+        }
+        return earliest
     }
 
     /// Lets the clock drive `system`; `grace` is how long, in real time, an advance waits for the app's
@@ -83,6 +85,8 @@ extension ManualClock: NotificationClock {
     package func alarm(at deadline: Date, _ action: @escaping @Sendable () -> Void) -> ClockAlarm {
         .none
     }
+
+    package var alarmsGoOff: Bool { false }
 }
 
 private struct WeakSystem: Sendable {

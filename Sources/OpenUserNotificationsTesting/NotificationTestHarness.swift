@@ -1,6 +1,7 @@
 public import Foundation
 public import OpenUserNotifications
 internal import NotificationCore
+internal import NotificationEngine
 
 /// A complete notification system for tests: a device with its own clock, a simulated person, the app's
 /// state, and a history of everything the app's delegate received.
@@ -113,7 +114,7 @@ public final class NotificationTestHarness: Sendable {
     }
 
     /// The app's badge.
-    public var badge: Int { system.inspect(\.badge) }
+    public var badge: Int { system.badgeCount }
 
     /// The app's device token (hexadecimal, as a provider sends it), once the app registered for
     /// remote notifications with `UIApplication.shared.registerForRemoteNotifications()`.
@@ -133,7 +134,7 @@ public final class NotificationTestHarness: Sendable {
     /// reaches the app delegate's `didReceiveRemoteNotification`.
     ///
     /// ```swift
-    /// try harness.receivePush(#"{"aps":{"alert":{"title":"Game Request","body":"Bob wants to play poker"}}}"#)
+    /// try await harness.receivePush(#"{"aps":{"alert":{"title":"Game Request","body":"Bob wants to play poker"}}}"#)
     /// ```
     ///
     /// - Parameters:
@@ -142,14 +143,14 @@ public final class NotificationTestHarness: Sendable {
     ///   - apnsID: its `apns-id`; a new UUID by default.
     ///   - collapseID: its `apns-collapse-id`, which becomes the request's identifier.
     /// - Throws: ``PushPayloadError`` when the payload is not a JSON object.
-    public func receivePush(_ payload: String, pushType: String = "alert", apnsID: String = UUID().uuidString, collapseID: String? = nil) throws {
+    public func receivePush(_ payload: String, pushType: String = "alert", apnsID: String = UUID().uuidString, collapseID: String? = nil) async throws {
         guard let type = APNs.PushType(rawValue: pushType) else {
             throw PushPayloadError(description: "\"\(pushType)\" is not an apns-push-type.")
         }
         do {
-            try system.receivePush(Array(payload.utf8), pushType: type, apnsID: apnsID, collapseID: collapseID)
+            try await system.receivePush(Array(payload.utf8), pushType: type, apnsID: apnsID, collapseID: collapseID)
         } catch {
-            throw PushPayloadError(description: error.description)
+            throw PushPayloadError(description: error.message)
         }
     }
 
@@ -160,16 +161,16 @@ public final class NotificationTestHarness: Sendable {
     /// A message a provider sent to a broadcast channel: it reaches the app, as ``receivePush(_:pushType:apnsID:collapseID:)``
     /// does, if the app subscribed to the channel; returns whether it did.
     @discardableResult
-    public func receiveBroadcast(_ payload: String, onChannel channelID: String, apnsID: String = UUID().uuidString) throws -> Bool {
+    public func receiveBroadcast(_ payload: String, onChannel channelID: String, apnsID: String = UUID().uuidString) async throws -> Bool {
         guard subscribedChannels.contains(channelID) else { return false }
-        try receivePush(payload, apnsID: apnsID)
+        try await receivePush(payload, apnsID: apnsID)
         return true
     }
 
     /// What the person sees now: every notification on screen, on the lock screen or in the list,
     /// oldest first.
     public var visibleNotifications: [VisibleNotification] {
-        system.inspect(\.visibleNotifications).map(VisibleNotification.init)
+        get async { await system.visibleNotifications.map(VisibleNotification.init) }
     }
 }
 

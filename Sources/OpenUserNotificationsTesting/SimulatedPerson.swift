@@ -63,10 +63,8 @@ final class PromptAnswers: NotificationPromptAnswerer {
 
     func set(_ allow: Bool?) { preset.withLock { $0 = allow } }
 
-    func authorizationPromptShown(options: AuthorizationOptions, system: InProcessNotificationSystem) {
-        if let allow = preset.withLock({ $0 }) {
-            system.answerAuthorizationPrompt(allow: allow)
-        }
+    func answer(toPromptFor options: AuthorizationOptions) -> Bool? {
+        preset.withLock { $0 }
     }
 }
 
@@ -91,21 +89,19 @@ public final class SimulatedPerson: Sendable {
     /// on screen until ``answerAuthorizationPrompt(allow:)``. A prompt already on screen is answered now.
     public func willAnswerAuthorization(allow: Bool?) {
         answers.set(allow)
-        if let allow, system.promptedOptions != nil {
-            system.answerAuthorizationPrompt(allow: allow)
-        }
+        if let allow { system.answerAuthorizationPromptIfShown(allow: allow) }
     }
 
     /// The options of the authorization prompt on screen, if one is.
     public var authorizationPrompt: UNAuthorizationOptions? {
-        system.promptedOptions.map { UNAuthorizationOptions(rawValue: $0.rawValue) }
+        get async { await system.promptedOptions.map { UNAuthorizationOptions(rawValue: $0.rawValue) } }
     }
 
     /// Answers the authorization prompt on screen.
     ///
     /// - Throws: ``SimulatedPersonError/Code-swift.struct/noAuthorizationPrompt`` when there is none.
-    public func answerAuthorizationPrompt(allow: Bool) throws(SimulatedPersonError) {
-        guard system.promptedOptions != nil else {
+    public func answerAuthorizationPrompt(allow: Bool) async throws(SimulatedPersonError) {
+        guard await system.promptedOptions != nil else {
             throw SimulatedPersonError(code: .noAuthorizationPrompt, message: "No authorization prompt is on screen.")
         }
         system.answerAuthorizationPrompt(allow: allow)
@@ -114,39 +110,39 @@ public final class SimulatedPerson: Sendable {
     // MARK: Notifications
 
     /// Taps a notification, which opens the app; the app receives `UNNotificationDefaultActionIdentifier`.
-    public func tap(_ identifier: String) throws(SimulatedPersonError) {
-        try act(on: identifier, .open)
+    public func tap(_ identifier: String) async throws(SimulatedPersonError) {
+        try await act(on: identifier, .open)
     }
 
     /// Picks one of a notification's action buttons.
-    public func chooseAction(_ actionIdentifier: String, on identifier: String) throws(SimulatedPersonError) {
-        try act(on: identifier, .action(actionIdentifier))
+    public func chooseAction(_ actionIdentifier: String, on identifier: String) async throws(SimulatedPersonError) {
+        try await act(on: identifier, .action(actionIdentifier))
     }
 
     /// Types `text` into a notification's text-input action and sends it; the app receives a
     /// `UNTextInputNotificationResponse`.
-    public func reply(_ text: String, withAction actionIdentifier: String, on identifier: String) throws(SimulatedPersonError) {
-        try act(on: identifier, .reply(actionIdentifier, text: text))
+    public func reply(_ text: String, withAction actionIdentifier: String, on identifier: String) async throws(SimulatedPersonError) {
+        try await act(on: identifier, .reply(actionIdentifier, text: text))
     }
 
     /// Swipes a notification away. The app hears of it only if its category has `.customDismissAction`.
-    public func dismiss(_ identifier: String) throws(SimulatedPersonError) {
-        try act(on: identifier, .dismiss)
+    public func dismiss(_ identifier: String) async throws(SimulatedPersonError) {
+        try await act(on: identifier, .dismiss)
     }
 
     /// Opens the app's own notification settings, from a notification or (`nil`) from the system's
     /// settings. The app must have asked for `.providesAppNotificationSettings`.
-    public func openAppNotificationSettings(from identifier: String? = nil) throws(SimulatedPersonError) {
+    public func openAppNotificationSettings(from identifier: String? = nil) async throws(SimulatedPersonError) {
         do {
-            try system.openAppSettings(from: identifier)
+            try await system.openAppSettings(from: identifier)
         } catch {
             throw SimulatedPersonError(error)
         }
     }
 
-    private func act(on identifier: String, _ action: PersonAction) throws(SimulatedPersonError) {
+    private func act(on identifier: String, _ action: PersonAction) async throws(SimulatedPersonError) {
         do {
-            try system.respond(to: identifier, with: action)
+            try await system.respond(to: identifier, with: action)
         } catch {
             throw SimulatedPersonError(error)
         }
@@ -157,101 +153,78 @@ public final class SimulatedPerson: Sendable {
     /// Changes the app's notification settings, as the person does in the system's settings.
     ///
     /// ```swift
-    /// harness.person.changeSettings { $0.soundSetting = .disabled }
+    /// await harness.person.changeSettings { $0.soundSetting = .disabled }
     /// ```
-    public func changeSettings(_ change: (inout NotificationSettingsEditor) -> Void) {
-        system.update { machine in
-            var editor = NotificationSettingsEditor(machine.settings)
-            change(&editor)
-            return machine.changeSettings(editor.value)
-        }
+    public func changeSettings(_ change: (inout NotificationSettingsEditor) -> Void) async {
+        var editor = NotificationSettingsEditor(await system.settings)
+        change(&editor)
+        let changed = editor.value
+        await system.changeSettings { $0 = changed }
     }
 
     /// Turns the app's notifications off: the authorization becomes `.denied`.
-    public func turnOffNotifications() {
-        system.update { machine in
-            machine.changeSettings(.granting([], status: .denied))
-        }
+    public func turnOffNotifications() async {
+        await system.changeSettings { $0 = .granting([], status: .denied) }
     }
 
     /// Keeps a provisionally authorized app's notifications, delivered quietly: the authorization becomes
     /// `.authorized`, with notifications in the notification center only (no alerts, sounds, badges or
     /// lock screen).
-    public func keepQuietNotifications() {
-        system.update { machine in
-            var settings = NotificationSettings.granting([], status: .authorized)
-            settings.lockScreenSetting = .disabled
-            return machine.changeSettings(settings)
-        }
+    public func keepQuietNotifications() async {
+        var quiet = NotificationSettings.granting([], status: .authorized)
+        quiet.lockScreenSetting = .disabled
+        let settings = quiet
+        await system.changeSettings { $0 = settings }
     }
 
     // MARK: The device
 
     /// Locks the device: actions that need authentication are refused until it is unlocked.
-    public func lockDevice() {
-        system.update { machine in
-            machine.setDeviceLocked(true)
-            return []
-        }
+    public func lockDevice() async {
+        await system.setDeviceLocked(true)
     }
 
     /// Unlocks the device.
-    public func unlockDevice() {
-        system.update { machine in
-            machine.setDeviceLocked(false)
-            return []
-        }
+    public func unlockDevice() async {
+        await system.setDeviceLocked(false)
     }
 
     /// Turns on a Focus such as Do Not Disturb: the app's notifications arrive silenced (in the list
     /// and on the lock screen, with no banner and no sound), but for critical ones, and time-sensitive
     /// ones when `allowingTimeSensitive` and the app's Time Sensitive setting is on. With `allowingApp`,
     /// the app's notifications all break through.
-    public func turnOnFocus(_ name: String = "Do Not Disturb", allowingTimeSensitive: Bool = true, allowingApp: Bool = false) {
-        system.update { machine in
-            machine.setFocus(allowingApp ? nil : Focus(name: name, allowsTimeSensitive: allowingTimeSensitive))
-            return []
-        }
+    public func turnOnFocus(_ name: String = "Do Not Disturb", allowingTimeSensitive: Bool = true, allowingApp: Bool = false) async {
+        await system.setFocus(Focus(name: name, allowsTimeSensitive: allowingTimeSensitive,
+                                    allowedApps: allowingApp ? [InProcessNotificationSystem.app] : []))
     }
 
     /// Turns the Focus off: notifications interrupt again as the settings say.
-    public func turnOffFocus() {
-        system.update { machine in
-            machine.setFocus(nil)
-            return []
-        }
+    public func turnOffFocus() async {
+        await system.setFocus(nil)
     }
 
     /// Turns on the Scheduled Summary, delivered each day at `times` (hour and minute on the device's
     /// clock; 8 AM and 6 PM unless given). The notifications of an app whose
     /// ``NotificationSettingsEditor/scheduledDeliverySetting`` is on then arrive quietly and wait for the
     /// next summary, but for critical ones and time-sensitive ones the app may deliver at once.
-    public func turnOnScheduledSummary(at times: [DateComponents] = [DateComponents(hour: 8, minute: 0), DateComponents(hour: 18, minute: 0)]) {
+    public func turnOnScheduledSummary(at times: [DateComponents] = [DateComponents(hour: 8, minute: 0), DateComponents(hour: 18, minute: 0)]) async {
         let summary = ScheduledSummary(times: times.map { ScheduledSummary.Time(hour: $0.hour ?? 0, minute: $0.minute ?? 0) })
-        system.update { machine in
-            machine.setScheduledSummary(summary)
-        }
+        await system.setScheduledSummary(summary)
     }
 
     /// Turns the Scheduled Summary off: what waits for it is shown now.
-    public func turnOffScheduledSummary() {
-        system.update { machine in
-            machine.setScheduledSummary(nil)
-        }
+    public func turnOffScheduledSummary() async {
+        await system.setScheduledSummary(nil)
     }
 
     /// Moves the device to `coordinate`: location triggers whose region it enters or leaves fire.
-    public func moveDevice(to coordinate: CLLocationCoordinate2D) {
-        system.update { machine in
-            machine.updateLocation(Coordinate(latitude: coordinate.latitude, longitude: coordinate.longitude))
-        }
+    public func moveDevice(to coordinate: CLLocationCoordinate2D) async {
+        await system.updateLocation(Coordinate(latitude: coordinate.latitude, longitude: coordinate.longitude))
     }
 
     /// Travels to another time zone: calendar triggers that do not name a zone follow the device.
-    public func changeTimeZone(to timeZone: TimeZone) {
-        system.update { machine in
-            machine.changeTimeZone(timeZone)
-        }
+    public func changeTimeZone(to timeZone: TimeZone) async {
+        await system.changeTimeZone(timeZone)
     }
 }
 
@@ -337,19 +310,15 @@ public final class SimulatedApp: Sendable {
 
     /// Whether the app is in the foreground, in the background, or not running.
     public var state: SimulatedAppState {
-        SimulatedAppState(rawValue: system.inspect(\.appState).rawValue)!
+        SimulatedAppState(rawValue: system.appState.rawValue)!
     }
 
     /// Brings the app to the foreground: `willPresent` decides how notifications show.
-    public func moveToForeground() { set(.foreground) }
+    public func moveToForeground() async { await system.setAppState(.foreground) }
 
     /// Sends the app to the background: the person's settings decide how notifications show.
-    public func moveToBackground() { set(.background) }
+    public func moveToBackground() async { await system.setAppState(.background) }
 
     /// Stops the app. Notifications still arrive; a response launches it again.
-    public func terminate() { set(.notRunning) }
-
-    private func set(_ state: AppState) {
-        system.update { $0.setAppState(state) }
-    }
+    public func terminate() async { await system.setAppState(.notRunning) }
 }

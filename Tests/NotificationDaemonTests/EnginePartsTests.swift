@@ -16,7 +16,7 @@ import Testing
         var connections = AppConnections()
         let (first, firstContinuation) = AsyncStream<LocalAPI.AppEvent>.makeStream()
         let firstID = UUID()
-        connections.connect("a", .init(id: firstID, continuation: firstContinuation))
+        connections.connect("a", .init(id: firstID, deliver: { firstContinuation.yield($0) }, finish: { firstContinuation.finish() }))
         #expect(connections.isConnected("a") && connections.isConnected("a", by: firstID) && !connections.isConnected("a", by: UUID()))
 
         let replaced = connections.takeOver("a")
@@ -34,7 +34,7 @@ import Testing
         // Let go while its successor waits.
         let (_, secondContinuation) = AsyncStream<LocalAPI.AppEvent>.makeStream()
         let secondID = UUID()
-        connections.connect("a", .init(id: secondID, continuation: secondContinuation))
+        connections.connect("a", .init(id: secondID, deliver: { secondContinuation.yield($0) }, finish: { secondContinuation.finish() }))
         let replacedAgain = connections.takeOver("a")
         #expect(replacedAgain == secondID)
         await withCheckedContinuation { continuation in

@@ -12,7 +12,7 @@ import Testing
         await harness.settle()
         #expect(harness.history.presentations.map(\.presentation) == [.none])
         #expect(await harness.center.deliveredNotifications().isEmpty)
-        #expect(harness.visibleNotifications.isEmpty)
+        #expect(await harness.visibleNotifications.isEmpty)
     }
 
     @Test func aDelegateThatImplementsNothingPresentsNothing() async throws {
@@ -54,7 +54,7 @@ import Testing
 
     @Test func theSystemEnforcesSettingsEvenInTheForeground() async throws {
         let harness = try await NotificationTestHarness.authorized(appState: .foreground)
-        harness.person.changeSettings {
+        await harness.person.changeSettings {
             $0.soundSetting = .disabled
             $0.badgeSetting = .disabled
         }
@@ -103,7 +103,7 @@ import Testing
             NotificationPresentation(banner: true, list: true, lockScreen: true, sound: true, badge: 2),
         ])
         #expect(harness.history.willPresentQuestions.isEmpty)
-        harness.person.changeSettings {
+        await harness.person.changeSettings {
             $0.alertStyle = .none
             $0.lockScreenSetting = .disabled
             $0.soundSetting = .disabled

@@ -60,12 +60,12 @@ final class OldCallPushDelegate: NSObject, PKPushRegistryDelegate {
                 #expect(registry.pushToken(for: .voIP).map { $0.map { String(format: "%02x", $0) }.joined() } == token)
                 #expect(registry.pushToken(for: .complication) == nil)
 
-                try harness.receivePush(#"{"aps":{},"caller":"Ada"}"#, pushType: "voip", apnsID: "call-1")
+                try await harness.receivePush(#"{"aps":{},"caller":"Ada"}"#, pushType: "voip", apnsID: "call-1")
                 #expect(await delegate.log.waitForLines(2))
                 #expect(delegate.log.lines == ["token=\(token) voIP", "call from Ada (voIP)"])
                 #expect(await harness.settle())
                 // A background push still goes to the app delegate.
-                try harness.receivePush(#"{"aps":{"content-available":1},"acme1":"news"}"#, pushType: "background", apnsID: "silent-1")
+                try await harness.receivePush(#"{"aps":{"content-available":1},"acme1":"news"}"#, pushType: "background", apnsID: "silent-1")
                 #expect(await appDelegate.log.waitForLines(1))
                 #expect(await harness.settle())
             }
@@ -74,7 +74,7 @@ final class OldCallPushDelegate: NSObject, PKPushRegistryDelegate {
             #expect(appDelegate.log.lines == ["收到静默通知 news"])
             #expect(harness.history.events.map(\.description).contains("didReceiveRemoteNotificationCompleted(call-1, 0)"))
             // Nothing reached the person.
-            #expect(harness.visibleNotifications.isEmpty)
+            #expect(await harness.visibleNotifications.isEmpty)
         }
     }
 
@@ -84,7 +84,7 @@ final class OldCallPushDelegate: NSObject, PKPushRegistryDelegate {
             let delegate = OldCallPushDelegate()
             let registry = PKPushRegistry(queue: queue)
             try await harness.run { _ in
-                try harness.receivePush(#"{"aps":{},"caller":"Grace"}"#, pushType: "voip", apnsID: "early-call")
+                try await harness.receivePush(#"{"aps":{},"caller":"Grace"}"#, pushType: "voip", apnsID: "early-call")
                 try await harness.history.waitFor { $0.description == "didReceiveRemoteNotification(early-call)" }
                 #expect(delegate.log.lines.isEmpty)
                 registry.delegate = delegate

@@ -34,7 +34,7 @@ import Testing
 
     @Test func tappingOpensTheAppWithTheDefaultAction() async throws {
         let (harness, delegate) = try await delivered()
-        try harness.person.tap("m")
+        try await harness.person.tap("m")
         let response = try #require(try await harness.history.waitForResponses(1).first)
         #expect(response.actionIdentifier == UNNotificationDefaultActionIdentifier)
         #expect(response.actionIdentifier == "com.apple.UNNotificationDefaultActionIdentifier")
@@ -47,7 +47,7 @@ import Testing
 
     @Test func aBackgroundActionLaunchesAStoppedAppInTheBackground() async throws {
         let (harness, delegate) = try await delivered(appState: .notRunning)
-        try harness.person.chooseAction("LIKE", on: "m")
+        try await harness.person.chooseAction("LIKE", on: "m")
         let responses = try await harness.history.waitForResponses(1)
         #expect(responses.map(\.actionIdentifier) == ["LIKE"])
         #expect(harness.app.state == .background)
@@ -58,7 +58,7 @@ import Testing
 
     @Test func aForegroundActionBringsTheAppForward() async throws {
         let (harness, delegate) = try await delivered()
-        try harness.person.chooseAction("OPEN", on: "m")
+        try await harness.person.chooseAction("OPEN", on: "m")
         try await harness.history.waitForResponses(1)
         #expect(harness.app.state == .foreground)
         withExtendedLifetime(delegate) {}
@@ -66,7 +66,7 @@ import Testing
 
     @Test func replyingGivesATextInputResponse() async throws {
         let (harness, delegate) = try await delivered()
-        try harness.person.reply("On my way", withAction: "REPLY", on: "m")
+        try await harness.person.reply("On my way", withAction: "REPLY", on: "m")
         let response = try #require(try await harness.history.waitForResponses(1).first as? UNTextInputNotificationResponse)
         #expect(response.userText == "On my way")
         #expect(response.actionIdentifier == "REPLY")
@@ -81,7 +81,7 @@ import Testing
     ])
     func invalidResponsesAreRejectedAndChangeNothing(move: PersonMove, code: SimulatedPersonError.Code) async throws {
         let (harness, delegate) = try await delivered()
-        #expect { try move.perform(harness.person, on: "m") } throws: { ($0 as? SimulatedPersonError)?.code == code }
+        await #expect { try await move.perform(harness.person, on: "m") } throws: { ($0 as? SimulatedPersonError)?.code == code }
         await harness.settle()
         #expect(harness.history.responses.isEmpty)
         #expect(await harness.center.deliveredNotifications().count == 1, "the notification is still there")
@@ -90,37 +90,37 @@ import Testing
 
     @Test func actingOnANotificationThatIsNotThereIsRejected() async throws {
         let (harness, delegate) = try await delivered()
-        #expect { try harness.person.tap("other") } throws: { ($0 as? SimulatedPersonError)?.code == .notificationNotFound }
-        try harness.person.tap("m")
-        #expect { try harness.person.tap("m") } throws: { ($0 as? SimulatedPersonError)?.code == .notificationNotFound }
+        await #expect { try await harness.person.tap("other") } throws: { ($0 as? SimulatedPersonError)?.code == .notificationNotFound }
+        try await harness.person.tap("m")
+        await #expect { try await harness.person.tap("m") } throws: { ($0 as? SimulatedPersonError)?.code == .notificationNotFound }
         withExtendedLifetime(delegate) {}
     }
 
     @Test func protectedActionsNeedTheDeviceUnlocked() async throws {
         let (harness, delegate) = try await delivered()
-        harness.person.lockDevice()
+        await harness.person.lockDevice()
         for move in [PersonMove.choose("DELETE"), .choose("OPEN"), .tap] {
-            #expect { try move.perform(harness.person, on: "m") } throws: { ($0 as? SimulatedPersonError)?.code == .deviceLocked }
+            await #expect { try await move.perform(harness.person, on: "m") } throws: { ($0 as? SimulatedPersonError)?.code == .deviceLocked }
         }
-        try harness.person.chooseAction("LIKE", on: "m")
+        try await harness.person.chooseAction("LIKE", on: "m")
         try await harness.history.waitForResponses(1)
 
         try await harness.add("m2", category: "MESSAGE")
-        harness.person.unlockDevice()
-        try harness.person.chooseAction("DELETE", on: "m2")
+        await harness.person.unlockDevice()
+        try await harness.person.chooseAction("DELETE", on: "m2")
         #expect(try await harness.history.waitForResponses(2).map(\.actionIdentifier) == ["LIKE", "DELETE"])
         withExtendedLifetime(delegate) {}
     }
 
     @Test func dismissingIsReportedOnlyWithCustomDismissAction() async throws {
         let (quiet, delegate1) = try await delivered()
-        try quiet.person.dismiss("m")
+        try await quiet.person.dismiss("m")
         await quiet.settle()
         #expect(quiet.history.responses.isEmpty)
         #expect(await quiet.center.deliveredNotifications().isEmpty)
 
         let (reported, delegate2) = try await delivered(options: [.customDismissAction])
-        try reported.person.dismiss("m")
+        try await reported.person.dismiss("m")
         let response = try #require(try await reported.history.waitForResponses(1).first)
         #expect(response.actionIdentifier == UNNotificationDismissActionIdentifier)
         #expect(response.actionIdentifier == "com.apple.UNNotificationDismissActionIdentifier")
@@ -134,7 +134,7 @@ import Testing
         let delegate = SilentDelegate()
         harness.center.delegate = delegate
         try await harness.add("m")
-        try harness.person.tap("m")
+        try await harness.person.tap("m")
         try await harness.history.waitForResponses(1)
         await harness.clock.advance(by: 29)
         #expect(!harness.eventNames.contains("didReceiveNotCompleted"))
@@ -148,20 +148,20 @@ import Testing
         let delegate = AsyncDelegate()
         harness.center.delegate = delegate
         try await harness.add("m")
-        try harness.person.tap("m")
+        try await harness.person.tap("m")
         try await harness.history.waitFor { if case .didReceiveCompleted = $0 { true } else { false } }
         #expect(delegate.received.lines == [UNNotificationDefaultActionIdentifier])
     }
 
     @Test func openingTheAppsSettingsNeedsTheOption() async throws {
         let plain = try await NotificationTestHarness.authorized()
-        #expect { try plain.person.openAppNotificationSettings() } throws: {
+        await #expect { try await plain.person.openAppNotificationSettings() } throws: {
             ($0 as? SimulatedPersonError)?.code == .appSettingsNotProvided
         }
         let harness = try await NotificationTestHarness.authorized(options: [.alert, .providesAppNotificationSettings])
         #expect(await harness.center.notificationSettings().providesAppNotificationSettings)
         try await harness.add("m")
-        try harness.person.openAppNotificationSettings(from: "m")
+        try await harness.person.openAppNotificationSettings(from: "m")
         let event = try await harness.history.waitFor { if case .openSettings = $0 { true } else { false } }
         guard case .openSettings(let notification) = event else { return }
         #expect(notification?.request.identifier == "m")
@@ -175,11 +175,11 @@ enum PersonMove: Sendable, CustomStringConvertible {
     case choose(String)
     case reply(String, String)
 
-    func perform(_ person: SimulatedPerson, on identifier: String) throws {
+    func perform(_ person: SimulatedPerson, on identifier: String) async throws {
         switch self {
-        case .tap: try person.tap(identifier)
-        case .choose(let action): try person.chooseAction(action, on: identifier)
-        case .reply(let action, let text): try person.reply(text, withAction: action, on: identifier)
+        case .tap: try await person.tap(identifier)
+        case .choose(let action): try await person.chooseAction(action, on: identifier)
+        case .reply(let action, let text): try await person.reply(text, withAction: action, on: identifier)
         }
     }
 

@@ -92,7 +92,7 @@ import Testing
     @Test func travellingMovesCalendarTriggersWithTheDevice() async throws {
         let harness = try await NotificationTestHarness.authorized(timeZone: TimeZone(identifier: "UTC")!)
         try await harness.add("alarm", trigger: UNCalendarNotificationTrigger(dateMatching: DateComponents(hour: 7), repeats: false))
-        harness.person.changeTimeZone(to: TimeZone(identifier: "Europe/Paris")!)
+        await harness.person.changeTimeZone(to: TimeZone(identifier: "Europe/Paris")!)
         let trigger = try #require(await harness.center.pendingNotificationRequests().first?.trigger as? UNCalendarNotificationTrigger)
         #expect(trigger.nextTriggerDate() == Self.start + 6 * 3600, "07:00 in Paris in winter is 06:00 UTC")
         await harness.clock.advance(by: 6 * 3600)
@@ -181,11 +181,11 @@ import Testing
 
     @Test func entryFiresOnceWhenNotRepeating() async throws {
         let harness = try await NotificationTestHarness.authorized()
-        harness.person.moveDevice(to: Self.home)
+        await harness.person.moveDevice(to: Self.home)
         try await harness.add("arrive", trigger: UNLocationNotificationTrigger(region: region(entry: true, exit: false), repeats: false))
-        harness.person.moveDevice(to: CLLocationCoordinate2D(latitude: 31.2305, longitude: 121.4738))
-        harness.person.moveDevice(to: Self.home)
-        harness.person.moveDevice(to: Self.office)
+        await harness.person.moveDevice(to: CLLocationCoordinate2D(latitude: 31.2305, longitude: 121.4738))
+        await harness.person.moveDevice(to: Self.home)
+        await harness.person.moveDevice(to: Self.office)
         await harness.settle()
         #expect(harness.history.presentations.map(\.notification.request.identifier) == ["arrive"])
         #expect(await harness.center.pendingNotificationRequests().isEmpty)
@@ -193,11 +193,11 @@ import Testing
 
     @Test func repeatingExitFiresOnEveryDeparture() async throws {
         let harness = try await NotificationTestHarness.authorized()
-        harness.person.moveDevice(to: Self.office)
+        await harness.person.moveDevice(to: Self.office)
         try await harness.add("leave", trigger: UNLocationNotificationTrigger(region: region(entry: false, exit: true), repeats: true))
         for _ in 0..<3 {
-            harness.person.moveDevice(to: Self.home)
-            harness.person.moveDevice(to: Self.office)
+            await harness.person.moveDevice(to: Self.home)
+            await harness.person.moveDevice(to: Self.office)
         }
         await harness.settle()
         #expect(harness.history.presentations.count == 3)
@@ -217,14 +217,14 @@ import Testing
 extension LocationTriggerTests {
     @Test func locationNotificationsCannotBeListedButCanBeRemoved() async throws {
         let harness = try await NotificationTestHarness.authorized()
-        harness.person.moveDevice(to: Self.home)
+        await harness.person.moveDevice(to: Self.home)
         try await harness.add("arrive", trigger: UNLocationNotificationTrigger(region: region(entry: true, exit: false), repeats: false))
-        harness.person.moveDevice(to: Self.office)
+        await harness.person.moveDevice(to: Self.office)
         await harness.settle()
-        #expect(harness.visibleNotifications.map(\.notification.request.identifier) == ["arrive"])
+        #expect(await harness.visibleNotifications.map(\.notification.request.identifier) == ["arrive"])
         #expect(await harness.center.deliveredNotifications().isEmpty)
         harness.center.removeDeliveredNotifications(withIdentifiers: ["arrive"])
-        #expect(harness.visibleNotifications.isEmpty)
+        #expect(await harness.visibleNotifications.isEmpty)
     }
 }
 

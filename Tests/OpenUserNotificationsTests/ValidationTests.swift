@@ -22,7 +22,7 @@ import TestSupport
         case .turnedOff:
             harness.person.willAnswerAuthorization(allow: true)
             _ = try await harness.center.requestAuthorization(options: [.alert])
-            harness.person.turnOffNotifications()
+            await harness.person.turnOffNotifications()
         }
         let code = await unErrorCode { try await harness.add("x", trigger: UNTimeIntervalNotificationTrigger(timeInterval: 5, repeats: false)) }
         #expect(code == .notificationsNotAllowed)

@@ -9,6 +9,13 @@ package protocol NotificationClock: Sendable {
     /// come already may call `action` before this returns, so a caller must not hold a lock that
     /// `action` takes.
     func alarm(at deadline: Date, _ action: @escaping @Sendable () -> Void) -> ClockAlarm
+    /// Whether its alarms go off: `false` for a clock that moves only when told and steps what it
+    /// drives itself (its alarms are ``ClockAlarm/none``), so nothing needs to wait for them.
+    var alarmsGoOff: Bool { get }
+}
+
+extension NotificationClock {
+    package var alarmsGoOff: Bool { true }
 }
 
 /// An alarm set with ``NotificationClock/alarm(at:_:)``.

@@ -117,59 +117,63 @@ struct InProcessSystem: SystemUnderTest {
 
     func willAnswerAuthorization(allow: Bool) { harness.person.willAnswerAuthorization(allow: allow) }
 
-    func act(_ gesture: PersonGesture, on identifier: String) throws {
+    func act(_ gesture: PersonGesture, on identifier: String) async throws {
         do {
             switch gesture {
-            case .open: try harness.person.tap(identifier)
-            case .action(let action): try harness.person.chooseAction(action, on: identifier)
-            case .reply(let action, let text): try harness.person.reply(text, withAction: action, on: identifier)
-            case .dismiss: try harness.person.dismiss(identifier)
+            case .open: try await harness.person.tap(identifier)
+            case .action(let action): try await harness.person.chooseAction(action, on: identifier)
+            case .reply(let action, let text): try await harness.person.reply(text, withAction: action, on: identifier)
+            case .dismiss: try await harness.person.dismiss(identifier)
             }
         } catch {
             throw PersonRefusal(reason: error.code.description)
         }
     }
 
-    func changeSettings(sound: UNNotificationSetting?, badge: UNNotificationSetting?, alert: UNNotificationSetting?) {
-        harness.person.changeSettings { settings in
+    func changeSettings(sound: UNNotificationSetting?, badge: UNNotificationSetting?, alert: UNNotificationSetting?) async {
+        await harness.person.changeSettings { settings in
             if let sound { settings.soundSetting = sound }
             if let badge { settings.badgeSetting = badge }
             if let alert { settings.alertSetting = alert }
         }
     }
 
-    func setDeviceLocked(_ locked: Bool) {
-        if locked { harness.person.lockDevice() } else { harness.person.unlockDevice() }
+    func setDeviceLocked(_ locked: Bool) async {
+        if locked { await harness.person.lockDevice() } else { await harness.person.unlockDevice() }
     }
 
-    func setFocus(allowingTimeSensitive: Bool?) {
-        if let allowingTimeSensitive { harness.person.turnOnFocus(allowingTimeSensitive: allowingTimeSensitive) } else { harness.person.turnOffFocus() }
+    func setFocus(allowingTimeSensitive: Bool?) async {
+        if let allowingTimeSensitive {
+            await harness.person.turnOnFocus(allowingTimeSensitive: allowingTimeSensitive)
+        } else {
+            await harness.person.turnOffFocus()
+        }
     }
 
-    func setScheduledSummary(_ times: [DateComponents]?) {
-        guard let times else { return harness.person.turnOffScheduledSummary() }
-        harness.person.changeSettings { $0.scheduledDeliverySetting = .enabled }
-        harness.person.turnOnScheduledSummary(at: times)
+    func setScheduledSummary(_ times: [DateComponents]?) async {
+        guard let times else { return await harness.person.turnOffScheduledSummary() }
+        await harness.person.changeSettings { $0.scheduledDeliverySetting = .enabled }
+        await harness.person.turnOnScheduledSummary(at: times)
     }
 
-    func seen() -> [SeenNotification] {
-        harness.visibleNotifications.map {
+    func seen() async -> [SeenNotification] {
+        await harness.visibleNotifications.map {
             SeenNotification(identifier: $0.notification.request.identifier, presentation: $0.presentation, heldForSummary: $0.isHeldForSummary)
         }
     }
 
     func badge() -> Int { harness.badge }
 
-    func moveApp(toForeground: Bool) {
-        if toForeground { harness.app.moveToForeground() } else { harness.app.moveToBackground() }
+    func moveApp(toForeground: Bool) async {
+        if toForeground { await harness.app.moveToForeground() } else { await harness.app.moveToBackground() }
     }
 
-    func stopApp() { harness.app.terminate() }
+    func stopApp() async { await harness.app.terminate() }
 
     /// The in-process app is the process itself: a response to it while it was stopped already
     /// started it, in the background; otherwise it starts now.
-    func startApp() {
-        if harness.app.state == .notRunning { harness.app.moveToBackground() }
+    func startApp() async {
+        if harness.app.state == .notRunning { await harness.app.moveToBackground() }
     }
 }
 

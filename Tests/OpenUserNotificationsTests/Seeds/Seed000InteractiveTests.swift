@@ -131,7 +131,7 @@ extension TodoViewController: UNUserNotificationCenterDelegate {
         let harness = NotificationTestHarness()
         let controller = try await launch(harness)
         await harness.clock.advance(by: 60)
-        let visible = try #require(harness.visibleNotifications.first)
+        let visible = try #require(await harness.visibleNotifications.first)
         #expect(visible.actions.map(\.identifier) == ["MARK_DONE", "INPUT"])
         #expect(visible.actions[1] is UNTextInputNotificationAction)
         withExtendedLifetime(controller) {}
@@ -140,11 +140,11 @@ extension TodoViewController: UNUserNotificationCenterDelegate {
     @Test func tappingDoneAndReplyingReachTheDelegate() async throws {
         let harness = NotificationTestHarness()
         let controller = try await launch(harness)
-        harness.app.moveToBackground()
+        await harness.app.moveToBackground()
         await harness.clock.advance(by: 60)
         #expect(harness.history.presentations.last?.presentation.list == true)
 
-        try harness.person.chooseAction("MARK_DONE", on: "daily-report")
+        try await harness.person.chooseAction("MARK_DONE", on: "daily-report")
         try await harness.history.waitFor { if case .didReceiveCompleted = $0 { true } else { false } }
         #expect(controller.log.lines == ["用户点击了“完成”按钮"])
 
@@ -152,7 +152,7 @@ extension TodoViewController: UNUserNotificationCenterDelegate {
         content.title = "again"
         content.categoryIdentifier = "TODO_CATEGORY"
         try await harness.center.add(UNNotificationRequest(identifier: "again", content: content, trigger: nil))
-        try harness.person.reply("写完了", withAction: "INPUT", on: "again")
+        try await harness.person.reply("写完了", withAction: "INPUT", on: "again")
         let responses = try await harness.history.waitForResponses(2)
         let reply = try #require(responses[1] as? UNTextInputNotificationResponse)
         #expect(reply.userText == "写完了")
@@ -165,7 +165,7 @@ extension TodoViewController: UNUserNotificationCenterDelegate {
     @Test func openSettingsReachesTheDelegate() async throws {
         let harness = NotificationTestHarness()
         let controller = try await launch(harness)
-        try harness.person.openAppNotificationSettings()
+        try await harness.person.openAppNotificationSettings()
         try await harness.history.waitFor { if case .openSettings = $0 { true } else { false } }
         await harness.settle()
         #expect(controller.log.lines == ["openSettingsFor nil"])

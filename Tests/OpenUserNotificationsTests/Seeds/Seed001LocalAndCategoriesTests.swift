@@ -148,11 +148,11 @@ final class Seed001AppDelegate: NSObject, UNUserNotificationCenterDelegate {
         content.body = "please reply"
         content.categoryIdentifier = "category2"
         try await harness.center.add(UNNotificationRequest(identifier: "ask", content: content, trigger: nil))
-        try harness.person.reply("你好", withAction: "text", on: "ask")
+        try await harness.person.reply("你好", withAction: "text", on: "ask")
         try await harness.history.waitForResponses(1)
 
         try await harness.center.add(UNNotificationRequest(identifier: "ask", content: content, trigger: nil))
-        try harness.person.tap("ask")
+        try await harness.person.tap("ask")
         try await harness.history.waitForResponses(2)
         try await harness.history.waitFor { if case .didReceiveCompleted(let r) = $0 { r.actionIdentifier == UNNotificationDefaultActionIdentifier } else { false } }
         // The text action is a .foreground one, so the second notification arrives in the foreground.

@@ -159,7 +159,7 @@ final class AsyncFetchAppDelegate: UIResponder, UIApplicationDelegate {
                 #expect(granted)
                 #expect(await UIApplication.shared.applicationState == .background)
                 // A push's badge (shown: the app is in the background) is what the app reads.
-                try inBackground.receivePush(#"{"aps":{"alert":"Three new","badge":3}}"#)
+                try await inBackground.receivePush(#"{"aps":{"alert":"Three new","badge":3}}"#)
                 await inBackground.settle()
                 #expect(await UIApplication.shared.applicationIconBadgeNumber == 3)
                 // Clearing it, as iOS apps do when they open.
@@ -176,7 +176,7 @@ final class AsyncFetchAppDelegate: UIResponder, UIApplicationDelegate {
             let appDelegate = await Seed001PushAppDelegate()
             await MainActor.run { UIApplication.shared.delegate = appDelegate }
             try await harness.run { _ in
-                try harness.receivePush(#"{"aps":{"content-available":1},"acme1":"bar","acme2":42}"#, pushType: "background", apnsID: "silent-1")
+                try await harness.receivePush(#"{"aps":{"content-available":1},"acme1":"bar","acme2":42}"#, pushType: "background", apnsID: "silent-1")
                 #expect(await appDelegate.log.waitForLines(1))
                 #expect(await harness.settle())
             }
@@ -187,7 +187,7 @@ final class AsyncFetchAppDelegate: UIResponder, UIApplicationDelegate {
                 "didReceiveRemoteNotificationCompleted(silent-1, 0)",
             ])
             // Nothing reached the person.
-            #expect(harness.visibleNotifications.isEmpty)
+            #expect(await harness.visibleNotifications.isEmpty)
         }
     }
 
@@ -197,7 +197,7 @@ final class AsyncFetchAppDelegate: UIResponder, UIApplicationDelegate {
             await MainActor.run { UIApplication.shared.delegate = nil }
             let appDelegate = await AsyncFetchAppDelegate()
             try await harness.run { _ in
-                try harness.receivePush(#"{"aps":{"content-available":1},"acme2":42}"#, pushType: "background", apnsID: "early")
+                try await harness.receivePush(#"{"aps":{"content-available":1},"acme2":42}"#, pushType: "background", apnsID: "early")
                 // Handed to the app, which has no delegate yet: it waits.
                 try await harness.history.waitFor { $0.description == "didReceiveRemoteNotification(early)" }
                 #expect(appDelegate.log.lines.isEmpty)

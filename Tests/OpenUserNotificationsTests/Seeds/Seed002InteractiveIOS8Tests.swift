@@ -181,7 +181,7 @@ import Synchronization
                 #expect(many.actions.map(\.identifier) == ["delete", "two", "one", "three"])
                 #expect(many.actions.map(\.options) == [[.destructive], [.foreground], [], []])
                 try await harness.add("m", category: "MANY")
-                let shown = try #require(harness.visibleNotifications.first)
+                let shown = try #require(await harness.visibleNotifications.first)
                 #expect(shown.actions.prefix(2).map(\.identifier) == ["delete", "two"])
             }
             await MainActor.run { UIApplication.shared.delegate = nil }
@@ -209,9 +209,9 @@ import Synchronization
             #expect(await MainActor.run { listed.first?.fireDate } == fireDate)
 
             await harness.clock.advance(by: 60)
-            let shown = try #require(harness.visibleNotifications.first)
+            let shown = try #require(await harness.visibleNotifications.first)
             #expect(shown.actions.map(\.identifier) == ["ACCEPT_IDENTIFIER"])
-            try harness.person.chooseAction("ACCEPT_IDENTIFIER", on: shown.notification.request.identifier)
+            try await harness.person.chooseAction("ACCEPT_IDENTIFIER", on: shown.notification.request.identifier)
             #expect(await appDelegate.log.waitForLines(2))
             #expect(appDelegate.log.lines.last == "local ACCEPT_IDENTIFIER You’re invited! 42")
             // Not done until the handler calls back, after its network request.
@@ -226,11 +226,11 @@ import Synchronization
     @Test func acceptOnAPushWithTheCategoryReachesTheRemoteHandler() async throws {
         try await withSeedApp { harness, appDelegate in
             appDelegate.network.open()
-            try harness.receivePush(#"{"aps":{"alert":"You’re invited!","category":"INVITE_CATEGORY"}}"#, apnsID: "invite-1")
+            try await harness.receivePush(#"{"aps":{"alert":"You’re invited!","category":"INVITE_CATEGORY"}}"#, apnsID: "invite-1")
             await harness.settle()
-            let shown = try #require(harness.visibleNotifications.first)
+            let shown = try #require(await harness.visibleNotifications.first)
             #expect(shown.actions.map(\.identifier) == ["ACCEPT_IDENTIFIER"])
-            try harness.person.chooseAction("ACCEPT_IDENTIFIER", on: shown.notification.request.identifier)
+            try await harness.person.chooseAction("ACCEPT_IDENTIFIER", on: shown.notification.request.identifier)
             #expect(await appDelegate.log.waitForLines(3))
             #expect(appDelegate.log.lines.dropFirst() == ["remote ACCEPT_IDENTIFIER You’re invited!", "remote done"])
         }
@@ -246,7 +246,7 @@ import Synchronization
             #expect(await appDelegate.log.waitForLines(2))
             #expect(appDelegate.log.lines.last == "received Now")
             await harness.settle()
-            #expect(harness.visibleNotifications.isEmpty)
+            #expect(await harness.visibleNotifications.isEmpty)
         }
     }
 
@@ -278,8 +278,8 @@ import Synchronization
                     UIApplication.shared.presentLocalNotificationNow(notification)
                 }
                 await harness.settle()
-                let first = try #require(harness.visibleNotifications.first).notification.request.identifier
-                try harness.person.reply("at noon", withAction: "REPLY", on: first)
+                let first = try #require(await harness.visibleNotifications.first).notification.request.identifier
+                try await harness.person.reply("at noon", withAction: "REPLY", on: first)
                 #expect(await appDelegate.log.waitForLines(1))
                 #expect(appDelegate.log.lines == ["REPLY at noon"])
 
@@ -292,8 +292,8 @@ import Synchronization
                     UIApplication.shared.presentLocalNotificationNow(notification)
                 }
                 await harness.settle()
-                let second = try #require(harness.visibleNotifications.first { $0.notification.request.content.body == "Dinner?" }).notification.request.identifier
-                try harness.person.reply("at eight", withAction: "REPLY", on: second)
+                let second = try #require(await harness.visibleNotifications.first { $0.notification.request.content.body == "Dinner?" }).notification.request.identifier
+                try await harness.person.reply("at eight", withAction: "REPLY", on: second)
                 #expect(await appDelegate.log.waitForLines(2))
                 await harness.clock.advance(by: 31)
                 try await harness.history.waitFor { if case .didReceiveNotCompleted = $0 { true } else { false } }
@@ -314,7 +314,7 @@ import Synchronization
                 UIApplication.shared.presentLocalNotificationNow(notification)
             }
             await harness.settle()
-            try harness.person.chooseAction("ACCEPT_IDENTIFIER", on: try #require(harness.visibleNotifications.first).notification.request.identifier)
+            try await harness.person.chooseAction("ACCEPT_IDENTIFIER", on: try #require(harness.visibleNotifications.first).notification.request.identifier)
             try await harness.history.waitFor { if case .didReceiveCompleted = $0 { true } else { false } }
             #expect(inbox.identifiers == ["ACCEPT_IDENTIFIER"])
             #expect(appDelegate.log.lines == ["registered 7"])
@@ -391,7 +391,7 @@ import Synchronization
                 #expect(await MainActor.run { dailyBack.repeatInterval } == .day)
                 #expect(await MainActor.run { dailyBack.timeZone } == paris)
                 await harness.clock.advance(by: 90)
-                #expect(harness.visibleNotifications.map(\.notification.request.content.body).sorted() == ["absolute", "daily", "wall clock", "weekly", "yearly"])
+                #expect(await harness.visibleNotifications.map(\.notification.request.content.body).sorted() == ["absolute", "daily", "wall clock", "weekly", "yearly"])
             }
             await MainActor.run { UIApplication.shared.delegate = nil }
         }

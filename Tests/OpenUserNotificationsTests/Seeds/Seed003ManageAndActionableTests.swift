@@ -183,7 +183,7 @@ class NotificationService: UNNotificationServiceExtension {
             UNUserNotificationCenter.current().removeDeliveredNotifications(withIdentifiers: [identifier])
         }
         #expect(await harness.center.deliveredNotifications().isEmpty)
-        #expect(harness.visibleNotifications.isEmpty)
+        #expect(await harness.visibleNotifications.isEmpty)
     }
 
     @Test func readdingThePendingIdentifierUpdatesIt() async throws {
@@ -234,13 +234,13 @@ class NotificationService: UNNotificationServiceExtension {
             try await harness.center.add(UNNotificationRequest(identifier: identifier, content: content, trigger: nil))
         }
         try await show("1")
-        try harness.person.reply("晚安", withAction: "action.input", on: "1")
+        try await harness.person.reply("晚安", withAction: "action.input", on: "1")
         try await show("2")
-        try harness.person.chooseAction("action.goodbye", on: "2")
+        try await harness.person.chooseAction("action.goodbye", on: "2")
         try await show("3")
-        try harness.person.chooseAction("action.cancel", on: "3")
+        try await harness.person.chooseAction("action.cancel", on: "3")
         try await show("4")
-        try harness.person.dismiss("4")
+        try await harness.person.dismiss("4")
         let responses = try await harness.history.waitForResponses(4)
         #expect(responses.map(\.actionIdentifier) == ["action.input", "action.goodbye", "action.cancel", UNNotificationDismissActionIdentifier])
         await harness.settle()

@@ -73,7 +73,7 @@ struct LocalNotification {
         let prompt = try await harness.history.waitFor { if case .authorizationPromptShown = $0 { true } else { false } }
         guard case .authorizationPromptShown(let options) = prompt else { return }
         #expect(options == [.alert, .badge, .sound])
-        try harness.person.answerAuthorizationPrompt(allow: true)
+        try await harness.person.answerAuthorizationPrompt(allow: true)
         await asked
         #expect(view.log.lines == ["You have authorization."])
 
@@ -136,7 +136,7 @@ struct LocalNotification {
         #expect(await harness.center.deliveredNotifications().count == 1)
 
         // Keeping them: quiet delivery, now authorized.
-        harness.person.keepQuietNotifications()
+        await harness.person.keepQuietNotifications()
         #expect(await harness.center.notificationSettings().authorizationStatus == .authorized)
         await view.addNotification()
         await harness.clock.advance(by: 5)
@@ -157,7 +157,7 @@ struct LocalNotification {
         let harness = NotificationTestHarness()
         let view = await harness.run { _ in LocalNotification() }
         await view.requestAuthorization(options: view.authorizationOptions, provisional: true)
-        harness.person.turnOffNotifications()
+        await harness.person.turnOffNotifications()
         await view.sendNotification(provisional: true)
         #expect(view.log.lines.last == "You don't have authorization.")
         #expect(await harness.center.notificationSettings().authorizationStatus == .denied)
