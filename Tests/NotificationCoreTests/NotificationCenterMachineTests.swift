@@ -584,6 +584,47 @@ struct NotificationCenterMachineLocationAndZoneTests {
         CircularRegion(identifier: "home", center: home, radius: 200, notifyOnEntry: entry, notifyOnExit: exit)
     }
 
+    /// What a store indexes at every step (``NotificationCenterMachine/watchesLocation``) is what a
+    /// scan of the pending requests says, however they come and go, and in a machine a store rebuilt.
+    @Test("whether the machine watches the location follows its requests")
+    func watchingFollowsTheRequests() throws {
+        func scanned(_ machine: Machine) -> Bool {
+            machine.pendingRequests.contains { if case .location? = $0.request.trigger { true } else { false } }
+        }
+        var machine = makeMachine()
+        var seen: [Bool] = []
+        func note() {
+            #expect(machine.watchesLocation == scanned(machine))
+            seen.append(machine.watchesLocation)
+        }
+        _ = machine.updateLocation(Self.away)
+        note()
+        _ = try machine.add(makeRequest("arrive", .location(Self.region(entry: true, exit: false), repeats: false)))
+        _ = try machine.add(makeRequest("leave", .location(Self.region(entry: false, exit: true), repeats: true)))
+        _ = try machine.add(makeRequest("later", .timeInterval(60, repeats: false)))
+        note()
+        _ = try machine.add(makeRequest("arrive", .timeInterval(30, repeats: false)))  // replaced by a dated request
+        note()
+        _ = machine.updateLocation(Self.home)
+        note()
+        let whole = machine.takeWhole()
+        let rebuilt = Machine(now: whole.now, nextSequence: whole.nextSequence, core: try #require(whole.core), categories: whole.categories ?? [],
+                              pending: whole.pending, visible: whole.visible, queued: whole.queued)
+        #expect(rebuilt.watchesLocation == scanned(rebuilt) && rebuilt.watchesLocation)
+        machine.removePendingRequests(["leave"])
+        note()
+        _ = try machine.add(makeRequest("arrive", .location(Self.region(entry: true, exit: false), repeats: false)))
+        note()
+        _ = machine.updateLocation(Self.away)
+        _ = machine.updateLocation(Self.home)  // fires once, and is gone
+        note()
+        _ = try machine.add(makeRequest("again", .location(Self.region(entry: true, exit: true), repeats: true)))
+        note()
+        machine.removeAllPendingRequests()
+        note()
+        #expect(seen == [false, true, true, true, false, true, false, true, false])
+    }
+
     @Test("entering a region fires an entry trigger once")
     func entryFires() throws {
         var machine = makeMachine()

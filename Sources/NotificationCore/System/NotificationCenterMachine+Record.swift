@@ -226,6 +226,7 @@ extension NotificationCenterMachine {
         self.categories = Dictionary(categories.map { ($0.identifier, $0) }, uniquingKeysWith: { _, last in last })
         // Filled in place, with room for all: a store builds an app this way each time it reads one.
         self.pending = Journaled(keysAndValues: pending.lazy.map { ($0.request.identifier, $0) }, count: pending.count)
+        locationRequestCount = pending.count(where: { Self.waitsForARegion($0.request) })
         self.visible = Journaled(keysAndValues: visible.lazy.map { ($0.shown.notification.request.identifier, $0.shown) }, count: visible.count)
         visibleOrder = Dictionary(visible.map { ($0.shown.notification.request.identifier, $0.position) }, uniquingKeysWith: { _, last in last })
         queuedForApp = QueueForApp(entries: queued.map { (position: $0.position, item: $0.item) })

@@ -374,6 +374,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
             insideRegion = location.map(region.contains) ?? false
         }
         removePending(request.identifier)
+        if Self.waitsForARegion(request) { locationRequestCount += 1 }
         pending[request.identifier] = PendingRequest(
             request: request,
             nextFireDate: nextFireDate,
@@ -420,10 +421,12 @@ package struct NotificationCenterMachine: Sendable, Codable {
             release(entry.request)
         }
         pending.removeAll()
+        locationRequestCount = 0
     }
 
     private mutating func removePending(_ identifier: String) {
         if let entry = pending.removeValue(forKey: identifier) {
+            if Self.waitsForARegion(entry.request) { locationRequestCount -= 1 }
             wakeUps.remove(.request(identifier))
             release(entry.request)
         }
@@ -585,6 +588,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
             wakeUps.schedule(.request(identifier), at: next)
         } else {
             pending.removeValue(forKey: identifier)
+            if Self.waitsForARegion(request) { locationRequestCount -= 1 }
             release(request)
         }
         return fire(request, at: dueDate)
@@ -1170,8 +1174,16 @@ package struct NotificationCenterMachine: Sendable, Codable {
 
     /// Whether a pending request waits for the device to enter or leave a region: only such apps need
     /// to hear of every move at once.
-    package var watchesLocation: Bool {
-        pending.values.contains { if case .location? = $0.request.trigger { true } else { false } }
+    package var watchesLocation: Bool { locationRequestCount > 0 }
+
+    /// How many pending requests wait for a region (kept as each is added or removed: a store asks
+    /// ``watchesLocation`` at every step, and a scan of the requests made that step's cost grow with
+    /// them).
+    var locationRequestCount = 0
+
+    /// Whether `request` waits for the device to enter or leave a region.
+    static func waitsForARegion(_ request: NotificationRequest) -> Bool {
+        if case .location? = request.trigger { true } else { false }
     }
 
     /// Whether the person can see anything of the app's: one of its notifications, or its
