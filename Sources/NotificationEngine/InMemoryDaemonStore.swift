@@ -47,6 +47,20 @@ package final class InMemoryDaemonStore: DaemonStore {
             write(whole)
         }
 
+        /// Applies one step's save: its record, when it writes it, then its rows.
+        mutating func apply(_ save: AppSave, bootID: String) {
+            if save.writesAppRecord {
+                now = save.changes.now
+                nextSequence = save.reservedSequence
+                nextWakeUp = save.nextWakeUp
+                self.bootID = bootID
+                watchesLocation = save.watchesLocation
+                showsNotifications = save.showsNotifications
+                preparesContent = save.preparesContent
+            }
+            write(save.changes)
+        }
+
         /// Writes the rows in `changes`: removed ones first, then the written ones over what was there.
         mutating func write(_ changes: NotificationCenterMachine.Changes) {
             if let changed = changes.core { core = changed }
@@ -156,21 +170,9 @@ package final class InMemoryDaemonStore: DaemonStore {
 
     package func save(_ saves: [AppSave], bootID: String) async throws(DaemonError) {
         state.withLock { state in
-            for save in saves {
-                // An app removed meanwhile has no record to change, and no rows to write.
-                guard var record = state.apps[save.bundleIdentifier] else { continue }
-                if save.writesAppRecord {
-                    record.now = save.changes.now
-                    record.nextSequence = save.reservedSequence
-                    record.nextWakeUp = save.nextWakeUp
-                    record.bootID = bootID
-                    record.watchesLocation = save.watchesLocation
-                    record.showsNotifications = save.showsNotifications
-                    record.preparesContent = save.preparesContent
-                }
-                record.write(save.changes)
-                state.apps[save.bundleIdentifier] = record
-            }
+            // Each record changed where it is kept: a copy taken out would copy its tables whole.
+            // An app removed meanwhile has no record to change, and no rows to write.
+            for save in saves { state.apps[save.bundleIdentifier]?.apply(save, bootID: bootID) }
             state.record(saves.flatMap(\.deliveryReports))
             if let sequence = saves.compactMap(\.linkSequence).max() { state.recordLinkSequence(sequence) }
         }
@@ -185,17 +187,15 @@ package final class InMemoryDaemonStore: DaemonStore {
 
     package func setResource(_ resource: AppResource, of bundleIdentifier: String, to value: Data?) async throws(DaemonError) {
         try state.withLock { (state: inout State) throws(DaemonError) in
-            var record = try state.registered(bundleIdentifier)
-            record.resources[resource] = value
-            state.apps[bundleIdentifier] = record
+            _ = try state.registered(bundleIdentifier)
+            state.apps[bundleIdentifier]?.resources[resource] = value
         }
     }
 
     package func replaceKey(of bundleIdentifier: String, with keyHash: String) async throws(DaemonError) {
         try state.withLock { (state: inout State) throws(DaemonError) in
-            var record = try state.registered(bundleIdentifier)
-            record.keyHash = keyHash
-            state.apps[bundleIdentifier] = record
+            _ = try state.registered(bundleIdentifier)
+            state.apps[bundleIdentifier]?.keyHash = keyHash
         }
     }
 
@@ -218,10 +218,9 @@ package final class InMemoryDaemonStore: DaemonStore {
 
     package func quarantine(_ bundleIdentifier: String, reason: String, at date: Date) async throws(DaemonError) {
         state.withLock { state in
-            guard var record = state.apps[bundleIdentifier], record.quarantine == nil else { return }
-            record.quarantine = Quarantine(reason: reason, since: date)
-            record.leaveIndexes()
-            state.apps[bundleIdentifier] = record
+            guard state.apps[bundleIdentifier] != nil, state.apps[bundleIdentifier]?.quarantine == nil else { return }
+            state.apps[bundleIdentifier]?.quarantine = Quarantine(reason: reason, since: date)
+            state.apps[bundleIdentifier]?.leaveIndexes()
         }
     }
 
