@@ -135,10 +135,7 @@ extension DaemonEngine {
     /// response handed to it (at once when nothing is open), or when the calling task is cancelled.
     /// For tools and tests that move the daemon's clock by hand and wait for the app's delegate.
     package func waitUntilAnswered(_ bundleIdentifier: String) async {
-        // Its last step must also be durable and carried out (files released, calls answered): the cache
-        // holds a step's state before its save is done.
-        guard let machine = cache[bundleIdentifier]?.machine,
-              machine.openTickets > 0 || unsavedSteps[bundleIdentifier] != nil || held.isHolding(bundleIdentifier) else { return }
+        guard !isAnswered(bundleIdentifier) else { return }
         let id = UUID()
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -151,6 +148,14 @@ extension DaemonEngine {
         } onCancel: {
             Task { await self.stopWaitingForAnswers(id, of: bundleIdentifier) }
         }
+    }
+
+    /// Whether the app has nothing open (what ``waitUntilAnswered(_:)`` waits for): no `willPresent`
+    /// question or response unanswered, and its last step durable and carried out (files released,
+    /// calls answered), as the cache holds a step's state before its save is done.
+    package func isAnswered(_ bundleIdentifier: String) -> Bool {
+        guard let machine = cache[bundleIdentifier]?.machine else { return true }
+        return machine.openTickets == 0 && unsavedSteps[bundleIdentifier] == nil && !held.isHolding(bundleIdentifier)
     }
 
     private func stopWaitingForAnswers(_ id: UUID, of bundleIdentifier: String) {
