@@ -611,6 +611,9 @@ struct NotificationCenterMachineLocationAndZoneTests {
         let rebuilt = Machine(now: whole.now, nextSequence: whole.nextSequence, core: try #require(whole.core), categories: whole.categories ?? [],
                               pending: whole.pending, visible: whole.visible, queued: whole.queued)
         #expect(rebuilt.watchesLocation == scanned(rebuilt) && rebuilt.watchesLocation)
+        // Decoded whole, as the store's format before v4 kept it: it scans, and says the same.
+        let decoded = try JSONDecoder().decode(Machine.self, from: JSONEncoder().encode(machine))
+        #expect(decoded.watchesLocation == scanned(decoded) && decoded.watchesLocation)
         machine.removePendingRequests(["leave"])
         note()
         _ = try machine.add(makeRequest("arrive", .location(Self.region(entry: true, exit: false), repeats: false)))

@@ -267,6 +267,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
         self.appState = appState
         self.isAppReachable = appReachable
         self.configuration = configuration
+        locationRequestCount = 0
     }
 
     private mutating func takeSequence() -> UInt64 {
@@ -374,7 +375,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
             insideRegion = location.map(region.contains) ?? false
         }
         removePending(request.identifier)
-        if Self.waitsForARegion(request) { locationRequestCount += 1 }
+        if Self.waitsForARegion(request) { locationRequestCount? += 1 }
         pending[request.identifier] = PendingRequest(
             request: request,
             nextFireDate: nextFireDate,
@@ -426,7 +427,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
 
     private mutating func removePending(_ identifier: String) {
         if let entry = pending.removeValue(forKey: identifier) {
-            if Self.waitsForARegion(entry.request) { locationRequestCount -= 1 }
+            if Self.waitsForARegion(entry.request) { locationRequestCount? -= 1 }
             wakeUps.remove(.request(identifier))
             release(entry.request)
         }
@@ -588,7 +589,7 @@ package struct NotificationCenterMachine: Sendable, Codable {
             wakeUps.schedule(.request(identifier), at: next)
         } else {
             pending.removeValue(forKey: identifier)
-            if Self.waitsForARegion(request) { locationRequestCount -= 1 }
+            if Self.waitsForARegion(request) { locationRequestCount? -= 1 }
             release(request)
         }
         return fire(request, at: dueDate)
@@ -1174,12 +1175,15 @@ package struct NotificationCenterMachine: Sendable, Codable {
 
     /// Whether a pending request waits for the device to enter or leave a region: only such apps need
     /// to hear of every move at once.
-    package var watchesLocation: Bool { locationRequestCount > 0 }
+    package var watchesLocation: Bool {
+        if let count = locationRequestCount { return count > 0 }
+        return pending.values.contains { Self.waitsForARegion($0.request) }
+    }
 
-    /// How many pending requests wait for a region (kept as each is added or removed: a store asks
-    /// ``watchesLocation`` at every step, and a scan of the requests made that step's cost grow with
-    /// them).
-    var locationRequestCount = 0
+    /// How many pending requests wait for a region, kept as each is added or removed: a store asks
+    /// ``watchesLocation`` at every step, and a scan of the requests made each step's cost grow with
+    /// them. `nil` in a machine decoded whole (the store's format before v4), which scans instead.
+    var locationRequestCount: Int?
 
     /// Whether `request` waits for the device to enter or leave a region.
     static func waitsForARegion(_ request: NotificationRequest) -> Bool {
