@@ -16,14 +16,14 @@ import Testing
                 _ = try await center.requestAuthorization(options: [.alert])
                 try await UIApplication.shared.subscribeToBroadcastChannel("bmV3cw==")
                 #expect(harness.subscribedChannels == ["bmV3cw=="])
-                #expect(await try harness.receiveBroadcast(#"{"aps":{"alert":{"title":"Road closed"}}}"#, onChannel: "bmV3cw=="))
-                #expect(await !(try harness.receiveBroadcast(#"{"aps":{"alert":"Elsewhere"}}"#, onChannel: "b3RoZXI=")))
+                #expect(try await harness.receiveBroadcast(#"{"aps":{"alert":{"title":"Road closed"}}}"#, onChannel: "bmV3cw=="))
+                #expect(!(try await harness.receiveBroadcast(#"{"aps":{"alert":"Elsewhere"}}"#, onChannel: "b3RoZXI=")))
                 #expect(await harness.settle())
                 #expect(await harness.visibleNotifications.map(\.notification.request.content.title) == ["Road closed"])
 
                 try await UIApplication.shared.unsubscribeFromBroadcastChannel("bmV3cw==")
                 #expect(harness.subscribedChannels.isEmpty)
-                #expect(await !(try harness.receiveBroadcast(#"{"aps":{"alert":"Late"}}"#, onChannel: "bmV3cw==")))
+                #expect(!(try await harness.receiveBroadcast(#"{"aps":{"alert":"Late"}}"#, onChannel: "bmV3cw==")))
             }
         }
     }
