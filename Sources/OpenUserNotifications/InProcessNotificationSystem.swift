@@ -42,7 +42,7 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
         package var timeZone = TimeZone.current
         /// The app's state when the system starts.
         package var appState: AppState = .foreground
-        /// The folder attachment files are copied into (each app's in a folder of its own); a fresh
+        /// The folder attachment files are copied into, one folder per request; a fresh
         /// temporary folder by default.
         package var attachmentStore: URL? = nil
 
