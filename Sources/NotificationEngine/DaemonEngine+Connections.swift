@@ -81,8 +81,9 @@ extension DaemonEngine {
 
     /// The connected app moved to the foreground or the background.
     package func updateState(_ bundleIdentifier: String, connection: UUID, _ state: AppState) async throws {
-        guard connections.isConnected(bundleIdentifier, by: connection), state != .notRunning else { return }
-        try await step(bundleIdentifier) { $0.setAppState(state) }
+        // Not running is what a closed connection says (``disconnect(_:connection:)``), not the app.
+        guard state != .notRunning else { return }
+        try await setState(of: bundleIdentifier, connection: connection, state)
     }
 
     /// The connected app is in `state`, `notRunning` included, and stays reachable on its connection:

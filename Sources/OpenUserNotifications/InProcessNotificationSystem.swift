@@ -504,16 +504,11 @@ package final class InProcessNotificationSystem: NotificationBackend, Sendable {
         get async { await quietly { engine, _ in try await engine.promptedOptions(Self.app) } ?? nil }
     }
 
-    /// The person answers the authorization prompt.
+    /// The person answers the authorization prompt, if one is on screen once the app's calls made
+    /// before (which may show it) are taken; with none, nothing changes.
     package func answerAuthorizationPrompt(allow: Bool) {
-        perform { engine, _ in _ = try? await engine.authorize(Self.app, allow ? .grant : .deny) }
-    }
-
-    /// The person answers the authorization prompt if one is on screen, after the app's calls made
-    /// before (which may show it).
-    package func answerAuthorizationPromptIfShown(allow: Bool) {
         perform { engine, _ in
-            guard (try? await engine.promptedOptions(Self.app)) ?? nil != nil else { return }
+            guard (try? await engine.promptedOptions(Self.app)) != nil else { return }
             _ = try? await engine.authorize(Self.app, allow ? .grant : .deny)
         }
     }

@@ -89,7 +89,7 @@ public final class SimulatedPerson: Sendable {
     /// on screen until ``answerAuthorizationPrompt(allow:)``. A prompt already on screen is answered now.
     public func willAnswerAuthorization(allow: Bool?) {
         answers.set(allow)
-        if let allow { system.answerAuthorizationPromptIfShown(allow: allow) }
+        if let allow { system.answerAuthorizationPrompt(allow: allow) }
     }
 
     /// The options of the authorization prompt on screen, if one is.
