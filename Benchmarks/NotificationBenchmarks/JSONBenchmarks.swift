@@ -42,6 +42,20 @@ func registerJSONBenchmarks() {
         receivedAt: 1_764_262_383.123456, uniqueID: "01a21e5a-9a68-724c-8c1d-2b9e7f00aa41"
     )
     let linkMessage = DeviceLink.GatewayMessage.push(linkPush)
+    // What the one decoder of each busy message reads, against `JSONDecoder` on the same bytes: the
+    // request an app adds (all its fields, as the framework writes it), the `willPresent` event, the
+    // link's `push` message and a device's `report` of 100 deliveries.
+    let requestBytes = try! StreamingJSONEncoder().encodeBytes(delivered.request)
+    let requestData = Data(requestBytes)
+    let eventBytes = Array(eventJSON)
+    let linkBytes = try! DeviceLink.pushMessage(linkPush)
+    let linkData = Data(linkBytes)
+    let report = DeviceLink.DeviceMessage.report(through: 184_467, reports: (0..<100).map { index in
+        DeliveryLog.Report(uniqueID: "01a21e5a-9a68-724c-8c1d-2b9e7f00\(1000 + index)", stage: index % 2 == 0 ? .acknowledged : .presented,
+                           secondsSince1970: 1_764_262_383.123456 + Double(index) / 1000, detail: index % 10 == 0 ? "shown as a banner" : nil)
+    })
+    let reportBytes = try! StreamingJSONEncoder().encodeBytes(report)
+    let reportData = Data(reportBytes)
 
     let cases: [(name: String, encode: @Sendable () throws -> Int)] = [
         ("JSON stored notification: JSONEncoder", { try foundationStored.encode(delivered).count }),
@@ -49,6 +63,13 @@ func registerJSONBenchmarks() {
         ("JSON willPresent event: JSONEncoder", { try foundationWire.encode(event).count }),
         ("JSON willPresent event: streaming", { try streamingWire.encode(event).count }),
         ("JSON willPresent event: decode", { try decoder.decode(LocalAPI.AppEvent.self, from: eventJSON) == event ? 1 : 0 }),
+        ("JSON willPresent event: one decoder", { try NotificationJSONReader.willPresentEvent(from: eventBytes) == event ? 1 : 0 }),
+        ("JSON added request: decode", { try decoder.decode(NotificationRequest.self, from: requestData).identifier.utf8.count }),
+        ("JSON added request: one decoder", { try NotificationJSONReader.request(from: requestBytes).identifier.utf8.count }),
+        ("JSON link push message: decode", { try decoder.decode(DeviceLink.GatewayMessage.self, from: linkData) == linkMessage ? 1 : 0 }),
+        ("JSON link push message: one decoder", { try NotificationJSONReader.linkPush(from: linkBytes) == linkPush ? 1 : 0 }),
+        ("JSON link report of 100: decode", { try decoder.decode(DeviceLink.DeviceMessage.self, from: reportData) == report ? 1 : 0 }),
+        ("JSON link report of 100: one decoder", { try NotificationJSONReader.linkReport(from: reportBytes) == report ? 1 : 0 }),
         ("JSON link push message: streaming", { try streamingWire.encodeBytes(linkMessage).count }),
         ("JSON link push message: written straight", { try DeviceLink.pushMessage(linkPush).count }),
     ]

@@ -313,10 +313,10 @@ package final class DaemonBackend: NotificationBackend, @unchecked Sendable {
                     // Each event is read on the socket's event loop and handed to the delegate's queue
                     // from there: no task is woken between the socket and the delegate.
                     let receive: @Sendable (String) -> Void = { text in
-                        // A `willPresent` event, one per notification in the foreground, is read
-                        // straight from its bytes when it can be (see `NotificationJSONReader`).
-                        guard let event = NotificationJSONReader.willPresentEvent(from: text.utf8)
-                            ?? (try? JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data(text.utf8))) else { return }
+                        // A `willPresent` event, one per notification in the foreground, has a decoder
+                        // of its own (`NotificationJSONReader`); every other event, `JSONDecoder`.
+                        guard let event = try? NotificationJSONReader.willPresentEvent(from: text.utf8)
+                            ?? JSONDecoder().decode(LocalAPI.AppEvent.self, from: Data(text.utf8)) else { return }
                         switch event {
                         case .connected(let contentExtensions):
                             // A badge follows unless it is 0.

@@ -144,7 +144,7 @@ enum WebRoutes {
         // The composer, for developers: a local notification added as the app adds it (the local API's
         // `POST /v1/requests`, checked by the same rules), or a push delivered as the gateway delivers it.
         router.post("/api/apps/:app/requests") { request, context in
-            let body = try await decode(NotificationRequest.self, request, context)
+            let body = try await decodeNotificationRequest(request, context)
             try await engine.add(try context.parameters.decoded("app"), body)
             return Response(status: .created)
         }

@@ -60,10 +60,10 @@ enum AppEventStream {
                 do {
                     var iterator = remaining.iterator
                     while let message = try await iterator.next() {
-                        // The answer to `willPresent`, the busiest reply, is read straight from its bytes when it can be.
+                        // The answer to `willPresent`, the busiest reply, has a decoder of its own; every other, `JSONDecoder`.
                         guard case .text(let text) = message,
-                              let reply = NotificationJSONReader.willPresentAnswer(from: text.utf8)
-                                ?? (try? JSONLimits.decode(LocalAPI.AppReply.self, from: text.utf8, with: decoder)) else {
+                              let reply = try? NotificationJSONReader.willPresentAnswer(from: text.utf8)
+                                ?? JSONLimits.decode(LocalAPI.AppReply.self, from: text.utf8, with: decoder) else {
                             logger.notice("ignored a malformed message on an app's event stream", metadata: ["app": .string(bundle)])
                             continue
                         }

@@ -211,12 +211,18 @@ package func decode<T: Decodable>(_ type: T.Type, _ request: Request, _ context:
     return try decode(type, from: body)
 }
 
-/// Decodes a notification request's JSON body: read straight from its bytes when it is in a form
-/// ``NotificationJSONReader`` takes (what apps send most, and the local API's busiest call), by
-/// `JSONDecoder` otherwise, with the same result.
+/// Reads a notification request's JSON body with its one decoder, ``NotificationJSONReader`` (what apps
+/// send most, and the local API's busiest call); a fault in it is refused as any body's is.
+package func decodeNotificationRequest(_ request: Request, _ context: some RequestContext) async throws -> NotificationRequest {
+    try decodeNotificationRequest(from: try await collectBody(request, context))
+}
+
 func decodeNotificationRequest(from body: ByteBuffer) throws -> NotificationRequest {
-    if let read = body.withUnsafeReadableBytes({ NotificationJSONReader.request(from: $0) }) { return read }
-    return try decode(NotificationRequest.self, from: body)
+    do {
+        return try body.withUnsafeReadableBytes { bytes in try NotificationJSONReader.request(from: bytes) }
+    } catch let error as DecodingError {
+        throw refusal(of: error, decoding: NotificationRequest.self)
+    }
 }
 
 func collectBody(_ request: Request, _ context: some RequestContext) async throws -> ByteBuffer {
@@ -233,10 +239,16 @@ private func decode<T: Decodable>(_ type: T.Type, from body: ByteBuffer) throws 
     do {
         return try JSONLimits.decode(T.self, from: body.readableBytesView)
     } catch let error as DecodingError {
-        // Well-formed, but naming what does not exist here (a time zone): refused as Apple refuses it.
-        if let failure = notificationFailure(in: error) { throw DaemonError(failure) }
-        throw DaemonError(.invalidRequest, "The body is not a valid \(T.self): \(describe(error))")
+        throw refusal(of: error, decoding: T.self)
     }
+}
+
+/// What a client is told of a body that did not decode: well-formed, but naming what does not exist
+/// here (a time zone, a URL), refused as Apple refuses it; anything else an invalid request, saying
+/// where.
+private func refusal<T>(of error: DecodingError, decoding type: T.Type) -> DaemonError {
+    if let failure = notificationFailure(in: error) { return DaemonError(failure) }
+    return DaemonError(.invalidRequest, "The body is not a valid \(T.self): \(describe(error))")
 }
 
 /// The notification failure a decoding error was caused by, however deeply the decoders wrapped it.

@@ -297,9 +297,9 @@ package final class DeviceLinkClient: Service, Sendable {
     /// Handles one message of the gateway, on the link's event loop.
     private func received(_ text: ByteBuffer, arrived: ArrivedPushes, pacer: AcknowledgementPacer,
                           confirmReported: AsyncStream<Int64>.Continuation, address: String) {
-        // A push, the message of every push, is read straight from its bytes when it can be.
-        guard let message = text.withUnsafeReadableBytes({ NotificationJSONReader.linkPush(from: $0) }).map(DeviceLink.GatewayMessage.push)
-            ?? (try? JSONLimits.decode(DeviceLink.GatewayMessage.self, from: text.readableBytesView))
+        // A push, the message of every push, has a decoder of its own; every other message, `JSONDecoder`.
+        guard let message = try? text.withUnsafeReadableBytes({ try NotificationJSONReader.linkPush(from: $0) }).map(DeviceLink.GatewayMessage.push)
+            ?? JSONLimits.decode(DeviceLink.GatewayMessage.self, from: text.readableBytesView)
         else { return }
         switch message {
         case .welcome(let deviceID, let window):

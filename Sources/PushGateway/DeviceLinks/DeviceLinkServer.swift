@@ -221,11 +221,11 @@ private final class DeviceLinkHandler: ChannelInboundHandler {
         lastHeard = .now()
         switch frame.opcode {
         case .text:
-            // Reports, the link's largest messages (a few hundred a message), read straight from
-            // their bytes: this loop also writes the device's pushes.
+            // Reports, the link's largest messages (a few hundred a message), have a decoder of
+            // their own: this loop also writes the device's pushes. Every other message, `JSONDecoder`.
             let bytes = frame.unmaskedData.readableBytesView
-            guard let message = NotificationJSONReader.linkReport(from: bytes)
-                    ?? (try? JSONLimits.decode(DeviceLink.DeviceMessage.self, from: bytes, with: decoder)) else {
+            guard let message = try? NotificationJSONReader.linkReport(from: bytes)
+                    ?? JSONLimits.decode(DeviceLink.DeviceMessage.self, from: bytes, with: decoder) else {
                 links.ignoredMalformedMessage(on: session)
                 return
             }
