@@ -50,10 +50,13 @@ func registerJSONBenchmarks() {
     let eventBytes = Array(eventJSON)
     let linkBytes = try! DeviceLink.pushMessage(linkPush)
     let linkData = Data(linkBytes)
-    let report = DeviceLink.DeviceMessage.report(through: 184_467, reports: (0..<100).map { index in
-        DeliveryLog.Report(uniqueID: "01a21e5a-9a68-724c-8c1d-2b9e7f00\(1000 + index)", stage: index % 2 == 0 ? .acknowledged : .presented,
-                           secondsSince1970: 1_764_262_383.123456 + Double(index) / 1000, detail: index % 10 == 0 ? "shown as a banner" : nil)
-    })
+    let reports = (0..<100).map { (index: Int) -> DeliveryLog.Report in
+        let stage: DeliveryLog.Stage = index % 2 == 0 ? .acknowledged : .presented
+        let detail: String? = index % 10 == 0 ? "shown as a banner" : nil
+        let at: Double = 1_764_262_383.123456 + Double(index) / 1000
+        return DeliveryLog.Report(uniqueID: "01a21e5a-9a68-724c-8c1d-2b9e7f00\(1000 + index)", stage: stage, secondsSince1970: at, detail: detail)
+    }
+    let report = DeviceLink.DeviceMessage.report(through: 184_467, reports: reports)
     let reportBytes = try! StreamingJSONEncoder().encodeBytes(report)
     let reportData = Data(reportBytes)
 
@@ -63,6 +66,10 @@ func registerJSONBenchmarks() {
         ("JSON willPresent event: JSONEncoder", { try foundationWire.encode(event).count }),
         ("JSON willPresent event: streaming", { try streamingWire.encode(event).count }),
         ("JSON willPresent event: decode", { try decoder.decode(LocalAPI.AppEvent.self, from: eventJSON) == event ? 1 : 0 }),
+        ("JSON link push message: streaming", { try streamingWire.encodeBytes(linkMessage).count }),
+        ("JSON link push message: written straight", { try DeviceLink.pushMessage(linkPush).count }),
+    ]
+    let decodes: [(name: String, encode: @Sendable () throws -> Int)] = [
         ("JSON willPresent event: one decoder", { try NotificationJSONReader.willPresentEvent(from: eventBytes) == event ? 1 : 0 }),
         ("JSON added request: decode", { try decoder.decode(NotificationRequest.self, from: requestData).identifier.utf8.count }),
         ("JSON added request: one decoder", { try NotificationJSONReader.request(from: requestBytes).identifier.utf8.count }),
@@ -70,8 +77,6 @@ func registerJSONBenchmarks() {
         ("JSON link push message: one decoder", { try NotificationJSONReader.linkPush(from: linkBytes) == linkPush ? 1 : 0 }),
         ("JSON link report of 100: decode", { try decoder.decode(DeviceLink.DeviceMessage.self, from: reportData) == report ? 1 : 0 }),
         ("JSON link report of 100: one decoder", { try NotificationJSONReader.linkReport(from: reportBytes) == report ? 1 : 0 }),
-        ("JSON link push message: streaming", { try streamingWire.encodeBytes(linkMessage).count }),
-        ("JSON link push message: written straight", { try DeviceLink.pushMessage(linkPush).count }),
     ]
     // What the person's list of shown notifications is answered with (`GET /v1/admin/notifications`):
     // 1,000 of them, each with its keys out of order in Swift's declaration and sorted as written.
@@ -96,7 +101,7 @@ func registerJSONBenchmarks() {
             blackHole(bytes)
         }
     }
-    for entry in cases {
+    for entry in cases + decodes {
         Benchmark(
             entry.name,
             configuration: .init(metrics: [.wallClock, .cpuTotal, .mallocCountTotal, .throughput], scalingFactor: .kilo, maxDuration: .seconds(3))

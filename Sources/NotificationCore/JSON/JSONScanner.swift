@@ -203,57 +203,58 @@ package struct JSONScanner {
     }
 
     /// A string, from its opening quote to past its closing one. A string with escapes leaves its
-    /// unescaped bytes in `unescaped`.
+    /// unescaped bytes in `unescaped`. Runs of plain ASCII are passed over (and copied, after an
+    /// escape) a run at a time.
     private mutating func string() throws(Failure) -> StringSpan {
         let start = index
         index += 1
         let contentStart = index
         var hasEscapes = false
+        // Where the bytes not yet copied to `unescaped` begin, once there are escapes.
+        var copiedTo = contentStart
         while true {
+            while index < bytes.count, bytes[index] >= 0x20, bytes[index] < 0x80, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\") {
+                index += 1
+            }
             guard index < bytes.count else { throw .malformed(offset: index) }
             let byte = bytes[index]
             switch byte {
             case UInt8(ascii: "\""):
                 let range = contentStart..<index
+                if hasEscapes { unescaped.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[copiedTo..<index])) }
                 index += 1
                 return StringSpan(range: range, hasEscapes: hasEscapes)
             case UInt8(ascii: "\\"):
                 if !hasEscapes {
                     hasEscapes = true
                     unescaped.removeAll(keepingCapacity: true)
-                    unescaped.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[contentStart..<index]))
                 }
-                let scalar = try escape(stringStart: start)
-                unescaped.append(contentsOf: String(Character(scalar)).utf8)
+                unescaped.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[copiedTo..<index]))
+                try escape(stringStart: start)
+                copiedTo = index
             case 0..<0x20:
                 throw .invalidString(offset: start)
-            case 0..<0x80:
-                if hasEscapes { unescaped.append(byte) }
-                index += 1
             default:
-                let end = try utf8Scalar(stringStart: start)
-                if hasEscapes { unescaped.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[index..<end])) }
-                index = end
+                index = try utf8Scalar(stringStart: start)
             }
         }
     }
 
-    /// An escape, from its backslash: the scalar it stands for.
-    private mutating func escape(stringStart: Int) throws(Failure) -> Unicode.Scalar {
+    /// An escape, from its backslash: the bytes of the scalar it stands for, appended to `unescaped`.
+    private mutating func escape(stringStart: Int) throws(Failure) {
         guard index + 1 < bytes.count else { throw .malformed(offset: index) }
         let letter = bytes[index + 1]
         index += 2
         switch letter {
-        case UInt8(ascii: "\""): return "\""
-        case UInt8(ascii: "\\"): return "\\"
-        case UInt8(ascii: "/"): return "/"
-        case UInt8(ascii: "b"): return "\u{8}"
-        case UInt8(ascii: "f"): return "\u{C}"
-        case UInt8(ascii: "n"): return "\n"
-        case UInt8(ascii: "r"): return "\r"
-        case UInt8(ascii: "t"): return "\t"
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): unescaped.append(letter)
+        case UInt8(ascii: "b"): unescaped.append(0x08)
+        case UInt8(ascii: "f"): unescaped.append(0x0C)
+        case UInt8(ascii: "n"): unescaped.append(0x0A)
+        case UInt8(ascii: "r"): unescaped.append(0x0D)
+        case UInt8(ascii: "t"): unescaped.append(0x09)
         case UInt8(ascii: "u"):
             let unit = try hexUnit()
+            let scalar: Unicode.Scalar
             switch unit {
             case 0xD800...0xDBFF:
                 // A high surrogate: a low one must follow, as its own escape.
@@ -263,12 +264,13 @@ package struct JSONScanner {
                 index += 2
                 let low = try hexUnit()
                 guard (0xDC00...0xDFFF).contains(low) else { throw .invalidString(offset: stringStart) }
-                return Unicode.Scalar(0x10000 + ((UInt32(unit) - 0xD800) << 10) + (UInt32(low) - 0xDC00))!
+                scalar = Unicode.Scalar(0x10000 + ((UInt32(unit) - 0xD800) << 10) + (UInt32(low) - 0xDC00))!
             case 0xDC00...0xDFFF:
                 throw .invalidString(offset: stringStart)
             default:
-                return Unicode.Scalar(unit)!
+                scalar = Unicode.Scalar(unit)!
             }
+            UTF8.encode(scalar) { unescaped.append($0) }
         default:
             throw .malformed(offset: index - 1)
         }

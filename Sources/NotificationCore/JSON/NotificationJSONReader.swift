@@ -779,13 +779,18 @@ private struct Reader {
 
     /// A device link's `push` message, its members as `DeviceLink.Push` decodes them, in its order.
     mutating func linkPush() throws(ReadError) -> DeviceLink.Push {
-        var strings: [String: Slot<String>] = [:]
+        var token = Slot<String>.absent, bundleIdentifier = Slot<String>.absent, apnsID = Slot<String>.absent
+        var collapseID = Slot<String>.absent, payload = Slot<String>.absent, uniqueID = Slot<String>.absent
         var sequence = Slot<Int>.absent, priority = Slot<Int>.absent, expiresAt = Slot<Double>.absent, receivedAt = Slot<Double>.absent
         var environment = Slot<APNs.Environment>.absent, pushType = Slot<APNs.PushType>.absent
         try message("push") { reader, key throws(ReadError) in
             switch key {
-            case "token", "bundleIdentifier", "apnsID", "collapseID", "payload", "uniqueID":
-                strings[key] = try reader.slot(key, depth: 1) { r throws(ReadError) in try r.string() }
+            case "token": token = try reader.slot(key, depth: 1) { r throws(ReadError) in try r.string() }
+            case "bundleIdentifier": bundleIdentifier = try reader.slot(key, depth: 1) { r throws(ReadError) in try r.string() }
+            case "apnsID": apnsID = try reader.slot(key, depth: 1) { r throws(ReadError) in try r.string() }
+            case "collapseID": collapseID = try reader.slot(key, depth: 1) { r throws(ReadError) in try r.string() }
+            case "payload": payload = try reader.slot(key, depth: 1) { r throws(ReadError) in try r.string() }
+            case "uniqueID": uniqueID = try reader.slot(key, depth: 1) { r throws(ReadError) in try r.string() }
             case "sequence": sequence = try reader.slot(key, depth: 1) { r throws(ReadError) in try r.integer() }
             case "priority": priority = try reader.slot(key, depth: 1) { r throws(ReadError) in try r.integer() }
             case "expiresAt": expiresAt = try reader.slot(key, depth: 1) { r throws(ReadError) in try r.double() }
@@ -795,13 +800,12 @@ private struct Reader {
             default: try reader.skip(depth: 1)
             }
         }
-        func string(_ key: String) -> Slot<String> { strings[key] ?? .absent }
         return DeviceLink.Push(
-            sequence: Int64(try sequence.required("sequence")), token: try string("token").required("token"),
-            bundleIdentifier: try string("bundleIdentifier").required("bundleIdentifier"), environment: try environment.required("environment"),
-            apnsID: try string("apnsID").required("apnsID"), pushType: try pushType.required("pushType"), priority: try priority.required("priority"),
-            expiresAt: try expiresAt.required("expiresAt"), collapseID: try string("collapseID").optional(), payload: try string("payload").required("payload"),
-            receivedAt: try receivedAt.required("receivedAt"), uniqueID: try string("uniqueID").optional()
+            sequence: Int64(try sequence.required("sequence")), token: try token.required("token"),
+            bundleIdentifier: try bundleIdentifier.required("bundleIdentifier"), environment: try environment.required("environment"),
+            apnsID: try apnsID.required("apnsID"), pushType: try pushType.required("pushType"), priority: try priority.required("priority"),
+            expiresAt: try expiresAt.required("expiresAt"), collapseID: try collapseID.optional(), payload: try payload.required("payload"),
+            receivedAt: try receivedAt.required("receivedAt"), uniqueID: try uniqueID.optional()
         )
     }
 
