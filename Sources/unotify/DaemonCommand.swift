@@ -196,6 +196,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The gateway's production port.") var productionPort = 2198
     @Option(name: .long, help: "The gateway's device-link port.") var deviceLinkPort = 2199
     @OptionGroup var deliveryLog: DeliveryLogOptions
+    @OptionGroup var tokenExpiry: TokenExpiryOptions
 
     func run() async throws {
         ServerProcess.prepare()
@@ -206,6 +207,7 @@ struct ServeCommand: AsyncParsableCommand {
         gatewayConfiguration.productionPort = productionPort
         gatewayConfiguration.deviceLinkPort = deviceLinkPort
         deliveryLog.apply(to: &gatewayConfiguration)
+        tokenExpiry.apply(to: &gatewayConfiguration)
         // One endpoint for the gateway's metrics and the daemon's.
         let registry = options.metrics.makeRegistry()
         if let registry { gatewayConfiguration.metrics = registry }

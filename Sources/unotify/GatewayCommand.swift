@@ -31,6 +31,24 @@ struct GatewayLocation: ParsableArguments {
     /// Runs `body` with the gateway's store: its PostgreSQL database (`--database`), its connection
     /// pool running meanwhile, or its SQLite file, opened beside a running gateway if there is one
     /// (both allow it). A store's error becomes the message a person reads.
+    /// Runs `body`, which changes the store, then announces the change and waits (5 s at most) until
+    /// every gateway node that runs has read it: what the command did holds before it returns.
+    func withStoreChanging<T: Sendable>(_ body: @Sendable (any GatewayStore) async throws -> T) async throws -> T {
+        try await withStore { store in
+            let result = try await body(store)
+            let number = try await store.announceChange()
+            let deadline = ContinuousClock.now + .seconds(5)
+            while try await store.nodesBehind(number) > 0 {
+                guard ContinuousClock.now < deadline else {
+                    FileHandle.standardError.write(Data("warning: a running gateway did not confirm the change within 5 s; it reads it within 30 s.\n".utf8))
+                    break
+                }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            return result
+        }
+    }
+
     func withStore<T: Sendable>(_ body: @Sendable (any GatewayStore) async throws -> T) async throws -> T {
         umask(0o077)
         guard let database else {
@@ -90,6 +108,7 @@ struct GatewayCommand: AsyncParsableCommand {
         var documentedEnvironmentReason = false
         @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
         @OptionGroup var deliveryLog: DeliveryLogOptions
+        @OptionGroup var tokenExpiry: TokenExpiryOptions
         @OptionGroup var metrics: MetricsOptions
 
         func run() async throws {
@@ -99,6 +118,7 @@ struct GatewayCommand: AsyncParsableCommand {
             let registry = metrics.makeRegistry()
             if let registry { configuration.metrics = registry }
             deliveryLog.apply(to: &configuration)
+            tokenExpiry.apply(to: &configuration)
             configuration.host = host
             configuration.sandboxPort = sandboxPort
             configuration.productionPort = productionPort
@@ -156,7 +176,7 @@ struct GatewayCommand: AsyncParsableCommand {
             }
 
             func run() async throws {
-                try await location.withStore { try await $0.addTeam(teamID, name: name ?? teamID) }
+                try await location.withStoreChanging { try await $0.addTeam(teamID, name: name ?? teamID) }
                 print(teamID)
             }
         }
@@ -188,7 +208,7 @@ struct GatewayCommand: AsyncParsableCommand {
             }
 
             func run() async throws {
-                try await location.withStore { try await $0.setKeepsLatestOnly(bundleIdentifier, keep == "latest") }
+                try await location.withStoreChanging { try await $0.setKeepsLatestOnly(bundleIdentifier, keep == "latest") }
                 print(keep == "latest" ? "\(bundleIdentifier): only the latest push is kept for an offline device, as on APNs."
                                        : "\(bundleIdentifier): every unexpired push is kept for an offline device.")
             }
@@ -205,7 +225,7 @@ struct GatewayCommand: AsyncParsableCommand {
             }
 
             func run() async throws {
-                try await location.withStore { try await $0.addApp(bundleIdentifier, team: team) }
+                try await location.withStoreChanging { try await $0.addApp(bundleIdentifier, team: team) }
             }
         }
 
@@ -227,7 +247,7 @@ struct GatewayCommand: AsyncParsableCommand {
             @Argument var bundleIdentifier: String
 
             func run() async throws {
-                try await location.withStore { try await $0.removeApp(bundleIdentifier) }
+                try await location.withStoreChanging { try await $0.removeApp(bundleIdentifier) }
             }
         }
     }
@@ -254,7 +274,7 @@ struct GatewayCommand: AsyncParsableCommand {
                 guard !FileManager.default.fileExists(atPath: path) else { throw ValidationError("\(path) exists already.") }
                 let stored = StoredKey(keyID: keyID, teamID: team, environment: environment,
                                        bundleIdentifiers: topic.isEmpty ? nil : Set(topic), publicKeyPEM: key.publicKey.pemRepresentation)
-                try await location.withStore { try await $0.addKey(stored) }
+                try await location.withStoreChanging { try await $0.addKey(stored) }
                 guard PrivateFiles.createFile(atPath: path, contents: Data(key.pemRepresentation.utf8)) else {
                     throw ValidationError("Could not write \(path); the key \(keyID) is registered, remove it with `unotify gateway keys remove \(keyID)`.")
                 }
@@ -281,7 +301,7 @@ struct GatewayCommand: AsyncParsableCommand {
             @Argument var keyID: String
 
             func run() async throws {
-                try await location.withStore { try await $0.removeKey(keyID) }
+                try await location.withStoreChanging { try await $0.removeKey(keyID) }
             }
         }
     }
@@ -348,7 +368,7 @@ struct GatewayCommand: AsyncParsableCommand {
             @OptionGroup var location: GatewayLocation
 
             func run() async throws {
-                print(try await location.withStore { try await DeviceLinks.enroll(in: $0, at: Date()) })
+                print(try await location.withStoreChanging { try await DeviceLinks.enroll(in: $0, at: Date()) })
             }
         }
 
@@ -360,7 +380,7 @@ struct GatewayCommand: AsyncParsableCommand {
             @Argument(help: "The device's identifier (the part of its credential before the dot).") var device: String
 
             func run() async throws {
-                try await location.withStore { try await $0.removeDevice(device, at: Date()) }
+                try await location.withStoreChanging { try await $0.removeDevice(device, at: Date()) }
                 print("Device \(device) removed.")
             }
         }
@@ -371,7 +391,7 @@ struct GatewayCommand: AsyncParsableCommand {
             @Argument(help: "The device's identifier.") var device: String
 
             func run() async throws {
-                try await location.withStore { try await $0.setDeviceDisabled(device, true) }
+                try await location.withStoreChanging { try await $0.setDeviceDisabled(device, true) }
                 print("Pushes to device \(device) are blocked.")
             }
         }
@@ -382,7 +402,7 @@ struct GatewayCommand: AsyncParsableCommand {
             @Argument(help: "The device's identifier.") var device: String
 
             func run() async throws {
-                try await location.withStore { try await $0.setDeviceDisabled(device, false) }
+                try await location.withStoreChanging { try await $0.setDeviceDisabled(device, false) }
                 print("Pushes to device \(device) are allowed again.")
             }
         }
@@ -426,6 +446,20 @@ struct DeliveryLogOptions: ParsableArguments {
     func apply(to configuration: inout GatewayConfiguration) {
         configuration.deliveryLogRetention = deliveryLogDays * 86_400
         configuration.deliveryLogLimit = deliveryLogLimit
+    }
+}
+
+/// How long a token lasts once its device stops linking.
+struct TokenExpiryOptions: ParsableArguments {
+    @Option(name: .long, help: "Days after its device last linked (or after it was issued) that a token answers 410 ExpiredToken; 0: never.")
+    var tokenExpiryDays: Double = 90
+
+    func validate() throws {
+        guard tokenExpiryDays >= 0, tokenExpiryDays <= 3_650 else { throw ValidationError("--token-expiry-days is between 0 and 3650.") }
+    }
+
+    func apply(to configuration: inout GatewayConfiguration) {
+        configuration.admission.tokenExpiry = tokenExpiryDays == 0 ? nil : tokenExpiryDays * 86_400
     }
 }
 

@@ -145,11 +145,11 @@ struct PushStatus: AsyncParsableCommand {
         commandName: "status",
         abstract: "Show where a push went: every stage of it in the gateway's delivery log.",
         discussion: """
-            Give the push's apns-id (or the apns-unique-id the sandbox endpoint answers with). Read from the local gateway's database by default; with --key, --key-id and --team, from a gateway's provider API as that provider (which sees only its own pushes).
+            Give the push's apns-id (or the apns-unique-id the sandbox endpoint answers with), or a device token to see its life (issued, unregistered). Read from the local gateway's database by default; with --key, --key-id and --team, from a gateway's provider API as that provider (which sees only its own pushes).
             """
     )
 
-    @Argument(help: "The push's apns-id or apns-unique-id.") var id: String
+    @Argument(help: "The push's apns-id or apns-unique-id, or a device token.") var id: String
     @OptionGroup var location: GatewayLocation
     @OptionGroup var provider: ProviderOptions
     @Flag(name: .long, help: "Print the log as JSON, as the provider API answers it.") var json = false
@@ -160,6 +160,13 @@ struct PushStatus: AsyncParsableCommand {
             log = try await readFromGateway()
         } else {
             let records = try await location.withStore { try await $0.deliveryRecords(matching: id) }
+            if records.isEmpty, id.count >= 32, id.count % 2 == 0, id.allSatisfy(\.isHexDigit) {
+                // A device token: its life, as the gateway answers for it.
+                guard let registration = try await location.withStore({ try await $0.registration(token: id.lowercased()) }) else {
+                    throw ValidationError("No push or token \(id) at the gateway at \(location.directory.path).")
+                }
+                return print(Self.describe(registration))
+            }
             guard !records.isEmpty else { throw ValidationError("No push \(id) in the delivery log of the gateway at \(location.directory.path).") }
             log = DeliveryLogResponse(id: id, records: records)
         }
@@ -178,6 +185,21 @@ struct PushStatus: AsyncParsableCommand {
             throw ValidationError(response.status == .notFound ? "No push \(id) of yours in the gateway's delivery log." : "\(response.status.code) \(String(buffer: body))")
         }
         return try JSONDecoder().decode(DeliveryLogResponse.self, from: Data(body.readableBytesView))
+    }
+
+    /// A token's life: whose it is, when it was issued, when its device last linked, and when it was
+    /// unregistered (then pushes to it are answered `410 Unregistered` with that time).
+    static func describe(_ registration: Registration) -> String {
+        let format = DateFormatter()
+        format.locale = Locale(identifier: "en_US_POSIX")
+        format.dateFormat = "yyyy-MM-dd HH:mm:ss.SSS"
+        var lines = ["token \(registration.token.prefix(16))…: \(registration.bundleIdentifier) (\(registration.environment.rawValue)) on device \(registration.deviceID)",
+                     "  \(format.string(from: registration.registeredAt))  issued"]
+        if let linked = registration.deviceLastLinkedAt { lines.append("  \(format.string(from: linked))  its device last linked or unlinked") }
+        if let gone = registration.unregisteredAt {
+            lines.append("  \(format.string(from: gone))  unregistered: pushes to it are answered 410 Unregistered")
+        }
+        return lines.joined(separator: "\n")
     }
 
     /// A push and its stages, one per line, with local times to the millisecond (each as the clock

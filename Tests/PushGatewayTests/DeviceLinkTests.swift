@@ -398,6 +398,40 @@ import TestSupport
         }
     }
 
+    /// A device that links tells the gateway every app on it: an app removed while it was away has its
+    /// tokens ended then (`410 Unregistered` from that time), and the others keep theirs.
+    @Test func anAppRemovedWhileTheDeviceWasAwayHasItsTokensEndedWhenItLinksAgain() async throws {
+        try await withGateway { running in
+            let tokens = Mutex<[String: String]>([:])
+            try await running.link { side in
+                for app in ["com.example.todo", "com.example.chat"] {
+                    let token = try await side.register(app)
+                    tokens.withLock { $0[app] = token }
+                }
+            }
+            let todo = try #require(tokens.withLock { $0["com.example.todo"] })
+            let chat = try #require(tokens.withLock { $0["com.example.chat"] })
+            // Away, the device is still the app's: a push is accepted and kept for it.
+            #expect(try await running.post(todo, #"{"aps":{"alert":"While away"}}"#) == 200)
+
+            let linkedAgain = Date()
+            try await running.link { side in
+                try await side.send(.apps(requestID: "apps-1", bundleIdentifiers: ["com.example.chat"]))
+                while let message = try await side.next() {
+                    if case .appsNoted(let requestID) = message {
+                        #expect(requestID == "apps-1")
+                        break
+                    }
+                }
+            }
+            #expect(try await running.post(todo, #"{"aps":{"alert":"After"}}"#) == 410)
+            let ended = try #require(try await running.gateway.store.registration(token: todo)?.unregisteredAt)
+            #expect(ended >= linkedAgain.addingTimeInterval(-0.001))
+            #expect(try await running.gateway.store.registration(token: chat)?.unregisteredAt == nil)
+            #expect(try await running.gateway.store.registeredApps(of: "device-1") == ["com.example.chat"])
+        }
+    }
+
     /// aioapns, an APNs client library from PyPI, sends through TLS (offering no ALPN) to the gateway,
     /// unchanged but for the host, port and trusted CA; the device receives what it sent.
     @Test func anAPNsClientLibraryFromPyPIPushesToTheDevice() async throws {

@@ -122,6 +122,34 @@ import Testing
         #expect(after.appsByTeam == ["TEAM123456": ["com.example.todo"]])
     }
 
+    /// A device's last link is read with its tokens; its apps with a live token are listed; an app
+    /// unregistered because it left the device drops what was queued for it, the log saying why.
+    @Test(arguments: Kind.allCases)
+    func aDevicesLastLinkAndItsAppsAreReadWithItsTokens(kind: Kind) async throws {
+        try await withDevice(kind) { store, opened in
+            for (token, app) in [("aa01", "com.example.todo"), ("aa02", "com.example.chat")] {
+                _ = try await store.register(Registration(token: token, deviceID: "device-1", bundleIdentifier: app, environment: .sandbox, registeredAt: Self.t0))
+            }
+            #expect(try await store.registration(token: "aa01")?.deviceLastLinkedAt == nil)
+            try await store.noteLinked(["device-1", "device-2"], at: Self.t0 + 60)
+            #expect(try await store.registration(token: "aa01")?.deviceLastLinkedAt == Self.t0 + 60)
+            #expect(try await opened.reopen().registration(token: "aa02")?.deviceLastLinkedAt == Self.t0 + 60)
+            #expect(try await store.registeredApps(of: "device-1") == ["com.example.todo", "com.example.chat"])
+            #expect(try await store.registeredApps(of: "device-2") == [])
+
+            var queued = push(id: "for-the-removed-app")
+            queued.uniqueID = "01a21e5a-9a68-724b-b31b-6f2d0e1c5b77"
+            queued.sender = QueuedPush.Sender(teamID: "TEAM123456", credential: "key KEY1234567")
+            _ = try await store.enqueue([queued], at: Self.t0)
+            try await store.unregister(deviceID: "device-1", bundleIdentifier: "com.example.todo", at: Self.t0 + 90, because: "the app was removed from the device")
+            #expect(try await store.registeredApps(of: "device-1") == ["com.example.chat"])
+            #expect(try await store.pushes(for: "device-1", after: 0, now: Self.t0 + 91, limit: 10).isEmpty)
+            let stages = try await store.deliveryRecords(matching: "01a21e5a-9a68-724b-b31b-6f2d0e1c5b77").first?.stages ?? []
+            #expect(stages.last?.stage == .dropped)
+            #expect(stages.last?.detail == "the app was removed from the device")
+        }
+    }
+
     @Test(arguments: Kind.allCases)
     func mistakesAreNamedAndChangeNothing(kind: Kind) async throws {
         let store = try await Self.open(kind).store

@@ -128,6 +128,48 @@ import Testing
     /// The database stops under a provider's pushes and comes back: while it is gone the gateway
     /// answers `503 ServiceUnavailable`, and every push answered `200`, before or after, reaches the
     /// person exactly once.
+    /// A change made with `unotify gateway … --database` holds on every node before the command
+    /// returns: the app taken away and given back, then the key removed, each met by the next push to
+    /// either node.
+    @Test func aChangeHoldsOnEveryNodeBeforeTheCommandReturns() async throws {
+        let deployment = try await Deployment()
+        let (nodeA, sandboxA, linksA) = try await deployment.startNode("A")
+        let (nodeB, sandboxB, _) = try await deployment.startNode("B")
+        let (jwt, credentialPath) = try await deployment.setUp()
+        let (daemon, token) = try await deployment.startDaemon(linkingTo: linksA, credentialPath: credentialPath)
+        let client = try deployment.providerClient()
+        defer { _ = client.shutdown() as EventLoopFuture<Void> }
+        let database = deployment.database
+        for port in [sandboxA, sandboxB] {
+            #expect(try await deployment.push("Before", to: port, token: token, jwt: jwt, client: client).status == .ok)
+        }
+
+        try await deployment.run(["gateway", "apps", "remove", "com.example.todo", "--database", database])
+        for port in [sandboxA, sandboxB] {
+            // A new connection each: a token binds a connection to its team's apps as they were then.
+            let response = try await deployment.push("Taken away", to: port, token: token, jwt: jwt)
+            let body = String(buffer: try await response.body.collect(upTo: 4096))
+            #expect(response.status == .badRequest, "\(port == sandboxA ? "A" : "B"): \(response.status) \(body)")
+        }
+        try await deployment.run(["gateway", "apps", "add", "com.example.todo", "--team", "ABCDE12345", "--database", database])
+        for port in [sandboxB, sandboxA] {
+            let response = try await deployment.push("Given back", to: port, token: token, jwt: jwt)
+            let body = String(buffer: try await response.body.collect(upTo: 4096))
+            #expect(response.status == .ok, "\(port == sandboxA ? "A" : "B"): \(response.status) \(body)")
+        }
+        let keys = try await deployment.run(["gateway", "keys", "list", "--database", database])
+        let keyID = try #require(keys.split(separator: " ").first.map(String.init))
+        try await deployment.run(["gateway", "keys", "remove", keyID, "--database", database])
+        // A removed key stops working on the connections open with it too.
+        for port in [sandboxA, sandboxB] {
+            #expect(try await deployment.push("Revoked", to: port, token: token, jwt: jwt, client: client).status == .forbidden)
+        }
+
+        await daemon.stop()
+        #expect(await nodeA.stop() == 0)
+        #expect(await nodeB.stop() == 0)
+    }
+
     @Test func whileTheDatabaseIsGonePushesAre503AndNothingAcceptedIsLost() async throws {
         let server = try PostgresServer.make()
         let deployment = try await Deployment(server: server)
@@ -258,7 +300,8 @@ import Testing
 
     /// One link per device, whichever node: a second daemon with the device's credential linking to
     /// another node replaces the first link, as it would on the same node (close code 4001, and the
-    /// first daemon stops linking), and pushes follow the new one.
+    /// first daemon stops linking), and pushes follow the new one. The device is what the linked
+    /// daemon says: the first one's apps are not on it, and their tokens answer `410`.
     @Test func aDeviceLinkingThroughAnotherNodeReplacesItsLinkToTheFirst() async throws {
         let deployment = try await Deployment()
         let (nodeA, sandboxA, linksA) = try await deployment.startNode("A")
@@ -276,12 +319,16 @@ import Testing
         try await first.line(containing: "another daemon linked to the gateway as this device", within: 10)
         try await nodeA.line(containing: "device linked to another node", within: 10)
 
+        // The second daemon has none of the first one's apps: linking, it said so, and their tokens
+        // ended (on every node). Its app, added now, is the app installed again: a new token.
         try await deployment.run(["apps", "add", "com.example.todo"], environment: environment)
         try await deployment.run(["authorize", "--app", "com.example.todo", "grant"], environment: environment)
-        #expect(try await deployment.run(["apps", "token", "com.example.todo"], environment: environment) == token, "the same device's token")
+        let reinstalled = try await deployment.run(["apps", "token", "com.example.todo"], environment: environment)
+        #expect(reinstalled.count == 64 && reinstalled != token)
+        #expect(try await deployment.push("Gone", to: sandboxA, token: token, jwt: jwt).status == .gone)
         let watch = try ChildProcess(deployment.unotify, ["watch"], environment: environment, name: "unotify watch (second)")
         try await watch.line(containing: "Watching")
-        #expect(try await deployment.push("Followed", to: sandboxA, token: token, jwt: jwt).status == .ok)
+        #expect(try await deployment.push("Followed", to: sandboxA, token: reinstalled, jwt: jwt).status == .ok)
         try await watch.line(containing: "Followed — Through PostgreSQL", within: 10)
 
         await watch.stop()

@@ -35,6 +35,31 @@ import Testing
         #expect(rejection == APNs.Rejection(.unregistered, timestamp: 1_767_225_600_123))
     }
 
+    /// A token whose device has not linked for the expiry (counted from its last link, or from the
+    /// token's issue) has expired: `410 ExpiredToken`, with the time it expired in milliseconds. A
+    /// device linked now, or an expiry of none, keeps it.
+    @Test func aTokenOfADeviceGoneTooLongHasExpired() {
+        var admission = PushAdmission()
+        let expiry = try! #require(admission.configuration.tokenExpiry)
+        #expect(expiry == 90 * 86_400)
+        var registration = Self.registration
+        #expect(reason(admission.admit(push(at: Self.t0 + expiry - 1), registration: registration, deviceIsConnected: false)) == nil)
+        #expect(reason(admission.admit(push(at: Self.t0 + expiry + 1), registration: registration, deviceIsConnected: false))
+            == APNs.Rejection(.expiredToken, timestamp: Int64((Self.t0 + expiry).timeIntervalSince1970 * 1000)))
+        #expect(reason(admission.admit(push(at: Self.t0 + expiry + 2), registration: registration, deviceIsConnected: true)) == nil)
+        // A later link starts the count again.
+        registration.deviceLastLinkedAt = Self.t0 + 86_400
+        #expect(reason(admission.admit(push(at: Self.t0 + expiry + 3), registration: registration, deviceIsConnected: false)) == nil)
+        #expect(reason(admission.admit(push(at: Self.t0 + 86_400 + expiry + 1), registration: registration, deviceIsConnected: false))?.reason == .expiredToken)
+        // An unregistered token says so first.
+        registration.unregisteredAt = Self.t0 + 5
+        #expect(reason(admission.admit(push(at: Self.t0 + 2 * expiry), registration: registration, deviceIsConnected: false))?.reason == .unregistered)
+        var never = PushAdmission.Configuration()
+        never.tokenExpiry = nil
+        var keeping = PushAdmission(configuration: never)
+        #expect(reason(keeping.admit(push(at: Self.t0 + 3_650 * 86_400), registration: Self.registration, deviceIsConnected: false)) == nil)
+    }
+
     @Test func aFloodToOneTokenIsTooManyRequestsUntilItRefills() {
         var configuration = PushAdmission.Configuration()
         configuration.burstPerToken = 5

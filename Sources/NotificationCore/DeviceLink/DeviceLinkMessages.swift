@@ -82,6 +82,9 @@ package enum DeviceLink {
         case reported(through: Int64)
         /// The app is subscribed to the broadcast channel (or, with `subscribed` false, no longer).
         case subscription(requestID: String, channelID: String, subscribed: Bool)
+        /// The device's apps are noted (``DeviceMessage/apps(requestID:bundleIdentifiers:)``): the
+        /// tokens of every other app of the device answer `410 Unregistered` from now on.
+        case appsNoted(requestID: String)
     }
 
     /// What the device sends.
@@ -95,6 +98,10 @@ package enum DeviceLink {
         /// Subscribes the app to a broadcast channel of its own in `environment` (or, with
         /// `subscribe` false, ends the subscription).
         case subscribe(requestID: String, bundleIdentifier: String, environment: APNs.Environment, channelID: String, subscribe: Bool)
+        /// Every app on the device: sent when a link comes up and when an app is removed. An app that
+        /// left the device (removed while the device was linked or not) has its tokens ended, as
+        /// `unregister` ends them; the gateway answers `appsNoted`.
+        case apps(requestID: String, bundleIdentifiers: [String])
     }
 }
 
@@ -124,6 +131,8 @@ extension DeviceLink.GatewayMessage: Codable {
                           code: try container.decode(String.self, forKey: .code), message: try container.decode(String.self, forKey: .message))
         case "reported":
             self = .reported(through: try container.decode(Int64.self, forKey: .through))
+        case "appsNoted":
+            self = .appsNoted(requestID: try container.decode(String.self, forKey: .requestID))
         case "subscribed", "unsubscribed":
             self = .subscription(requestID: try container.decode(String.self, forKey: .requestID),
                                  channelID: try container.decode(String.self, forKey: .channelID),
@@ -165,13 +174,16 @@ extension DeviceLink.GatewayMessage: Codable {
             try container.encode(subscribed ? "subscribed" : "unsubscribed", forKey: .type)
             try container.encode(requestID, forKey: .requestID)
             try container.encode(channelID, forKey: .channelID)
+        case .appsNoted(let requestID):
+            try container.encode("appsNoted", forKey: .type)
+            try container.encode(requestID, forKey: .requestID)
         }
     }
 }
 
 extension DeviceLink.DeviceMessage: Codable {
     private enum CodingKeys: String, CodingKey {
-        case type, through, requestID, bundleIdentifier, environment, reports, channelID
+        case type, through, requestID, bundleIdentifier, environment, reports, channelID, bundleIdentifiers
     }
 
     package init(from decoder: any Decoder) throws {
@@ -189,6 +201,9 @@ extension DeviceLink.DeviceMessage: Codable {
         case "report":
             self = .report(through: try container.decode(Int64.self, forKey: .through),
                            reports: try container.decode([DeliveryLog.Report].self, forKey: .reports))
+        case "apps":
+            self = .apps(requestID: try container.decode(String.self, forKey: .requestID),
+                         bundleIdentifiers: try container.decode([String].self, forKey: .bundleIdentifiers))
         case "subscribe", "unsubscribe":
             self = .subscribe(requestID: try container.decode(String.self, forKey: .requestID),
                               bundleIdentifier: try container.decode(String.self, forKey: .bundleIdentifier),
@@ -225,6 +240,10 @@ extension DeviceLink.DeviceMessage: Codable {
             try container.encode(bundleIdentifier, forKey: .bundleIdentifier)
             try container.encode(environment, forKey: .environment)
             try container.encode(channelID, forKey: .channelID)
+        case .apps(let requestID, let bundleIdentifiers):
+            try container.encode("apps", forKey: .type)
+            try container.encode(requestID, forKey: .requestID)
+            try container.encode(bundleIdentifiers, forKey: .bundleIdentifiers)
         }
     }
 }

@@ -1,5 +1,6 @@
 package import Foundation
 import Hummingbird
+import Logging
 package import HummingbirdWebSocket
 package import NotificationCore
 package import NotificationEngine
@@ -42,6 +43,16 @@ package struct AdminRoutes: Sendable {
         router.delete("/v1/admin/apps/:app") { request, context in
             try authenticate(request)
             try await engine.removeApp(try context.parameters.decoded("app"))
+            // The gateway ends the app's tokens before this answers, when the device is linked; else
+            // when it next links (``DeviceLinkClient/reportApps()``).
+            if let link, link.isLinked {
+                do {
+                    try await link.reportApps()
+                } catch {
+                    context.logger.notice("the gateway did not take note of a removed app; it will when the device links again",
+                                  metadata: ["error": .string("\(error)")])
+                }
+            }
             return Response(status: .noContent)
         }
         router.post("/v1/admin/apps/:app/key") { request, context in

@@ -112,6 +112,15 @@ package final class DeviceLinkClient: Service, Sendable {
         guard case .unregistered = answer else { throw Self.refusal(answer) }
     }
 
+    /// Tells the gateway every app on the device: the tokens of an app no longer on it (removed now,
+    /// or while the device was not linked) answer `410 Unregistered` from then on. Sent as each link
+    /// comes up, and when an app is removed.
+    package func reportApps() async throws {
+        let apps = try await engine.apps().map(\.bundleIdentifier)
+        let answer = try await ask { .apps(requestID: $0, bundleIdentifiers: apps) }
+        guard case .appsNoted = answer else { throw Self.refusal(answer) }
+    }
+
     /// Subscribes the app to a broadcast channel of its own at the gateway (or, with `subscribe`
     /// false, ends the subscription): what is sent to the channel reaches the app from then on.
     package func setSubscribed(_ subscribe: Bool, _ bundleIdentifier: String, environment: APNs.Environment, channelID: String) async throws {
@@ -236,6 +245,16 @@ package final class DeviceLinkClient: Service, Sendable {
                     try await self.sendDeliveryReports(on: socket, reported: reported)
                     return .ended
                 }
+                group.addTask {
+                    // The apps on the device, so that the gateway ends the tokens of any removed
+                    // while it was not linked. A failure is the gateway's to log; the link goes on.
+                    do {
+                        try await self.reportApps()
+                    } catch {
+                        self.logger.notice("the gateway did not take note of the device's apps", metadata: ["error": .string("\(error)")])
+                    }
+                    return .ended
+                }
                 // The link ends when its connection does; a task that fails closes the connection (the
                 // next link resumes where this one stopped).
                 do {
@@ -309,7 +328,7 @@ package final class DeviceLinkClient: Service, Sendable {
             linkedContinuation.yield()
         case .push(let push):
             arrived.append(push)
-        case .registered(let requestID, _, _, _), .unregistered(let requestID, _), .subscription(let requestID, _, _):
+        case .registered(let requestID, _, _, _), .unregistered(let requestID, _), .subscription(let requestID, _, _), .appsNoted(let requestID):
             answer(requestID, message)
         case .error(let requestID, _, _):
             if let requestID { answer(requestID, message) }

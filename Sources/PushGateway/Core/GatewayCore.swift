@@ -164,9 +164,26 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
     }
 
     /// Ends every token of the app on the device: pushes to them answer `410 Unregistered` from now.
-    package func unregister(deviceID: String, bundleIdentifier: String, at date: Date) async throws(GatewayError) {
-        try await store.unregister(deviceID: deviceID, bundleIdentifier: bundleIdentifier, at: date)
+    package func unregister(deviceID: String, bundleIdentifier: String, at date: Date,
+                            because reason: String = "the app unregistered") async throws(GatewayError) {
+        try await store.unregister(deviceID: deviceID, bundleIdentifier: bundleIdentifier, at: date, because: reason)
         state.withLock { $0.tokens.unregister(deviceID: deviceID, bundleIdentifier: bundleIdentifier, at: date) }
+    }
+
+    /// Takes note of every app on the device: the tokens of any other app of it end, as
+    /// ``unregister(deviceID:bundleIdentifier:at:because:)`` ends them, the app having left the
+    /// device (removed while it was linked, or while it was not). Returns the apps whose tokens ended.
+    @discardableResult
+    package func keepApps(deviceID: String, _ bundleIdentifiers: Set<String>, at date: Date) async throws(GatewayError) -> Set<String> {
+        let gone = try await store.registeredApps(of: deviceID).subtracting(bundleIdentifiers)
+        for bundleIdentifier in gone.sorted() {
+            try await unregister(deviceID: deviceID, bundleIdentifier: bundleIdentifier, at: date, because: "the app was removed from the device")
+        }
+        if !gone.isEmpty {
+            logger.info("apps removed from a device: their tokens answer 410 Unregistered",
+                        metadata: ["device": .string(deviceID), "apps": .string(gone.sorted().joined(separator: ","))])
+        }
+        return gone
     }
 
     /// Notes whether a device holds a link to this node now (a push for now only reaches a linked
@@ -194,6 +211,8 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
             guard !changes.isEmpty else { return }
             do {
                 try await store.setLinked(changes)
+                // Linked or unlinked, each held a link now: its tokens' expiry counts from here.
+                try await store.noteLinked(changes.keys.sorted(), at: clock())
             } catch {
                 logger.warning("could not record device links for the other nodes", metadata: ["error": .string("\(error)")])
                 state.withLock { state in
@@ -207,6 +226,17 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
                     return
                 }
             }
+        }
+    }
+
+    /// Records that the devices linked to this node now held a link now, so that a device linked for
+    /// weeks on end keeps its tokens from expiring on every node (``PushAdmission/Configuration/tokenExpiry``).
+    package func noteLinksHeld() async {
+        let held = state.withLock { $0.connectedDevices.sorted() }
+        do {
+            try await store.noteLinked(held, at: clock())
+        } catch {
+            logger.warning("could not record the devices' links", metadata: ["error": .string("\(error)")])
         }
     }
 
@@ -285,9 +315,17 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
             case .read(let read):
                 registration = read
             }
+            let standing = registration.flatMap { state.standings[$0.deviceID] }
             let decision = state.admission.admit(push, registration: registration,
                                                  deviceIsConnected: registration.map { state.connectedDevices.contains($0.deviceID) } ?? false,
-                                                 standing: registration.flatMap { state.standings[$0.deviceID] })
+                                                 standing: standing)
+            if case .cached = lookup, case .failure(let rejection) = decision, rejection.reason == .expiredToken, standing?.removedAt == nil {
+                // Expired as last read: the device may have linked to another node since. Read again.
+                state.tokens.forget([push.headers.deviceToken])
+                if case .waits(let startsReading) = state.tokens.lookUp(push.headers.deviceToken, for: UnreadPush(push: push, completion: completion)) {
+                    return .waitsForToken(startsReading: startsReading)
+                }
+            }
             let deviceID: String, expiresAt: Date
             var droppedBecause: String? = nil
             var onlyIfLinked = false

@@ -21,6 +21,10 @@ package struct PushAdmission: Sendable {
         package var deliverNowWindow: TimeInterval = 30
         /// The broadcast channels an app may have in each environment: APNs' 10,000.
         package var channelsPerApp = APNs.channelsPerApp
+        /// How long a token lasts once its device stops linking (counted from the last time it held a
+        /// link, or from the token's issue): then it answers `410 ExpiredToken`, as APNs answers for a
+        /// device gone for good. Nil: never.
+        package var tokenExpiry: TimeInterval? = 90 * 86_400
 
         package init() {}
     }
@@ -68,6 +72,12 @@ package struct PushAdmission: Sendable {
         if let removedAt = standing?.removedAt {
             // The device is gone: its tokens have expired.
             return .failure(APNs.Rejection(.expiredToken, timestamp: Int64((removedAt.timeIntervalSince1970 * 1000).rounded(.down))))
+        }
+        if !deviceIsConnected, let expiry = configuration.tokenExpiry {
+            let expiredAt = registration.lastSeenAt.addingTimeInterval(expiry)
+            if push.receivedAt > expiredAt {
+                return .failure(APNs.Rejection(.expiredToken, timestamp: Int64((expiredAt.timeIntervalSince1970 * 1000).rounded(.down))))
+            }
         }
         if standing?.isDisabled == true { return .failure(APNs.Rejection(.forbidden)) }
         guard take(from: registration.token, at: push.receivedAt) else { return .failure(APNs.Rejection(.tooManyRequests)) }

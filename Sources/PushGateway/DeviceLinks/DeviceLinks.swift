@@ -343,6 +343,13 @@ package final class DeviceLinks: Sendable {
             } catch {
                 session.send([.error(requestID: requestID, code: "internal", message: "The gateway could not change the subscription to \(channelID).")])
             }
+        case .apps(let requestID, let bundleIdentifiers):
+            do {
+                try await core.keepApps(deviceID: deviceID, Set(bundleIdentifiers), at: clock())
+                session.send([.appsNoted(requestID: requestID)])
+            } catch {
+                session.send([.error(requestID: requestID, code: "internal", message: "The gateway could not note the device's apps.")])
+            }
         case .unregister(let requestID, let bundleIdentifier):
             do {
                 try await core.unregister(deviceID: deviceID, bundleIdentifier: bundleIdentifier, at: clock())

@@ -34,9 +34,9 @@ package struct GatewayConfiguration: Sendable {
     package var cleartext = false
     package var environmentKeyReason: APNs.Reason = .badEnvironmentKeyInToken
     package var admission = PushAdmission.Configuration()
-    /// How often the providers' keys and apps are read again, so that `unotify gateway` commands
-    /// run beside a running gateway take effect.
-    package var providerReloadInterval: Duration = .seconds(1)
+    /// How often the providers' keys and apps are read again whatever happened: a change made by
+    /// `unotify gateway` is read at once (``ChangeAnnouncement``); this catches one made otherwise.
+    package var providerReloadInterval: Duration = .seconds(30)
     /// How long the delivery log keeps a push after it was accepted (longer while it is still stored
     /// for its device): Apple's console keeps seven days. 0 keeps no log.
     package var deliveryLogRetention: TimeInterval = 7 * 86_400
@@ -48,6 +48,9 @@ package struct GatewayConfiguration: Sendable {
     package var openingTimeout: TimeAmount = .seconds(10)
     /// How often expired pushes are removed and the delivery log is trimmed.
     package var housekeepingInterval: Duration = .seconds(60)
+    /// How often the devices linked to a node are recorded as still linked (their tokens' expiry,
+    /// ``PushAdmission/Configuration/tokenExpiry``, counts from the last time).
+    package var linksHeldInterval: Duration = .seconds(3600)
     /// Where the gateway's metrics go (``GatewayMetrics``); by default nowhere.
     package var metrics: any MetricsFactory = NOOPMetricsHandler.instance
 
@@ -112,8 +115,9 @@ package struct PushGatewayServices: Sendable {
             // First, so that it stops last: the listeners' links and connections end before it waits
             // for what they started.
             OwnedTasksService(tasks: core.tasks),
-            ProviderReloadService(core: core, interval: configuration.providerReloadInterval, logger: logger),
+            ProviderChangesService(core: core, store: store, fullReloadInterval: configuration.providerReloadInterval, logger: logger),
             HousekeepingService(store: store, configuration: configuration, metrics: metrics, logger: logger),
+            LinksHeldService(core: core, interval: configuration.linksHeldInterval),
             StoreChangesService(store: store, core: core, links: links),
             DeviceLinkServer.service(links: links, host: configuration.host, port: configuration.deviceLinkPort, tls: tls,
                                      keepAlive: keepAlive, logger: logger, onListening: onDeviceLinkListening),
@@ -255,23 +259,58 @@ struct StoreChangesService: Service {
     }
 }
 
-/// Reads providers' keys and apps again now and then, so that a key revoked with `unotify gateway
-/// keys remove` stops working within ``GatewayConfiguration/providerReloadInterval``.
-struct ProviderReloadService: Service {
+/// Reads providers' keys and apps, and the devices' standings, again as soon as a `unotify gateway`
+/// command announces a change (``ChangeAnnouncement``: it looks every 50 ms), notes the change read
+/// so that the command can return, and says every 5 s that this node runs; reads them again every
+/// `fullReloadInterval` whatever happened.
+struct ProviderChangesService: Service {
+    let core: GatewayCore
+    let store: any GatewayStore
+    let fullReloadInterval: Duration
+    let logger: Logger
+    static let lookInterval: Duration = .milliseconds(50)
+    static let heartbeatInterval: Duration = .seconds(5)
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            var read: Int64 = -1
+            var lastBeat = ContinuousClock.now
+            var lastReload = ContinuousClock.now
+            while !Task.isCancelled {
+                do {
+                    let number = try await store.changeNumber()
+                    let now = ContinuousClock.now
+                    if number != read || now - lastReload >= fullReloadInterval {
+                        try await core.reloadProviders()
+                        lastReload = now
+                    }
+                    if number != read || now - lastBeat >= Self.heartbeatInterval {
+                        try await store.noteChangeRead(number)
+                        read = number
+                        lastBeat = now
+                    }
+                } catch {
+                    logger.error("could not read the providers' keys and apps", metadata: ["error": .string("\(error)")])
+                    try? await Task.sleep(for: .seconds(1))
+                }
+                try? await Task.sleep(for: Self.lookInterval)
+            }
+        }
+        await store.leave()
+    }
+}
+
+/// Records now and then that the devices linked to this node still are (``GatewayCore/noteLinksHeld()``).
+struct LinksHeldService: Service {
     let core: GatewayCore
     let interval: Duration
-    let logger: Logger
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
                 guard !Task.isCancelled else { return }
-                do {
-                    try await core.reloadProviders()
-                } catch {
-                    logger.error("could not read the providers' keys", metadata: ["error": .string("\(error)")])
-                }
+                await core.noteLinksHeld()
             }
         }
     }

@@ -25,15 +25,23 @@ package struct Registration: Sendable, Hashable {
     /// When the app unregistered or was removed from the device: pushes to the token then answer
     /// `410 Unregistered` with this time.
     package var unregisteredAt: Date?
+    /// When its device last held a link to the gateway, as read with the token (nil: not since it
+    /// was issued, or not read): with ``registeredAt``, what a token's expiry counts from.
+    package var deviceLastLinkedAt: Date?
 
-    package init(token: String, deviceID: String, bundleIdentifier: String, environment: APNs.Environment, registeredAt: Date, unregisteredAt: Date? = nil) {
+    package init(token: String, deviceID: String, bundleIdentifier: String, environment: APNs.Environment, registeredAt: Date, unregisteredAt: Date? = nil,
+                 deviceLastLinkedAt: Date? = nil) {
         self.token = token
         self.deviceID = deviceID
         self.bundleIdentifier = bundleIdentifier
         self.environment = environment
         self.registeredAt = registeredAt
         self.unregisteredAt = unregisteredAt
+        self.deviceLastLinkedAt = deviceLastLinkedAt
     }
+
+    /// The last sign of its device: the later of its last link and the token's issue.
+    package var lastSeenAt: Date { max(registeredAt, deviceLastLinkedAt ?? registeredAt) }
 }
 
 /// A push the gateway accepted and keeps until the device acknowledges it or it expires.
@@ -210,7 +218,31 @@ package struct StoredKey: Sendable, Hashable {
 /// one or more per capability: `GatewayStoreConformanceTests` (providers, devices and tokens, the push
 /// queue), `GatewayStoreChannelTests`, `GatewayStoreDeliveryLogTests`, and `SeveralNodesTests` with
 /// `PostgresGatewayTests` for the nodes.
-package protocol GatewayStore: ProviderStore, DeviceStore, PushQueueStore, ChannelStore, DeliveryLogStore, NodeCoordination {}
+package protocol GatewayStore: ProviderStore, DeviceStore, PushQueueStore, ChannelStore, DeliveryLogStore, NodeCoordination, ChangeAnnouncement {}
+
+/// How a change made beside the running nodes (`unotify gateway teams|apps|keys|certificates|devices`,
+/// which write the store) is honoured by every node before the command returns: the command
+/// announces it (a number, one more each time), each node reads the providers and devices again when
+/// the number changes (it looks every 50 ms) and notes the number it has read, and the command waits
+/// until no node that runs is behind.
+package protocol ChangeAnnouncement: Sendable {
+    /// Announces a change made just before: returns its number.
+    func announceChange() async throws(GatewayError) -> Int64
+    /// The number of the last change announced (0: none yet).
+    func changeNumber() async throws(GatewayError) -> Int64
+    /// Notes that this node has read everything up to change `number`, and that it runs.
+    func noteChangeRead(_ number: Int64) async throws(GatewayError)
+    /// How many nodes that run now (not this store's own) have not read change `number` yet: those
+    /// that said so in the last ``ChangeAnnouncement/liveness`` seconds.
+    func nodesBehind(_ number: Int64) async throws(GatewayError) -> Int
+    /// This node stops: no command waits for it any more.
+    func leave() async
+}
+
+extension ChangeAnnouncement {
+    /// How long a node counts as running after it last said so (it says so every 5 s).
+    package static var liveness: TimeInterval { 15 }
+}
 
 /// Teams, their keys and apps: who may send to which topics.
 package protocol ProviderStore: Sendable {
@@ -246,8 +278,14 @@ package protocol DeviceStore: Sendable {
     /// The registrations of these tokens that exist, by token, read together (tokens never issued
     /// are absent).
     func registrations(tokens: [String]) async throws(GatewayError) -> [String: Registration]
-    /// Marks every token of the app on the device unregistered at `date`.
-    func unregister(deviceID: String, bundleIdentifier: String, at date: Date) async throws(GatewayError)
+    /// Marks every token of the app on the device unregistered at `date`; the pushes queued for them
+    /// are dropped, the delivery log saying `reason`.
+    func unregister(deviceID: String, bundleIdentifier: String, at date: Date, because reason: String) async throws(GatewayError)
+    /// The apps of the device that hold a token not unregistered.
+    func registeredApps(of deviceID: String) async throws(GatewayError) -> Set<String>
+    /// Records that these devices held a link at `date` (linked, unlinked, or still linked): their
+    /// tokens' expiry counts from the last such time.
+    func noteLinked(_ deviceIDs: [String], at date: Date) async throws(GatewayError)
 }
 
 /// The pushes waiting for their device, in its order, until it acknowledges them or they expire.
@@ -401,6 +439,11 @@ package struct Acknowledgement: Sendable {
 extension DeviceStore {
     package func registration(token: String) async throws(GatewayError) -> Registration? {
         try await registrations(tokens: [token])[token]
+    }
+
+    /// ``unregister(deviceID:bundleIdentifier:at:because:)`` when the app asked for it.
+    package func unregister(deviceID: String, bundleIdentifier: String, at date: Date) async throws(GatewayError) {
+        try await unregister(deviceID: deviceID, bundleIdentifier: bundleIdentifier, at: date, because: "the app unregistered")
     }
 }
 

@@ -379,14 +379,18 @@ package final class PostgresGatewayStore: GatewayStore, Service {
         guard !tokens.isEmpty else { return [:] }
         return try await statement("reading tokens") { connection, logger in
             let rows = try await Self.all(connection.query("""
-                SELECT token, device_id, bundle_identifier, environment, registered_at, unregistered_at FROM registration WHERE token = ANY(\(tokens))
-                """, logger: logger), as: RegistrationRow.self)
-            return Dictionary(rows.map { row in let registration = Self.registration(row); return (registration.token, registration) },
-                              uniquingKeysWith: { first, _ in first })
+                SELECT r.token, r.device_id, r.bundle_identifier, r.environment, r.registered_at, r.unregistered_at, d.last_linked_at
+                FROM registration r LEFT JOIN device d ON d.device_id = r.device_id WHERE r.token = ANY(\(tokens))
+                """, logger: logger), as: (String, String, String, String, Double, Double?, Double?).self)
+            return Dictionary(rows.map { row in
+                var registration = Self.registration((row.0, row.1, row.2, row.3, row.4, row.5))
+                registration.deviceLastLinkedAt = row.6.map(Date.init(timeIntervalSince1970:))
+                return (registration.token, registration)
+            }, uniquingKeysWith: { first, _ in first })
         }
     }
 
-    package func unregister(deviceID: String, bundleIdentifier: String, at date: Date) async throws(GatewayError) {
+    package func unregister(deviceID: String, bundleIdentifier: String, at date: Date, because reason: String) async throws(GatewayError) {
         try await transaction("unregistering a token") { connection, logger in
             let at = date.timeIntervalSince1970
             let tokens = try await Self.column(connection.query("""
@@ -401,11 +405,69 @@ package final class PostgresGatewayStore: GatewayStore, Service {
             // What was queued for the app will not be delivered.
             try await connection.query("""
                 INSERT INTO delivery_stage (unique_id, at, stage, detail)
-                SELECT d.unique_id, \(at), 'dropped', 'the app unregistered'
+                SELECT d.unique_id, \(at), 'dropped', \(reason)
                 FROM push p JOIN delivery d ON d.unique_id = p.unique_id WHERE p.device_id = \(deviceID) AND p.bundle_identifier = \(bundleIdentifier)
                 ORDER BY p.sequence
                 """, logger: logger)
             try await connection.query("DELETE FROM push WHERE device_id = \(deviceID) AND bundle_identifier = \(bundleIdentifier)", logger: logger)
+        }
+    }
+
+    // MARK: - Changes announced
+
+    package func announceChange() async throws(GatewayError) -> Int64 {
+        try await transaction("announcing a change") { connection, logger in
+            try await Self.column(connection.query("UPDATE gateway_change SET number = number + 1 WHERE id = 1 RETURNING number", logger: logger),
+                                  as: Int64.self).first ?? 0
+        }
+    }
+
+    package func changeNumber() async throws(GatewayError) -> Int64 {
+        try await statement("reading the last change") { connection, logger in
+            try await Self.column(connection.query("SELECT number FROM gateway_change WHERE id = 1", logger: logger), as: Int64.self).first ?? 0
+        }
+    }
+
+    package func noteChangeRead(_ number: Int64) async throws(GatewayError) {
+        let nodeID = self.nodeID
+        try await statement("noting a change read") { connection, logger in
+            try await connection.query("""
+                INSERT INTO gateway_node (node_id, seen_at, change_read) VALUES (\(nodeID), extract(epoch FROM clock_timestamp()), \(number))
+                ON CONFLICT (node_id) DO UPDATE SET seen_at = EXCLUDED.seen_at, change_read = GREATEST(gateway_node.change_read, EXCLUDED.change_read)
+                """, logger: logger)
+        }
+    }
+
+    package func nodesBehind(_ number: Int64) async throws(GatewayError) -> Int {
+        let nodeID = self.nodeID
+        let liveness = Self.liveness
+        return try await statement("reading which nodes read a change") { connection, logger in
+            try await Self.count(connection.query("""
+                SELECT 1 FROM gateway_node WHERE node_id <> \(nodeID) AND seen_at > extract(epoch FROM clock_timestamp()) - \(liveness)
+                AND change_read >= 0 AND change_read < \(number)
+                """, logger: logger))
+        }
+    }
+
+    package func leave() async {
+        let nodeID = self.nodeID
+        _ = try? await statement("leaving") { connection, logger in
+            try await connection.query("DELETE FROM gateway_node WHERE node_id = \(nodeID)", logger: logger)
+        }
+    }
+
+    package func noteLinked(_ deviceIDs: [String], at date: Date) async throws(GatewayError) {
+        guard !deviceIDs.isEmpty else { return }
+        try await statement("noting linked devices") { connection, logger in
+            try await connection.query("UPDATE device SET last_linked_at = \(date.timeIntervalSince1970) WHERE device_id = ANY(\(deviceIDs))", logger: logger)
+        }
+    }
+
+    package func registeredApps(of deviceID: String) async throws(GatewayError) -> Set<String> {
+        try await transaction("reading a device's apps") { connection, logger in
+            Set(try await Self.column(connection.query("""
+                SELECT DISTINCT bundle_identifier FROM registration WHERE device_id = \(deviceID) AND unregistered_at IS NULL
+                """, logger: logger), as: String.self))
         }
     }
 

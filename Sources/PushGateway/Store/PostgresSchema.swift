@@ -148,5 +148,16 @@ extension PostgresGatewayStore {
             // The tries of a push its device did not take (``GatewayStore/noteNotTaken``).
             "ALTER TABLE push ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0",
         ],
+        [
+            // When each device last held a link: its tokens' expiry counts from it.
+            "ALTER TABLE device ADD COLUMN last_linked_at DOUBLE PRECISION",
+        ],
+        [
+            // Changes announced to the running nodes (``ChangeAnnouncement``), and what each has read.
+            "CREATE TABLE gateway_change (id INTEGER PRIMARY KEY CHECK (id = 1), number BIGINT NOT NULL)",
+            "INSERT INTO gateway_change (id, number) VALUES (1, 0)",
+            // -1: a node (or a command's connection) that does not follow changes.
+            "ALTER TABLE gateway_node ADD COLUMN change_read BIGINT NOT NULL DEFAULT -1",
+        ],
     ]
 }

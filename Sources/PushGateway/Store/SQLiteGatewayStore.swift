@@ -10,6 +10,8 @@ package import NotificationCore
 /// The caller creates the file's folder private (0700) and the file 0600 before opening it, as the
 /// daemon does for its own.
 package final class SQLiteGatewayStore: GatewayStore {
+    /// This store's node, as ``ChangeAnnouncement`` names it.
+    private let nodeID = UUID().uuidString.lowercased()
     private let database: DatabasePool
     private let checkpointer: BackgroundCheckpointer
     /// The pushes held for devices not linked, by device (not indexed in SQLite).
@@ -186,6 +188,16 @@ package final class SQLiteGatewayStore: GatewayStore {
         }
         migrator.registerMigration("v10: the tries of a push its device did not take") { db in
             try db.execute(sql: "ALTER TABLE push ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0")
+        }
+        migrator.registerMigration("v11: when each device last held a link") { db in
+            try db.execute(sql: "ALTER TABLE device ADD COLUMN lastLinkedAt DOUBLE")
+        }
+        migrator.registerMigration("v12: changes announced to the running gateway") { db in
+            try db.execute(sql: """
+                CREATE TABLE gatewayChange (id INTEGER PRIMARY KEY CHECK (id = 1), number INTEGER NOT NULL);
+                INSERT INTO gatewayChange (id, number) VALUES (1, 0);
+                CREATE TABLE gatewayNode (nodeID TEXT PRIMARY KEY NOT NULL, changeRead INTEGER NOT NULL, seenAt DOUBLE NOT NULL);
+                """)
         }
         return migrator
     }
@@ -422,22 +434,31 @@ package final class SQLiteGatewayStore: GatewayStore {
         // One statement for any number of tokens: they are bound as one JSON array.
         let list = String(decoding: (try? JSONEncoder().encode(tokens)) ?? Data("[]".utf8), as: UTF8.self)
         return try await read { db in
-            let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM registration WHERE token IN (SELECT value FROM json_each(?))"),
-                                        arguments: [list])
+            let rows = try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT r.*, d.lastLinkedAt FROM registration r LEFT JOIN device d ON d.deviceID = r.deviceID
+                WHERE r.token IN (SELECT value FROM json_each(?))
+                """), arguments: [list])
             return Dictionary(rows.map { row in let registration = Self.registration(row); return (registration.token, registration) },
                               uniquingKeysWith: { first, _ in first })
         }
     }
 
-    package func unregister(deviceID: String, bundleIdentifier: String, at date: Date) async throws(GatewayError) {
+    package func unregister(deviceID: String, bundleIdentifier: String, at date: Date, because reason: String) async throws(GatewayError) {
         try await write { [held] db in
             try held.prepare(db)
             try db.execute(sql: """
                 UPDATE registration SET unregisteredAt = ? WHERE deviceID = ? AND bundleIdentifier = ? AND unregisteredAt IS NULL
                 """, arguments: [date.timeIntervalSince1970, deviceID, bundleIdentifier])
             // What was queued for the app will not be delivered.
-            try Self.removePushes(of: deviceID, where: "p.bundleIdentifier = ?", [bundleIdentifier], logging: "dropped", "the app unregistered",
+            try Self.removePushes(of: deviceID, where: "p.bundleIdentifier = ?", [bundleIdentifier], logging: "dropped", reason,
                                   at: date.timeIntervalSince1970, held: held, in: db)
+        }
+    }
+
+    package func registeredApps(of deviceID: String) async throws(GatewayError) -> Set<String> {
+        try await read { db in
+            Set(try String.fetchAll(db, sql: "SELECT DISTINCT bundleIdentifier FROM registration WHERE deviceID = ? AND unregisteredAt IS NULL",
+                                    arguments: [deviceID]))
         }
     }
 
@@ -446,8 +467,55 @@ package final class SQLiteGatewayStore: GatewayStore {
             token: row["token"], deviceID: row["deviceID"], bundleIdentifier: row["bundleIdentifier"],
             environment: APNs.Environment(rawValue: row["environment"]) ?? .sandbox,
             registeredAt: Date(timeIntervalSince1970: row["registeredAt"]),
-            unregisteredAt: (row["unregisteredAt"] as Double?).map(Date.init(timeIntervalSince1970:))
+            unregisteredAt: (row["unregisteredAt"] as Double?).map(Date.init(timeIntervalSince1970:)),
+            deviceLastLinkedAt: row.hasColumn("lastLinkedAt") ? (row["lastLinkedAt"] as Double?).map(Date.init(timeIntervalSince1970:)) : nil
         )
+    }
+
+    // MARK: - Changes announced
+
+    package func announceChange() async throws(GatewayError) -> Int64 {
+        try await write { db in
+            try db.execute(sql: "UPDATE gatewayChange SET number = number + 1 WHERE id = 1")
+            return try Int64.fetchOne(db, sql: "SELECT number FROM gatewayChange WHERE id = 1") ?? 0
+        }
+    }
+
+    package func changeNumber() async throws(GatewayError) -> Int64 {
+        try await read { db in try Int64.fetchOne(db.cachedStatement(sql: "SELECT number FROM gatewayChange WHERE id = 1")) ?? 0 }
+    }
+
+    package func noteChangeRead(_ number: Int64) async throws(GatewayError) {
+        let nodeID = self.nodeID
+        try await write { db in
+            try db.execute(sql: """
+                INSERT INTO gatewayNode (nodeID, changeRead, seenAt) VALUES (?, ?, ?)
+                ON CONFLICT (nodeID) DO UPDATE SET changeRead = max(changeRead, excluded.changeRead), seenAt = excluded.seenAt
+                """, arguments: [nodeID, number, Date().timeIntervalSince1970])
+            try db.execute(sql: "DELETE FROM gatewayNode WHERE seenAt < ?", arguments: [Date().timeIntervalSince1970 - 86_400])
+        }
+    }
+
+    package func nodesBehind(_ number: Int64) async throws(GatewayError) -> Int {
+        let nodeID = self.nodeID
+        return try await read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM gatewayNode WHERE nodeID != ? AND seenAt > ? AND changeRead < ?",
+                             arguments: [nodeID, Date().timeIntervalSince1970 - Self.liveness, number]) ?? 0
+        }
+    }
+
+    package func leave() async {
+        let nodeID = self.nodeID
+        _ = try? await write { db in try db.execute(sql: "DELETE FROM gatewayNode WHERE nodeID = ?", arguments: [nodeID]) }
+    }
+
+    package func noteLinked(_ deviceIDs: [String], at date: Date) async throws(GatewayError) {
+        guard !deviceIDs.isEmpty else { return }
+        let list = String(decoding: (try? JSONEncoder().encode(deviceIDs)) ?? Data("[]".utf8), as: UTF8.self)
+        try await write { db in
+            try db.execute(sql: "UPDATE device SET lastLinkedAt = ? WHERE deviceID IN (SELECT value FROM json_each(?))",
+                           arguments: [date.timeIntervalSince1970, list])
+        }
     }
 
     // MARK: - Pushes
