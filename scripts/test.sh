@@ -26,6 +26,8 @@ command -v dunst >/dev/null 2>&1 || needed+=(dunst)
 command -v notify-send >/dev/null 2>&1 || needed+=(libnotify-bin)
 # The gateway's PostgreSQL store is tested against a real server, a throw-away cluster the tests start.
 ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || needed+=(postgresql)
+# The systemd units under deploy/ are checked with systemd-analyze verify.
+command -v systemd-analyze >/dev/null 2>&1 || needed+=(systemd)
 # Notifications carry emoji: without a font for them, the screenshots show empty boxes.
 dpkg -s fonts-noto-color-emoji >/dev/null 2>&1 || needed+=(fonts-noto-color-emoji)
 if [ ${#needed[@]} -gt 0 ]; then

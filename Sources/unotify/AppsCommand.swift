@@ -160,11 +160,11 @@ extension AppsCommand {
                 table = [:]
             } else {
                 guard let file, let data = FileManager.default.contents(atPath: file) else {
-                    throw ValidationError("Give the .strings or .json file to read (or --clear).")
+                    throw CommandFailure("Give the .strings or .json file to read (or --clear).")
                 }
                 guard let parsed = (try? JSONSerialization.jsonObject(with: data)) as? [String: String]
                     ?? (try? PropertyListSerialization.propertyList(from: data, format: nil)) as? [String: String] else {
-                    throw ValidationError("\(file) is neither a .strings file nor a JSON object of strings.")
+                    throw CommandFailure("\(file) is neither a .strings file nor a JSON object of strings.")
                 }
                 table = parsed
             }
@@ -193,7 +193,7 @@ extension AppsCommand {
                 print("\(bundleIdentifier) has no service extension now.")
                 return
             }
-            guard let executable else { throw ValidationError("Give the extension's executable (or --remove).") }
+            guard let executable else { throw CommandFailure("Give the extension's executable (or --remove).") }
             let absolute = URL(fileURLWithPath: executable).standardizedFileURL.path
             try await location.adminClient().call(.PUT, path, body: LocalAPI.ServiceExtension(executable: absolute, timeLimit: timeLimit))
             print("\(bundleIdentifier)'s pushes marked mutable-content now go through \(absolute) (\(timeLimit.formatted()) s each).")
@@ -221,14 +221,14 @@ extension AppsCommand {
                 print("\(bundleIdentifier) has no content extension now.")
                 return
             }
-            guard let executable else { throw ValidationError("Give the extension's executable (or --remove).") }
-            guard let infoPlist else { throw ValidationError("Give the extension's Info.plist with --info-plist: it names the categories the extension draws.") }
-            guard let data = FileManager.default.contents(atPath: infoPlist) else { throw ValidationError("Cannot read \(infoPlist).") }
+            guard let executable else { throw CommandFailure("Give the extension's executable (or --remove).") }
+            guard let infoPlist else { throw CommandFailure("Give the extension's Info.plist with --info-plist: it names the categories the extension draws.") }
+            guard let data = FileManager.default.contents(atPath: infoPlist) else { throw CommandFailure("Cannot read \(infoPlist).") }
             let attributes: ContentExtensionAttributes
             do {
                 attributes = try ContentExtensionAttributes(infoPlist: data)
             } catch {
-                throw ValidationError("\(infoPlist): \(error)")
+                throw CommandFailure("\(infoPlist): \(error)")
             }
             let absolute = URL(fileURLWithPath: executable).standardizedFileURL.path
             try await location.adminClient().call(.PUT, path, body: LocalAPI.ContentExtension(executable: absolute, attributes: attributes))
@@ -279,7 +279,7 @@ private func writeKey(_ key: String, to path: String) throws {
     try PrivateFiles.createDirectory(URL(fileURLWithPath: path).deletingLastPathComponent())
     try? FileManager.default.removeItem(atPath: path)
     guard PrivateFiles.createFile(atPath: path, contents: Data((key + "\n").utf8)) else {
-        throw ValidationError("Could not write the key to \(path).")
+        throw CommandFailure("Could not write the key to \(path).")
     }
 }
 
@@ -338,13 +338,13 @@ struct SettingsCommand: AsyncParsableCommand {
         change.announcementSetting = announcements
         if let alertStyle {
             guard let style = ["none": AlertStyle.none, "banner": .banner, "alert": .alert][alertStyle] else {
-                throw ValidationError("--alert-style must be none, banner or alert.")
+                throw CommandFailure("--alert-style must be none, banner or alert.")
             }
             change.alertStyle = style
         }
         if let previews {
             guard let value = ["always": ShowPreviews.always, "when-unlocked": .whenAuthenticated, "never": .never][previews] else {
-                throw ValidationError("--previews must be always, when-unlocked or never.")
+                throw CommandFailure("--previews must be always, when-unlocked or never.")
             }
             change.showPreviewsSetting = value
         }

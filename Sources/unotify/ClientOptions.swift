@@ -26,7 +26,7 @@ struct LocationOptions: ParsableArguments {
         let configuration = configuration
         guard let key = try? String(contentsOfFile: configuration.adminKeyPath, encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines), !key.isEmpty else {
-            throw ValidationError("No administrator key at \(configuration.adminKeyPath). Start the daemon (`unotify daemon`) with the same data directory first.")
+            throw CommandFailure("No administrator key at \(configuration.adminKeyPath). Start the daemon (`unotify daemon`) with the same data directory first.")
         }
         return LocalAPIClient(socketPath: configuration.socketPath, key: key)
     }

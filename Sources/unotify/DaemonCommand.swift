@@ -3,6 +3,7 @@ import DesktopNotifications
 import Foundation
 import Logging
 import MetricsEndpoint
+import NotificationCore
 import NotificationDaemon
 import NotificationEngine
 import PrivateFiles
@@ -91,12 +92,12 @@ struct DaemonOptions: ParsableArguments {
         configuration.tcpHost = tcpHost
         configuration.warmsCache = !noCacheWarmUp
         if let cachedApps {
-            guard cachedApps >= 1 else { throw ValidationError("--cached-apps needs at least 1.") }
+            guard cachedApps >= 1 else { throw CommandFailure("--cached-apps needs at least 1.") }
             configuration.engine.cachedApps = cachedApps
         }
         if let cacheMemory {
             guard let bytes = Self.bytes(in: cacheMemory), bytes >= 1 << 20 else {
-                throw ValidationError("--cache-memory is a size of at least 1M: bytes, or a number with K, M or G (\"512M\"), not \"\(cacheMemory)\".")
+                throw CommandFailure("--cache-memory is a size of at least 1M: bytes, or a number with K, M or G (\"512M\"), not \"\(cacheMemory)\".")
             }
             configuration.engine.cacheMemory = bytes
         }
@@ -104,13 +105,13 @@ struct DaemonOptions: ParsableArguments {
             guard let credentialFile = gatewayCredential,
                   let credential = try? String(contentsOfFile: credentialFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
                   !credential.isEmpty else {
-                throw ValidationError("--gateway needs --gateway-credential, a file holding the credential `unotify gateway devices add` printed.")
+                throw CommandFailure("--gateway needs --gateway-credential, a file holding the credential `unotify gateway devices add` printed.")
             }
             let authority = try gatewayCa.map { path in
-                do { return try String(contentsOfFile: path, encoding: .utf8) } catch { throw ValidationError("Cannot read \(path).") }
+                do { return try String(contentsOfFile: path, encoding: .utf8) } catch { throw CommandFailure("Cannot read \(path).") }
             }
             let urls = gateway.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-            guard !urls.isEmpty else { throw ValidationError("--gateway needs an address, such as wss://push.example.com:2199.") }
+            guard !urls.isEmpty else { throw CommandFailure("--gateway needs an address, such as wss://push.example.com:2199.") }
             configuration.gateway = .init(urls: urls, credential: credential, trustedAuthorityPEM: authority)
         }
         return configuration
@@ -122,7 +123,8 @@ struct DaemonOptions: ParsableArguments {
     ///   - registry: the process's metrics (the daemon's are added), served on `defaultMetricsPort`
     ///     unless `--metrics-port` says otherwise; nil serves none.
     ///   - webPort: where the web notification center listens; nil serves none.
-    func run(configuration: DaemonConfiguration, metrics registry: MetricsRegistry?, defaultMetricsPort: Int, webPort: Int?) async throws {
+    func run(configuration: DaemonConfiguration, metrics registry: MetricsRegistry?, defaultMetricsPort: Int, webPort: Int?,
+             readiness: Readiness = Readiness(waitingFor: ["local API"], onReady: ServiceManagerNotification.ready)) async throws {
         // Whatever the daemon and its libraries create (the socket, SQLite's files) is its user's alone.
         umask(0o077)
         var configuration = configuration
@@ -132,15 +134,16 @@ struct DaemonOptions: ParsableArguments {
         let logger = self.logger
         let daemon: NotificationDaemonServices
         do {
-            daemon = try await NotificationDaemonServices(configuration: configuration, logger: logger)
+            daemon = try await NotificationDaemonServices(configuration: configuration, logger: logger,
+                                                          onListening: { port in if port == nil { readiness.ready("local API") } })
         } catch let error as DaemonError {
-            throw ValidationError(error.message)
+            throw CommandFailure(error.message)
         }
         logger.info("data directory", metadata: ["path": .string(configuration.dataDirectory.path)])
         var services = daemon.services
         if let registry {
             registry.addSampler { await daemon.sampleMetrics() }
-            services.append(self.metrics.endpoint(for: registry, defaultPort: defaultMetricsPort, logger: logger))
+            services.append(self.metrics.endpoint(for: registry, defaultPort: defaultMetricsPort, readiness: readiness, logger: logger))
         }
         if let webPort {
             var web = WebNotificationCenter.Configuration()
@@ -212,8 +215,13 @@ struct ServeCommand: AsyncParsableCommand {
         let registry = options.metrics.makeRegistry()
         if let registry { gatewayConfiguration.metrics = registry }
         let (linkPorts, linkPort) = AsyncStream.makeStream(of: Int.self)
+        let readiness = Readiness(waitingFor: GatewayCommand.Serve.gatewayParts.union(["local API"]), onReady: ServiceManagerNotification.ready)
         let gateway = try await PushGatewayServices(configuration: gatewayConfiguration, logger: options.logger,
-                                                    onDeviceLinkListening: { linkPort.yield($0) })
+                                                    onListening: { environment, _ in readiness.ready("provider API (\(environment.rawValue))") },
+                                                    onDeviceLinkListening: { port in
+                                                        readiness.ready("device links")
+                                                        linkPort.yield(port)
+                                                    })
         registry?.addSampler { await gateway.sampleMetrics() }
         // The gateway starts first: the daemon links to the port it listens on (0 picks a free one).
         let gatewayGroup = ServiceGroup(services: gateway.services, gracefulShutdownSignals: [], logger: options.logger)
@@ -225,7 +233,7 @@ struct ServeCommand: AsyncParsableCommand {
             var ports = linkPorts.makeAsyncIterator()
             guard let port = await ports.next() else {
                 try await tasks.waitForAll()
-                throw ValidationError("The push gateway stopped before it listened.")
+                throw CommandFailure("The push gateway stopped before it listened.")
             }
             // This machine is the gateway's own device: enrolled once, its credential kept beside the daemon's files.
             if configuration.gateway == nil {
@@ -236,7 +244,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
             do {
                 try await options.run(configuration: configuration, metrics: registry, defaultMetricsPort: MetricsOptions.gatewayPort,
-                                      webPort: options.webPort ?? WebNotificationCenter.defaultPort)
+                                      webPort: options.webPort ?? WebNotificationCenter.defaultPort, readiness: readiness)
             } catch {
                 await gatewayGroup.triggerGracefulShutdown()
                 throw error
@@ -256,10 +264,10 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             credential = try await DeviceLinks.enroll(in: store, prefix: "local-", at: Date())
         } catch {
-            throw ValidationError(error.message)
+            throw CommandFailure(error.message)
         }
         guard PrivateFiles.createFile(atPath: path, contents: Data((credential + "\n").utf8)) else {
-            throw ValidationError("Could not write \(path).")
+            throw CommandFailure("Could not write \(path).")
         }
         return credential
     }

@@ -58,13 +58,13 @@ struct GatewayLocation: ParsableArguments {
             do {
                 return try await body(SQLiteGatewayStore(path: configuration.databasePath))
             } catch let error as GatewayError {
-                throw ValidationError(error.message)
+                throw CommandFailure(error.message)
             }
         }
         var logger = Logger(label: "unotify.gateway")
         logger.logLevel = .warning
         let store: PostgresGatewayStore
-        do { store = try PostgresGatewayStore(url: database, logger: logger) } catch { throw ValidationError(error.message) }
+        do { store = try PostgresGatewayStore(url: database, logger: logger) } catch { throw CommandFailure(error.message) }
         return try await withThrowingTaskGroup(of: T?.self) { tasks in
             tasks.addTask {
                 await store.run()
@@ -75,7 +75,7 @@ struct GatewayLocation: ParsableArguments {
                 try await store.migrate()
                 return try await body(store)
             } catch let error as GatewayError {
-                throw ValidationError(error.message)
+                throw CommandFailure(error.message)
             }
         }
     }
@@ -125,7 +125,7 @@ struct GatewayCommand: AsyncParsableCommand {
             configuration.deviceLinkPort = deviceLinkPort
             configuration.hostNames = hostName
             if let maximumDeviceLinks {
-                guard maximumDeviceLinks > 0 else { throw ValidationError("--maximum-device-links is at least 1.") }
+                guard maximumDeviceLinks > 0 else { throw CommandFailure("--maximum-device-links is at least 1.") }
                 configuration.maximumDeviceLinks = maximumDeviceLinks
             }
             configuration.cleartext = cleartext
@@ -138,28 +138,34 @@ struct GatewayCommand: AsyncParsableCommand {
             }
             // The database's connection pool runs for as long as the gateway does.
             let store: PostgresGatewayStore
-            do { store = try PostgresGatewayStore(url: database, logger: logger) } catch { throw ValidationError(error.message) }
+            do { store = try PostgresGatewayStore(url: database, logger: logger) } catch { throw CommandFailure(error.message) }
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 tasks.addTask { await store.run() }
                 defer { tasks.cancelAll() }
-                do throws(GatewayError) { try await store.migrate() } catch { throw ValidationError(error.message) }
+                do throws(GatewayError) { try await store.migrate() } catch { throw CommandFailure(error.message) }
                 logger.info("gateway database", metadata: ["database": .string(store.location)])
                 try await serve(configuration, store: store, registry: registry, logger: logger)
             }
         }
 
         private func serve(_ configuration: GatewayConfiguration, store: (any GatewayStore)?, registry: MetricsRegistry?, logger: Logger) async throws {
-            let gateway = try await PushGatewayServices(configuration: configuration, store: store, logger: logger)
+            let readiness = Readiness(waitingFor: Self.gatewayParts, onReady: ServiceManagerNotification.ready)
+            let gateway = try await PushGatewayServices(configuration: configuration, store: store, logger: logger,
+                                                        onListening: { environment, _ in readiness.ready("provider API (\(environment.rawValue))") },
+                                                        onDeviceLinkListening: { _ in readiness.ready("device links") })
             logger.info("gateway folder", metadata: ["path": .string(configuration.dataDirectory.path),
                                                      "ca": .string(configuration.authorityCertificatePath)])
             var services = gateway.services
             if let registry {
                 registry.addSampler { await gateway.sampleMetrics() }
-                services.append(metrics.endpoint(for: registry, defaultPort: MetricsOptions.gatewayPort, logger: logger))
+                services.append(metrics.endpoint(for: registry, defaultPort: MetricsOptions.gatewayPort, readiness: readiness, logger: logger))
             }
             let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
             try await group.run()
         }
+
+        /// What `GET /readyz` waits for: the gateway's three listeners.
+        static let gatewayParts: Set<String> = ["provider API (sandbox)", "provider API (production)", "device links"]
     }
 
     struct Teams: AsyncParsableCommand {
@@ -271,12 +277,12 @@ struct GatewayCommand: AsyncParsableCommand {
                 let key = P256.Signing.PrivateKey()
                 let keyID = makeAppleIdentifier()
                 let path = output ?? "AuthKey_\(keyID).p8"
-                guard !FileManager.default.fileExists(atPath: path) else { throw ValidationError("\(path) exists already.") }
+                guard !FileManager.default.fileExists(atPath: path) else { throw CommandFailure("\(path) exists already.") }
                 let stored = StoredKey(keyID: keyID, teamID: team, environment: environment,
                                        bundleIdentifiers: topic.isEmpty ? nil : Set(topic), publicKeyPEM: key.publicKey.pemRepresentation)
                 try await location.withStoreChanging { try await $0.addKey(stored) }
                 guard PrivateFiles.createFile(atPath: path, contents: Data(key.pemRepresentation.utf8)) else {
-                    throw ValidationError("Could not write \(path); the key \(keyID) is registered, remove it with `unotify gateway keys remove \(keyID)`.")
+                    throw CommandFailure("Could not write \(path); the key \(keyID) is registered, remove it with `unotify gateway keys remove \(keyID)`.")
                 }
                 print(keyID)
                 FileHandle.standardError.write(Data("Key \(keyID) of team \(team) written to \(path).\n".utf8))
@@ -325,12 +331,12 @@ struct GatewayCommand: AsyncParsableCommand {
             func run() async throws {
                 let apps = try await location.withStore { try await $0.providers().appsByTeam }
                 guard let team = apps.first(where: { $0.value.contains(app) })?.key else {
-                    throw ValidationError("\(app) belongs to no team: add it with `unotify gateway apps add \(app) --team <team>`.")
+                    throw CommandFailure("\(app) belongs to no team: add it with `unotify gateway apps add \(app) --team <team>`.")
                 }
                 let configuration = GatewayConfiguration(dataDirectory: location.directory)
                 guard let certificatePEM = try? String(contentsOfFile: configuration.authorityCertificatePath, encoding: .utf8),
                       let keyPEM = try? String(contentsOfFile: configuration.authorityKeyPath, encoding: .utf8) else {
-                    throw ValidationError("The gateway has no certificate authority yet in \(location.directory.path): start it once (`unotify serve` or `unotify gateway`).")
+                    throw CommandFailure("The gateway has no certificate authority yet in \(location.directory.path): start it once (`unotify serve` or `unotify gateway`).")
                 }
                 let authority = try GatewayCertificateAuthority(certificatePEM: certificatePEM, privateKeyPEM: keyPEM)
                 let environments: Set<APNs.Environment> = environment.map { [$0] } ?? [.sandbox, .production]
@@ -338,11 +344,11 @@ struct GatewayCommand: AsyncParsableCommand {
                 let base = output ?? "PushCertificate_\(app)"
                 let (certificatePath, keyPath) = (base + ".pem", base + "-key.pem")
                 for path in [certificatePath, keyPath] where FileManager.default.fileExists(atPath: path) {
-                    throw ValidationError("\(path) exists already.")
+                    throw CommandFailure("\(path) exists already.")
                 }
                 guard PrivateFiles.createFile(atPath: keyPath, contents: Data(issued.privateKeyPEM.utf8)),
                       PrivateFiles.createFile(atPath: certificatePath, contents: Data(issued.certificatePEM.utf8)) else {
-                    throw ValidationError("Could not write \(certificatePath) and \(keyPath).")
+                    throw CommandFailure("Could not write \(certificatePath) and \(keyPath).")
                 }
                 let port = environments == [.production] ? 2198 : 2197
                 FileHandle.standardError.write(Data("Certificate for \(app) (team \(team), \(environments.map(\.rawValue).sorted().joined(separator: " and "))) written to \(certificatePath), its key to \(keyPath). Push with:\n".utf8))
@@ -423,7 +429,7 @@ struct GatewayCommand: AsyncParsableCommand {
             do {
                 privateKey = try P256.Signing.PrivateKey(pemRepresentation: pem)
             } catch {
-                throw ValidationError("\(key) is not a P-256 private key in PEM (a .p8).")
+                throw CommandFailure("\(key) is not a P-256 private key in PEM (a .p8).")
             }
             print(try ProviderToken.make(keyID: keyID, teamID: team, issuedAt: Int64(Date().timeIntervalSince1970), key: privateKey))
         }

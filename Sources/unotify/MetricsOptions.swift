@@ -32,8 +32,8 @@ struct MetricsOptions: ParsableArguments {
 
     /// The endpoint serving `registry`: on `--metrics-port`, which must be free, or on `defaultPort`,
     /// which another process may hold.
-    func endpoint(for registry: MetricsRegistry, defaultPort: Int, logger: Logger) -> MetricsEndpoint {
+    func endpoint(for registry: MetricsRegistry, defaultPort: Int, readiness: Readiness, logger: Logger) -> MetricsEndpoint {
         MetricsEndpoint(registry: registry, configuration: .init(host: metricsHost, port: metricsPort ?? defaultPort, isRequired: metricsPort != nil),
-                        logger: logger)
+                        readiness: readiness, logger: logger)
     }
 }

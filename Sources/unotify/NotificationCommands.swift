@@ -88,10 +88,10 @@ struct RespondCommand: AsyncParsableCommand {
                                            as: [LocalAPI.VisibleNotification].self)
             .filter { $0.notification.request.identifier == identifier }
         guard let target = visible.first else {
-            throw ValidationError("No notification \"\(identifier)\" is on screen or in the list\(app.map { " for \($0)" } ?? "").")
+            throw CommandFailure("No notification \"\(identifier)\" is on screen or in the list\(app.map { " for \($0)" } ?? "").")
         }
         guard visible.count == 1 else {
-            throw ValidationError("Several apps have a notification \"\(identifier)\": say which with --app.")
+            throw CommandFailure("Several apps have a notification \"\(identifier)\": say which with --app.")
         }
         let body: LocalAPI.Respond
         if dismiss {
@@ -103,7 +103,7 @@ struct RespondCommand: AsyncParsableCommand {
         } else if let text {
             let textActions = target.actions.filter { $0.textInput != nil }
             guard let chosen = action ?? (textActions.count == 1 ? textActions[0].identifier : nil) else {
-                throw ValidationError("Say which text-input action the reply is for with --action.")
+                throw CommandFailure("Say which text-input action the reply is for with --action.")
             }
             body = LocalAPI.Respond(kind: "reply", actionIdentifier: chosen, text: text)
         } else {
@@ -145,7 +145,7 @@ struct DeviceCommand: AsyncParsableCommand {
     @Option(name: .long, help: "A time zone identifier such as Europe/Paris.") var timeZone: String?
 
     func run() async throws {
-        guard !(lock && unlock) else { throw ValidationError("Say --lock or --unlock, not both.") }
+        guard !(lock && unlock) else { throw CommandFailure("Say --lock or --unlock, not both.") }
         let change = LocalAPI.DeviceChange(locked: lock ? true : unlock ? false : nil, timeZone: timeZone)
         try await location.adminClient().call(.POST, "/v1/admin/device", body: change)
     }
@@ -181,7 +181,7 @@ struct FocusCommand: AsyncParsableCommand {
         case "off":
             shown = try await client.call(.PUT, "/v1/admin/focus", body: LocalAPI.DeviceFocus(focus: nil), as: LocalAPI.DeviceFocus.self)
         case let other?:
-            throw ValidationError("Say on or off (or nothing, to show the Focus), not \"\(other)\".")
+            throw CommandFailure("Say on or off (or nothing, to show the Focus), not \"\(other)\".")
         }
         if json {
             try printJSON(shown)
@@ -227,7 +227,7 @@ struct SummaryCommand: AsyncParsableCommand {
             shown = try await client.call(.GET, "/v1/admin/summary", as: LocalAPI.DeviceSummary.self)
         case "on":
             let times = try self.times.map { text in
-                guard let time = ScheduledSummary.Time(text) else { throw ValidationError("\"\(text)\" is not a time such as 08:00 or 18:30.") }
+                guard let time = ScheduledSummary.Time(text) else { throw CommandFailure("\"\(text)\" is not a time such as 08:00 or 18:30.") }
                 return time
             }
             let summary = ScheduledSummary(times: times.isEmpty ? ScheduledSummary.defaultTimes : times, showsNextSummary: showNext)
@@ -235,7 +235,7 @@ struct SummaryCommand: AsyncParsableCommand {
         case "off":
             shown = try await client.call(.PUT, "/v1/admin/summary", body: LocalAPI.DeviceSummary(summary: nil), as: LocalAPI.DeviceSummary.self)
         case let other?:
-            throw ValidationError("Say on or off (or nothing, to show the summary), not \"\(other)\".")
+            throw CommandFailure("Say on or off (or nothing, to show the summary), not \"\(other)\".")
         }
         if json {
             try printJSON(shown)

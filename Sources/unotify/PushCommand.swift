@@ -22,22 +22,38 @@ struct PushCommand: AsyncParsableCommand {
 
 /// The gateway a command speaks to as a provider, and the provider's key.
 struct ProviderOptions: ParsableArguments {
-    @Option(name: .long, help: "The gateway's provider endpoint.") var gateway = "https://localhost:2197"
+    @Option(name: .long, help: "The gateway's provider endpoint. Default: the sandbox endpoint of the gateway running with the local gateway folder (it writes endpoints.json there), else https://localhost:2197.")
+    var gateway: String?
     @Option(name: .long, help: "The gateway's certificate authority (default: ca.pem of the local gateway).") var ca: String?
     @Option(name: .long, help: "The provider's .p8 key.") var key: String?
     @Option(name: .long, help: "The key's identifier.") var keyId: String?
     @Option(name: .long, help: "The team's identifier.") var team: String?
 
+    /// The provider endpoint: `--gateway`, or the sandbox endpoint of the gateway running with its
+    /// folder at `directory`, or the default port on this machine.
+    func endpoint(gatewayDirectory directory: URL) -> String {
+        gateway ?? GatewayEndpoints.running(in: directory)?.sandbox ?? "https://localhost:2197"
+    }
+
+    /// Sends `request` on `client`; a gateway that cannot be reached is one line that says what to do.
+    static func execute(_ request: HTTPClientRequest, on client: HTTPClient, endpoint: String) async throws -> HTTPClientResponse {
+        do {
+            return try await client.execute(request, timeout: .seconds(30))
+        } catch {
+            throw CommandFailure("No gateway answered at \(endpoint) (\(error)). Is `unotify serve` or `unotify gateway` running? Give its provider endpoint with --gateway.")
+        }
+    }
+
     /// A client trusting the gateway's authority, and a fresh provider token.
     func client(defaultAuthority: String) throws -> (HTTPClient, String) {
         guard let key, let keyId, let team else {
-            throw ValidationError("As a provider, give --key, --key-id and --team (see `unotify gateway keys create`).")
+            throw CommandFailure("As a provider, give --key, --key-id and --team (see `unotify gateway keys create`).")
         }
         let privateKey: P256.Signing.PrivateKey
         do {
             privateKey = try P256.Signing.PrivateKey(pemRepresentation: try String(contentsOfFile: key, encoding: .utf8))
         } catch {
-            throw ValidationError("\(key) is not a P-256 private key in PEM (a .p8).")
+            throw CommandFailure("\(key) is not a P-256 private key in PEM (a .p8).")
         }
         let authority = ca ?? defaultAuthority
         var tls = TLSConfiguration.makeClientConfiguration()
@@ -82,7 +98,7 @@ struct SendPush: AsyncParsableCommand {
             json = String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
         }
         guard let bundle else {
-            throw ValidationError("Name the app: `unotify push <bundle identifier> <payload file>`, or a \"Simulator Target Bundle\" key in the file.")
+            throw CommandFailure("Name the app: `unotify push <bundle identifier> <payload file>`, or a \"Simulator Target Bundle\" key in the file.")
         }
         if let token {
             // A push type with a topic of its own (VoIP's `<bundle>.voip`, and the others) is sent to it,
@@ -101,25 +117,27 @@ struct SendPush: AsyncParsableCommand {
     private func readPayload() throws -> (String?, String) {
         var positional = arguments
         if let payload {
-            guard positional.count <= 1 else { throw ValidationError("With --payload, give only the bundle identifier.") }
+            guard positional.count <= 1 else { throw CommandFailure("With --payload, give only the bundle identifier.") }
             return (positional.first, payload)
         }
-        guard let source = positional.popLast() else { throw ValidationError("Give a payload file (or - for standard input), or --payload.") }
-        guard positional.count <= 1 else { throw ValidationError("Give at most a bundle identifier and a payload file.") }
+        guard let source = positional.popLast() else { throw CommandFailure("Give a payload file (or - for standard input), or --payload.") }
+        guard positional.count <= 1 else { throw CommandFailure("Give at most a bundle identifier and a payload file.") }
         let data: Data
         if source == "-" {
             data = FileHandle.standardInput.readDataToEndOfFile()
         } else {
-            guard let contents = FileManager.default.contents(atPath: source) else { throw ValidationError("Cannot read \(source).") }
+            guard let contents = FileManager.default.contents(atPath: source) else { throw CommandFailure("Cannot read \(source).") }
             data = contents
         }
         return (positional.first, String(decoding: data, as: UTF8.self))
     }
 
     private func sendThroughGateway(to token: String, topic: String, payload: String) async throws {
-        let (client, providerToken) = try provider.client(defaultAuthority: location.configuration.dataDirectory.appendingPathComponent("gateway/ca.pem").path)
+        let gatewayDirectory = location.configuration.dataDirectory.appendingPathComponent("gateway", isDirectory: true)
+        let (client, providerToken) = try provider.client(defaultAuthority: gatewayDirectory.appendingPathComponent("ca.pem").path)
         defer { _ = client.shutdown() as EventLoopFuture<Void> }
-        var request = HTTPClientRequest(url: provider.gateway + "/3/device/" + token)
+        let endpoint = provider.endpoint(gatewayDirectory: gatewayDirectory)
+        var request = HTTPClientRequest(url: endpoint + "/3/device/" + token)
         request.method = .POST
         request.headers.add(name: "authorization", value: "bearer " + providerToken)
         request.headers.add(name: "apns-topic", value: topic)
@@ -128,11 +146,11 @@ struct SendPush: AsyncParsableCommand {
         if let expiration { request.headers.add(name: "apns-expiration", value: String(expiration)) }
         if let collapseID { request.headers.add(name: "apns-collapse-id", value: collapseID) }
         request.body = .bytes(ByteBuffer(string: payload))
-        let response = try await client.execute(request, timeout: .seconds(30))
+        let response = try await ProviderOptions.execute(request, on: client, endpoint: endpoint)
         let body = String(buffer: try await response.body.collect(upTo: 1 << 16))
         let apnsID = response.headers.first(name: "apns-id") ?? "?"
         guard response.status == .ok else {
-            throw ValidationError("\(response.status.code) \(body) (apns-id \(apnsID))")
+            throw CommandFailure("\(response.status.code) \(body) (apns-id \(apnsID))")
         }
         // The development environment names the push for its delivery log, as APNs does.
         print("200 apns-id \(apnsID)" + (response.headers.first(name: "apns-unique-id").map { " apns-unique-id \($0)" } ?? ""))
@@ -163,11 +181,11 @@ struct PushStatus: AsyncParsableCommand {
             if records.isEmpty, id.count >= 32, id.count % 2 == 0, id.allSatisfy(\.isHexDigit) {
                 // A device token: its life, as the gateway answers for it.
                 guard let registration = try await location.withStore({ try await $0.registration(token: id.lowercased()) }) else {
-                    throw ValidationError("No push or token \(id) at the gateway at \(location.directory.path).")
+                    throw CommandFailure("No push or token \(id) at the gateway at \(location.directory.path).")
                 }
                 return print(Self.describe(registration))
             }
-            guard !records.isEmpty else { throw ValidationError("No push \(id) in the delivery log of the gateway at \(location.directory.path).") }
+            guard !records.isEmpty else { throw CommandFailure("No push \(id) in the delivery log of the gateway at \(location.directory.path).") }
             log = DeliveryLogResponse(id: id, records: records)
         }
         if json { return try printJSON(log) }
@@ -177,12 +195,13 @@ struct PushStatus: AsyncParsableCommand {
     private func readFromGateway() async throws -> DeliveryLogResponse {
         let (client, token) = try provider.client(defaultAuthority: location.directory.appendingPathComponent("ca.pem").path)
         defer { _ = client.shutdown() as EventLoopFuture<Void> }
-        var request = HTTPClientRequest(url: provider.gateway + DeliveryLogResponse.pathPrefix + segment(id))
+        let endpoint = provider.endpoint(gatewayDirectory: location.directory)
+        var request = HTTPClientRequest(url: endpoint + DeliveryLogResponse.pathPrefix + segment(id))
         request.headers.add(name: "authorization", value: "bearer " + token)
-        let response = try await client.execute(request, timeout: .seconds(30))
+        let response = try await ProviderOptions.execute(request, on: client, endpoint: endpoint)
         let body = try await response.body.collect(upTo: 1 << 22)
         guard response.status == .ok else {
-            throw ValidationError(response.status == .notFound ? "No push \(id) of yours in the gateway's delivery log." : "\(response.status.code) \(String(buffer: body))")
+            throw CommandFailure(response.status == .notFound ? "No push \(id) of yours in the gateway's delivery log." : "\(response.status.code) \(String(buffer: body))")
         }
         return try JSONDecoder().decode(DeliveryLogResponse.self, from: Data(body.readableBytesView))
     }

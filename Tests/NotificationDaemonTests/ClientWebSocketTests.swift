@@ -1,3 +1,4 @@
+import DaemonTestSupport
 import EventLoopWebSocket
 import Foundation
 import NIOCore
@@ -308,6 +309,23 @@ private final class FakeLinkGateway: Sendable {
             context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .unauthorized, headers: headers))), promise: nil)
             let channel = context.channel
             context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+}
+
+/// A daemon's link to a gateway that welcomes the device and then answers nothing.
+@Suite(.timeLimit(.minutes(1))) struct SilentGatewayTests {
+    /// The link asks the gateway to note the device's apps as it comes up, and no answer comes: the
+    /// daemon still stops when asked (the question gives up as the link ends, rather than hold the
+    /// link's tasks open for ever).
+    @Test func aDaemonWhoseGatewayNeverAnswersStillStops() async throws {
+        let gateway = try await FakeLinkGateway.start(answersPings: true, greeting: #"{"type":"welcome","deviceID":"device-1","window":64}"#)
+        defer { gateway.stop() }
+        try await withDaemon(configure: { $0.gateway = .init(url: gateway.address, credential: "device-1.secret") }) { daemon in
+            let link = try #require(daemon.link)
+            var linked = link.linked.makeAsyncIterator()
+            _ = await linked.next()
+            #expect(link.isLinked)
         }
     }
 }

@@ -144,16 +144,23 @@ package final class DeviceLinkClient: Service, Sendable {
         let request = message(requestID)
         return try await withThrowingTaskGroup(of: DeviceLink.GatewayMessage.self) { group in
             group.addTask {
-                try await withCheckedThrowingContinuation { continuation in
-                    let socket = self.state.withLock { state -> ClientWebSocket? in
-                        guard let socket = state.socket else { return nil }
-                        state.waiting[requestID] = continuation
-                        return socket
+                // A request asked by a task that is cancelled (a link's own task, as the link ends)
+                // stops waiting at once: its group could not end otherwise.
+                try await withTaskCancellationHandler {
+                    try await withCheckedThrowingContinuation { continuation in
+                        let socket = self.state.withLock { state -> ClientWebSocket? in
+                            guard let socket = state.socket, !Task.isCancelled else { return nil }
+                            state.waiting[requestID] = continuation
+                            return socket
+                        }
+                        guard let socket else {
+                            return continuation.resume(throwing: Task.isCancelled
+                                ? CancellationError() : DaemonError(.gatewayUnavailable, "This device is not linked to a push gateway now."))
+                        }
+                        Self.send(request, on: socket)
                     }
-                    guard let socket else {
-                        return continuation.resume(throwing: DaemonError(.gatewayUnavailable, "This device is not linked to a push gateway now."))
-                    }
-                    Self.send(request, on: socket)
+                } onCancel: {
+                    self.state.withLock { $0.waiting.removeValue(forKey: requestID) }?.resume(throwing: CancellationError())
                 }
             }
             group.addTask {

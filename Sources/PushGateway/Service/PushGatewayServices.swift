@@ -111,16 +111,21 @@ package struct PushGatewayServices: Sendable {
         var keepAlive = DeviceLinkServer.KeepAlive()
         keepAlive.openingTimeout = configuration.openingTimeout
         keepAlive.maximumConnections = configuration.maximumDeviceLinks
+        let endpoints = EndpointsFile(directory: configuration.dataDirectory, cleartext: configuration.cleartext)
         var services: [any Service] = [
             // First, so that it stops last: the listeners' links and connections end before it waits
             // for what they started.
             OwnedTasksService(tasks: core.tasks),
+            endpoints,
             ProviderChangesService(core: core, store: store, fullReloadInterval: configuration.providerReloadInterval, logger: logger),
             HousekeepingService(store: store, configuration: configuration, metrics: metrics, logger: logger),
             LinksHeldService(core: core, interval: configuration.linksHeldInterval),
             StoreChangesService(store: store, core: core, links: links),
             DeviceLinkServer.service(links: links, host: configuration.host, port: configuration.deviceLinkPort, tls: tls,
-                                     keepAlive: keepAlive, logger: logger, onListening: onDeviceLinkListening),
+                                     keepAlive: keepAlive, logger: logger, onListening: { port in
+                                         endpoints.listening(deviceLink: port)
+                                         onDeviceLinkListening(port)
+                                     }),
         ]
         for (environment, port) in [(APNs.Environment.sandbox, configuration.sandboxPort), (.production, configuration.productionPort)] {
             var server = ProviderServer.Configuration()
@@ -134,7 +139,10 @@ package struct PushGatewayServices: Sendable {
             services.append(ListenerService(
                 server: ProviderServer(configuration: server, credentials: { core.credentials }, refreshCredentials: { core.refreshProviders($0) },
                                        acceptor: core, deliveryLog: core, channels: core, metrics: metrics, tasks: core.tasks, logger: logger),
-                onListening: { port in onListening(environment, port) }
+                onListening: { port in
+                    if environment == .sandbox { endpoints.listening(sandbox: port) } else { endpoints.listening(production: port) }
+                    onListening(environment, port)
+                }
             ))
         }
         self.services = services

@@ -1,0 +1,74 @@
+package import Foundation
+import PrivateFiles
+import ServiceLifecycle
+import Synchronization
+
+/// Where a running gateway listens, written to `endpoints.json` in its folder (readable only by its
+/// user) once its three listeners are up, and removed when it stops: every `unotify` command finds
+/// the gateway of `serve` or `gateway serve` there, whatever ports they were given.
+package struct GatewayEndpoints: Codable, Sendable, Hashable {
+    /// The process that wrote it: a file left by one that was killed names a process that is gone.
+    package var pid: Int32
+    /// The provider API's sandbox endpoint, such as `https://localhost:2197`.
+    package var sandbox: String
+    package var production: String
+    /// Where devices link, such as `wss://localhost:2199`.
+    package var deviceLink: String
+
+    package init(pid: Int32, sandbox: String, production: String, deviceLink: String) {
+        self.pid = pid
+        self.sandbox = sandbox
+        self.production = production
+        self.deviceLink = deviceLink
+    }
+
+    package static func path(in directory: URL) -> URL { directory.appendingPathComponent("endpoints.json") }
+
+    /// The endpoints of the gateway running with its folder at `directory`: nil when none runs (no
+    /// file, or one whose process is gone).
+    package static func running(in directory: URL) -> GatewayEndpoints? {
+        guard let data = FileManager.default.contents(atPath: path(in: directory).path),
+              let endpoints = try? JSONDecoder().decode(GatewayEndpoints.self, from: data),
+              kill(endpoints.pid, 0) == 0 || errno == EPERM
+        else { return nil }
+        return endpoints
+    }
+}
+
+/// Writes the gateway's `endpoints.json` once each of its listeners said where it listens, and
+/// removes it when the gateway stops.
+final class EndpointsFile: Service, Sendable {
+    private let directory: URL
+    private let scheme: (http: String, webSocket: String)
+    private let ports = Mutex<(sandbox: Int?, production: Int?, deviceLink: Int?)>((nil, nil, nil))
+
+    init(directory: URL, cleartext: Bool) {
+        self.directory = directory
+        scheme = cleartext ? ("http", "ws") : ("https", "wss")
+    }
+
+    func listening(sandbox: Int? = nil, production: Int? = nil, deviceLink: Int? = nil) {
+        let all = ports.withLock { ports -> (Int, Int, Int)? in
+            ports.sandbox = sandbox ?? ports.sandbox
+            ports.production = production ?? ports.production
+            ports.deviceLink = deviceLink ?? ports.deviceLink
+            guard let sandbox = ports.sandbox, let production = ports.production, let deviceLink = ports.deviceLink else { return nil }
+            return (sandbox, production, deviceLink)
+        }
+        guard let (sandbox, production, deviceLink) = all else { return }
+        let endpoints = GatewayEndpoints(pid: getpid(), sandbox: "\(scheme.http)://localhost:\(sandbox)", production: "\(scheme.http)://localhost:\(production)",
+                                         deviceLink: "\(scheme.webSocket)://localhost:\(deviceLink)")
+        guard let data = try? JSONEncoder().encode(endpoints) else { return }
+        // Written aside (0600), then renamed over the last one: a reader sees a whole file or none.
+        let path = GatewayEndpoints.path(in: directory).path
+        let written = path + ".\(getpid()).tmp"
+        try? FileManager.default.removeItem(atPath: written)
+        guard PrivateFiles.createFile(atPath: written, contents: data) else { return }
+        _ = rename(written, path)
+    }
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        try? FileManager.default.removeItem(at: GatewayEndpoints.path(in: directory))
+    }
+}
