@@ -430,7 +430,7 @@ package final class PostgresGatewayStore: GatewayStore, Service {
 
     package func noteChangeRead(_ number: Int64) async throws(GatewayError) {
         let nodeID = self.nodeID
-        try await statement("noting a change read") { connection, logger in
+        _ = try await statement("noting a change read") { connection, logger in
             try await connection.query("""
                 INSERT INTO gateway_node (node_id, seen_at, change_read) VALUES (\(nodeID), extract(epoch FROM clock_timestamp()), \(number))
                 ON CONFLICT (node_id) DO UPDATE SET seen_at = EXCLUDED.seen_at, change_read = GREATEST(gateway_node.change_read, EXCLUDED.change_read)
@@ -458,7 +458,7 @@ package final class PostgresGatewayStore: GatewayStore, Service {
 
     package func noteLinked(_ deviceIDs: [String], at date: Date) async throws(GatewayError) {
         guard !deviceIDs.isEmpty else { return }
-        try await statement("noting linked devices") { connection, logger in
+        _ = try await statement("noting linked devices") { connection, logger in
             try await connection.query("UPDATE device SET last_linked_at = \(date.timeIntervalSince1970) WHERE device_id = ANY(\(deviceIDs))", logger: logger)
         }
     }
