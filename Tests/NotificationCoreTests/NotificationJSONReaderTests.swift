@@ -408,6 +408,22 @@ import Testing
         #expect(context.underlyingError is StrictJSONReader.Failure)
     }
 
+    /// A request nested past the deepest a message of the system goes is refused as too deep, without
+    /// being read (as `JSONLimits` refused it before `JSONDecoder`); one within it is read.
+    @Test(arguments: [JSONLimits.maximumValueDepth, JSONLimits.maximumMessageDepth - 2, JSONLimits.maximumMessageDepth - 1, 10_000])
+    func aRequestNestedPastTheMessageDepthIsRefused(userInfoDepth: Int) throws {
+        // The request's object and its content's are two levels; `userInfo` and its arrays the rest.
+        let arrays = userInfoDepth - 1
+        let json = #"{"identifier":"deep","content":{"userInfo":{"d":"# + String(repeating: "[", count: arrays) + "1" + String(repeating: "]", count: arrays) + "}}}"
+        guard userInfoDepth + 2 > JSONLimits.maximumMessageDepth else {
+            #expect(try read(json).identifier == "deep")
+            return
+        }
+        let refusal = try #require(throws: DecodingError.self) { try read(json) }
+        guard case .dataCorrupted(let context) = refusal else { Issue.record("\(refusal)"); return }
+        #expect(context.underlyingError as? StrictJSONReader.Failure == .tooDeep(limit: JSONLimits.maximumMessageDepth))
+    }
+
     /// A zero written with an exponent is the number zero, which `JSONDecoder` refuses as a `Double`.
     @Test func aZeroWithAnExponentIsZero() throws {
         let json = #"{"identifier":"a","content":{"relevanceScore":0e5,"sound":{"type":"default","volume":0E1}}}"#

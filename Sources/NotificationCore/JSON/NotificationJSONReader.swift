@@ -43,33 +43,32 @@ package enum NotificationJSONReader {
     /// The app's event in `bytes` when it is a `willPresent` event; `nil` when its `type` says it is
     /// another event (for `JSONDecoder` to read).
     package static func willPresentEvent(from bytes: some Collection<UInt8>) throws(DecodingError) -> LocalAPI.AppEvent? {
-        try withBytes(bytes) { bytes throws(DecodingError) in
-            try read(bytes) { reader throws(ReadError) in try reader.willPresentEvent() }
-        }
+        try message(in: bytes) { reader throws(ReadError) in try reader.willPresentEvent() }
     }
 
     /// The app's reply in `bytes` when it is a `willPresentAnswer` (the daemon's busiest reply: one for
     /// each notification shown in the foreground); `nil` when its `type` says it is another reply.
     package static func willPresentAnswer(from bytes: some Collection<UInt8>) throws(DecodingError) -> LocalAPI.AppReply? {
-        try withBytes(bytes) { bytes throws(DecodingError) in
-            try read(bytes) { reader throws(ReadError) in try reader.willPresentAnswer() }
-        }
+        try message(in: bytes) { reader throws(ReadError) in try reader.willPresentAnswer() }
     }
 
     /// The push of a device link's `push` message in `bytes`; `nil` when its `type` says it is another
     /// message.
     package static func linkPush(from bytes: some Collection<UInt8>) throws(DecodingError) -> DeviceLink.Push? {
-        try withBytes(bytes) { bytes throws(DecodingError) in
-            try read(bytes) { reader throws(ReadError) in try reader.linkPush() }
-        }
+        try message(in: bytes) { reader throws(ReadError) in try reader.linkPush() }
     }
 
     /// A device link's `report` message in `bytes` (a device's delivery-log reports, a few hundred at a
     /// time, which the gateway reads on the link's event loop, between the pushes it writes to the
     /// link); `nil` when its `type` says it is another message.
     package static func linkReport(from bytes: some Collection<UInt8>) throws(DecodingError) -> DeviceLink.DeviceMessage? {
-        try withBytes(bytes) { bytes throws(DecodingError) in
-            try read(bytes) { reader throws(ReadError) in try reader.linkReport() }
+        try message(in: bytes) { reader throws(ReadError) in try reader.linkReport() }
+    }
+
+    /// The message of one kind in `bytes`, read by `body`; `nil` for a message of another `type`.
+    private static func message<T>(in bytes: some Collection<UInt8>, _ body: (inout Reader) throws(ReadError) -> T) throws(DecodingError) -> T? {
+        try withBytes(bytes) { bytes throws(DecodingError) -> T? in
+            try read(bytes) { reader throws(ReadError) -> T? in try body(&reader) }
         }
     }
 
