@@ -112,9 +112,9 @@ package final class DeviceLinkClient: Service, Sendable {
         guard case .unregistered = answer else { throw Self.refusal(answer) }
     }
 
-    /// Tells the gateway every app on the device: the tokens of an app no longer on it (removed now,
-    /// or while the device was not linked) answer `410 Unregistered` from then on. Sent as each link
-    /// comes up, and when an app is removed.
+    /// Tells the gateway every app on the device, and waits for it to take note: the tokens of an app
+    /// no longer on it answer `410 Unregistered` from then on. Called when an app is removed; each link
+    /// sends the same report first, unanswered by anyone, as it comes up.
     package func reportApps() async throws {
         let apps = try await engine.apps().map(\.bundleIdentifier)
         let answer = try await ask { .apps(requestID: $0, bundleIdentifiers: apps) }
@@ -202,9 +202,14 @@ package final class DeviceLinkClient: Service, Sendable {
         // for them all, the last.
         let (decided, decide) = AsyncStream.makeStream(of: Int64.self, bufferingPolicy: .bufferingNewest(1))
         let pacer = AcknowledgementPacer(interval: Self.acknowledgementInterval) { through in decide.yield(through) }
+        // The apps on the device go first on every link, before any request can: the gateway handles
+        // a link's messages in order, so a token issued on this link is never ended by this report.
+        // (A list that cannot be read now is not sent: an empty one would end every token.)
+        let apps = try? await engine.apps().map(\.bundleIdentifier)
         let socket = try await Self.connect(to: url, credential: configuration.credential, tls: tls) { text in
             self.received(text, arrived: arrived, pacer: pacer, confirmReported: confirmReported, address: address)
         }
+        if let apps { Self.send(.apps(requestID: UUID().uuidString, bundleIdentifiers: apps), on: socket) }
         // Requests can be sent on the link before its first message (the welcome) is handled.
         state.withLock { $0.socket = socket }
         socket.start()
@@ -250,16 +255,6 @@ package final class DeviceLinkClient: Service, Sendable {
                 }
                 group.addTask {
                     try await self.sendDeliveryReports(on: socket, reported: reported)
-                    return .ended
-                }
-                group.addTask {
-                    // The apps on the device, so that the gateway ends the tokens of any removed
-                    // while it was not linked. A failure is the gateway's to log; the link goes on.
-                    do {
-                        try await self.reportApps()
-                    } catch {
-                        self.logger.notice("the gateway did not take note of the device's apps", metadata: ["error": .string("\(error)")])
-                    }
                     return .ended
                 }
                 // The link ends when its connection does; a task that fails closes the connection (the
