@@ -45,6 +45,9 @@ package final class ClientWebSocket: Sendable {
         package var keepAlive: KeepAlive?
         /// How long connecting may take, the TLS handshake and the upgrade included.
         package var openingTimeout: TimeAmount
+        /// The server's name, when the address reaches it by another (a name this machine does not
+        /// resolve to it): sent in `Host` and as SNI, and what its certificate is checked against.
+        package var serverName: String?
 
         package init(path: String, headers: [(name: String, value: String)] = [], maximumMessageSize: Int, keepAlive: KeepAlive? = nil,
                      openingTimeout: TimeAmount = .seconds(10)) {
@@ -95,7 +98,9 @@ package final class ClientWebSocket: Sendable {
     ) async throws(ClientWebSocketError) -> ClientWebSocket {
         let host: String
         switch address {
-        case .tcp(let name, let port, _): host = port == 443 || port == 80 ? name : "\(name):\(port)"
+        case .tcp(let address, let port, _):
+            let name = configuration.serverName ?? address
+            host = port == 443 || port == 80 ? name : "\(name):\(port)"
         case .unixSocket: host = "localhost"
         }
         let sslContext: NIOSSLContext?
@@ -135,7 +140,8 @@ package final class ClientWebSocket: Sendable {
                         }
                     }
                 )
-                if let sslContext, case .tcp(let name, _, _) = address {
+                if let sslContext, case .tcp(let address, _, _) = address {
+                    let name = configuration.serverName ?? address
                     // A name is sent as the server's name (SNI) and checked against its certificate; an
                     // address is checked against the certificate's addresses, and cannot be sent as a name.
                     let serverName = (try? SocketAddress(ipAddress: name, port: 0)) == nil ? name : nil

@@ -16,6 +16,9 @@ import WebNotificationCenter
 struct DaemonOptions: ParsableArguments {
     @OptionGroup var location: LocationOptions
 
+    @Option(name: .long, help: ArgumentHelp("A configuration file whose [serve] or [daemon] table gives options (README: \"A configuration file\"). Default: $UNOTIFY_CONFIG, else ~/.config/unotify/unotify.toml, else /etc/unotify/unotify.toml, when there is one.", valueName: "file"))
+    var config: String?
+
     @Option(name: .long, help: "Also serve the local API over TCP on this port.")
     var tcpPort: Int?
 
@@ -200,6 +203,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The gateway's device-link port.") var deviceLinkPort = 2199
     @OptionGroup var deliveryLog: DeliveryLogOptions
     @OptionGroup var tokenExpiry: TokenExpiryOptions
+    @OptionGroup var servedCertificate: ServedCertificateOptions
 
     func run() async throws {
         ServerProcess.prepare()
@@ -211,17 +215,20 @@ struct ServeCommand: AsyncParsableCommand {
         gatewayConfiguration.deviceLinkPort = deviceLinkPort
         deliveryLog.apply(to: &gatewayConfiguration)
         tokenExpiry.apply(to: &gatewayConfiguration)
+        servedCertificate.apply(to: &gatewayConfiguration)
         // One endpoint for the gateway's metrics and the daemon's.
         let registry = options.metrics.makeRegistry()
         if let registry { gatewayConfiguration.metrics = registry }
         let (linkPorts, linkPort) = AsyncStream.makeStream(of: Int.self)
         let readiness = Readiness(waitingFor: GatewayCommand.Serve.gatewayParts.union(["local API"]), onReady: ServiceManagerNotification.ready)
-        let gateway = try await PushGatewayServices(configuration: gatewayConfiguration, logger: options.logger,
-                                                    onListening: { environment, _ in readiness.ready("provider API (\(environment.rawValue))") },
-                                                    onDeviceLinkListening: { port in
-                                                        readiness.ready("device links")
-                                                        linkPort.yield(port)
-                                                    })
+        let gateway = try await Self.failingInOneLine {
+            try await PushGatewayServices(configuration: gatewayConfiguration, logger: options.logger,
+                                          onListening: { environment, _ in readiness.ready("provider API (\(environment.rawValue))") },
+                                          onDeviceLinkListening: { port in
+                                              readiness.ready("device links")
+                                              linkPort.yield(port)
+                                          })
+        }
         registry?.addSampler { await gateway.sampleMetrics() }
         // The gateway starts first: the daemon links to the port it listens on (0 picks a free one).
         let gatewayGroup = ServiceGroup(services: gateway.services, gracefulShutdownSignals: [], logger: options.logger)
@@ -239,8 +246,22 @@ struct ServeCommand: AsyncParsableCommand {
             if configuration.gateway == nil {
                 let credential = try await Self.localCredential(at: configuration.dataDirectory.appendingPathComponent("gateway-link.credential").path,
                                                                store: gateway.store)
-                configuration.gateway = .init(url: "wss://localhost:\(port)", credential: credential,
-                                              trustedAuthorityPEM: try String(contentsOfFile: gatewayConfiguration.authorityCertificatePath, encoding: .utf8))
+                let authority = try String(contentsOfFile: gatewayConfiguration.authorityCertificatePath, encoding: .utf8)
+                if let served = gateway.servedCertificate {
+                    // The given certificate, checked as any device checks it: against the system's
+                    // roots and --gateway-ca, by a name it is for, reached on loopback.
+                    let extra = try options.gatewayCa.map { path in
+                        do { return try String(contentsOfFile: path, encoding: .utf8) } catch { throw CommandFailure("Cannot read \(path).") }
+                    }
+                    let name = served.localName
+                    var link = DeviceLinkClient.Configuration(url: "wss://\(name.contains(":") ? "[\(name)]" : name):\(port)", credential: credential,
+                                                              trustedAuthorityPEM: [authority, extra].compactMap { $0 }.joined(separator: "\n"))
+                    link.trustsSystemRoots = true
+                    if !["localhost", "127.0.0.1", "::1"].contains(name) { link.connectAddress = "127.0.0.1" }
+                    configuration.gateway = link
+                } else {
+                    configuration.gateway = .init(url: "wss://localhost:\(port)", credential: credential, trustedAuthorityPEM: authority)
+                }
             }
             do {
                 try await options.run(configuration: configuration, metrics: registry, defaultMetricsPort: MetricsOptions.gatewayPort,
@@ -251,6 +272,17 @@ struct ServeCommand: AsyncParsableCommand {
             }
             await gatewayGroup.triggerGracefulShutdown()
             try await tasks.waitForAll()
+        }
+    }
+
+    /// Runs `body`; a gateway that cannot start (a certificate that cannot be served) is one line.
+    static func failingInOneLine<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as ProviderServerError {
+            throw CommandFailure(error.description)
+        } catch let error as GatewayError {
+            throw CommandFailure(error.message)
         }
     }
 

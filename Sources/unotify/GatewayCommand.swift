@@ -28,6 +28,9 @@ struct GatewayLocation: ParsableArguments {
     @Option(name: .long, help: "A PostgreSQL database to keep the gateway's state in, such as postgres://user:password@host:5432/unotify, shared by several gateway nodes. Default: SQLite in the gateway's folder.")
     var database: String?
 
+    @Option(name: .long, help: ArgumentHelp("A configuration file whose [gateway] table gives options (its gateway-dir, data-dir and database for the commands that manage the gateway). Default: $UNOTIFY_CONFIG, else ~/.config/unotify/unotify.toml, else /etc/unotify/unotify.toml, when there is one.", valueName: "file"))
+    var config: String?
+
     /// Runs `body` with the gateway's store: its PostgreSQL database (`--database`), its connection
     /// pool running meanwhile, or its SQLite file, opened beside a running gateway if there is one
     /// (both allow it). A store's error becomes the message a person reads.
@@ -109,6 +112,7 @@ struct GatewayCommand: AsyncParsableCommand {
         @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
         @OptionGroup var deliveryLog: DeliveryLogOptions
         @OptionGroup var tokenExpiry: TokenExpiryOptions
+        @OptionGroup var servedCertificate: ServedCertificateOptions
         @OptionGroup var metrics: MetricsOptions
 
         func run() async throws {
@@ -119,6 +123,7 @@ struct GatewayCommand: AsyncParsableCommand {
             if let registry { configuration.metrics = registry }
             deliveryLog.apply(to: &configuration)
             tokenExpiry.apply(to: &configuration)
+            servedCertificate.apply(to: &configuration)
             configuration.host = host
             configuration.sandboxPort = sandboxPort
             configuration.productionPort = productionPort
@@ -150,9 +155,9 @@ struct GatewayCommand: AsyncParsableCommand {
 
         private func serve(_ configuration: GatewayConfiguration, store: (any GatewayStore)?, registry: MetricsRegistry?, logger: Logger) async throws {
             let readiness = Readiness(waitingFor: Self.gatewayParts, onReady: ServiceManagerNotification.ready)
-            let gateway = try await PushGatewayServices(configuration: configuration, store: store, logger: logger,
+            let gateway = try await ServeCommand.failingInOneLine { try await PushGatewayServices(configuration: configuration, store: store, logger: logger,
                                                         onListening: { environment, _ in readiness.ready("provider API (\(environment.rawValue))") },
-                                                        onDeviceLinkListening: { _ in readiness.ready("device links") })
+                                                        onDeviceLinkListening: { _ in readiness.ready("device links") }) }
             logger.info("gateway folder", metadata: ["path": .string(configuration.dataDirectory.path),
                                                      "ca": .string(configuration.authorityCertificatePath)])
             var services = gateway.services
@@ -350,11 +355,18 @@ struct GatewayCommand: AsyncParsableCommand {
                       PrivateFiles.createFile(atPath: certificatePath, contents: Data(issued.certificatePEM.utf8)) else {
                     throw CommandFailure("Could not write \(certificatePath) and \(keyPath).")
                 }
-                let port = environments == [.production] ? 2198 : 2197
+                // The running gateway's endpoint and certificate, else the default ports and the gateway's authority.
+                let running = GatewayEndpoints.running(in: location.directory)
+                let production = environments == [.production]
+                let endpoint = (production ? running?.production : running?.sandbox) ?? "https://localhost:\(production ? 2198 : 2197)"
+                var trust = running?.givenCertificate == true ? "" : "--cacert \(configuration.authorityCertificatePath) "
+                if let address = running?.address, let url = URL(string: endpoint), let host = url.host, let port = url.port {
+                    trust += "--resolve \(host):\(port):\(address) "
+                }
                 FileHandle.standardError.write(Data("Certificate for \(app) (team \(team), \(environments.map(\.rawValue).sorted().joined(separator: " and "))) written to \(certificatePath), its key to \(keyPath). Push with:\n".utf8))
                 print("""
-                    curl --http2 --cacert \(configuration.authorityCertificatePath) --cert \(certificatePath) --key \(keyPath) \\
-                      -H "apns-topic: \(app)" -H "apns-push-type: alert" -d '{"aps":{"alert":"Hello"}}' https://localhost:\(port)/3/device/<device token>
+                    curl --http2 \(trust)--cert \(certificatePath) --key \(keyPath) \\
+                      -H "apns-topic: \(app)" -H "apns-push-type: alert" -d '{"aps":{"alert":"Hello"}}' \(endpoint)/3/device/<device token>
                     """)
             }
         }
@@ -478,4 +490,24 @@ private func makeAppleIdentifier() -> String {
     let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
     var generator = SystemRandomNumberGenerator()
     return String((0..<10).map { _ in alphabet.randomElement(using: &generator)! })
+}
+
+/// A certificate given to the gateway to serve (`Docs/certificates.md`).
+struct ServedCertificateOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("A certificate chain to serve on the provider endpoints and the device links' port (PEM: the server's certificate, then its intermediates), such as a public host's, in place of one from the gateway's own authority; read again when the file changes.", valueName: "chain.pem"))
+    var certificate: String?
+    @Option(name: .long, help: ArgumentHelp("The private key of --certificate (PEM).", valueName: "key.pem"))
+    var certificateKey: String?
+
+    func validate() throws {
+        guard (certificate == nil) == (certificateKey == nil) else {
+            throw ValidationError("--certificate and --certificate-key go together: the chain to serve and its key.")
+        }
+        guard !(certificate?.isEmpty ?? false), !(certificateKey?.isEmpty ?? false) else { throw ValidationError("--certificate and --certificate-key name files.") }
+    }
+
+    func apply(to configuration: inout GatewayConfiguration) {
+        guard let certificate, let certificateKey else { return }
+        configuration.certificateFiles = .init(chain: certificate, key: certificateKey)
+    }
 }

@@ -30,9 +30,12 @@ struct ProviderOptions: ParsableArguments {
     @Option(name: .long, help: "The team's identifier.") var team: String?
 
     /// The provider endpoint: `--gateway`, or the sandbox endpoint of the gateway running with its
-    /// folder at `directory`, or the default port on this machine.
-    func endpoint(gatewayDirectory directory: URL) -> String {
-        gateway ?? GatewayEndpoints.running(in: directory)?.sandbox ?? "https://localhost:2197"
+    /// folder at `directory` (and where it listens, see ``GatewayEndpoints``), or the default port
+    /// on this machine.
+    func endpoint(gatewayDirectory directory: URL) -> (url: String, running: GatewayEndpoints?) {
+        if let gateway { return (gateway, nil) }
+        let running = GatewayEndpoints.running(in: directory)
+        return (running?.sandbox ?? "https://localhost:2197", running)
     }
 
     /// Sends `request` on `client`; a gateway that cannot be reached is one line that says what to do.
@@ -44,8 +47,10 @@ struct ProviderOptions: ParsableArguments {
         }
     }
 
-    /// A client trusting the gateway's authority, and a fresh provider token.
-    func client(defaultAuthority: String) throws -> (HTTPClient, String) {
+    /// A client trusting the gateway's authority (`--ca`; else the local gateway's `ca.pem`, with the
+    /// system's roots when the running gateway serves a certificate given to it), a fresh provider
+    /// token, and the endpoint.
+    func client(gatewayDirectory: URL) throws -> (client: HTTPClient, token: String, endpoint: String) {
         guard let key, let keyId, let team else {
             throw CommandFailure("As a provider, give --key, --key-id and --team (see `unotify gateway keys create`).")
         }
@@ -55,13 +60,23 @@ struct ProviderOptions: ParsableArguments {
         } catch {
             throw CommandFailure("\(key) is not a P-256 private key in PEM (a .p8).")
         }
-        let authority = ca ?? defaultAuthority
+        let (endpoint, running) = self.endpoint(gatewayDirectory: gatewayDirectory)
+        let authority = ca ?? gatewayDirectory.appendingPathComponent("ca.pem").path
         var tls = TLSConfiguration.makeClientConfiguration()
         if FileManager.default.fileExists(atPath: authority) {
-            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(authority))
+            let certificates: [NIOSSLCertificate]
+            do { certificates = try NIOSSLCertificate.fromPEMFile(authority) } catch { throw CommandFailure("\(authority) is not a PEM certificate.") }
+            if ca == nil, running?.givenCertificate == true {
+                tls.additionalTrustRoots = [.certificates(certificates)]
+            } else {
+                tls.trustRoots = .certificates(certificates)
+            }
         }
+        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+        // The certificate's name, reached where the gateway listens on this machine.
+        if let address = running?.address, let host = URL(string: endpoint)?.host { configuration.dnsOverride = [host: address] }
         let token = try ProviderToken.make(keyID: keyId, teamID: team, issuedAt: Int64(Date().timeIntervalSince1970), key: privateKey)
-        return (HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls)), token)
+        return (HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration), token, endpoint)
     }
 }
 
@@ -134,9 +149,8 @@ struct SendPush: AsyncParsableCommand {
 
     private func sendThroughGateway(to token: String, topic: String, payload: String) async throws {
         let gatewayDirectory = location.configuration.dataDirectory.appendingPathComponent("gateway", isDirectory: true)
-        let (client, providerToken) = try provider.client(defaultAuthority: gatewayDirectory.appendingPathComponent("ca.pem").path)
+        let (client, providerToken, endpoint) = try provider.client(gatewayDirectory: gatewayDirectory)
         defer { _ = client.shutdown() as EventLoopFuture<Void> }
-        let endpoint = provider.endpoint(gatewayDirectory: gatewayDirectory)
         var request = HTTPClientRequest(url: endpoint + "/3/device/" + token)
         request.method = .POST
         request.headers.add(name: "authorization", value: "bearer " + providerToken)
@@ -193,9 +207,8 @@ struct PushStatus: AsyncParsableCommand {
     }
 
     private func readFromGateway() async throws -> DeliveryLogResponse {
-        let (client, token) = try provider.client(defaultAuthority: location.directory.appendingPathComponent("ca.pem").path)
+        let (client, token, endpoint) = try provider.client(gatewayDirectory: location.directory)
         defer { _ = client.shutdown() as EventLoopFuture<Void> }
-        let endpoint = provider.endpoint(gatewayDirectory: location.directory)
         var request = HTTPClientRequest(url: endpoint + DeliveryLogResponse.pathPrefix + segment(id))
         request.headers.add(name: "authorization", value: "bearer " + token)
         let response = try await ProviderOptions.execute(request, on: client, endpoint: endpoint)

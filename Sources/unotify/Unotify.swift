@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// The one `unotify` executable: the daemon and every command a person or developer uses with it.
 @main
@@ -17,4 +18,38 @@ struct Unotify: AsyncParsableCommand {
             WatchCommand.self, LocationCommand.self, DeviceCommand.self, FocusCommand.self, SummaryCommand.self, GatewayCommand.self, PushCommand.self,
         ]
     )
+
+    /// Runs the command line with its configuration file's options (``ConfigurationFile``): a
+    /// mistake about an option the file gave names the file, the line and the key.
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        let applied: ConfigurationFile.Applied
+        do {
+            applied = try ConfigurationFile.apply(to: arguments, environment: ProcessInfo.processInfo.environment)
+            // A flag the file turns off is given nowhere; a key that names no option is still a mistake.
+            for entry in applied.entries where entry.value == .boolean(false) {
+                let path = applied.arguments.prefix { !$0.hasPrefix("-") }
+                do {
+                    _ = try parseAsRoot(Array(path) + ["--" + entry.key])
+                } catch where message(for: error).contains("Unknown option") {
+                    throw CommandFailure(ConfigurationFile.attribute(message(for: error), to: applied) ?? message(for: error))
+                } catch {}
+            }
+        } catch {
+            exit(withError: error)
+        }
+        do {
+            var command = try parseAsRoot(applied.arguments)
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            if let attributed = ConfigurationFile.attribute(message(for: error), to: applied) {
+                exit(withError: CommandFailure(attributed))
+            }
+            exit(withError: error)
+        }
+    }
 }

@@ -16,7 +16,8 @@ package final class ChildProcess: Sendable {
 
     private struct Output {
         var lines: [String] = []
-        var partial = ""
+        /// The bytes of a line not ended yet: decoded once whole, as a character may be split between reads.
+        var partial: [UInt8] = []
         var waiters: [UUID: (predicate: @Sendable (String) -> Bool, continuation: CheckedContinuation<String?, Never>)] = [:]
         var ended = false
     }
@@ -53,14 +54,14 @@ package final class ChildProcess: Sendable {
             let ready = output.withLock { state -> [(CheckedContinuation<String?, Never>, String?)] in
                 if data.isEmpty {
                     state.ended = true
-                    if !state.partial.isEmpty { state.lines.append(state.partial) }
+                    if !state.partial.isEmpty { state.lines.append(String(decoding: state.partial, as: UTF8.self)) }
                     defer { state.waiters.removeAll() }
                     return state.waiters.values.map { ($0.continuation, nil) }
                 }
-                state.partial += String(decoding: data, as: UTF8.self)
+                state.partial += data
                 var fresh: [String] = []
-                while let newline = state.partial.firstIndex(of: "\n") {
-                    fresh.append(String(state.partial[..<newline]))
+                while let newline = state.partial.firstIndex(of: UInt8(ascii: "\n")) {
+                    fresh.append(String(decoding: state.partial[..<newline], as: UTF8.self))
                     state.partial.removeSubrange(...newline)
                 }
                 state.lines += fresh

@@ -11,9 +11,9 @@ package struct ServedSystem {
 
     /// Starts `unotify serve` as the README does, on ports the system picks, so that a test never meets
     /// a `unotify serve` running on the machine; returns once its local API listens.
-    package static func serve(_ directory: URL) async throws -> ChildProcess {
+    package static func serve(_ directory: URL, arguments: [String] = []) async throws -> ChildProcess {
         let serve = try ChildProcess(ChildProcess.built("unotify"), ["serve", "--sandbox-port", "0", "--production-port", "0", "--device-link-port", "0",
-                                                                     "--metrics-port", "0", "--web-port", "0"],
+                                                                     "--metrics-port", "0", "--web-port", "0"] + arguments,
                                      environment: environment(directory), name: "unotify serve")
         try await serve.line(containing: "local API listening")
         return serve
@@ -38,12 +38,15 @@ package struct ServedSystem {
         }
     }
 
-    /// - Parameter launchCommand: the app's launch command, given the test's folder.
-    package static func start(app: String, launchCommand: ((URL) -> String)? = nil) async throws -> ServedSystem {
+    /// - Parameters:
+    ///   - launchCommand: the app's launch command, given the test's folder.
+    ///   - serveArguments: more arguments for `unotify serve`, given the test's folder.
+    package static func start(app: String, launchCommand: ((URL) -> String)? = nil,
+                              serveArguments: (URL) throws -> [String] = { _ in [] }) async throws -> ServedSystem {
         let directory = try makeTestDirectory()
         let environment = environment(directory)
         let unotify = ChildProcess.built("unotify")
-        let serve = try await serve(directory)
+        let serve = try await serve(directory, arguments: try serveArguments(directory))
         let sandbox = try await serve.line(containing: "environment=sandbox")
         let port = try #require(sandbox.firstMatch(of: /127\.0\.0\.1:(\d+) environment=sandbox/).map { String($0.1) })
         try await serve.line(containing: "linked to the push gateway")

@@ -23,6 +23,12 @@ package final class DeviceLinkClient: Service, Sendable {
         package var credential: String
         /// The certificate authority to trust for the gateway, in PEM; nil trusts the system's roots.
         package var trustedAuthorityPEM: String?
+        /// Trust the system's roots as well as ``trustedAuthorityPEM``.
+        package var trustsSystemRoots = false
+        /// Where to connect, when the addresses' host is a name this machine may not resolve to the
+        /// gateway: the certificate is still checked against the name (`serve`'s own link, when its
+        /// certificate is a public host's).
+        package var connectAddress: String?
 
         package init(urls: [String], credential: String, trustedAuthorityPEM: String? = nil) {
             precondition(!urls.isEmpty, "a device links to at least one address")
@@ -193,7 +199,12 @@ package final class DeviceLinkClient: Service, Sendable {
         // handshake is over, so the default 5 s would be spent waiting.
         tls.shutdownTimeout = .seconds(1)
         if let pem = configuration.trustedAuthorityPEM {
-            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))
+            let authorities = try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8))
+            if configuration.trustsSystemRoots {
+                tls.additionalTrustRoots = [.certificates(authorities)]
+            } else {
+                tls.trustRoots = .certificates(authorities)
+            }
         }
         let url = address.hasSuffix(DeviceLink.path) ? address : address + DeviceLink.path
         let arrived = ArrivedPushes()
@@ -206,7 +217,7 @@ package final class DeviceLinkClient: Service, Sendable {
         // a link's messages in order, so a token issued on this link is never ended by this report.
         // (A list that cannot be read now is not sent: an empty one would end every token.)
         let apps = try? await engine.apps().map(\.bundleIdentifier)
-        let socket = try await Self.connect(to: url, credential: configuration.credential, tls: tls) { text in
+        let socket = try await Self.connect(to: url, credential: configuration.credential, tls: tls, at: configuration.connectAddress) { text in
             self.received(text, arrived: arrived, pacer: pacer, confirmReported: confirmReported, address: address)
         }
         if let apps { Self.send(.apps(requestID: UUID().uuidString, bundleIdentifiers: apps), on: socket) }
@@ -285,7 +296,8 @@ package final class DeviceLinkClient: Service, Sendable {
     ///
     /// - Throws: `gatewayUnavailable` when the gateway cannot be reached or refuses the link.
     static func connect(
-        to address: String, credential: String, tls: TLSConfiguration, keepAlive: ClientWebSocket.KeepAlive = ClientWebSocket.KeepAlive(),
+        to address: String, credential: String, tls: TLSConfiguration, at connectAddress: String? = nil,
+        keepAlive: ClientWebSocket.KeepAlive = ClientWebSocket.KeepAlive(),
         openingTimeout: TimeAmount = .seconds(10), receive: @escaping @Sendable (ByteBuffer) -> Void
     ) async throws(DaemonError) -> ClientWebSocket {
         guard let url = URL(string: address), let scheme = url.scheme?.lowercased(), scheme == "wss" || scheme == "ws",
@@ -293,13 +305,14 @@ package final class DeviceLinkClient: Service, Sendable {
             throw DaemonError(.invalidRequest, "\(address) is not a device-link address (wss://host:port).")
         }
         let target = (url.path.isEmpty ? "/" : url.path) + (url.query.map { "?" + $0 } ?? "")
-        let configuration = ClientWebSocket.Configuration(
+        var configuration = ClientWebSocket.Configuration(
             path: target, headers: [(name: "Authorization", value: "Bearer \(credential)")], maximumMessageSize: DeviceLink.maximumMessageSize,
             keepAlive: keepAlive, openingTimeout: openingTimeout
         )
+        if connectAddress != nil { configuration.serverName = host }
         do {
             return try await ClientWebSocket.connect(
-                to: .tcp(host: host, port: url.port ?? (scheme == "wss" ? 443 : 80), tls: scheme == "wss" ? tls : nil),
+                to: .tcp(host: connectAddress ?? host, port: url.port ?? (scheme == "wss" ? 443 : 80), tls: scheme == "wss" ? tls : nil),
                 configuration: configuration, receive: receive
             )
         } catch where error.code == .refused {

@@ -82,7 +82,9 @@ package final class DeviceLinkServer: Listener {
 
     /// Starts listening; returns the address it listens on.
     package func start() async throws -> SocketAddress {
-        let tlsContext = try tls.map { try NIOSSLContext(configuration: $0.serverConfiguration(for: "device links' listener")) }
+        let tlsContexts = try tls.map { tls in
+            try ListenerTLSContext(tls, listener: "device links", logger: logger) { try NIOSSLContext(configuration: $0.serverConfiguration(for: "device links' listener")) }
+        }
         let links = self.links
         let keepAlive = self.keepAlive
         let lifecycle = self.lifecycle
@@ -95,8 +97,8 @@ package final class DeviceLinkServer: Listener {
             .childChannelInitializer { channel in
                 guard lifecycle.connections.admit(channel) != .refused else { return channel.eventLoop.makeSucceededVoidFuture() }
                 return channel.eventLoop.makeCompletedFuture {
-                    if let tlsContext {
-                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tlsContext))
+                    if let tlsContexts {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tlsContexts.current))
                     }
                     try channel.pipeline.syncOperations.addHandler(ConnectionDeadlineHandler(lifecycle.deadlines, connections: lifecycle.connections))
                     try Self.configureUpgrade(channel, links: links, keepAlive: keepAlive)

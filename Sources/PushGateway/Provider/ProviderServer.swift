@@ -69,11 +69,15 @@ package final class ProviderServer: Listener {
             /// The authority whose provider certificates authenticate connections (``ProviderCertificate``),
             /// in PEM; nil accepts token authentication alone.
             package var clientAuthorityPEM: String?
+            /// Where a renewed chain and key come from (files given to the gateway); nil serves the
+            /// ones above for the server's life.
+            package var renewals: ServedCertificate?
 
-            package init(certificateChainPEM: String, privateKeyPEM: String, clientAuthorityPEM: String? = nil) {
+            package init(certificateChainPEM: String, privateKeyPEM: String, clientAuthorityPEM: String? = nil, renewals: ServedCertificate? = nil) {
                 self.certificateChainPEM = certificateChainPEM
                 self.privateKeyPEM = privateKeyPEM
                 self.clientAuthorityPEM = clientAuthorityPEM
+                self.renewals = renewals
             }
 
             /// A server's TLS 1.2+ configuration with this chain and key; `listener` names the server
@@ -177,17 +181,19 @@ package final class ProviderServer: Listener {
         } catch {
             throw ProviderServerError("The provider certificates' authority is not a readable PEM certificate (\(error)).")
         }
-        let sslContext = try shared.configuration.tls.map { tls in
-            var configuration = try tls.serverConfiguration(for: "provider API")
-            configuration.applicationProtocols = ["h2"]
-            if let pem = tls.clientAuthorityPEM {
-                // A client certificate is asked for but not required: token connections present none.
-                // The handshake accepts any; each connection's requests are judged by what it presented.
-                configuration.certificateVerification = .optionalVerification
-                configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))
-                configuration.sendCANameList = true
+        let sslContexts = try shared.configuration.tls.map { tls in
+            try ListenerTLSContext(tls, listener: "provider API", logger: logger) { tls in
+                var configuration = try tls.serverConfiguration(for: "provider API")
+                configuration.applicationProtocols = ["h2"]
+                if let pem = tls.clientAuthorityPEM {
+                    // A client certificate is asked for but not required: token connections present none.
+                    // The handshake accepts any; each connection's requests are judged by what it presented.
+                    configuration.certificateVerification = .optionalVerification
+                    configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))
+                    configuration.sendCANameList = true
+                }
+                return try NIOSSLContext(configuration: configuration)
             }
-            return try NIOSSLContext(configuration: configuration)
         }
         let shared = self.shared
         let lifecycle = self.lifecycle
@@ -204,7 +210,7 @@ package final class ProviderServer: Listener {
                 // Beyond the port's share of the open files, a stranger's connection (or this one) closes.
                 guard lifecycle.connections.admit(channel) != .refused else { return channel.eventLoop.makeSucceededVoidFuture() }
                 let deadlines = ConnectionDeadlineHandler(lifecycle.deadlines, connections: lifecycle.connections)
-                guard let sslContext else {
+                guard let sslContext = sslContexts?.current else {
                     return channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(deadlines)
                         try Self.configureHTTP2(channel, shared: shared, certificate: nil)

@@ -14,12 +14,21 @@ package struct GatewayEndpoints: Codable, Sendable, Hashable {
     package var production: String
     /// Where devices link, such as `wss://localhost:2199`.
     package var deviceLink: String
+    /// The address the endpoints are reached at from this machine, when their host is a name it may
+    /// not resolve to the gateway (that of a certificate given to it, such as `push.example.com`):
+    /// a client connects there and checks the certificate against the name.
+    package var address: String?
+    /// Whether the gateway serves a certificate given to it (checked against the system's roots),
+    /// rather than one from its own authority (`ca.pem`).
+    package var givenCertificate: Bool?
 
-    package init(pid: Int32, sandbox: String, production: String, deviceLink: String) {
+    package init(pid: Int32, sandbox: String, production: String, deviceLink: String, address: String? = nil, givenCertificate: Bool = false) {
         self.pid = pid
         self.sandbox = sandbox
         self.production = production
         self.deviceLink = deviceLink
+        self.address = address
+        self.givenCertificate = givenCertificate
     }
 
     package static func path(in directory: URL) -> URL { directory.appendingPathComponent("endpoints.json") }
@@ -40,11 +49,21 @@ package struct GatewayEndpoints: Codable, Sendable, Hashable {
 final class EndpointsFile: Service, Sendable {
     private let directory: URL
     private let scheme: (http: String, webSocket: String)
+    /// The host the endpoints name, and where to reach it when that is not the name.
+    private let host: (name: String, address: String?)
+    private let givenCertificate: Bool
     private let ports = Mutex<(sandbox: Int?, production: Int?, deviceLink: Int?)>((nil, nil, nil))
 
-    init(directory: URL, cleartext: Bool) {
+    /// - Parameters:
+    ///   - listening: the address the listeners bind.
+    ///   - served: the certificate given to the gateway, if one was: its name is the endpoints'.
+    init(directory: URL, cleartext: Bool, listening: String, served: ServedCertificate?) {
         self.directory = directory
         scheme = cleartext ? ("http", "ws") : ("https", "wss")
+        let address = ["0.0.0.0", "::", ""].contains(listening) ? "127.0.0.1" : listening
+        let name = served?.localName ?? (["127.0.0.1", "::1"].contains(address) ? "localhost" : address)
+        host = (name.contains(":") ? "[\(name)]" : name, name == address || name == "localhost" ? nil : address)
+        givenCertificate = served != nil
     }
 
     func listening(sandbox: Int? = nil, production: Int? = nil, deviceLink: Int? = nil) {
@@ -56,8 +75,8 @@ final class EndpointsFile: Service, Sendable {
             return (sandbox, production, deviceLink)
         }
         guard let (sandbox, production, deviceLink) = all else { return }
-        let endpoints = GatewayEndpoints(pid: getpid(), sandbox: "\(scheme.http)://localhost:\(sandbox)", production: "\(scheme.http)://localhost:\(production)",
-                                         deviceLink: "\(scheme.webSocket)://localhost:\(deviceLink)")
+        let endpoints = GatewayEndpoints(pid: getpid(), sandbox: "\(scheme.http)://\(host.name):\(sandbox)", production: "\(scheme.http)://\(host.name):\(production)",
+                                         deviceLink: "\(scheme.webSocket)://\(host.name):\(deviceLink)", address: host.address, givenCertificate: givenCertificate)
         guard let data = try? JSONEncoder().encode(endpoints) else { return }
         // Written aside (0600), then renamed over the last one: a reader sees a whole file or none.
         let path = GatewayEndpoints.path(in: directory).path

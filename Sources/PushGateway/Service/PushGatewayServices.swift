@@ -30,6 +30,12 @@ package struct GatewayConfiguration: Sendable {
     /// Names and addresses the server certificate is issued for, besides `localhost`, `127.0.0.1`
     /// and `::1`.
     package var hostNames: [String] = []
+    /// A certificate chain and key to serve (a public host's), in place of a server certificate from
+    /// the gateway's own authority; read again when the files change. Providers' client
+    /// certificates still come from the gateway's authority.
+    package var certificateFiles: ServedCertificate.Files?
+    /// How often the files of ``certificateFiles`` are read again for a renewal.
+    package var certificateCheckInterval: Duration = .seconds(1)
     /// Serve HTTP/2 without TLS (prior knowledge). Only when asked for: providers send keys' tokens.
     package var cleartext = false
     package var environmentKeyReason: APNs.Reason = .badEnvironmentKeyInToken
@@ -73,6 +79,8 @@ package struct PushGatewayServices: Sendable {
     package let links: DeviceLinks
     package let services: [any Service]
     package let metrics: GatewayMetrics
+    /// The certificate given to serve (``GatewayConfiguration/certificateFiles``), as it is now.
+    package let servedCertificate: ServedCertificate?
 
     /// Prepares the gateway: its private folder, database, certificate authority and server
     /// certificate (made on first start), and its endpoints.
@@ -108,10 +116,18 @@ package struct PushGatewayServices: Sendable {
         relay.links = links
         try await core.reloadProviders()
         let tls = configuration.cleartext ? nil : try Self.serverCertificate(configuration)
+        servedCertificate = tls?.renewals
+        if let served = tls?.renewals {
+            logger.info("serving the given certificate", metadata: ServedCertificateWatch.metadata(served.loaded).merging(["chain": .string(served.files.chain)]) { $1 })
+            if served.loaded.notValidAfter < Date() {
+                logger.warning("the given certificate has expired: clients refuse it until it is renewed", metadata: ["chain": .string(served.files.chain)])
+            }
+        }
         var keepAlive = DeviceLinkServer.KeepAlive()
         keepAlive.openingTimeout = configuration.openingTimeout
         keepAlive.maximumConnections = configuration.maximumDeviceLinks
-        let endpoints = EndpointsFile(directory: configuration.dataDirectory, cleartext: configuration.cleartext)
+        let endpoints = EndpointsFile(directory: configuration.dataDirectory, cleartext: configuration.cleartext, listening: configuration.host,
+                                      served: servedCertificate)
         var services: [any Service] = [
             // First, so that it stops last: the listeners' links and connections end before it waits
             // for what they started.
@@ -127,6 +143,9 @@ package struct PushGatewayServices: Sendable {
                                          onDeviceLinkListening(port)
                                      }),
         ]
+        if let served = tls?.renewals {
+            services.append(ServedCertificateWatch(certificate: served, interval: configuration.certificateCheckInterval, logger: logger))
+        }
         for (environment, port) in [(APNs.Environment.sandbox, configuration.sandboxPort), (.production, configuration.productionPort)] {
             var server = ProviderServer.Configuration()
             server.host = configuration.host
@@ -161,22 +180,23 @@ package struct PushGatewayServices: Sendable {
 
     /// The server certificate, issued by the gateway's own authority; both are made on first start
     /// and kept (keys 0600) so that providers can trust the authority once.
+    ///
+    /// With ``GatewayConfiguration/certificateFiles``, those are served instead, and the authority
+    /// (made if it is not there yet) only issues providers' client certificates.
     static func serverCertificate(_ configuration: GatewayConfiguration) throws -> ProviderServer.Configuration.TLS {
         let files = FileManager.default
+        if let given = configuration.certificateFiles {
+            let served = try ServedCertificate(files: given)
+            let loaded = served.loaded
+            return .init(certificateChainPEM: loaded.chainPEM, privateKeyPEM: loaded.keyPEM,
+                         clientAuthorityPEM: try authority(configuration).certificatePEM, renewals: served)
+        }
         if let certificate = try? String(contentsOfFile: configuration.serverCertificatePath, encoding: .utf8),
            let key = try? String(contentsOfFile: configuration.serverKeyPath, encoding: .utf8) {
             return .init(certificateChainPEM: certificate, privateKeyPEM: key,
                          clientAuthorityPEM: try? String(contentsOfFile: configuration.authorityCertificatePath, encoding: .utf8))
         }
-        let authority: GatewayCertificateAuthority
-        if let certificate = try? String(contentsOfFile: configuration.authorityCertificatePath, encoding: .utf8),
-           let key = try? String(contentsOfFile: configuration.authorityKeyPath, encoding: .utf8) {
-            authority = try GatewayCertificateAuthority(certificatePEM: certificate, privateKeyPEM: key)
-        } else {
-            authority = try GatewayCertificateAuthority(name: "unotify gateway CA")
-            try write(authority.privateKeyPEM, to: configuration.authorityKeyPath)
-            try write(try authority.certificatePEM, to: configuration.authorityCertificatePath)
-        }
+        let authority = try authority(configuration)
         var hosts = ["localhost", "127.0.0.1", "::1"]
         for name in configuration.hostNames + [configuration.host] where !hosts.contains(name) && name != "0.0.0.0" && name != "::" {
             hosts.append(name)
@@ -190,6 +210,18 @@ package struct PushGatewayServices: Sendable {
         try write(chain, to: configuration.serverCertificatePath)
         // Providers' client certificates come from the same authority (`unotify gateway certificates create`).
         return .init(certificateChainPEM: chain, privateKeyPEM: issued.privateKeyPEM, clientAuthorityPEM: try authority.certificatePEM)
+    }
+
+    /// The gateway's own authority, made on first start.
+    private static func authority(_ configuration: GatewayConfiguration) throws -> GatewayCertificateAuthority {
+        if let certificate = try? String(contentsOfFile: configuration.authorityCertificatePath, encoding: .utf8),
+           let key = try? String(contentsOfFile: configuration.authorityKeyPath, encoding: .utf8) {
+            return try GatewayCertificateAuthority(certificatePEM: certificate, privateKeyPEM: key)
+        }
+        let authority = try GatewayCertificateAuthority(name: "unotify gateway CA")
+        try write(authority.privateKeyPEM, to: configuration.authorityKeyPath)
+        try write(try authority.certificatePEM, to: configuration.authorityCertificatePath)
+        return authority
     }
 
     private static func write(_ text: String, to path: String) throws {
