@@ -9,6 +9,10 @@
 # by h2load with the same flags, headers, payload and 20,000 device tokens (APNs throttles one token;
 # providers send to many); with two nodes, two h2load share the connections between them.
 #
+# On PostgreSQL the CPU per push of the database's processes (its server and every backend) is
+# reported beside the gateway's; with STATEMENTS=1, the statements that took the database's time
+# (pg_stat_statements) are listed after the rounds.
+#
 # Usage: Benchmarks/GatewayBenchmarks/provider-api.sh [unotify binary] [rounds] [sqlite|postgres|postgres-2]
 set -euo pipefail
 unotify="${1:-.build-bench/release/unotify}"
@@ -37,10 +41,15 @@ if [ "$store" != sqlite ]; then
     chmod 755 "$work"
     [ "$(id -u)" = 0 ] && chown -R postgres:postgres "$work/pg"
     as_postgres "$pg_bin/initdb" -D "$pg_data" -U unotify -A trust -E UTF8 --no-instructions >/dev/null
-    as_postgres "$pg_bin/postgres" -D "$pg_data" -k "$work/pg" -c listen_addresses= -p 5432 -c max_connections=200 >"$work/pg/log" 2>&1 &
+    statements_options=()
+    [ "${STATEMENTS:-0}" = 1 ] && statements_options=(-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all)
+    as_postgres "$pg_bin/postgres" -D "$pg_data" -k "$work/pg" -c listen_addresses= -p 5432 -c max_connections=200 "${statements_options[@]}" \
+        >"$work/pg/log" 2>&1 &
     for _ in $(seq 200); do pg_isready -h "$work/pg" -p 5432 -q && break; sleep 0.1; done
     psql -h "$work/pg" -p 5432 -U unotify -d postgres -q -c "CREATE DATABASE gateway"
     database_options=(--database "postgres://unotify@/gateway?host=$work/pg&port=5432")
+    [ "${STATEMENTS:-0}" = 1 ] && psql -h "$work/pg" -p 5432 -U unotify -d gateway -q -c "CREATE EXTENSION pg_stat_statements"
+    [ "${STATEMENTS:-0}" = 1 ] && psql -h "$work/pg" -p 5432 -U unotify -d gateway -tAq -c "SHOW lc_collate"
 fi
 gateway="$work/gateway"
 "$unotify" gateway teams add ABCDE12345 --gateway-dir "$gateway" "${database_options[@]}" >/dev/null
@@ -118,17 +127,31 @@ PYTHON
 }
 # The gateway's CPU time so far (user and system), in clock ticks.
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$gateway_pid/stat"; }
+# PostgreSQL's: its server's, its backends' that run now, and those of the backends that ended (counted
+# in the server's cutime and cstime once it waited for them).
+database_ticks() {
+    [ -n "${pg_data:-}" ] || { echo 0; return; }
+    local server total=0 child
+    server="$(head -1 "$pg_data/postmaster.pid")"
+    total="$(awk '{ print $14 + $15 + $16 + $17 }' "/proc/$server/stat")"
+    for child in $(pgrep -P "$server"); do
+        total=$((total + $(awk '{ print $14 + $15 }' "/proc/$child/stat" 2>/dev/null || echo 0)))
+    done
+    echo "$total"
+}
 rate() { sed -n 's/^finished in .*s, \([0-9.]*\) req\/s.*/\1/p'; }
 succeeded() { sed -n 's/^status codes: \([0-9]*\) 2xx.*/\1/p'; }
 
 echo "store: $store"
-echo "| round | nghttpd req/s | gateway pushes/s accepted (2xx of all) | gateway ÷ nghttpd | gateway's CPU per push |"
-echo "| --- | --- | --- | --- | --- |"
+echo "| round | nghttpd req/s | gateway pushes/s accepted (2xx of all) | gateway ÷ nghttpd | gateway's CPU per push | PostgreSQL's CPU per push |"
+echo "| --- | --- | --- | --- | --- | --- |"
 for round in $(seq "$rounds"); do
     reference="$(load "$work/reference-uris.txt")"
     ticks_before="$(cpu_ticks)"
+    database_before="$(database_ticks)"
     if [ "$store" = postgres-2 ]; then measured="$(load_two_nodes)"; else measured="$(load "$work/gateway-uris.txt")"; fi
     ticks_after="$(cpu_ticks)"
+    database_after="$(database_ticks)"
     reference_rate="$(echo "$reference" | rate)"
     measured_rate="$(echo "$measured" | rate)"
     measured_total="$(echo "$measured" | sed -n 's/^requests: \([0-9]*\) total.*/\1/p')"
@@ -139,7 +162,10 @@ for round in $(seq "$rounds"); do
     # The first node's (with two nodes, the other one's is not counted), over the pushes it answered.
     cpu="$(python3 -c "import os; print('%.0f µs' % (($ticks_after - $ticks_before) / os.sysconf('SC_CLK_TCK') * 1e6 / max(1, $measured_ok)))")"
     [ "$store" = postgres-2 ] && cpu="n/a"
-    echo "| $round | ${reference_rate%.*} | ${accepted_rate%.*} ($measured_ok of $measured_total) | $ratio | $cpu |"
+    # Over every push accepted (with two nodes, both nodes' pushes: the database serves them all).
+    database_cpu="$(python3 -c "import os; print('%.0f µs' % (($database_after - $database_before) / os.sysconf('SC_CLK_TCK') * 1e6 / max(1, $measured_ok)))")"
+    [ "$store" = sqlite ] && database_cpu="n/a"
+    echo "| $round | ${reference_rate%.*} | ${accepted_rate%.*} ($measured_ok of $measured_total) | $ratio | $cpu | $database_cpu |"
 done
 echo
 if [ "$store" = sqlite ]; then
@@ -148,3 +174,11 @@ else
     stored="$(psql -h "$work/pg" -p 5432 -U unotify -d gateway -tAq -c "SELECT count(*) FROM push")"
 fi
 echo "stored pushes: $stored"
+if [ "${STATEMENTS:-0}" = 1 ] && [ "$store" != sqlite ]; then
+    echo
+    psql -h "$work/pg" -p 5432 -U unotify -d gateway -q -c "
+        SELECT calls, round(total_exec_time::numeric, 0) AS total_ms, round((total_exec_time / calls)::numeric, 3) AS mean_ms, rows,
+               left(regexp_replace(query, '\s+', ' ', 'g'), 90) AS statement
+        FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'gateway')
+        ORDER BY total_exec_time DESC LIMIT 15"
+fi

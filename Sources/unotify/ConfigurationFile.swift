@@ -59,7 +59,10 @@ struct ConfigurationFile {
 
     /// Reads and parses the file at `path`.
     init(path: String) throws {
-        guard let data = FileManager.default.contents(atPath: path) else { throw Mistake(description: "The configuration file \(path) cannot be read.") }
+        // Read as a stream (`/dev/null` is an empty file, as `UNOTIFY_CONFIG=/dev/null` means none).
+        guard let handle = FileHandle(forReadingAtPath: path), let data = try? handle.readToEnd() ?? Data() else {
+            throw Mistake(description: "The configuration file \(path) cannot be read.")
+        }
         guard let text = String(data: data, encoding: .utf8) else { throw Mistake(description: "\(path) is not UTF-8 text.") }
         try self.init(path: path, text: text)
     }

@@ -104,7 +104,7 @@ import TestSupport
             web-port = 0
             desktop-notifications = "off"
             """, to: folder.appendingPathComponent("config/unotify/unotify.toml"))
-        let environment = ["XDG_CONFIG_HOME": folder.appendingPathComponent("config").path, "UNOTIFY_DATA_DIR": "", "UNOTIFY_SOCKET": ""]
+        let environment = ["XDG_CONFIG_HOME": folder.appendingPathComponent("config").path, "UNOTIFY_CONFIG": "", "UNOTIFY_DATA_DIR": "", "UNOTIFY_SOCKET": ""]
         let daemon = try ChildProcess(unotify, ["daemon"], environment: environment, name: "unotify daemon")
         try await daemon.line(containing: "local API listening")
         #expect(FileManager.default.fileExists(atPath: socket))

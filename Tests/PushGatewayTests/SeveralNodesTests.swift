@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import NotificationCore
 import PushGateway
+import Synchronization
 import TestSupport
 import Testing
 
@@ -120,5 +121,79 @@ import Testing
                 (try? await b.post(token)) ?? (0, "") == (410, #"{"reason":"Unregistered","timestamp":1767225600500}"#)
             }
         }
+    }
+
+    enum Stage: Sendable { case beforeLocking, afterCommit }
+
+    /// A node on PostgreSQL writes two batches at once: a device's pushes still take their places in
+    /// the order they were accepted, and are handed to its link in that order, batch after batch,
+    /// whichever batch commits first (a link that was handed a later batch first would pass the
+    /// earlier one's pushes for good). Held pushes of a device linked nowhere go in beside them.
+    ///
+    /// The pushes come in chunks, the next one as each batch is stored (so that one batch is cut
+    /// while another is being written), and every other batch is made slow: before it locks its
+    /// devices, or after its commit. The batch cut after it would otherwise take the device's places
+    /// first, or be handed on first.
+    @Test(.timeLimit(.minutes(1)), arguments: [Stage.beforeLocking, .afterCommit])
+    func batchesWrittenTwoAtATimeKeepEachDevicesOrder(slowed stage: Stage) async throws {
+        let url = try await PostgresServer.newDatabase()
+        let feed = Mutex<(@Sendable () -> Void)?>(nil)
+        let paused = Mutex(0)
+        let pause: @Sendable ([QueuedPush]) async -> Void = { _ in
+            let count = paused.withLock { $0 += 1; return $0 }
+            feed.withLock { $0 }?()
+            if count % 2 == 1 { try? await Task.sleep(for: .milliseconds(100)) }
+        }
+        let store = try await PostgresServer.openStore(url, pauses: stage == .beforeLocking ? .init(beforeLocking: pause) : .init(afterCommit: pause))
+        try await store.addTeam("TEAM123456", name: "Example")
+        try await store.addApp("com.example.todo", team: "TEAM123456")
+        for device in ["linked", "away"] { try await store.addDevice(device, secretHash: "unused", at: Date()) }
+        let handedOn = Mutex<[[QueuedPush]]>([])
+        var admission = PushAdmission.Configuration()
+        admission.burstPerToken = 10_000
+        let core = GatewayCore(store: store, admission: admission, logger: Logger(label: "test"), queued: { pushes in handedOn.withLock { $0.append(pushes) } })
+        core.setConnected("linked", true)
+        let linked = try await core.register(deviceID: "linked", bundleIdentifier: "com.example.todo", environment: .sandbox, at: Date()).token
+        let away = try await core.register(deviceID: "away", bundleIdentifier: "com.example.todo", environment: .sandbox, at: Date()).token
+
+        let (chunks, chunkSize) = (20, 40)
+        let total = chunks * chunkSize
+        let answered = Mutex(0)
+        let fed = Mutex(0)
+        let (allAnswered, lastAnswer) = AsyncStream.makeStream(of: Void.self)
+        let pushes = try (0..<total).map { index in
+            let body = Array(#"{"aps":{"alert":"\#(index)"}}"#.utf8)
+            let headers = try APNs.checkHeaders(deviceToken: index % 3 == 0 ? away : linked, headers: [(name: "apns-topic", value: "com.example.todo")],
+                                                payloadBytes: body.count, newID: { UUID().uuidString.lowercased() }).get()
+            return ProviderPush(headers: headers, bundleIdentifier: "com.example.todo", teamID: "TEAM123456", keyID: "KEY1234567",
+                                environment: .sandbox, payload: body, receivedAt: Date())
+        }
+        // A chunk at a time, whichever batches ask at once: the pushes are accepted in their order.
+        let feedNext: @Sendable () -> Void = {
+            fed.withLock { fed in
+                guard fed < chunks else { return }
+                defer { fed += 1 }
+                for push in pushes[(fed * chunkSize)..<((fed + 1) * chunkSize)] {
+                    core.accept(push) { rejection in
+                        #expect(rejection == nil)
+                        if answered.withLock({ $0 += 1; return $0 }) == total { lastAnswer.finish() }
+                    }
+                }
+            }
+        }
+        feed.withLock { $0 = feedNext }
+        feedNext()
+        for await _ in allAnswered {}
+        let batches = handedOn.withLock { $0 }
+        #expect(batches.count >= chunks, "a batch a chunk at least")
+        // The linked device's pushes, as handed on: in the order accepted, their sequences rising.
+        let toLinked = batches.flatMap { $0 }.filter { $0.deviceID == "linked" }
+        let expected = (0..<total).filter { $0 % 3 != 0 }.map { #"{"aps":{"alert":"\#($0)"}}"# }
+        #expect(toLinked.map { String(decoding: $0.payload, as: UTF8.self) } == expected)
+        #expect(zip(toLinked, toLinked.dropFirst()).allSatisfy { $0.sequence < $1.sequence })
+        // As the link reads them from the store, and the held ones once the other device links.
+        #expect(try await store.pushes(for: "linked", after: 0, now: Date(), limit: 1000).map { String(decoding: $0.payload, as: UTF8.self) } == expected)
+        let held = try await queuedWhenLinking(store, "away").map { String(decoding: $0.payload, as: UTF8.self) }
+        #expect(held == (0..<total).filter { $0 % 3 == 0 }.map { #"{"aps":{"alert":"\#($0)"}}"# })
     }
 }

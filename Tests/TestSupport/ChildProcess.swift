@@ -35,6 +35,8 @@ package final class ChildProcess: Sendable {
         var inherited = ProcessInfo.processInfo.environment
         inherited["DBUS_SESSION_BUS_ADDRESS"] = nil
         inherited["XDG_RUNTIME_DIR"] = nil
+        // Nor its configuration file (`unotify.toml`): a test's `unotify` has the options it gives.
+        inherited["UNOTIFY_CONFIG"] = "/dev/null"
         let input = Pipe()
         let combined = Pipe()
         self.process = try SpawnedProcess.spawn(

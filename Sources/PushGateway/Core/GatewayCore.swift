@@ -55,8 +55,17 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
         /// Apps that keep only their latest push per device, as last read.
         var latestOnlyApps: Set<String> = []
         var batch = Batch()
-        var isWriting = false
-        /// Pushes accepted and not yet durable: gathering in `batch`, or in the batch being written.
+        /// Batches being written (at most ``GatewayCore/maximumWrites``), each numbered in the order
+        /// it was cut; their providers are answered, and their pushes handed on, in that order.
+        var writesInFlight = 0
+        var nextBatchNumber = 0
+        var nextAnswered = 0
+        var answers: [Int: @Sendable () -> Void] = [:]
+        var isAnswering = false
+        /// Said by the last batch cut once its places in its devices' orders are taken: the next
+        /// batch's write waits for it.
+        var lastOrdered: OrderedGate?
+        /// Pushes accepted and not yet durable: gathering in `batch`, or in a batch being written.
         var unwritten = 0
         var lastRefresh: ContinuousClock.Instant?
         /// Changes of `connectedDevices` not yet recorded in the store (for other nodes), the latest
@@ -83,6 +92,10 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
     /// Broadcasts being written now: until each has woken its devices' links, the core's pushes are
     /// not handed to links directly (see ``DeviceLinks/stored(_:)``).
     private let broadcastsBeingStored = Atomic<Int>(0)
+    /// How many batches are written at once: one for a store of one node (its writer takes one at a
+    /// time, SQLite's); two for a database shared by nodes, whose round trips and commit one batch
+    /// waits for while the other is written (``PushQueueStore/enqueue(_:at:ordered:)``).
+    private let maximumWrites: Int
 
     /// - Parameters:
     ///   - logsDeliveries: whether accepted pushes are written to the delivery log.
@@ -103,6 +116,7 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
         self.queued = queued
         self.logsDeliveries = logsDeliveries
         self.clock = clock
+        maximumWrites = store.isSharedByNodes ? 2 : 1
         state = Mutex(State(admission: PushAdmission(configuration: admission)))
     }
 
@@ -356,8 +370,8 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
             queued.held = !state.connectedDevices.contains(deviceID)
             state.unwritten += 1
             state.batch.append(queued, Waiter(onlyIfLinked: onlyIfLinked, completion: completion))
-            guard !state.isWriting else { return .batched(startsWriting: false) }
-            state.isWriting = true
+            guard state.writesInFlight < maximumWrites else { return .batched(startsWriting: false) }
+            state.writesInFlight += 1
             return .batched(startsWriting: true)
         }
         switch admitted {
@@ -378,61 +392,97 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
     }
 
     /// Writes what gathered, batch after batch, until nothing waits: each batch once the one before
-    /// it is written. A batch goes from the thread that admitted its first push (a provider's
-    /// connection) to the store, and is handed on from where the store finishes it (its writer),
-    /// without a task between: each hop through the concurrency pool is a wait for a core under load,
-    /// on the way of every push to its device. Only a store shared by nodes, whose rules read it
-    /// first, takes a task.
+    /// it is written (with a store shared by nodes, two at once: ``maximumWrites``). A batch goes
+    /// from the thread that admitted its first push (a provider's connection) to the store, and is
+    /// handed on from where the store finishes it (its writer), without a task between: each hop
+    /// through the concurrency pool is a wait for a core under load, on the way of every push to its
+    /// device. Only a store shared by nodes, whose rules read it first, takes a task.
     private func writeBatches() {
-        var batch = state.withLock { state in
+        let isShared = store.isSharedByNodes
+        let cut = state.withLock { state -> (batch: Batch, number: Int, after: OrderedGate?, gate: OrderedGate?)? in
             let batch = state.batch
             state.batch = Batch()
-            if batch.isEmpty { state.isWriting = false }
-            return batch
+            guard !batch.isEmpty else {
+                state.writesInFlight -= 1
+                return nil
+            }
+            defer { state.nextBatchNumber += 1 }
+            guard isShared else { return (batch, state.nextBatchNumber, nil, nil) }
+            let gate = OrderedGate()
+            defer { state.lastOrdered = gate }
+            return (batch, state.nextBatchNumber, state.lastOrdered, gate)
         }
-        guard !batch.isEmpty else { return }
-        let count = batch.pushes.count
-        guard store.isSharedByNodes else {
+        guard let (cutBatch, number, after, gate) = cut else { return }
+        let count = cutBatch.pushes.count
+        guard isShared, let gate else {
+            var batch = cutBatch
             keepOnlyIfLinked(&batch, elsewhere: [])
-            return write(batch, count: count)
+            return write(batch, count: count, number: number)
         }
-        tasks.start { [self, batch] in
-            var batch = batch
+        tasks.start { [self] in
+            var batch = cutBatch
+            let result: Result<[QueuedPush], any Error>
             do {
                 try await applySharedRules(to: &batch)
-                write(batch, count: count)
+                // The batch cut before this one takes its devices' places first: where they share a
+                // device, this one's pushes come after its pushes, and commit after them.
+                await after?.opened()
+                let pushes = batch.pushes
+                result = pushes.isEmpty ? .success([]) : .success(try await store.enqueue(pushes, at: clock(), ordered: { gate.open() }))
             } catch {
-                finish(batch, count: count, failure: error)
+                result = .failure(error)
             }
+            // A batch that failed before its turn lets the next one go only after the one before it.
+            await after?.opened()
+            gate.open()
+            answer(number) { [self, batch] in finish(batch, stored: result, count: count) }
         }
     }
 
     /// Stores a batch of `count` pushes (fewer if rules dropped some), hands it on for delivery, then
     /// answers its providers, and goes on to the next batch.
-    private func write(_ batch: Batch, count: Int) {
-        guard !batch.isEmpty else { return finish(batch, count: count, failure: nil) }
+    private func write(_ batch: Batch, count: Int, number: Int) {
+        guard !batch.isEmpty else { return answer(number) { [self] in finish(batch, stored: .success([]), count: count) } }
         store.enqueue(batch.pushes, at: clock(), tasks: tasks) { result in
-            switch result {
-            case .success(let stored):
-                // Handed on for delivery before the providers hear of it.
-                self.queued(stored)
-                self.finish(batch, count: count, failure: nil)
-            case .failure(let error):
-                self.finish(batch, count: count, failure: error)
-            }
+            self.answer(number) { self.finish(batch, stored: result.mapError { $0 }, count: count) }
         }
     }
 
-    /// Answers a batch's providers (refused with `failure`'s reason if there is one), and writes the
-    /// next batch.
-    private func finish(_ batch: Batch, count: Int, failure: (any Error)?) {
+    /// Runs each batch's `answer` in the order the batches were cut, whichever is written first: a
+    /// device's link is handed a batch's pushes only after those of the batches before it.
+    private func answer(_ number: Int, _ answer: @escaping @Sendable () -> Void) {
+        let answers = state.withLock { state in
+            state.answers[number] = answer
+            guard !state.isAnswering else { return false }
+            state.isAnswering = true
+            return true
+        }
+        guard answers else { return }
+        while let next = state.withLock({ state -> (@Sendable () -> Void)? in
+            guard let next = state.answers.removeValue(forKey: state.nextAnswered) else {
+                state.isAnswering = false
+                return nil
+            }
+            state.nextAnswered += 1
+            return next
+        }) {
+            next()
+        }
+    }
+
+    /// Hands a written batch on for delivery, answers its providers (refused with the failure's
+    /// reason if it failed), and writes the next batch.
+    private func finish(_ batch: Batch, stored: Result<[QueuedPush], any Error>, count: Int) {
         state.withLock { $0.unwritten -= count }
-        if let failure {
+        switch stored {
+        case .success(let pushes):
+            // Handed on for delivery before the providers hear of it.
+            if !pushes.isEmpty { queued(pushes) }
+            for waiter in batch.waiters { waiter.completion(nil) }
+        case .failure(let failure):
             logger.error("could not store pushes", metadata: ["pushes": .stringConvertible(batch.pushes.count), "error": .string("\(failure)")])
             let rejection = APNs.Rejection(Self.reason(for: failure))
             for waiter in batch.waiters { waiter.completion(rejection) }
-        } else {
-            for waiter in batch.waiters { waiter.completion(nil) }
         }
         writeBatches()
     }
@@ -462,19 +512,17 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
     /// The pushes it answers itself leave the batch before anything that may throw after them, so
     /// that a failure answers each of the others once.
     private func applySharedRules(to batch: inout Batch) async throws(GatewayError) {
-        let isShared = store.isSharedByNodes
-        var elsewhere: Set<String> = []
-        if isShared {
-            let notHere = Set(batch.pushes.lazy.filter(\.held).map(\.deviceID))
-            if !notHere.isEmpty { elsewhere = try await store.devicesLinkedElsewhere(notHere) }
-        }
-        keepOnlyIfLinked(&batch, elsewhere: elsewhere)
-        guard isShared else { return }
+        guard store.isSharedByNodes else { return keepOnlyIfLinked(&batch, elsewhere: []) }
+        // Both reads in one trip: every push takes from its token's bucket, those for now only that
+        // the first rule then drops too (each is a request to the token, as APNs counts them).
+        let notHere = Set(batch.pushes.lazy.filter(\.held).map(\.deviceID))
         var counts: [String: Int] = [:]
         for push in batch.pushes where push.droppedBecause == nil { counts[push.token, default: 0] += 1 }
         let configuration = state.withLock { $0.admission.configuration }
-        var granted = try await store.takeFromTokenBuckets(counts, at: clock(), burst: configuration.burstPerToken,
-                                                           perSecond: configuration.sustainedPerTokenPerSecond)
+        let read = try await store.sharedRules(linkedElsewhere: notHere, take: counts, at: clock(), burst: configuration.burstPerToken,
+                                               perSecond: configuration.sustainedPerTokenPerSecond)
+        var granted = read.granted
+        keepOnlyIfLinked(&batch, elsewhere: read.elsewhere)
         batch.keep { push, waiter in
             guard push.droppedBecause == nil else { return true }
             guard granted[push.token, default: 0] > 0 else {
@@ -531,5 +579,28 @@ extension GatewayCore: BroadcastChannels {
                                                        payload: payload, receivedAt: date), linked: linked)
         wake(stored)
         return stored.count
+    }
+}
+
+/// Opened once; what waits for it goes on then (at once, if it is open already).
+final class OrderedGate: Sendable {
+    private let state = Mutex<(isOpen: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func open() {
+        let waiting = state.withLock { state in
+            defer { state = (true, []) }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    func opened() async {
+        await withCheckedContinuation { continuation in
+            let isOpen = state.withLock { state in
+                if !state.isOpen { state.waiting.append(continuation) }
+                return state.isOpen
+            }
+            if isOpen { continuation.resume() }
+        }
     }
 }

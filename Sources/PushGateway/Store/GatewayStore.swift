@@ -298,6 +298,12 @@ package protocol PushQueueStore: Sendable {
     /// ``enqueue(_:at:)``, its result handed to `completion` (on any thread) once durable: a store
     /// that can, without a task (see `SQLiteGatewayStore`); one that cannot, in a task of `tasks`.
     func enqueue(_ pushes: [QueuedPush], at date: Date, tasks: OwnedTasks, completion: @escaping @Sendable (Result<[QueuedPush], GatewayError>) -> Void)
+    /// ``enqueue(_:at:)``, calling `ordered` (at most once) as soon as the pushes' places in their
+    /// devices' orders are taken, before they are durable: from then on, a batch stored at the same
+    /// time for any of the same devices comes after them in each device's order and is durable after
+    /// them. A store that writes several batches at once (PostgreSQL's) lets the next one begin then;
+    /// one that writes a batch at a time calls it once the batch is durable.
+    func enqueue(_ pushes: [QueuedPush], at date: Date, ordered: @escaping @Sendable () -> Void) async throws(GatewayError) -> [QueuedPush]
     /// The device's queued pushes after `sequence`, oldest first, that have not expired at `now`;
     /// held pushes are not among them until they are promoted.
     func pushes(for deviceID: String, after sequence: Int64, now: Date, limit: Int) async throws(GatewayError) -> [QueuedPush]
@@ -387,6 +393,10 @@ package protocol NodeCoordination: Sendable {
     /// at `perSecond`); returns how many each token could take. Nodes keep their own buckets too: a
     /// store of one node grants everything.
     func takeFromTokenBuckets(_ counts: [String: Int], at date: Date, burst: Int, perSecond: Double) async throws(GatewayError) -> [String: Int]
+    /// ``devicesLinkedElsewhere(_:)`` and ``takeFromTokenBuckets(_:at:burst:perSecond:)`` at once,
+    /// for a batch's rules: one trip to a shared store instead of two.
+    func sharedRules(linkedElsewhere devices: Set<String>, take counts: [String: Int], at date: Date, burst: Int, perSecond: Double)
+        async throws(GatewayError) -> (elsewhere: Set<String>, granted: [String: Int])
 }
 
 /// What a node hears of the changes of a store shared by several.
@@ -448,6 +458,11 @@ extension DeviceStore {
 }
 
 extension PushQueueStore {
+    package func enqueue(_ pushes: [QueuedPush], at date: Date, ordered: @escaping @Sendable () -> Void) async throws(GatewayError) -> [QueuedPush] {
+        defer { ordered() }
+        return try await enqueue(pushes, at: date)
+    }
+
     /// ``enqueue(_:at:)`` in a task of `tasks`.
     package func enqueue(_ pushes: [QueuedPush], at date: Date, tasks: OwnedTasks,
                          completion: @escaping @Sendable (Result<[QueuedPush], GatewayError>) -> Void) {
@@ -474,6 +489,12 @@ extension NodeCoordination {
     package func devicesLinkedElsewhere(_ devices: Set<String>) async throws(GatewayError) -> Set<String> { [] }
     package func takeFromTokenBuckets(_ counts: [String: Int], at date: Date, burst: Int, perSecond: Double) async throws(GatewayError) -> [String: Int] {
         counts
+    }
+    package func sharedRules(linkedElsewhere devices: Set<String>, take counts: [String: Int], at date: Date, burst: Int, perSecond: Double)
+        async throws(GatewayError) -> (elsewhere: Set<String>, granted: [String: Int])
+    {
+        let elsewhere = devices.isEmpty ? [] : try await devicesLinkedElsewhere(devices)
+        return (elsewhere, try await takeFromTokenBuckets(counts, at: date, burst: burst, perSecond: perSecond))
     }
 }
 

@@ -1,6 +1,7 @@
 package import Foundation
 package import Logging
 import NIOCore
+import NIOPosix
 package import NotificationCore
 import PostgresNIO
 import Synchronization
@@ -32,13 +33,21 @@ package final class PostgresGatewayStore: GatewayStore, Service {
     /// - Throws: a `GatewayError` with code `invalidArgument` for a URL it cannot read.
     /// - Parameter answerTimeout: how long one call may wait for the database before it is said to
     ///   be unavailable.
-    package init(url: String, logger: Logger, answerTimeout: Duration = PostgresGatewayStore.defaultAnswerTimeout) throws(GatewayError) {
+    /// - Parameter pauses: waits a test puts in a batch's way (``StoringPauses``); none by default.
+    package init(url: String, logger: Logger, answerTimeout: Duration = PostgresGatewayStore.defaultAnswerTimeout,
+                 pauses: StoringPauses = StoringPauses()) throws(GatewayError) {
         let (configuration, location) = try Self.configuration(from: url)
         self.location = location
         self.answerTimeout = answerTimeout
+        self.pauses = pauses
         self.logger = logger
-        client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        client = PostgresClient(configuration: configuration, eventLoopGroup: Self.connectionThread, backgroundLogger: logger)
     }
+
+    /// The database's connections have a thread of their own: on the event loops of the provider
+    /// API, busy with its connections, each answer of the database waited for its turn, and a query
+    /// of microseconds took milliseconds (with batches waiting on it, a third of the pushes a second).
+    private static let connectionThread = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
     /// Runs the connection pool until the service is cancelled.
     package func run() async {
@@ -75,6 +84,19 @@ package final class PostgresGatewayStore: GatewayStore, Service {
     /// How long one call may wait for the database before it is said to be unavailable, unless told.
     package static let defaultAnswerTimeout: Duration = .seconds(10)
     private let answerTimeout: Duration
+    private let pauses: StoringPauses
+
+    /// Waits put in a batch's way as it is stored, for tests that make one batch of several written at
+    /// once slower than another: before it locks its devices, and after it committed.
+    package struct StoringPauses: Sendable {
+        package var beforeLocking: (@Sendable ([QueuedPush]) async -> Void)?
+        package var afterCommit: (@Sendable ([QueuedPush]) async -> Void)?
+
+        package init(beforeLocking: (@Sendable ([QueuedPush]) async -> Void)? = nil, afterCommit: (@Sendable ([QueuedPush]) async -> Void)? = nil) {
+            self.beforeLocking = beforeLocking
+            self.afterCommit = afterCommit
+        }
+    }
     /// How long the schema's migration may take (many statements, and other nodes' turns first).
     static let migrationTimeout: Duration = .seconds(300)
 
@@ -474,13 +496,51 @@ package final class PostgresGatewayStore: GatewayStore, Service {
     // MARK: - Pushes
 
     package func enqueue(_ pushes: [QueuedPush], at date: Date) async throws(GatewayError) -> [QueuedPush] {
-        guard !pushes.isEmpty else { return [] }
+        try await enqueue(pushes, at: date, ordered: {})
+    }
+
+    package func enqueue(_ pushes: [QueuedPush], at date: Date, ordered: @escaping @Sendable () -> Void) async throws(GatewayError) -> [QueuedPush] {
+        guard !pushes.isEmpty else {
+            ordered()
+            return []
+        }
         let now = date.timeIntervalSince1970
         let nodeID = self.nodeID
+        // Said once whatever happens: a batch waiting for this one's places must not wait forever.
+        let once = OrderedOnce(ordered)
+        defer { once.call() }
+        // Each device's pushes in its order get their sequence, and commit, one transaction at a time:
+        // a link that follows the sequence never passes one that commits later with a smaller number.
+        // So do those that replace others (two batches must not each keep theirs). A held push (its
+        // device linked nowhere) gets its place when the device links: its device is not locked, and
+        // a batch for devices away is written beside the others (a device that links meanwhile is
+        // woken to promote it once it is committed).
+        let ordered = Set(pushes.lazy.filter { !$0.held || $0.collapseID != nil || $0.replacesQueued }.map(\.deviceID))
+        // Most batches replace nothing and drop nothing: written by one statement, its own transaction
+        // (after one that locks their devices, for pushes in their devices' order). Each round trip
+        // to the database is a wait on a loaded machine, for the batch and the providers behind it.
+        if let pause = pauses.beforeLocking { await pause(pushes) }
+        if !pushes.contains(where: { $0.replacesQueued || $0.collapseID != nil || $0.droppedBecause != nil }) {
+            let stored: [QueuedPush]
+            if ordered.isEmpty {
+                once.call()
+                stored = try await statement("storing pushes") { connection, logger in
+                    try await Self.store(pushes, at: now, from: nodeID, on: connection, logger: logger)
+                }
+            } else {
+                stored = try await transaction("storing pushes") { connection, logger in
+                    try await Self.lockDevices(ordered, on: connection, logger: logger)
+                    once.call()
+                    return try await Self.store(pushes, at: now, from: nodeID, on: connection, logger: logger)
+                }
+            }
+            if let pause = pauses.afterCommit { await pause(pushes) }
+            return stored
+        }
         return try await transaction("storing pushes") { connection, logger in
-            // Each device's pushes get their sequence, and commit, one transaction at a time: a link that
-            // follows the sequence never passes one that commits later with a smaller number.
-            try await Self.lockDevices(Set(pushes.map(\.deviceID)), on: connection, logger: logger)
+            if !ordered.isEmpty { try await Self.lockDevices(ordered, on: connection, logger: logger) }
+            // Another batch may lock its devices from now: those it shares with this one wait for its commit.
+            once.call()
             try await Self.logAccepted(pushes, at: now, on: connection, logger: logger)
             // A batch is a few statements, not a few per push: pushes go in together, in runs; one that
             // replaces others ends a run, so that what it replaces earlier in the batch is written first.
@@ -500,6 +560,25 @@ package final class PostgresGatewayStore: GatewayStore, Service {
             try await Self.notifyStored(stored, from: nodeID, on: connection, logger: logger)
             return stored
         }
+    }
+
+    /// Logs and stores pushes that replace nothing and are not dropped, and tells every node, in one
+    /// statement: the delivery log's entries, the pushes with sequences taken in their order, and the
+    /// notifications (sent at its commit). Returns the pushes with their sequences.
+    private static func store(_ pushes: [QueuedPush], at now: Double, from nodeID: String, on connection: PostgresConnection,
+                              logger: Logger) async throws -> [QueuedPush] {
+        var devices: [String: Bool] = [:]
+        for push in pushes { devices[push.deviceID, default: false] = devices[push.deviceID, default: false] || push.held }
+        let statement = StorePushes(pushes: pushes, now: now, notifications: storedNotifications(devices, from: nodeID))
+        var sequences: [Int64] = []
+        sequences.reserveCapacity(pushes.count)
+        for try await sequence in try await connection.execute(statement, logger: logger) { sequences.append(sequence) }
+        guard sequences.count == pushes.count else {
+            throw GatewayError(.storageFailed, "The database gave \(sequences.count) sequences for \(pushes.count) pushes.")
+        }
+        var stored = pushes
+        for index in stored.indices { stored[index].sequence = sequences[index] }
+        return stored
     }
 
     /// Logs the pushes that have a sender as accepted, and those only logged as dropped.
@@ -653,9 +732,11 @@ package final class PostgresGatewayStore: GatewayStore, Service {
     package func promoteHeld(deviceID: String, now: Date, limit: Int) async throws(GatewayError) -> Int {
         try await transaction("promoting held pushes") { connection, logger in
             try await Self.lockDevices([deviceID], on: connection, logger: logger)
+            // In the order they came: when they were accepted. Held pushes lock no device as they
+            // are stored, so two batches written at once may take their sequences in either order.
             let held = try await Self.column(connection.query("""
                 SELECT sequence FROM push WHERE device_id = \(deviceID) AND held AND expires_at > \(now.timeIntervalSince1970)
-                ORDER BY priority DESC, sequence LIMIT \(limit) FOR UPDATE
+                ORDER BY priority DESC, received_at, sequence LIMIT \(limit) FOR UPDATE
                 """, logger: logger), as: Int64.self)
             guard !held.isEmpty else { return 0 }
             // Each is written again with a new sequence (the sequence never gives one twice), in the
@@ -823,27 +904,31 @@ package final class PostgresGatewayStore: GatewayStore, Service {
     static let devicesNamedInNotifications = 1_000
 
     private static func notifyStored(_ devices: [String: Bool], from nodeID: String, on connection: PostgresConnection, logger: Logger) async throws {
-        guard !devices.isEmpty else { return }
-        guard devices.count <= devicesNamedInNotifications else {
-            try await connection.query("SELECT pg_notify(\(storedChannel), \(nodeID + "\n*"))", logger: logger)
-            return
+        for notification in storedNotifications(devices, from: nodeID) {
+            try await connection.query("SELECT pg_notify(\(storedChannel), \(notification))", logger: logger)
         }
+    }
+
+    /// The payloads that tell every node of pushes stored for `devices` (`true`: held).
+    private static func storedNotifications(_ devices: [String: Bool], from nodeID: String) -> [String] {
+        guard !devices.isEmpty else { return [] }
+        guard devices.count <= devicesNamedInNotifications else { return [nodeID + "\n*"] }
         // A notification's payload is under 8000 bytes: the devices go in as many as it takes.
+        var notifications: [String] = []
         var lines = [nodeID]
         var size = nodeID.utf8.count + 1
         for (device, held) in devices.sorted(by: { $0.key < $1.key }) {
             let line = held ? device + "\theld" : device
             if size + line.utf8.count + 1 > 7_000 {
-                try await connection.query("SELECT pg_notify(\(storedChannel), \(lines.joined(separator: "\n")))", logger: logger)
+                notifications.append(lines.joined(separator: "\n"))
                 lines = [nodeID]
                 size = nodeID.utf8.count + 1
             }
             lines.append(line)
             size += line.utf8.count + 1
         }
-        if lines.count > 1 {
-            try await connection.query("SELECT pg_notify(\(storedChannel), \(lines.joined(separator: "\n")))", logger: logger)
-        }
+        if lines.count > 1 { notifications.append(lines.joined(separator: "\n")) }
+        return notifications
     }
 
     /// The channel on which nodes hear of unregistered tokens: each notification's payload is lines of tokens.
@@ -1001,33 +1086,30 @@ package final class PostgresGatewayStore: GatewayStore, Service {
     package var isSharedByNodes: Bool { true }
 
     package func takeFromTokenBuckets(_ counts: [String: Int], at date: Date, burst: Int, perSecond: Double) async throws(GatewayError) -> [String: Int] {
-        guard !counts.isEmpty else { return [:] }
+        try await sharedRules(linkedElsewhere: [], take: counts, at: date, burst: burst, perSecond: perSecond).granted
+    }
+
+    package func sharedRules(linkedElsewhere devices: Set<String>, take counts: [String: Int], at date: Date, burst: Int, perSecond: Double)
+        async throws(GatewayError) -> (elsewhere: Set<String>, granted: [String: Int])
+    {
+        guard !counts.isEmpty || !devices.isEmpty else { return ([], [:]) }
         let tokens = counts.keys.sorted()
+        let asked = tokens.map { Int32(min(counts[$0] ?? 0, burst)) }
         let now = date.timeIntervalSince1970
-        return try await transaction("counting pushes per token", waitsForDisk: false) { connection, logger in
-            // Made full if missing, then locked in one order: two nodes taking from one bucket take in turn.
-            try await connection.query("""
-                INSERT INTO token_bucket (token, tokens, updated_at) SELECT token, \(Double(burst)), \(now) FROM unnest(\(tokens)::text[]) AS token
-                ON CONFLICT (token) DO NOTHING
-                """, logger: logger)
-            let rows = try await Self.all(connection.query("""
-                SELECT token, tokens, updated_at FROM token_bucket WHERE token = ANY(\(tokens)) ORDER BY token FOR UPDATE
-                """, logger: logger), as: (String, Double, Double).self)
+        let capacity = Double(burst)
+        let (nodeID, silence) = (self.nodeID, Self.nodeSilenceLimit)
+        return try await statement("reading device links and counting pushes per token") { connection, logger in
+            // One statement (``SharedRules``), its own transaction.
+            var rows: [(String, Int32)] = []
+            let statement = SharedRules(capacity: capacity, now: now, perSecond: perSecond, tokens: tokens, asked: asked,
+                                        devices: devices.sorted(), nodeID: nodeID, silence: silence)
+            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
+            var elsewhere: Set<String> = []
             var granted: [String: Int] = [:]
-            var left: [Double] = []
-            var names: [String] = []
-            for (token, tokensLeft, updatedAt) in rows {
-                let refilled = min(Double(burst), tokensLeft + max(0, now - updatedAt) * perSecond)
-                let taken = min(counts[token] ?? 0, Int(refilled.rounded(.down)))
-                granted[token] = taken
-                names.append(token)
-                left.append(refilled - Double(taken))
+            for (name, taken) in rows {
+                if taken < 0 { elsewhere.insert(name) } else { granted[name] = Int(taken) }
             }
-            try await connection.query("""
-                UPDATE token_bucket b SET tokens = v.tokens, updated_at = GREATEST(b.updated_at, \(now))
-                FROM unnest(\(names)::text[], \(left)::float8[]) AS v(token, tokens) WHERE b.token = v.token
-                """, logger: logger)
-            return granted
+            return (elsewhere, granted)
         }
     }
 
@@ -1262,6 +1344,129 @@ private final class PoolStarted: Sendable {
 }
 
 /// A device's pushes after a sequence, unexpired and not held, in order: a prepared statement.
+/// Logs and stores pushes that replace nothing and are not dropped, and tells every node, in one
+/// statement prepared once per connection (a batch's statement is parsed and planned once, not at
+/// each batch): the delivery log's entries, the pushes with sequences taken in their order, and the
+/// notifications (sent at its commit). Its rows are the pushes' sequences, in their order.
+///
+/// Data-modifying parts run once, to their end, whether read or not; `seq` (volatile) is made once;
+/// the notifications' count ties them to the result.
+private struct StorePushes: PostgresPreparedStatement {
+    typealias Row = Int64
+
+    static let sql = """
+        WITH v AS MATERIALIZED (
+            SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int8[], $10::float8[],
+                                 $11::bytea[], $12::float8[], $13::bool[], $14::text[], $15::text[], $16::bool[], $17::text[], $18::text[])
+                 WITH ORDINALITY AS v(d, t, b, e, a, pt, p, x, pl, r, h, u, ch, lg, tm, cr, n)
+        ),
+        logged AS (
+            INSERT INTO delivery (unique_id, apns_id, team_id, credential, bundle_identifier, environment, device_id, token, push_type,
+                                  priority, payload_bytes, collapse_id, expires_at, accepted_at, stored_at, held)
+            SELECT u, a, tm, cr, b, e, d, t, pt, p, octet_length(pl), NULL, x, r, $1, h FROM v WHERE lg
+            ON CONFLICT DO NOTHING
+        ),
+        seq AS (
+            SELECT row_number() OVER (ORDER BY s) AS n, s
+            FROM (SELECT nextval(pg_get_serial_sequence('push', 'sequence')) AS s FROM generate_series(1, $2::int8)) AS taken
+        ),
+        stored AS (
+            INSERT INTO push (sequence, device_id, token, bundle_identifier, environment, apns_id, push_type, priority, expires_at, collapse_id,
+                              payload, received_at, held, unique_id, channel_id)
+            SELECT seq.s, d, t, b, e, a, pt, p, x, NULL, pl, r, h, NULLIF(u, ''), NULLIF(ch, '')
+            FROM v JOIN seq ON seq.n = v.n
+        ),
+        told AS (SELECT count(pg_notify('\(PostgresGatewayStore.storedChannel)', m)) AS c FROM unnest($19::text[]) AS m)
+        SELECT seq.s FROM seq CROSS JOIN told ORDER BY seq.n
+        """
+
+    var pushes: [QueuedPush]
+    var now: Double
+    var notifications: [String]
+
+    /// Each push once: the delivery log's entry (for those `lg`, logged: a sender and an identifier)
+    /// is made of the same values as the stored push.
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 19)
+        bindings.append(now)
+        bindings.append(Int64(pushes.count))
+        bindings.append(pushes.map(\.deviceID))
+        bindings.append(pushes.map(\.token))
+        bindings.append(pushes.map(\.bundleIdentifier))
+        bindings.append(pushes.map(\.environment.rawValue))
+        bindings.append(pushes.map(\.apnsID))
+        bindings.append(pushes.map(\.pushType.rawValue))
+        bindings.append(pushes.map { Int64($0.priority) })
+        bindings.append(pushes.map(\.expiresAt.timeIntervalSince1970))
+        bindings.append(pushes.map { ByteBuffer(bytes: $0.payload) })
+        bindings.append(pushes.map(\.receivedAt.timeIntervalSince1970))
+        bindings.append(pushes.map(\.held))
+        bindings.append(pushes.map { $0.uniqueID ?? "" })
+        bindings.append(pushes.map { $0.channelID ?? "" })
+        bindings.append(pushes.map { $0.sender != nil && $0.uniqueID != nil })
+        bindings.append(pushes.map { $0.sender?.teamID ?? "" })
+        bindings.append(pushes.map { $0.sender?.credential ?? "" })
+        bindings.append(notifications)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        try row.decode(Row.self)
+    }
+}
+
+/// A batch's reads of what nodes share, in one statement prepared once per connection: each token's
+/// take from its bucket (rows `token, taken`), then the devices linked to another running node (rows
+/// `device, -1`). A missing bucket is made full less what is taken; an existing one, locked (in the
+/// tokens' order: two nodes taking from one bucket take in turn), is refilled for the time since, and
+/// gives what it holds of what is asked. Both sides of each SET read the bucket as it was.
+private struct SharedRules: PostgresPreparedStatement {
+    typealias Row = (String, Int32)
+
+    static let sql = """
+        WITH taken AS (
+            INSERT INTO token_bucket AS b (token, tokens, updated_at, taken)
+            SELECT t, $1::float8 - a, $2::float8, a FROM unnest($4::text[], $5::int4[]) WITH ORDINALITY AS v(t, a, n) ORDER BY n
+            ON CONFLICT (token) DO UPDATE SET
+                taken = LEAST(EXCLUDED.taken, floor(LEAST($1::float8, b.tokens + GREATEST(0, $2::float8 - b.updated_at) * $3::float8))::int4),
+                tokens = LEAST($1::float8, b.tokens + GREATEST(0, $2::float8 - b.updated_at) * $3::float8)
+                    - LEAST(EXCLUDED.taken, floor(LEAST($1::float8, b.tokens + GREATEST(0, $2::float8 - b.updated_at) * $3::float8))::int4),
+                updated_at = GREATEST(b.updated_at, $2::float8)
+            RETURNING token, taken
+        )
+        SELECT token, taken FROM taken
+        UNION ALL
+        SELECT l.device_id, -1 FROM device_link l JOIN gateway_node n ON n.node_id = l.node_id
+        WHERE l.device_id = ANY($6::text[]) AND l.node_id <> $7::text AND n.seen_at > extract(epoch FROM clock_timestamp()) - $8::float8
+        """
+
+    var capacity: Double
+    var now: Double
+    var perSecond: Double
+    var tokens: [String]
+    var asked: [Int32]
+    var devices: [String]
+    var nodeID: String
+    var silence: Double
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 8)
+        bindings.append(capacity)
+        bindings.append(now)
+        bindings.append(perSecond)
+        bindings.append(tokens)
+        bindings.append(asked)
+        bindings.append(devices)
+        bindings.append(nodeID)
+        bindings.append(silence)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        try row.decode(Row.self)
+    }
+}
+
 private struct ReadPushes: PostgresPreparedStatement {
     typealias Row = (Int64, String, String, String, String, String, String, Int, Double, String?, ByteBuffer, Double, String?)
 
@@ -1288,5 +1493,22 @@ private struct ReadPushes: PostgresPreparedStatement {
 
     func decodeRow(_ row: PostgresRow) throws -> Row {
         try row.decode(Row.self)
+    }
+}
+
+/// A call made at most once, from whichever path gets there first.
+private final class OrderedOnce: Sendable {
+    private let body: Mutex<(@Sendable () -> Void)?>
+
+    init(_ body: @escaping @Sendable () -> Void) {
+        self.body = Mutex(body)
+    }
+
+    func call() {
+        let body = self.body.withLock { body in
+            defer { body = nil }
+            return body
+        }
+        body?()
     }
 }

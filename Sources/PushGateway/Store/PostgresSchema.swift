@@ -159,5 +159,22 @@ extension PostgresGatewayStore {
             // -1: a node (or a command's connection) that does not follow changes.
             "ALTER TABLE gateway_node ADD COLUMN change_read BIGINT NOT NULL DEFAULT -1",
         ],
+        [
+            // What each push costs to store. Its device's row is locked by the batch that stores it,
+            // and no device is ever deleted: the foreign key's check (a lookup and a lock a push) adds
+            // nothing. A device's held pushes are few, found by push_device: an index of them written
+            // for every push held is not worth its writes.
+            "ALTER TABLE push DROP CONSTRAINT IF EXISTS push_device_id_fkey",
+            "DROP INDEX IF EXISTS push_held",
+            // The delivery log's housekeeping runs a minute apart: whether an old entry's push is still
+            // stored is one hash of the stored pushes' identifiers then, not an index written for every
+            // push; entries are written in the order they are accepted, so a block range index finds
+            // the old ones at a fraction of a B-tree's cost per push.
+            "DROP INDEX IF EXISTS push_unique",
+            "DROP INDEX IF EXISTS delivery_accepted_at",
+            "CREATE INDEX delivery_accepted_at ON delivery USING brin (accepted_at)",
+            // What a token's bucket gave at its last take (returned by the one statement that takes).
+            "ALTER TABLE token_bucket ADD COLUMN taken INTEGER NOT NULL DEFAULT 0",
+        ],
     ]
 }
