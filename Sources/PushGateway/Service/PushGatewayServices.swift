@@ -330,6 +330,8 @@ struct ProviderChangesService: Service {
                         lastBeat = now
                     }
                 } catch {
+                    // Stopping cancels a read under way: nothing went wrong.
+                    guard !Task.isCancelled else { break }
                     logger.error("could not read the providers' keys and apps", metadata: ["error": .string("\(error)")])
                     try? await Task.sleep(for: .seconds(1))
                 }

@@ -1020,7 +1020,12 @@ package final class PostgresGatewayStore: GatewayStore, Service {
     /// left behind (their links) and tokens' buckets long full again.
     private func beatHeart() async {
         let nodeID = self.nodeID
+        var beats = 0
         while !Task.isCancelled {
+            beats += 1
+            // Full buckets are forgotten once a minute: a scan of them all (no index on their time,
+            // which every take would write).
+            let forgetsBuckets = beats % 12 == 1
             do {
                 try await transaction("recording that this node runs", waitsForDisk: false) { connection, logger in
                     try await Self.recordNode(nodeID, on: connection, logger: logger)
@@ -1029,9 +1034,11 @@ package final class PostgresGatewayStore: GatewayStore, Service {
                         """, logger: logger)
                     try await connection.query("DELETE FROM gateway_node WHERE seen_at < extract(epoch FROM clock_timestamp()) - 86400", logger: logger)
                     // A bucket refills within seconds: one untouched for ten minutes is full, as a missing one.
-                    try await connection.query("""
-                        DELETE FROM token_bucket WHERE updated_at < extract(epoch FROM clock_timestamp()) - 600
-                        """, logger: logger)
+                    if forgetsBuckets {
+                        try await connection.query("""
+                            DELETE FROM token_bucket WHERE updated_at < extract(epoch FROM clock_timestamp()) - 600
+                            """, logger: logger)
+                    }
                 }
             } catch {
                 logger.warning("could not record that this node runs", metadata: ["error": .string("\(error)")])

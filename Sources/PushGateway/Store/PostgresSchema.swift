@@ -175,6 +175,11 @@ extension PostgresGatewayStore {
             "CREATE INDEX delivery_accepted_at ON delivery USING brin (accepted_at)",
             // What a token's bucket gave at its last take (returned by the one statement that takes).
             "ALTER TABLE token_bucket ADD COLUMN taken INTEGER NOT NULL DEFAULT 0",
+            // A take rewrites the bucket's row: with no index on its time and room on its page, in
+            // place of a new row and index entries (a heap-only update). Full buckets are forgotten
+            // by a scan a minute.
+            "DROP INDEX IF EXISTS token_bucket_updated_at",
+            "ALTER TABLE token_bucket SET (fillfactor = 50)",
         ],
     ]
 }
