@@ -40,6 +40,8 @@ import TestSupport
         let appEnvironment = environment.merging(["UNOTIFY_APP_ID": "com.example.todo"]) { $1 }
         let again = try ChildProcess(ChildProcess.built("todo-example"), ["--schedule", "2"], environment: appEnvironment, name: "todo-example again")
         try await again.line(containing: "arrived while running: 📌 Daily reminder")
+        // The person sees it (the app's answer reached the daemon) before the app is stopped.
+        try await watch.line(containing: "#2 [com.example.todo] daily-report")
         await again.interrupt()
         try await watch.line(containing: "[com.example.todo] is notRunning")
         let respond = try ChildProcess(unotify, ["respond", "daily-report", "--action", "MARK_DONE"], environment: environment, name: "unotify respond")
