@@ -76,6 +76,19 @@ struct TestAuthority {
 /// A certificate given to the gateway (`--certificate`, `--certificate-key`): served on its provider
 /// endpoints and device links, checked by clients as any public host's is, renewed without a restart.
 @Suite(.timeLimit(.minutes(2))) struct ServedCertificateTests {
+    /// `unotify serve` (the README's push setup) serving `issued`, its chain and key written as
+    /// chain.pem and key.pem in the test's folder, its daemon trusting the authority's root.pem.
+    func serve(_ issued: (chain: String, key: String, fingerprint: String), from authority: TestAuthority) async throws -> ServedSystem {
+        try await ServedSystem.start(app: "com.example.todo", serveArguments: { directory in
+            let (chain, key, root) = (directory.appendingPathComponent("chain.pem"), directory.appendingPathComponent("key.pem"),
+                                      directory.appendingPathComponent("root.pem"))
+            try Data(issued.chain.utf8).write(to: chain)
+            try Data(issued.key.utf8).write(to: key)
+            try Data(authority.rootPEM.utf8).write(to: root)
+            return ["--certificate", chain.path, "--certificate-key", key.path, "--gateway-ca", root.path]
+        })
+    }
+
     /// Writes `text` beside `path` and renames it over it, as certbot and most renewals do.
     func replace(_ path: URL, with text: String) throws {
         let aside = path.appendingPathExtension("new")
@@ -142,13 +155,7 @@ struct TestAuthority {
     @Test func aGivenCertificateIsCheckedByClientsAndRenewedWithoutDroppingAConnection() async throws {
         let authority = try TestAuthority()
         let first = try authority.issue(for: ["localhost"])
-        let system = try await ServedSystem.start(app: "com.example.todo", serveArguments: { directory in
-            try Data(first.chain.utf8).write(to: directory.appendingPathComponent("chain.pem"))
-            try Data(first.key.utf8).write(to: directory.appendingPathComponent("key.pem"))
-            try Data(authority.rootPEM.utf8).write(to: directory.appendingPathComponent("root.pem"))
-            return ["--certificate", directory.appendingPathComponent("chain.pem").path, "--certificate-key", directory.appendingPathComponent("key.pem").path,
-                    "--gateway-ca", directory.appendingPathComponent("root.pem").path]
-        })
+        let system = try await serve(first, from: authority)
         let root = system.directory.appendingPathComponent("root.pem").path
         let token = try await system.run(["apps", "token", "com.example.todo"], nil)
 
@@ -216,13 +223,7 @@ struct TestAuthority {
         let authority = try TestAuthority()
         let issued = try authority.issue(for: ["push.example.test"])
         // ServedSystem.start waits until the device linked, which checks the name on loopback.
-        let system = try await ServedSystem.start(app: "com.example.todo", serveArguments: { directory in
-            try Data(issued.chain.utf8).write(to: directory.appendingPathComponent("chain.pem"))
-            try Data(issued.key.utf8).write(to: directory.appendingPathComponent("key.pem"))
-            try Data(authority.rootPEM.utf8).write(to: directory.appendingPathComponent("root.pem"))
-            return ["--certificate", directory.appendingPathComponent("chain.pem").path, "--certificate-key", directory.appendingPathComponent("key.pem").path,
-                    "--gateway-ca", directory.appendingPathComponent("root.pem").path]
-        })
+        let system = try await serve(issued, from: authority)
         let root = system.directory.appendingPathComponent("root.pem").path
         let endpoints = try #require(try JSONSerialization.jsonObject(
             with: Data(contentsOf: system.directory.appendingPathComponent("gateway/endpoints.json"))) as? [String: Any])
