@@ -15,33 +15,31 @@ struct TestAuthority {
     let intermediate: Certificate
 
     init() throws {
-        let now = Date()
         let (rootKey, intermediateKey) = (P256.Signing.PrivateKey(), P256.Signing.PrivateKey())
         (self.rootKey, self.intermediateKey) = (rootKey, intermediateKey)
         let rootName = try DistinguishedName { CommonName("Test Root CA"); OrganizationName("Served certificate tests") }
-        root = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey),
+        root = try Self.authority(rootName, key: rootKey, issuer: rootName, issuerKey: rootKey, pathLength: 1)
+        intermediate = try Self.authority(try DistinguishedName { CommonName("Test Issuing CA"); OrganizationName("Served certificate tests") },
+                                          key: intermediateKey, issuer: rootName, issuerKey: rootKey, pathLength: 0)
+    }
+
+    /// An authority's certificate for `key`, signed by `issuerKey` (itself for a root), valid for 30 days.
+    private static func authority(_ subject: DistinguishedName, key: P256.Signing.PrivateKey, issuer: DistinguishedName,
+                                  issuerKey: P256.Signing.PrivateKey, pathLength: Int) throws -> Certificate {
+        let now = Date()
+        return try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey),
             notValidBefore: now.addingTimeInterval(-3600), notValidAfter: now.addingTimeInterval(86_400 * 30),
-            issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA256,
+            issuer: issuer, subject: subject, signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 1))
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: pathLength))
                 Critical(KeyUsage(keyCertSign: true, cRLSign: true))
-                SubjectKeyIdentifier(hash: .init(rootKey.publicKey))
+                SubjectKeyIdentifier(hash: .init(key.publicKey))
+                if issuerKey.rawRepresentation != key.rawRepresentation {
+                    AuthorityKeyIdentifier(keyIdentifier: SubjectKeyIdentifier(hash: .init(issuerKey.publicKey)).keyIdentifier)
+                }
             },
-            issuerPrivateKey: .init(rootKey)
-        )
-        let intermediateName = try DistinguishedName { CommonName("Test Issuing CA"); OrganizationName("Served certificate tests") }
-        intermediate = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(intermediateKey.publicKey),
-            notValidBefore: now.addingTimeInterval(-3600), notValidAfter: now.addingTimeInterval(86_400 * 30),
-            issuer: rootName, subject: intermediateName, signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
-                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
-                SubjectKeyIdentifier(hash: .init(intermediateKey.publicKey))
-                AuthorityKeyIdentifier(keyIdentifier: SubjectKeyIdentifier(hash: .init(rootKey.publicKey)).keyIdentifier)
-            },
-            issuerPrivateKey: .init(rootKey)
+            issuerPrivateKey: .init(issuerKey)
         )
     }
 

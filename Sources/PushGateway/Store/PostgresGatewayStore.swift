@@ -1078,16 +1078,11 @@ package final class PostgresGatewayStore: GatewayStore, Service {
         }
     }
 
+    /// ``sharedRules(linkedElsewhere:take:at:burst:perSecond:)``'s reading of the links alone: one query
+    /// of the links for both.
     package func devicesLinkedElsewhere(_ devices: Set<String>) async throws(GatewayError) -> Set<String> {
-        let nodeID = self.nodeID
-        let limit = Self.nodeSilenceLimit
-        return try await statement("reading device links") { connection, logger in
-            Set(try await Self.column(connection.query("""
-                SELECT l.device_id FROM device_link l JOIN gateway_node n ON n.node_id = l.node_id
-                WHERE l.device_id = ANY(\(devices.sorted())) AND l.node_id <> \(nodeID)
-                AND n.seen_at > extract(epoch FROM clock_timestamp()) - \(limit)
-                """, logger: logger), as: String.self))
-        }
+        guard !devices.isEmpty else { return [] }
+        return try await sharedRules(linkedElsewhere: devices, take: [:], at: Date(), burst: 0, perSecond: 0).elsewhere
     }
 
     package var isSharedByNodes: Bool { true }
