@@ -11,13 +11,14 @@ final class WebAccess: Sendable {
     /// port, so two centers on one machine would otherwise overwrite each other's.
     var cookieName: String { "unotify-center-\(port.withLock { $0 } ?? 0)" }
 
-    let secret: String
+    /// The secret a paired browser holds as its cookie.
+    let credential: WebCredential
     /// The address the center binds, as configured.
     let boundHost: String
     private let port = Mutex<Int?>(nil)
 
-    init(secret: String, boundHost: String) {
-        self.secret = secret
+    init(credential: WebCredential, boundHost: String) {
+        self.credential = credential
         self.boundHost = boundHost
     }
 
@@ -33,11 +34,36 @@ final class WebAccess: Sendable {
         return names.contains { "\($0):\(port)" == host.lowercased() }
     }
 
-    /// Whether `value` is this start's secret.
+    /// Whether `value` is the secret now.
     func isSecret(_ value: String?) -> Bool {
-        guard let value else { return false }
-        return constantTimeEqual(value, secret)
+        credential.accepts(value)
     }
+
+    /// The cookie that pairs a browser: kept across the browser's restarts (for the 400 days browsers
+    /// allow at most), sent to this center's own pages only, never readable by a script.
+    func pairingCookie(_ secret: String) -> Cookie {
+        Cookie(name: cookieName, value: secret, maxAge: 400 * 24 * 3600, path: "/", httpOnly: true, sameSite: .strict)
+    }
+
+    /// Returns once `secret`, which a page's live events were opened with, is no longer the credential:
+    /// the credential is read again every second (another process may have replaced it).
+    func waitUntilReplaced(_ secret: String) async {
+        while !Task.isCancelled, isSecret(secret) {
+            try? await Task.sleep(for: .seconds(1))
+        }
+    }
+
+    /// The close code of a page's live events when its browser was signed out (a code of the range
+    /// RFC 6455 leaves to applications).
+    static let signedOutCloseCode: UInt16 = 4401
+
+    /// Why a browser without the secret is refused, and the way back.
+    static let unpaired = "This browser is not paired with the notification center, or its pairing was revoked. "
+        + "Open the link `unotify serve` printed, or the one `unotify center link` prints."
+
+    /// Why a link whose secret was replaced is refused, and the way back.
+    static let replacedLink = "This link's secret was replaced (every browser paired with it was signed out). "
+        + "Open the link `unotify center link` prints."
 
     /// An address as it is written in a URL: IPv6 in brackets.
     static func urlHost(_ host: String) -> String {
@@ -85,10 +111,10 @@ struct WebAccessMiddleware<Context: RequestContext>: RouterMiddleware {
         // The printed URL: its secret becomes the cookie, and the address bar loses it.
         if request.uri.path == "/", let offered = request.uri.queryParameters.get("secret") {
             guard access.isSecret(offered) else {
-                return refusal(.forbidden, "wrongSecret", "This link is from an earlier start: open the URL `unotify serve` printed this time.", for: request)
+                return refusal(.forbidden, "wrongSecret", WebAccess.replacedLink, for: request)
             }
             var response = Response(status: .seeOther, headers: [.location: "/"])
-            response.setCookie(Cookie(name: access.cookieName, value: access.secret, path: "/", httpOnly: true, sameSite: .strict))
+            response.setCookie(access.pairingCookie(offered))
             return response
         }
         // A content extension's frame has no origin of its own, so no cookie: its unguessable session,
@@ -97,7 +123,7 @@ struct WebAccessMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         }
         guard access.isSecret(request.cookies[access.cookieName]?.value) else {
-            return refusal(.unauthorized, "noSecret", "Open the URL `unotify serve` printed: it holds this start's secret.", for: request)
+            return refusal(.unauthorized, "noSecret", WebAccess.unpaired, for: request)
         }
         return try await next(request, context)
     }

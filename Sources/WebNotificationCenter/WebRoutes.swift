@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
+import NIOWebSocket
 import NotificationCore
 import NotificationDaemon
 import NotificationEngine
@@ -113,6 +114,14 @@ enum WebRoutes {
             try await engine.setFocus(body.focus)
             return jsonResponse(LocalAPI.DeviceFocus(focus: await engine.focus))
         }
+        // "Sign Out Other Browsers": a new secret; this browser gets it, every other one is signed out.
+        router.post("/api/pairing/replace") { _, _ in
+            let secret = try access.credential.rotate()
+            logger.notice("the notification center's secret was replaced from its page: other browsers are signed out")
+            var response = Response(status: .noContent)
+            response.setCookie(access.pairingCookie(secret))
+            return response
+        }
         // The person acts on a notification: the same actions, checked the same way, as any surface's.
         router.post("/api/apps/:app/notifications/:identifier/respond") { request, context in
             let body = try await decode(LocalAPI.Respond.self, request, context)
@@ -177,14 +186,11 @@ enum WebRoutes {
                 index: try context.parameters.require("index", as: Int.self), request: request, context: context
             )
         }
-        router.ws("/api/events") { request, _ in
-            try requireWebSocketUpgrade(request)
-            return .upgrade([:])
-        } onUpgrade: { inbound, outbound, _ in
-            // The page listens from the start: the events of `/v1/admin/events`, until either side goes.
-            // Only what the page uses: a presented notification (its preview hidden as on the page), and
-            // for the rest the event's kind (and a summary's time), on which the page reads what is on screen again. Other events
-            // carry notifications' contents (responses, requests) that a locked screen must not receive.
+        // The page listens from the start: the events of `/v1/admin/events`, until either side goes.
+        // Only what the page uses: a presented notification (its preview hidden as on the page), and
+        // for the rest the event's kind (and a summary's time), on which the page reads what is on screen again. Other events
+        // carry notifications' contents (responses, requests) that a locked screen must not receive.
+        @Sendable func serveEvents(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
             try await AdminRoutes.servePresenter(engine: engine, remaining: inbound.messages(maxSize: 1 << 16).makeAsyncIterator(), outbound: outbound) { event in
                 var sent = PageEvent(type: event.type, bundleIdentifier: event.bundleIdentifier)
                 // When a summary came, the page is told which (its time, none of its notifications' contents).
@@ -195,7 +201,26 @@ enum WebRoutes {
                 let visible = LocalAPI.VisibleNotification(bundleIdentifier: app, presented)
                 let shown = PagePreview.shown(visible, among: [visible], settings: settings, locked: await engine.lockState.isLocked, files: files)
                 sent.notification = shown.value
-                return try? AdminRoutes.eventEncoder.encode(AsShown(value: sent, previewHidden: shown.previewHidden, attachments: shown.attachments))
+                return try? AdminRoutes.eventEncoder.encode(AsShown(value: sent, previewHidden: shown.previewHidden, onLockScreen: shown.onLockScreen,
+                                                                    attachments: shown.attachments))
+            }
+        }
+        router.ws("/api/events") { request, _ in
+            try requireWebSocketUpgrade(request)
+            return .upgrade([:])
+        } onUpgrade: { inbound, outbound, context in
+            // A browser signed out (its secret replaced) stops receiving at once: its events end, with a
+            // close code the page reads as "no longer paired".
+            let secret = context.request.cookies[access.cookieName]?.value ?? ""
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { try? await serveEvents(inbound: inbound, outbound: outbound) }
+                group.addTask {
+                    await access.waitUntilReplaced(secret)
+                    // Closing ends the events too, once the page answers the close.
+                    if !Task.isCancelled { try? await outbound.close(.unknown(WebAccess.signedOutCloseCode), reason: "signed out") }
+                }
+                _ = await group.next()
+                group.cancelAll()
             }
         }
         return router
@@ -224,29 +249,33 @@ enum PagePreview {
         var redacted = visible
         // The daemon's paths stay in the daemon; the page has links.
         redacted.notification.request.content.attachments = []
+        let onLockScreen = PresentationPolicy.showsOnLockScreen(visible.presentation, settings: settings)
         guard PreviewPolicy.hidesPreviews(settings, locked: locked) else {
-            return AsShown(value: redacted, previewHidden: false, attachments: files.links(of: visible))
+            return AsShown(value: redacted, previewHidden: false, onLockScreen: onLockScreen, attachments: files.links(of: visible))
         }
         let content = visible.notification.request.content
         let count = all.count(where: { $0.notification.request.content.threadIdentifier == content.threadIdentifier })
         redacted.notification.request.content = PreviewPolicy.hiddenContent(
             of: content, categoryOptions: visible.categoryOptions, placeholder: visible.hiddenPreviewsBodyPlaceholder, inThread: count)
-        return AsShown(value: redacted, previewHidden: true, attachments: [])
+        return AsShown(value: redacted, previewHidden: true, onLockScreen: onLockScreen, attachments: [])
     }
 }
 
-/// A notification, or a `presented` event, with `previewHidden` and the page's `attachments` beside its own fields.
+/// A notification, or a `presented` event, with `previewHidden`, whether the lock screen shows it
+/// (``PresentationPolicy/showsOnLockScreen(_:settings:)``) and the page's `attachments` beside its own fields.
 struct AsShown<Value: Encodable>: Encodable {
     var value: Value
     var previewHidden: Bool
+    var onLockScreen: Bool
     var attachments: [AttachmentFiles.Link]
 
-    enum CodingKeys: CodingKey { case previewHidden, attachments }
+    enum CodingKeys: CodingKey { case previewHidden, onLockScreen, attachments }
 
     func encode(to encoder: any Encoder) throws {
         try value.encode(to: encoder)
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(previewHidden, forKey: .previewHidden)
+        try container.encode(onLockScreen, forKey: .onLockScreen)
         try container.encode(attachments, forKey: .attachments)
     }
 }

@@ -152,9 +152,20 @@ struct DaemonOptions: ParsableArguments {
             var web = WebNotificationCenter.Configuration()
             web.host = webHost
             web.port = webPort
-            services.append(WebNotificationCenter(engine: daemon.engine, configuration: web, logger: logger) { url in
+            do {
+                web.credential = try WebCredential(at: configuration.location.centerKeyPath)
+            } catch {
+                throw CommandFailure("\(error)")
+            }
+            web.addressFile = configuration.location.centerAddressPath
+            // Under systemd, what is printed is collected in the journal: the link's secret stays out of it.
+            let collected = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil
+            services.append(WebNotificationCenter(engine: daemon.engine, configuration: web, logger: logger) { link in
                 // The one line a person needs: printed whatever the log level, and at once.
-                FileHandle.standardOutput.write(Data("Notification center: \(url)\n".utf8))
+                let line = collected
+                    ? "Notification center: \(link.prefix { $0 != "?" }) (`unotify center link` prints the link that pairs a browser)"
+                    : "Notification center: \(link)"
+                FileHandle.standardOutput.write(Data("\(line)\n".utf8))
             }.service)
         }
         if freedesktop {
@@ -193,7 +204,7 @@ struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Run the whole system on this machine, on embedded SQLite: the notification daemon and a push gateway it is linked to.",
-        discussion: "The web notification center listens on 2202 (it prints its URL, which holds a secret made at each start), the gateway's provider API on 2197 (sandbox) and 2198 (production), its device links on 2199, the metrics of both on 2200, all on loopback; the gateway's folder is gateway/ in the data directory."
+        discussion: "The web notification center listens on 2202 (it prints its URL, which holds the secret that pairs a browser, kept in the data directory), the gateway's provider API on 2197 (sandbox) and 2198 (production), its device links on 2199, the metrics of both on 2200, all on loopback; the gateway's folder is gateway/ in the data directory."
     )
 
     @OptionGroup var options: DaemonOptions

@@ -15,7 +15,7 @@ struct Unotify: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self, DaemonCommand.self, AppsCommand.self, AuthorizeCommand.self, SettingsCommand.self,
             PendingCommand.self, DeliveredCommand.self, NotificationsCommand.self, RespondCommand.self,
-            WatchCommand.self, LocationCommand.self, DeviceCommand.self, FocusCommand.self, SummaryCommand.self, GatewayCommand.self, PushCommand.self,
+            WatchCommand.self, CenterCommand.self, LocationCommand.self, DeviceCommand.self, FocusCommand.self, SummaryCommand.self, GatewayCommand.self, PushCommand.self,
         ]
     )
 

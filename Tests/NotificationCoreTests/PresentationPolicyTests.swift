@@ -193,6 +193,26 @@ struct PresentationPolicyTests {
         #expect(!Presentation(banner: true).isQuiet)
     }
 
+    @Test("what the list keeps shows on the lock screen, while the app's Lock Screen setting is on")
+    func theLockScreenShowsWhatTheListKeeps() {
+        // Presented in the foreground as a banner and in the list: on the lock screen once locked.
+        let foreground = PresentationPolicy.foreground(options: [.banner, .list], content: makeContent(), settings: allowed)
+        #expect(!foreground.lockScreen)
+        #expect(PresentationPolicy.showsOnLockScreen(foreground, settings: allowed))
+        // A banner only (not kept in the list) leaves nothing to show.
+        let bannerOnly = PresentationPolicy.foreground(options: [.banner], content: makeContent(), settings: allowed)
+        #expect(!PresentationPolicy.showsOnLockScreen(bannerOnly, settings: allowed))
+        // The setting as it is now decides, for every notification already delivered.
+        let background = PresentationPolicy.background(content: makeContent(), settings: allowed)
+        #expect(PresentationPolicy.showsOnLockScreen(background, settings: allowed))
+        let lockScreenOff = changing { $0.lockScreenSetting = .disabled }
+        #expect(!PresentationPolicy.showsOnLockScreen(background, settings: lockScreenOff))
+        #expect(!PresentationPolicy.showsOnLockScreen(foreground, settings: lockScreenOff))
+        // A provisional app's notifications stay in Notification Center only.
+        let quiet = PresentationPolicy.background(content: makeContent(), settings: provisional)
+        #expect(!PresentationPolicy.showsOnLockScreen(quiet, settings: provisional))
+    }
+
     // MARK: Focus
 
     @Test func aFocusSilencesWhatItDoesNotLetThrough() {

@@ -89,6 +89,12 @@ final class BrowserSession: Sendable {
         get async throws { try await call(.GET, "/url", nil) as? String ?? "" }
     }
 
+    /// The browser's cookies for the page's site, HttpOnly ones included, as WebDriver gives them
+    /// (`name`, `value`, `expiry` in seconds since 1970, `httpOnly`, `sameSite`…).
+    var cookies: [[String: Any]] {
+        get async throws { try await call(.GET, "/cookie", nil) as? [[String: Any]] ?? [] }
+    }
+
     /// The first element matching a CSS selector, waited for.
     func element(_ selector: String) async throws -> String {
         let found = try await call(.POST, "/element", ["using": "css selector", "value": selector])

@@ -126,6 +126,38 @@ import TestSupport
         }
     }
 
+    /// The README's order: the app running, its reminder arrives as a banner and stays in the list; then
+    /// **Lock**. What Notification Center keeps is on the lock screen, as on iOS, its preview hidden as
+    /// the app's Show Previews says; turning the app's Lock Screen setting off takes it away from there.
+    @Test func theLockScreenShowsWhatArrivedWhileTheAppWasInTheForeground() async throws {
+        try await Self.withServed(app: "com.example.todo") { environment, url in
+            try await Self.withPage(url) { browser in
+                let app = try ChildProcess(ChildProcess.built("todo-example"), ["--schedule", "1"],
+                                           environment: environment.merging(["UNOTIFY_APP_ID": "com.example.todo"]) { $1 }, name: "todo-example")
+                try await app.line(containing: "asking for permission")
+                try await browser.click(".prompt .allow")
+                try await app.line(containing: "arrived while running: 📌 Daily reminder")
+                try await browser.waitUntil("the banner", "return document.querySelectorAll('.banners .notification').length === 1")
+                try await browser.waitUntil("the list", "return document.querySelectorAll('#list .notification').length === 1")
+
+                try await browser.click("#lock")
+                try await browser.waitUntil("the lock screen", "return !document.getElementById('lock-screen').hidden")
+                try await browser.waitUntil("the reminder on the lock screen", "return document.querySelectorAll('#lock-list .notification').length === 1")
+                // Show Previews is When Unlocked: the lock screen has the placeholder, not the reminder's words.
+                #expect(try await browser.text(of: "#lock-list .notification .body") == "Notification")
+                #expect(try await browser.count("#lock-list .notification .title") == 0)
+                try await browser.screenshot(to: Self.screenshots.appendingPathComponent("web-lock-screen-after-banner.png"))
+
+                // The app's Lock Screen setting off: its notifications leave the lock screen (not the list).
+                try await Self.unotify(["settings", "--app", "com.example.todo", "--lock-screen", "off"], environment)
+                try await browser.waitUntil("the lock screen to be empty", "return document.querySelectorAll('#lock-list .notification').length === 0")
+                try await browser.click("#unlock button[type=submit]")
+                try await browser.waitUntil("the list again", "return document.querySelectorAll('#list .notification').length === 1")
+                await app.interrupt()
+            }
+        }
+    }
+
     @Test func theAppsOwnNotificationSettingsOpenInTheAppFromTheSettingsPage() async throws {
         try await Self.withServed(app: "com.example.todo") { environment, url in
             try await Self.withPage(url) { browser in

@@ -34,6 +34,12 @@ package struct DaemonLocation: Sendable, Hashable {
     /// The administrator's key file.
     package var adminKeyPath: String { dataDirectory.appendingPathComponent("admin.key").path }
 
+    /// The web notification center's credential: the secret a browser is paired with (``WebCredential``).
+    package var centerKeyPath: String { dataDirectory.appendingPathComponent("center.key").path }
+
+    /// Where the web notification center writes its address (without the secret) once it listens.
+    package var centerAddressPath: String { dataDirectory.appendingPathComponent("center.address").path }
+
     /// Where `unotify apps add` writes an app's key.
     package func appKeyPath(for bundleIdentifier: String) -> String {
         dataDirectory.appendingPathComponent("apps/\(bundleIdentifier).key").path

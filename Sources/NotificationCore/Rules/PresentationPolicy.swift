@@ -113,6 +113,14 @@ package enum PresentationPolicy {
         )
     }
 
+    /// Whether a notification delivered with `presentation` shows on the lock screen now, under the app's
+    /// current `settings`. As on iOS, what Notification Center keeps is on the lock screen too (one that
+    /// came as a banner while the app was in the foreground included), for an app whose Lock Screen
+    /// setting is on; turning the setting off takes the app's notifications off the lock screen.
+    package static func showsOnLockScreen(_ presentation: Presentation, settings: NotificationSettings) -> Bool {
+        settings.lockScreenSetting == .enabled && (presentation.lockScreen || presentation.list)
+    }
+
     /// The presentation when the app is in the background or not running: the person's settings decide.
     package static func background(content: NotificationContent, settings: NotificationSettings) -> Presentation {
         guard allowsDelivery(settings) else { return .none }

@@ -3,6 +3,10 @@
 
 const SECONDS_FROM_1970_TO_2001 = 978307200;
 const BANNER_SECONDS = 8;
+// Between two tries of the live events, at most: a restarted center is found again within this.
+const MAXIMUM_RECONNECT_SECONDS = 5;
+// The close code of the live events when this browser was signed out (`WebAccess.signedOutCloseCode`).
+const SIGNED_OUT_CLOSE_CODE = 4401;
 // iOS shows two actions where space is short (a banner) and up to four when a notification is expanded.
 const BANNER_ACTIONS = 2;
 const EXPANDED_ACTIONS = 4;
@@ -59,6 +63,8 @@ const elements = {
   banners: document.getElementById("banners"),
   prompts: document.getElementById("prompts"),
   error: document.getElementById("error"),
+  unpaired: document.getElementById("unpaired"),
+  pairingSettings: document.getElementById("pairing-settings"),
   list: document.getElementById("list"),
   empty: document.getElementById("empty"),
 };
@@ -80,6 +86,9 @@ const extensionViews = new Map();
 let afterUnlock = null;
 let refreshing = null;
 let refreshAgain = false;
+// The live events: the socket while one is open or opening, and when the next try is when none is.
+let socket = null;
+let reconnectTimer = null;
 let reconnectDelay = 1;
 
 /** An element with a class and text; the text is never read as markup. */
@@ -859,11 +868,12 @@ function render() {
     elements.list.hidden = !elements.settings.hidden || !elements.composer.hidden;
   }
   renderPrompts();
-  // On the lock screen, what the settings let it show; in the list, what they keep in Notification Center.
+  // On the lock screen, what the daemon says the app's Lock Screen setting lets it show (what the list keeps,
+  // wherever the app was when it came); in the list, what the settings keep in Notification Center.
   // What waits for the Scheduled Summary is not seen before it comes, unless the person asked to see the next one.
   const early = !locked && Boolean(state.device.summary?.showsNextSummary);
   renderList(locked ? elements.lockList : elements.list, state.notifications.filter((notification) =>
-    notification.summary?.held ? early : locked ? notification.presentation.lockScreen : notification.presentation.list));
+    notification.summary?.held ? early : locked ? notification.onLockScreen : notification.presentation.list));
 }
 
 /** The header's Focus button and the line that says which Focus is on. */
@@ -1108,11 +1118,13 @@ async function refresh() {
       const asked = performance.now();
       try {
         const answer = await fetch("/api/state", { credentials: "same-origin" });
+        if (answer.status === 401) return showUnpaired();
         if (!answer.ok) {
-          showError(answer.status === 401 ? "Open the URL `unotify serve` printed: it holds this start's secret." : `${answer.status} ${answer.statusText}`);
+          showError(`${answer.status} ${answer.statusText}`);
           return;
         }
         state = await answer.json();
+        showPaired();
         // An interface whose notification left closes with it.
         const listed = new Set(state.notifications.map(keyOf));
         for (const key of [...extensionViews.keys()]) if (!listed.has(key)) closeInterface(key);
@@ -1136,14 +1148,21 @@ async function refresh() {
   }
 }
 
+/**
+ * Opens the live events, and opens them again whenever they close: soon after (a restart of the
+ * center takes a few seconds), at once when the tab is shown again or the network comes back.
+ */
 function connect() {
-  const socket = new WebSocket(`ws://${location.host}/api/events`);
-  socket.addEventListener("open", () => {
+  clearTimeout(reconnectTimer);
+  reconnectTimer = null;
+  const opened = new WebSocket(`ws://${location.host}/api/events`);
+  socket = opened;
+  opened.addEventListener("open", () => {
     reconnectDelay = 1;
     elements.connection.textContent = "Live";
     elements.connection.classList.remove("offline");
   });
-  socket.addEventListener("message", (message) => {
+  opened.addEventListener("message", (message) => {
     let event;
     try {
       event = JSON.parse(message.data);
@@ -1161,12 +1180,61 @@ function connect() {
       read.then(() => { if (!state.device.locked) showSummaryBanner(event.date); });
     }
   });
-  socket.addEventListener("close", () => {
-    elements.connection.textContent = `Offline; trying again in ${reconnectDelay} s`;
+  opened.addEventListener("close", (event) => {
+    socket = null;
+    // Signed out (the secret was replaced: by this page, which holds the new one, or elsewhere), or
+    // refused: the state's answer says which, and the page says how to pair again. It keeps trying: a
+    // link opened in another tab pairs this one too.
+    checkPairing().then((paired) => { if (paired && event.code === SIGNED_OUT_CLOSE_CODE) reconnectNow(); });
+    elements.connection.textContent = document.body.dataset.unpaired ? "Not paired" : `Offline; trying again in ${reconnectDelay} s`;
     elements.connection.classList.add("offline");
-    setTimeout(connect, reconnectDelay * 1000);
-    reconnectDelay = Math.min(reconnectDelay * 2, 30);
+    reconnectTimer = setTimeout(connect, reconnectDelay * 1000);
+    reconnectDelay = Math.min(reconnectDelay * 2, MAXIMUM_RECONNECT_SECONDS);
   });
+}
+
+/** Reads whether this browser is still paired, when the live events closed; false when it cannot tell. */
+async function checkPairing() {
+  try {
+    const answer = await fetch("/api/state", { credentials: "same-origin" });
+    if (answer.status === 401) showUnpaired();
+    return answer.ok;
+  } catch (_) {
+    // The center is not there (stopped, or restarting): the connection line says so.
+    return false;
+  }
+}
+
+/** Tries the live events again now, unless they are open or opening. */
+function reconnectNow() {
+  if (socket !== null) return;
+  reconnectDelay = 1;
+  connect();
+}
+
+/**
+ * This browser is not (or no longer) paired: nothing of what was shown stays on the page, and the page
+ * says how to pair again.
+ */
+function showUnpaired() {
+  if (document.body.dataset.unpaired === "true") return;
+  document.body.dataset.unpaired = "true";
+  state = { ...state, notifications: [], prompts: [], badges: {}, provisionalApps: [] };
+  state.device = { ...state.device, locked: false };
+  showSettings(false);
+  showComposer(false);
+  elements.banners.replaceChildren();
+  for (const key of [...extensionViews.keys()]) closeInterface(key);
+  clearError();
+  render();
+  elements.unpaired.hidden = false;
+  elements.connection.textContent = "Not paired";
+}
+
+function showPaired() {
+  if (document.body.dataset.unpaired !== "true") return;
+  delete document.body.dataset.unpaired;
+  elements.unpaired.hidden = true;
 }
 
 // MARK: Settings
@@ -1197,6 +1265,7 @@ function showSettings(shown) {
     // Read once for both lists.
     const apps = registeredApps();
     showPasscodeSettings();
+    showPairingSettings();
     showFocusSettings(apps);
     showSummarySettings(apps);
     showApps(apps);
@@ -1245,6 +1314,32 @@ function showPasscodeSettings() {
   form.onsubmit = (event) => {
     event.preventDefault();
     change(next.value);
+  };
+}
+
+/**
+ * This browser's pairing: "Sign Out Other Browsers" replaces the secret; this browser is given the new
+ * one, every other browser (and every earlier link) is signed out.
+ */
+function showPairingSettings() {
+  const form = elements.pairingSettings;
+  form.replaceChildren();
+  const group = make("fieldset");
+  group.append(make("legend", "", "Browsers"));
+  group.append(make("p", "hint", "This browser stays paired across restarts. `unotify center link` prints the link that pairs another one."));
+  const buttons = make("div", "row");
+  const replace = make("button", "app-link destructive", "Sign Out Other Browsers");
+  replace.type = "submit";
+  buttons.append(replace);
+  group.append(buttons);
+  form.append(group);
+  form.onsubmit = async (event) => {
+    event.preventDefault();
+    if (!(await send("POST", "/api/pairing/replace"))) return;
+    showPairingSettings();
+    const saved = make("p", "saved", "Other browsers signed out");
+    saved.setAttribute("role", "status");
+    form.append(saved);
   };
 }
 
@@ -1684,6 +1779,9 @@ elements.compose.addEventListener("submit", async (event) => {
   };
   if (await send("POST", path, body, underEditor)) elements.composeSent.textContent = `Sent to ${app}`;
 });
+
+window.addEventListener("online", reconnectNow);
+document.addEventListener("visibilitychange", () => { if (!document.hidden) reconnectNow(); });
 
 document.documentElement.dataset.ready = "true";
 connect();
