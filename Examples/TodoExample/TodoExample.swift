@@ -11,7 +11,9 @@ import OpenUserNotificationsLink
 final class ReminderHandler: NSObject, UNUserNotificationCenterDelegate, Sendable {
     func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification,
                                 withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void) {
-        say("arrived while running: \(notification.request.content.title)")
+        // A push whose `alert` is a string has a body and no title.
+        let content = notification.request.content
+        say("arrived while running: \(content.title.isEmpty ? content.body : content.title)")
         completionHandler([.banner, .list, .sound])
     }
 
@@ -69,7 +71,16 @@ struct TodoExample {
         center.setNotificationCategories([UNNotificationCategory(identifier: "TODO_CATEGORY", actions: [done, reply],
                                                                  intentIdentifiers: [], options: [.customDismissAction])])
 
-        say("asking for permission (answer on the notification center's page, or in `unotify watch` with `allow com.example.todo`)…")
+        // Asked once: after the person's answer, the system answers at once with what was decided.
+        switch await center.notificationSettings().authorizationStatus {
+        case .notDetermined:
+            say("asking for permission (answer on the notification center's page, or in `unotify watch` with `allow com.example.todo`)…")
+        case .denied:
+            say("notifications are turned off for this app (turn them on in the notification center's Settings, or with `unotify authorize --app … grant`)")
+            exit(1)
+        default:
+            say("notifications are allowed")
+        }
         guard try await center.requestAuthorization(options: [.alert, .sound, .badge, .providesAppNotificationSettings]) else {
             say("notifications are not allowed")
             exit(1)

@@ -143,7 +143,7 @@ extension DaemonEngine {
     /// - Throws: `appNotFound`; `invalidRequest` for a payload that is not a JSON object or is over
     ///   what its type carries (4,096 bytes for an alert: Apple's limit for `simctl push` too).
     package func deliverPush(
-        _ bundleIdentifier: String, payload: [UInt8], pushType: APNs.PushType = .alert, apnsID: String = UUID().uuidString, collapseID: String? = nil
+        _ bundleIdentifier: String, payload: [UInt8], pushType: APNs.PushType = .alert, apnsID: String = UUID().uuidString.lowercased(), collapseID: String? = nil
     ) async throws {
         guard payload.count <= pushType.maximumPayloadBytes else {
             throw DaemonError(.invalidRequest, "The payload is \(payload.count) bytes; a push carries at most \(Self.grouped(pushType.maximumPayloadBytes)).")

@@ -143,7 +143,7 @@ public final class NotificationTestHarness: Sendable {
     ///   - apnsID: its `apns-id`; a new UUID by default.
     ///   - collapseID: its `apns-collapse-id`, which becomes the request's identifier.
     /// - Throws: ``PushPayloadError`` when the payload is not a JSON object.
-    public func receivePush(_ payload: String, pushType: String = "alert", apnsID: String = UUID().uuidString, collapseID: String? = nil) async throws {
+    public func receivePush(_ payload: String, pushType: String = "alert", apnsID: String = UUID().uuidString.lowercased(), collapseID: String? = nil) async throws {
         guard let type = APNs.PushType(rawValue: pushType) else {
             throw PushPayloadError(description: "\"\(pushType)\" is not an apns-push-type.")
         }
@@ -161,7 +161,7 @@ public final class NotificationTestHarness: Sendable {
     /// A message a provider sent to a broadcast channel: it reaches the app, as ``receivePush(_:pushType:apnsID:collapseID:)``
     /// does, if the app subscribed to the channel; returns whether it did.
     @discardableResult
-    public func receiveBroadcast(_ payload: String, onChannel channelID: String, apnsID: String = UUID().uuidString) async throws -> Bool {
+    public func receiveBroadcast(_ payload: String, onChannel channelID: String, apnsID: String = UUID().uuidString.lowercased()) async throws -> Bool {
         guard subscribedChannels.contains(channelID) else { return false }
         try await receivePush(payload, apnsID: apnsID)
         return true

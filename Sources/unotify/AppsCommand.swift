@@ -86,6 +86,7 @@ struct AppsCommand: AsyncParsableCommand {
         func run() async throws {
             try await location.adminClient().call(.DELETE, "/v1/admin/apps/\(segment(bundleIdentifier))")
             try? FileManager.default.removeItem(atPath: location.configuration.appKeyPath(for: bundleIdentifier))
+            print("Removed \(bundleIdentifier) and all its notifications.")
         }
     }
 

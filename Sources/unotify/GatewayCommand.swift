@@ -237,6 +237,7 @@ struct GatewayCommand: AsyncParsableCommand {
 
             func run() async throws {
                 try await location.withStoreChanging { try await $0.addApp(bundleIdentifier, team: team) }
+                print("Team \(team) may push to \(bundleIdentifier).")
             }
         }
 
@@ -259,6 +260,7 @@ struct GatewayCommand: AsyncParsableCommand {
 
             func run() async throws {
                 try await location.withStoreChanging { try await $0.removeApp(bundleIdentifier) }
+                print("No team may push to \(bundleIdentifier) now.")
             }
         }
     }
@@ -313,6 +315,7 @@ struct GatewayCommand: AsyncParsableCommand {
 
             func run() async throws {
                 try await location.withStoreChanging { try await $0.removeKey(keyID) }
+                print("Key \(keyID) revoked: tokens it signed are refused now.")
             }
         }
     }

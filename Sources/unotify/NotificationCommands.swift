@@ -130,6 +130,7 @@ struct LocationCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await location.adminClient().call(.POST, "/v1/admin/device", body: LocalAPI.DeviceChange(latitude: latitude, longitude: longitude))
+        print("The device is at \(latitude), \(longitude) now.")
     }
 }
 
@@ -147,7 +148,13 @@ struct DeviceCommand: AsyncParsableCommand {
     func run() async throws {
         guard !(lock && unlock) else { throw CommandFailure("Say --lock or --unlock, not both.") }
         let change = LocalAPI.DeviceChange(locked: lock ? true : unlock ? false : nil, timeZone: timeZone)
+        guard change.locked != nil || timeZone != nil else { throw CommandFailure("Say --lock, --unlock or --time-zone.") }
         try await location.adminClient().call(.POST, "/v1/admin/device", body: change)
+        var said: [String] = []
+        if lock { said.append("locked") }
+        if unlock { said.append("unlocked") }
+        if let timeZone { said.append("in the time zone \(timeZone)") }
+        print("The device is \(said.joined(separator: " and ")) now.")
     }
 }
 

@@ -22,6 +22,7 @@ import TestSupport
         try await watch.line(containing: "[com.example.todo] would like to send you notifications")
 
         try watch.type("allow com.example.todo")
+        try await watch.line(containing: "[com.example.todo] may send you notifications (authorized).")
         try await app.line(containing: "scheduled \"daily-report\" in 2 s")
         // The reminder fires while the app is in the foreground: its delegate decides, and the watch shows it live.
         try await app.line(containing: "arrived while running: 📌 Daily reminder")
@@ -39,7 +40,10 @@ import TestSupport
         // while the app is not running; the app started again receives what waited for it.
         let appEnvironment = environment.merging(["UNOTIFY_APP_ID": "com.example.todo"]) { $1 }
         let again = try ChildProcess(ChildProcess.built("todo-example"), ["--schedule", "2"], environment: appEnvironment, name: "todo-example again")
+        // Permission was given: the app says so, and asks nothing.
+        try await again.line(containing: "notifications are allowed")
         try await again.line(containing: "arrived while running: 📌 Daily reminder")
+        #expect(!again.lines.contains { $0.contains("asking for permission") })
         // The person sees it (the app's answer reached the daemon) before the app is stopped.
         try await watch.line(containing: "#2 [com.example.todo] daily-report")
         await again.interrupt()
@@ -68,6 +72,42 @@ import TestSupport
         let watch = try ChildProcess(unotify, ["watch"], environment: environment, name: "unotify watch")
         try await watch.line(containing: "Watching")
         return (serve, watch, environment.merging(["UNOTIFY_APP_ID": "com.example.todo"]) { $1 })
+    }
+
+    /// Each command that changes something says what it did in one line; a push whose alert is a
+    /// string reaches the app with its words; local and gateway pushes' identifiers are of one form
+    /// (lower-case UUIDs, as APNs makes them).
+    @Test func commandsConfirmWhatTheyDidAndIdentifiersHaveOneForm() async throws {
+        let directory = try makeTestDirectory()
+        let (serve, watch, appEnvironment) = try await Self.serveAppAndWatch(directory: directory)
+        let environment = ServedSystem.environment(directory)
+        func said(_ arguments: [String]) async throws -> [String] {
+            let command = try ChildProcess(ChildProcess.built("unotify"), arguments, environment: environment, name: "unotify \(arguments[0])")
+            #expect(await command.waitUntilExit() == 0, "\(arguments): \(command.lines)")
+            return await command.completeOutput()
+        }
+        #expect(try await said(["gateway", "teams", "add", "ABCDE12345"]) == ["ABCDE12345"])
+        #expect(try await said(["gateway", "apps", "add", "com.example.todo", "--team", "ABCDE12345"]) == ["Team ABCDE12345 may push to com.example.todo."])
+        let keyID = try #require(try await said(["gateway", "keys", "create", "--team", "ABCDE12345"]).first { !$0.hasPrefix("Key ") })
+        #expect(try await said(["gateway", "keys", "remove", keyID]) == ["Key \(keyID) revoked: tokens it signed are refused now."])
+        #expect(try await said(["gateway", "apps", "remove", "com.example.todo"]) == ["No team may push to com.example.todo now."])
+        #expect(try await said(["location", "48.8566", "2.3522"]) == ["The device is at 48.8566, 2.3522 now."])
+        #expect(try await said(["device", "--lock"]) == ["The device is locked now."])
+        #expect(try await said(["device", "--unlock", "--time-zone", "Europe/Paris"]) == ["The device is unlocked and in the time zone Europe/Paris now."])
+
+        let app = try ChildProcess(ChildProcess.built("todo-example"), [], environment: appEnvironment, name: "todo-example")
+        try await app.line(containing: "waiting for the person")
+        _ = try await said(["push", "com.example.todo", "--payload", #"{"aps":{"alert":"Just a string"}}"#])
+        try await app.line(containing: "arrived while running: Just a string")
+        let listed = try await said(["delivered", "--app", "com.example.todo"]).joined()
+        let identifier = try #require(listed.split(separator: "\t").first.map(String.init))
+        #expect(identifier == identifier.lowercased() && UUID(uuidString: identifier) != nil, "\(identifier)")
+
+        #expect(try await said(["apps", "remove", "com.example.todo"]) == ["Removed com.example.todo and all its notifications."])
+        await app.stop()
+        try watch.endInput()
+        _ = await watch.waitUntilExit()
+        await serve.stop()
     }
 
     /// A notification swiped away in the watch leaves it with a word, and the app, whose category asks
