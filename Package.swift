@@ -248,6 +248,7 @@ let package = Package(
                 "DBus",
                 "NotificationCore",
                 "NotificationEngine",
+                "ProcessSpawning",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

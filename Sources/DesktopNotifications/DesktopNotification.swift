@@ -49,6 +49,9 @@ package struct DesktopNotification: Sendable, Hashable {
     package static let defaultActionKey = "default"
     /// The action key of the reply field (`inline-reply`).
     package static let inlineReplyKey = "inline-reply"
+    /// The action key of "Reply…" where the server has no reply field: it opens the reply in the web
+    /// notification center.
+    package static let replyInCenterKey = "x-unotify-reply-in-center"
 
     /// `Notify`'s arguments (`susssasa{sv}i`).
     package var arguments: [DBusValue] {
@@ -74,9 +77,13 @@ extension DesktopNotification {
     ///   - replacing: the desktop's id of the same notification shown before, or 0.
     ///   - previewHidden: whether the person's Show Previews setting hides its content now.
     ///   - threadCount: how many of the app's notifications share its thread (a hidden preview's `%u`).
+    ///   - repliesInCenter: whether a reply can be written in the web notification center, where the
+    ///     server has no reply field of its own.
+    ///   - identity: how the app is shown (its name and icon); its bundle identifier when not given.
     package init?(
         _ shown: NotificationCenterMachine.VisibleNotification, of bundleIdentifier: String, capabilities: DesktopCapabilities,
-        replacing: UInt32 = 0, previewHidden: Bool = false, threadCount: Int = 1
+        replacing: UInt32 = 0, previewHidden: Bool = false, threadCount: Int = 1, repliesInCenter: Bool = false,
+        identity: ShownAppIdentity? = nil
     ) {
         let presentation = shown.presentation
         guard presentation.banner || presentation.list else { return nil }
@@ -85,9 +92,10 @@ extension DesktopNotification {
             content = PreviewPolicy.hiddenContent(of: content, categoryOptions: shown.categoryOptions,
                                                   placeholder: shown.hiddenPreviewsBodyPlaceholder, inThread: threadCount)
         }
-        // Desktop ids name apps and their icons by the same reverse-DNS id (`org.gnome.Nautilus`).
-        appName = bundleIdentifier
-        appIcon = bundleIdentifier
+        // The app's name and icon (a file, or a name in the icon theme); the desktop entry lets servers
+        // that know it (GNOME's) find the app itself. Without them, the bundle identifier.
+        appName = identity?.name ?? bundleIdentifier
+        appIcon = identity.map { $0.iconFile ?? $0.iconName ?? "" } ?? ""
         replacesID = replacing
         summary = [content.title, content.subtitle].filter { !$0.isEmpty }.joined(separator: " — ")
         body = capabilities.bodyMarkup ? Self.escapingMarkup(content.body) : content.body
@@ -95,20 +103,25 @@ extension DesktopNotification {
 
         actions = []
         replyAction = nil
-        var hints: [Hint] = [Hint(name: "desktop-entry", value: .string(bundleIdentifier))]
+        var hints: [Hint] = [Hint(name: "desktop-entry", value: .string(identity?.desktopEntry ?? bundleIdentifier))]
         if capabilities.actions {
             // A tap opens the app, as on iOS; most servers give this key to a click on the body.
             actions.append(Action(key: Self.defaultActionKey, label: "Open"))
             if !previewHidden {
                 for action in shown.actions {
                     if let textInput = action.textInput {
-                        // One reply field per notification, where the server has one; elsewhere the
-                        // reply is made from another surface (the web center, `unotify respond`).
-                        guard capabilities.inlineReply, replyAction == nil else { continue }
-                        replyAction = action.identifier
-                        actions.append(Action(key: Self.inlineReplyKey, label: action.title))
-                        hints.append(Hint(name: "x-kde-reply-placeholder-text", value: .string(textInput.placeholder)))
-                        hints.append(Hint(name: "x-kde-reply-submit-button-text", value: .string(textInput.buttonTitle)))
+                        // One reply field per notification, where the server has one; elsewhere "Reply…"
+                        // opens the reply in the web center (or it is made from `unotify respond`).
+                        guard replyAction == nil else { continue }
+                        if capabilities.inlineReply {
+                            replyAction = action.identifier
+                            actions.append(Action(key: Self.inlineReplyKey, label: action.title))
+                            hints.append(Hint(name: "x-kde-reply-placeholder-text", value: .string(textInput.placeholder)))
+                            hints.append(Hint(name: "x-kde-reply-submit-button-text", value: .string(textInput.buttonTitle)))
+                        } else if repliesInCenter {
+                            replyAction = action.identifier
+                            actions.append(Action(key: Self.replyInCenterKey, label: action.title + "…"))
+                        }
                     } else {
                         actions.append(Action(key: action.identifier, label: action.title))
                     }
@@ -120,9 +133,17 @@ extension DesktopNotification {
             }
         }
 
+        // Critical and time-sensitive ones are urgent (servers keep them up until seen); passive and quiet ones low.
         let level = content.interruptionLevel
-        let urgency: UInt8 = if level == .critical { 2 } else if level == .passive || presentation.isQuiet { 0 } else { 1 }
+        let urgency: UInt8 = if level == .critical || level == .timeSensitive { 2 } else if level == .passive || presentation.isQuiet { 0 } else { 1 }
         hints.append(Hint(name: "urgency", value: .byte(urgency)))
+        // A thread is a group: dunst stacks a thread's notifications under its tag (the newest shown), and
+        // servers that group by category (mako's `group-by=category`) group them too.
+        if !content.threadIdentifier.isEmpty {
+            let thread = "\(bundleIdentifier)/\(content.threadIdentifier)"
+            hints.append(Hint(name: "x-dunst-stack-tag", value: .string(thread)))
+            hints.append(Hint(name: "category", value: .string("x-unotify.thread.\(thread)")))
+        }
         if presentation.sound, let sound = content.sound {
             switch sound.kind {
             case .named(let name) where name.hasPrefix("/"):

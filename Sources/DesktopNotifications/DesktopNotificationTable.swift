@@ -42,6 +42,15 @@ package struct DesktopNotificationTable: Sendable {
         return desktopID
     }
 
+    /// The notification shown as `desktopID` and its text-input action, when "Reply…" was chosen on it.
+    /// The reply is written in the web center: the desktop's notification is done with (it is
+    /// forgotten, so the server closing it after the action is not taken for a dismissal).
+    package mutating func replyInCenter(_ desktopID: UInt32) -> (Key, String)? {
+        guard let entry = byDesktopID[desktopID], let action = entry.replyAction else { return nil }
+        forget(entry.key)
+        return (entry.key, action)
+    }
+
     /// What the person did, read from a signal of the desktop's server: the notification it is about
     /// and the action, or nil when it is none of ours or means nothing to the app. An answered or
     /// closed notification is forgotten, so what the server says of it afterwards is ignored.

@@ -1,6 +1,8 @@
 import DBus
+import Foundation
 package import Logging
 import NotificationCore
+import ProcessSpawning
 package import NotificationEngine
 import ServiceLifecycle
 
@@ -9,11 +11,21 @@ import ServiceLifecycle
 /// person does there into responses, through the same path as every other surface.
 ///
 /// Where there is no session bus, it says so once in the log and does nothing more; where there is a
-/// bus but no notification server yet, it starts showing when one appears.
+/// bus but no notification server yet, it starts showing when one appears. When the server goes away
+/// (dunst killed, a crash), the next notification asks the bus to start one again, as `notify-send`
+/// does; when none can be had, the log says so.
 package struct DesktopPresenter: Service {
     package struct Configuration: Sendable {
         /// The bus to use, as a D-Bus address; nil for the session bus the environment names.
         package var busAddress: String?
+        /// This process's own claim to be the desktop's server (`--freedesktop`), if it makes one: the
+        /// presenter waits for it, and never shows on its own process.
+        package var claim: NotificationServerClaim?
+        /// The web notification center's address, while it runs: a notification with a reply field
+        /// offers "Reply…", which opens it there, on a desktop whose server has no reply field.
+        package var centerAddress: @Sendable () -> String? = { nil }
+        /// Opens a URL in the person's browser.
+        package var openURL: @Sendable (String) -> Void = DesktopPresenter.openWithXDGOpen
 
         package init(busAddress: String? = nil) {
             self.busAddress = busAddress
@@ -31,10 +43,22 @@ package struct DesktopPresenter: Service {
     }
 
     package func run() async throws {
-        await SessionBus.run(address: configuration.busAddress, role: "desktop notifications off", logger: logger) { [engine, logger] connection in
-            await DesktopSession(engine: engine, connection: connection, logger: logger).run()
+        if let claim = configuration.claim, case .ours = await claim.outcome() {
+            // This process is the desktop's server: what it would show there is already its own.
+            logger.info("desktop notifications are this daemon's own: it is the desktop's notification server")
+            // A service that ends stops the system: this one waits for the system to stop.
+            try? await gracefulShutdown()
+            return
+        }
+        await SessionBus.run(address: configuration.busAddress, role: "desktop notifications off", logger: logger) { [engine, configuration, logger] connection in
+            await DesktopSession(engine: engine, connection: connection, configuration: configuration, logger: logger).run()
             return true
         }
+    }
+
+    /// Opens `url` with `xdg-open`, the desktop's way to open a link in the person's browser.
+    package static let openWithXDGOpen: @Sendable (String) -> Void = { url in
+        _ = try? SpawnedProcess.spawn("/usr/bin/env", arguments: ["xdg-open", url], environment: ProcessInfo.processInfo.environment)
     }
 }
 
@@ -45,14 +69,18 @@ actor DesktopSession {
 
     private let engine: DaemonEngine
     private let connection: DBusConnection
+    private let configuration: DesktopPresenter.Configuration
     private let logger: Logger
     private var table = DesktopNotificationTable()
     /// The server's unique name and what it can do, while there is one.
     private var server: (owner: String, capabilities: DesktopCapabilities)?
+    /// Whether the log said that no server could be had, since one was last found.
+    private var saidNoServer = false
 
-    init(engine: DaemonEngine, connection: DBusConnection, logger: Logger) {
+    init(engine: DaemonEngine, connection: DBusConnection, configuration: DesktopPresenter.Configuration, logger: Logger) {
         self.engine = engine
         self.connection = connection
+        self.configuration = configuration
         self.logger = logger
     }
 
@@ -82,6 +110,7 @@ actor DesktopSession {
             let capabilities = DesktopCapabilities(try await connection.call(call).body.first?.stringArray ?? [])
             guard let owner = try await connection.owner(of: Self.serverName) else { return }
             server = (owner, capabilities)
+            saidNoServer = false
             let information = try? await connection.call(.methodCall(destination: owner, path: Self.serverPath, interface: Self.serverName, member: "GetServerInformation")).body
             logger.info("desktop notifications on", metadata: [
                 "server": .string(information?.first?.stringValue ?? owner),
@@ -125,7 +154,16 @@ actor DesktopSession {
     }
 
     private func show(_ shown: NotificationCenterMachine.VisibleNotification, of app: String) async {
-        guard let server else { return }
+        // The server went away since: the bus is asked to start one again, as notify-send would.
+        if server == nil { await findServer(startingIt: true) }
+        guard let server else {
+            if !saidNoServer {
+                saidNoServer = true
+                logger.warning("a notification was not shown on the desktop: no notification server is running and the session bus could not start one",
+                               metadata: ["app": .string(app), "identifier": .string(shown.notification.request.identifier)])
+            }
+            return
+        }
         let key = DesktopNotificationTable.Key(bundleIdentifier: app, identifier: shown.notification.request.identifier)
         var previewHidden = false
         var threadCount = 1
@@ -135,7 +173,9 @@ actor DesktopSession {
             threadCount = (try? await engine.visibleNotifications(app).count { $0.notification.request.content.threadIdentifier == thread }) ?? 1
         }
         guard let notification = DesktopNotification(shown, of: app, capabilities: server.capabilities, replacing: table.desktopID(of: key) ?? 0,
-                                                     previewHidden: previewHidden, threadCount: max(1, threadCount)) else { return }
+                                                     previewHidden: previewHidden, threadCount: max(1, threadCount),
+                                                     repliesInCenter: configuration.centerAddress() != nil,
+                                                     identity: await engine.shownIdentity(of: app)) else { return }
         do {
             let reply = try await connection.call(.methodCall(destination: server.owner, path: Self.serverPath, interface: Self.serverName,
                                                              member: "Notify", body: notification.arguments))
@@ -181,13 +221,26 @@ actor DesktopSession {
             if message.interface == DBusConnection.busName, message.member == "NameOwnerChanged" {
                 // The server left or another took its place: what the old one showed is gone with it.
                 table = DesktopNotificationTable()
+                let hadServer = server != nil
                 server = nil
-                if let newOwner = message.body.last?.stringValue, !newOwner.isEmpty { await findServer(startingIt: false) }
+                if let newOwner = message.body.last?.stringValue, !newOwner.isEmpty {
+                    await findServer(startingIt: false)
+                } else if hadServer {
+                    logger.notice("the desktop's notification server went away; the next notification asks the session bus to start one")
+                }
                 continue
             }
             // Only the server's own signals count: any other client of the bus could send these.
-            guard message.interface == Self.serverName, let server, message.sender == server.owner,
-                  let signal = Self.signal(message), let (key, action) = table.personAction(for: signal) else { continue }
+            guard message.interface == Self.serverName, let server, message.sender == server.owner, let signal = Self.signal(message) else { continue }
+            // "Reply…" where the server has no reply field: the reply is written in the web center.
+            if case .actionInvoked(let desktopID, DesktopNotification.replyInCenterKey) = signal, let (key, action) = table.replyInCenter(desktopID),
+               let address = configuration.centerAddress() {
+                configuration.openURL(Self.replyLink(address: address, key: key, action: action))
+                _ = try? await connection.call(.methodCall(destination: server.owner, path: Self.serverPath, interface: Self.serverName,
+                                                       member: "CloseNotification", body: [.uint32(desktopID)]))
+                continue
+            }
+            guard let (key, action) = table.personAction(for: signal) else { continue }
             do {
                 try await engine.respond(key.bundleIdentifier, to: key.identifier, with: action)
                 // Answered, it leaves the desktop as it leaves the list (servers keep some after an action).
@@ -201,6 +254,12 @@ actor DesktopSession {
                 ])
             }
         }
+    }
+
+    /// The web center's page opened at `key`'s reply field for `action`.
+    static func replyLink(address: String, key: DesktopNotificationTable.Key, action: String) -> String {
+        let segment = { (value: String) in value.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? value }
+        return "\(address)#reply/\(segment(key.bundleIdentifier))/\(segment(key.identifier))/\(segment(action))"
     }
 
     private static func signal(_ message: DBusMessage) -> DesktopNotificationTable.Signal? {

@@ -18,28 +18,37 @@ import ServiceLifecycle
 package struct FreedesktopNotificationServer: Service {
     private let engine: DaemonEngine
     private let busAddress: String?
+    private let claim: NotificationServerClaim
     private let logger: Logger
 
-    package init(engine: DaemonEngine, busAddress: String? = nil, logger: Logger) {
+    /// - Parameter claim: where the outcome of asking for the name is told (to the desktop presenter).
+    package init(engine: DaemonEngine, busAddress: String? = nil, claim: NotificationServerClaim = NotificationServerClaim(), logger: Logger) {
         self.engine = engine
         self.busAddress = busAddress
+        self.claim = claim
         self.logger = logger
     }
 
     package func run() async throws {
-        await SessionBus.run(address: busAddress, role: "not the desktop's notification server", logger: logger) { [engine, logger] connection in
+        // Whatever happens, the claim is decided: the presenter does not wait for ever.
+        defer { claim.decide(.notOurs) }
+        await SessionBus.run(address: busAddress, role: "not the desktop's notification server", logger: logger) { [engine, claim, logger] connection in
             do throws(DBusError) {
                 // 4: do not queue for the name; 1: we own it now.
                 let result = try await connection.callBus("RequestName", [.string(DesktopSession.serverName), .uint32(4)]).first?.uint32Value
                 guard result == 1 else {
                     let owner = (try? await connection.owner(of: DesktopSession.serverName)) ?? nil
-                    logger.notice("not the desktop's notification server: another one owns the name", metadata: ["owner": .string(owner ?? "unknown")])
+                    logger.notice("not the desktop's notification server: another one owns the name; the daemon's notifications are shown there",
+                                  metadata: ["owner": .string(owner ?? "unknown")])
+                    claim.decide(.notOurs)
                     return false
                 }
             } catch {
                 logger.notice("not the desktop's notification server: the session bus refused", metadata: ["reason": .string(error.message)])
+                claim.decide(.notOurs)
                 return false
             }
+            claim.decide(.ours(connection.uniqueName))
             logger.info("serving desktop notifications", metadata: ["name": .string(connection.uniqueName)])
             await FreedesktopSession(engine: engine, connection: connection, logger: logger).run()
             return true
@@ -78,6 +87,7 @@ actor FreedesktopSession {
 
     func run() async {
         await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.followRemovals() }
             // The apps registered by earlier runs: their notifications may still be answered.
             for app in ((try? await engine.apps()) ?? []).map(\.bundleIdentifier) where app.hasPrefix("desktop.") {
                 apps.insert(app)
@@ -190,6 +200,25 @@ actor FreedesktopSession {
     }
 
     // MARK: - Responses, as signals
+
+    /// Every notification that leaves without the program or the person (the oldest pushed out of the
+    /// list past its limit, one removed through the daemon's API) is closed for its program too: one
+    /// waiting on it (`notify-send --wait`, any libnotify program) is released, and nothing stays here.
+    private func followRemovals() async {
+        while !Task.isCancelled {
+            let watch = await engine.watch()
+            for await event in watch.events {
+                guard case .app(let app, .notificationsRemoved(let identifiers)) = event, apps.contains(app) else { continue }
+                for identifier in identifiers {
+                    guard identifier.hasPrefix(Self.identifierPrefix), let id = UInt32(identifier.dropFirst(Self.identifierPrefix.count)),
+                          let entry = shown[id], entry.bundleIdentifier == app else { continue }
+                    shown.removeValue(forKey: id)
+                    await signal("NotificationClosed", [.uint32(id), .uint32(DesktopNotificationTable.CloseReason.expired.rawValue)], to: entry.sender)
+                }
+            }
+            guard watch.overflowed else { return }
+        }
+    }
 
     /// Hears the app's responses as the app would, and tells the program that sent the notification.
     private func followResponses(of app: String) async {

@@ -8,6 +8,7 @@ struct ResourcesOfApp: Sendable, Equatable {
     var strings: [String: String] = [:]
     var serviceExtension: ServiceExtensionRegistration?
     var contentExtension: ContentExtensionRegistration?
+    var identity: AppIdentity?
 
     /// Looks a push's localization keys up in the app's strings.
     var localizer: APNs.Localizer {
@@ -80,6 +81,7 @@ struct AppResources {
         case .strings: resources.strings = try decoder.decode([String: String].self, from: data)
         case .serviceExtension: resources.serviceExtension = try decoder.decode(ServiceExtensionRegistration.self, from: data)
         case .contentExtension: resources.contentExtension = try decoder.decode(ContentExtensionRegistration.self, from: data)
+        case .identity: resources.identity = try decoder.decode(AppIdentity.self, from: data)
         }
     }
 

@@ -2,7 +2,7 @@ import Crypto
 package import Foundation
 import Logging
 import NotificationAttachmentStore
-import NotificationCore
+package import NotificationCore
 
 /// The apps on the device: registered with a key, listed, removed; their strings and extensions (kept
 /// in the store, ``AppResources``) and the folders their extensions run in.
@@ -102,6 +102,32 @@ extension DaemonEngine {
         }
         try await store.setResource(.contentExtension, of: bundleIdentifier, to: registration.map(AppResources.encode))
         resources.wrote(bundleIdentifier) { $0.contentExtension = registration }
+    }
+
+    /// Sets the app's display name and icon (`nil`, or one with neither, removes them). Kept in the
+    /// store with the app.
+    ///
+    /// - Throws: `invalidRequest` for a name or icon that breaks ``AppIdentity/violation``; `appNotFound`.
+    package func setIdentity(_ bundleIdentifier: String, _ identity: AppIdentity?) async throws {
+        _ = try await appState(bundleIdentifier)
+        let kept = identity.flatMap { $0.name == nil && $0.icon == nil ? nil : $0 }
+        if let violation = kept?.violation { throw DaemonError(.invalidRequest, violation) }
+        try await store.setResource(.identity, of: bundleIdentifier, to: kept.map(AppResources.encode))
+        resources.wrote(bundleIdentifier) { $0.identity = kept }
+    }
+
+    /// The app's display name and icon as registered, if they were.
+    package func identity(of bundleIdentifier: String) async throws(DaemonError) -> AppIdentity? {
+        try await resources(of: bundleIdentifier).identity
+    }
+
+    /// How surfaces show the app: its registered identity, completed from its `.desktop` entry when the
+    /// machine has one, else its bundle identifier. Never throws: an app whose resources cannot be
+    /// read now is shown by its bundle identifier.
+    package func shownIdentity(of bundleIdentifier: String) async -> ShownAppIdentity {
+        let registered = try? await identity(of: bundleIdentifier)
+        let entry = registered?.name != nil && registered?.icon != nil ? nil : DesktopEntry.find(bundleIdentifier)
+        return ShownAppIdentity.of(bundleIdentifier, registered: registered, entry: entry)
     }
 
     /// Whether something shows apps' content extensions: see ``Configuration/hostsContentExtensions``.

@@ -88,6 +88,9 @@ package actor DaemonEngine {
 
     let store: any DaemonStore
     let clock: any NotificationClock
+
+    /// The device's time now, on its clock (a manual one in tests).
+    package nonisolated var now: Date { clock.now }
     let configuration: Configuration
     /// How long a replaced app connection has to let go (``Configuration/takeoverGrace``).
     package nonisolated var takeoverGrace: Duration { configuration.takeoverGrace }

@@ -60,6 +60,8 @@ package enum AppResource: String, Sendable, CaseIterable {
     case serviceExtension
     /// The content extension that draws the app's categories' notifications when expanded.
     case contentExtension
+    /// The app's display name and icon (``AppIdentity``).
+    case identity
 }
 
 /// What one step of an app changed, to save: the rows it wrote, and what the store indexes about the app.

@@ -23,6 +23,21 @@ enum WebRoutes {
         var provisionalApps: [String]
         /// The categories each app's content extension draws: their notifications expand to its interface.
         var contentExtensions: [String: [String]]
+        /// How the apps on screen are shown: their names and icons.
+        var apps: [String: PageApp]
+    }
+
+    /// An app as the page shows it: its name, and the link to its icon when it has one.
+    struct PageApp: Encodable {
+        var bundleIdentifier: String
+        var name: String
+        var icon: String?
+
+        init(_ bundleIdentifier: String, _ identity: ShownAppIdentity) {
+            self.bundleIdentifier = bundleIdentifier
+            name = identity.name
+            icon = identity.iconFile == nil ? nil : "/api/apps/\(bundleIdentifier.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? bundleIdentifier)/icon"
+        }
     }
 
     struct Device: Encodable {
@@ -34,6 +49,8 @@ enum WebRoutes {
         var summary: ScheduledSummary?
         /// The device's time zone (an identifier such as `Europe/Paris`): the page tells times in it.
         var timeZone: String
+        /// The device's time now: the page tells how long ago a notification came by it, not by the browser's clock.
+        var now: Date
     }
 
     /// `POST /api/device/unlock`.
@@ -75,7 +92,9 @@ enum WebRoutes {
             var badges: [String: Int] = [:]
             var provisional: [String] = []
             var contentExtensions: [String: [String]] = [:]
+            var apps: [String: PageApp] = [:]
             for app in try await engine.appsShowingNotifications() {
+                apps[app] = PageApp(app, await engine.shownIdentity(of: app))
                 let settings = try await engine.settings(app)
                 if let registration = await engine.contentExtension(of: app) { contentExtensions[app] = registration.attributes.categories }
                 if settings.authorizationStatus == .provisional { provisional.append(app) }
@@ -86,11 +105,15 @@ enum WebRoutes {
             let prompts = try await engine.authorizationPrompts().map {
                 LocalAPI.AuthorizationPrompt(bundleIdentifier: $0.bundleIdentifier, options: $0.options.rawValue)
             }
+            for prompt in prompts where apps[prompt.bundleIdentifier] == nil {
+                apps[prompt.bundleIdentifier] = PageApp(prompt.bundleIdentifier, await engine.shownIdentity(of: prompt.bundleIdentifier))
+            }
             return jsonResponse(State(
                 notifications: notifications.sorted { $0.value.notification.date > $1.value.notification.date },
                 prompts: prompts, badges: badges, device: Device(locked: lock.isLocked, hasPasscode: lock.hasPasscode, focus: await engine.focus,
-                              summary: await engine.scheduledSummary, timeZone: await engine.timeZone.identifier),
-                provisionalApps: provisional, contentExtensions: contentExtensions
+                              summary: await engine.scheduledSummary, timeZone: await engine.timeZone.identifier,
+                              now: engine.now),
+                provisionalApps: provisional, contentExtensions: contentExtensions, apps: apps
             ))
         }
         // The lock: locking needs nothing; unlocking needs the passcode once the person set one.
@@ -164,7 +187,22 @@ enum WebRoutes {
         }
         // The settings the person has for each app, as iOS's Settings › Notifications shows them.
         router.get("/api/apps") { _, _ in
-            jsonResponse(try await engine.apps().map(\.bundleIdentifier))
+            var apps: [PageApp] = []
+            for app in try await engine.apps() where app.quarantined == nil {
+                apps.append(PageApp(app.bundleIdentifier, await engine.shownIdentity(of: app.bundleIdentifier)))
+            }
+            return jsonResponse(apps)
+        }
+        // An app's icon: the file registered for it, or its `.desktop` entry's.
+        router.get("/api/apps/:app/icon") { _, context in
+            let identity = await engine.shownIdentity(of: try context.parameters.decoded("app"))
+            guard let file = identity.iconFile, let type = AppIdentity.iconTypes[(file as NSString).pathExtension.lowercased()],
+                  let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size]) as? Int, size <= AppIdentity.maximumIconBytes,
+                  let data = FileManager.default.contents(atPath: file) else {
+                return ProblemMiddleware<Context>.response(for: LocalAPI.Problem(status: 404, code: "iconNotFound", title: "Not Found",
+                                                                                 detail: "The app has no icon that can be read."))
+            }
+            return Response(status: .ok, headers: [.contentType: type], body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
         }
         router.get("/api/apps/:app/settings") { _, context in
             jsonResponse(try await engine.settings(try context.parameters.decoded("app")))

@@ -11,7 +11,7 @@ struct AppsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apps",
         abstract: "Register, list and remove apps.",
-        subcommands: [Add.self, List.self, Remove.self, Reset.self, Key.self, Token.self, Subscribe.self, Strings.self, Extension.self, ContentExtension.self,
+        subcommands: [Add.self, Identity.self, List.self, Remove.self, Reset.self, Key.self, Token.self, Subscribe.self, Strings.self, Extension.self, ContentExtension.self,
                       BackgroundPushes.self]
     )
 
@@ -26,6 +26,10 @@ struct AppsCommand: AsyncParsableCommand {
         @Option(name: .long, help: "A shell command that starts the app, run when a response waits for it.") var launchCommand: String?
         @Option(name: .long, help: "Background pushes per hour that may wake the app when it is not in the foreground, or 'unlimited' (3 unless given; see `unotify apps background-pushes`).")
         var backgroundPushesPerHour: BackgroundPushLimit?
+        @Option(name: .long, help: "The name shown beside its notifications (its .desktop entry's Name, or else its bundle identifier, unless given).")
+        var name: String?
+        @Option(name: .long, help: "Its icon: a PNG, SVG or JPEG file (its .desktop entry's Icon unless given).")
+        var icon: String?
 
         func run() async throws {
             let admin = try location.adminClient()
@@ -38,8 +42,32 @@ struct AppsCommand: AsyncParsableCommand {
                 _ = try await admin.call(.PUT, "/v1/admin/apps/\(segment(bundleIdentifier))/background-pushes",
                                      body: LocalAPI.BackgroundPushBudget(perHour: backgroundPushesPerHour.perHour), as: LocalAPI.BackgroundPushBudget.self)
             }
+            if name != nil || icon != nil {
+                try await admin.call(.PUT, "/v1/admin/apps/\(segment(bundleIdentifier))/identity", body: AppIdentity(name: name, icon: icon.map(absolutePath)))
+            }
             print(issued.key)
             FileHandle.standardError.write(Data("Registered \(bundleIdentifier); its key is in \(path).\n".utf8))
+        }
+    }
+
+    struct Identity: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Set the name and icon an app is shown with.",
+            discussion: "What is not given comes from the app's freedesktop .desktop entry (<bundle identifier>.desktop in the applications folders), when the machine has one, else the bundle identifier stands for the name. Give neither to go back to that."
+        )
+        @OptionGroup var location: LocationOptions
+        @Argument(help: "The app's bundle identifier.") var bundleIdentifier: String
+        @Option(name: .long, help: "The name shown beside its notifications.") var name: String?
+        @Option(name: .long, help: "Its icon: a PNG, SVG or JPEG file.") var icon: String?
+
+        func run() async throws {
+            try await location.adminClient().call(.PUT, "/v1/admin/apps/\(segment(bundleIdentifier))/identity",
+                                                  body: AppIdentity(name: name, icon: icon.map(absolutePath)))
+            var said: [String] = []
+            if let name { said.append("named \"\(name)\"") }
+            if let icon { said.append("with the icon \(absolutePath(icon))") }
+            print(said.isEmpty ? "\(bundleIdentifier) is shown as its .desktop entry or its bundle identifier says now."
+                               : "\(bundleIdentifier) is shown \(said.joined(separator: " and ")) now.")
         }
     }
 

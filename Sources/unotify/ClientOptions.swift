@@ -46,9 +46,9 @@ func segment(_ value: String) -> String {
 }
 
 /// A one-line description of a notification as the person sees it.
-func describe(_ shown: LocalAPI.VisibleNotification) -> String {
+func describe(_ shown: LocalAPI.VisibleNotification, as name: String? = nil) -> String {
     let content = shown.notification.request.content
-    var text = "[\(shown.bundleIdentifier)] \(shown.notification.request.identifier)"
+    var text = "[\(name ?? shown.bundleIdentifier)] \(shown.notification.request.identifier)"
     let how = shown.presentation.parts
     if let summary = shown.summary, summary.held {
         text += " (waits for the Scheduled Summary at \(summary.date.formatted(date: .omitted, time: .shortened)); quiet)"
@@ -83,3 +83,8 @@ extension SettingValue: ExpressibleByArgument {
 }
 
 extension APNs.Environment: ExpressibleByArgument {}
+
+/// `path` as the daemon needs it: absolute, a relative one taken from the current folder.
+func absolutePath(_ path: String) -> String {
+    path.hasPrefix("/") ? path : URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(path).standardizedFileURL.path
+}

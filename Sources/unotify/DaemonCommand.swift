@@ -168,11 +168,22 @@ struct DaemonOptions: ParsableArguments {
                 FileHandle.standardOutput.write(Data("\(line)\n".utf8))
             }.service)
         }
+        var desktop = DesktopPresenter.Configuration(busAddress: desktopBus)
+        if webPort != nil {
+            // "Reply…" on a desktop with no reply field opens the center where it listens now.
+            let addressFile = configuration.location.centerAddressPath
+            desktop.centerAddress = {
+                (try? String(contentsOfFile: addressFile, encoding: .utf8)).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            }
+        }
         if freedesktop {
-            // The daemon is the desktop's server: nothing to show on another one.
-            services.append(FreedesktopNotificationServer(engine: daemon.engine, busAddress: desktopBus, logger: logger))
-        } else if desktopNotifications == .auto {
-            services.append(DesktopPresenter(engine: daemon.engine, configuration: .init(busAddress: desktopBus), logger: logger))
+            // The daemon is the desktop's server when no other is; when another is, it shows there.
+            let claim = NotificationServerClaim()
+            desktop.claim = claim
+            services.append(FreedesktopNotificationServer(engine: daemon.engine, busAddress: desktopBus, claim: claim, logger: logger))
+        }
+        if desktopNotifications == .auto {
+            services.append(DesktopPresenter(engine: daemon.engine, configuration: desktop, logger: logger))
         }
         let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()

@@ -96,6 +96,11 @@ struct WatchCommand: AsyncParsableCommand {
                 Terminal.write("(fell behind the daemon; some events were not shown. What is on screen now:)")
                 try await showState(admin: admin, only: only, shown: shown)
             case .event(let event)? where only == nil || event.bundleIdentifier == only:
+                // An app registered since the names were read: they are read again, once per app.
+                if !event.bundleIdentifier.isEmpty, AppNames.shown.isUnknown(event.bundleIdentifier),
+                   let apps = try? await admin.call(.GET, "/v1/admin/apps", as: [LocalAPI.AppSummary].self) {
+                    AppNames.shown.update(apps, asked: event.bundleIdentifier)
+                }
                 show(event, shown)
             case .event?, .subscribed?, nil:
                 continue
@@ -106,9 +111,10 @@ struct WatchCommand: AsyncParsableCommand {
     /// Shows what is on screen now: the apps running, authorization prompts waiting for an answer,
     /// and notifications.
     static func showState(admin: LocalAPIClient, only: String?, shown: Shown) async throws {
-        for app in try await admin.call(.GET, "/v1/admin/apps", as: [LocalAPI.AppSummary].self)
-        where (only == nil || app.bundleIdentifier == only) && app.state != nil && app.state != AppState.notRunning.rawValue {
-            Terminal.write("[\(app.bundleIdentifier)] is \(app.state ?? "")")
+        let apps = try await admin.call(.GET, "/v1/admin/apps", as: [LocalAPI.AppSummary].self)
+        AppNames.shown.update(apps)
+        for app in apps where (only == nil || app.bundleIdentifier == only) && app.state != nil && app.state != AppState.notRunning.rawValue {
+            Terminal.write("[\(AppNames.shown.label(app.bundleIdentifier))] is \(app.state ?? "")")
         }
         for prompt in try await admin.call(.GET, "/v1/admin/prompts", as: [LocalAPI.AuthorizationPrompt].self)
         where only == nil || prompt.bundleIdentifier == only {
@@ -116,7 +122,7 @@ struct WatchCommand: AsyncParsableCommand {
         }
         for notification in try await admin.call(.GET, "/v1/admin/notifications" + (only.map { "?app=\(segment($0))" } ?? ""),
                                                  as: [LocalAPI.VisibleNotification].self) {
-            Terminal.write("#\(shown.add(notification)) \(describe(notification))")
+            Terminal.write("#\(shown.add(notification)) \(describe(notification, as: AppNames.shown.label(notification.bundleIdentifier)))")
         }
     }
 
@@ -126,7 +132,7 @@ struct WatchCommand: AsyncParsableCommand {
         if options.contains(.alert) { kinds.append("alerts") }
         if options.contains(.sound) { kinds.append("sounds") }
         if options.contains(.badge) { kinds.append("badges") }
-        Terminal.write("[\(app)] would like to send you notifications (\(kinds.joined(separator: ", "))). Type `allow \(app)` or `deny \(app)`.")
+        Terminal.write("[\(AppNames.shown.label(app))] would like to send you notifications (\(kinds.joined(separator: ", "))). Type `allow \(app)` or `deny \(app)`.")
     }
 
     static func show(_ event: DaemonEvent, _ shown: Shown) {
@@ -148,33 +154,33 @@ struct WatchCommand: AsyncParsableCommand {
                 // if it arrived between the subscription and the listing: it is shown once.
                 let (number, isNew) = shown.number(of: notification)
                 guard isNew else { return }
-                Terminal.write("#\(number) \(describe(notification))")
+                Terminal.write("#\(number) \(describe(notification, as: AppNames.shown.label(notification.bundleIdentifier)))")
             } else {
-                Terminal.write("[\(app)] \(notification.notification.request.identifier) arrived but is not shown")
+                Terminal.write("[\(AppNames.shown.label(app))] \(notification.notification.request.identifier) arrived but is not shown")
             }
         case .authorizationPrompt(let options):
             showPrompt(app, options: options.rawValue)
         case .responseDelivered(let response):
-            Terminal.write("[\(app)] received \(response.actionIdentifier)\(response.userText.map { " \"\($0)\"" } ?? "") for \(response.notification.request.identifier)")
+            Terminal.write("[\(AppNames.shown.label(app))] received \(response.actionIdentifier)\(response.userText.map { " \"\($0)\"" } ?? "") for \(response.notification.request.identifier)")
         case .badgeChanged(let badge):
-            Terminal.write("[\(app)] badge \(badge)")
+            Terminal.write("[\(AppNames.shown.label(app))] badge \(badge)")
         case .appStateChanged(let state):
-            Terminal.write("[\(app)] is \(state)")
+            Terminal.write("[\(AppNames.shown.label(app))] is \(state)")
         case .remoteNotificationDelivered(let remote):
-            Terminal.write("[\(app)] woken by \(remote.isVoIP ? "a VoIP push" : "a background push") \(remote.identifier)")
+            Terminal.write("[\(AppNames.shown.label(app))] woken by \(remote.isVoIP ? "a VoIP push" : "a background push") \(remote.identifier)")
         case .remoteNotificationHeld(let remote):
-            Terminal.write("[\(app)] background push \(remote.identifier) held until the app can take it")
+            Terminal.write("[\(AppNames.shown.label(app))] background push \(remote.identifier) held until the app can take it")
         case .remoteNotificationNotCompleted(let remote):
-            Terminal.write("[\(app)] did not finish background push \(remote.identifier) in time")
+            Terminal.write("[\(AppNames.shown.label(app))] did not finish background push \(remote.identifier) in time")
         case .contentPreparing(let request):
-            Terminal.write("[\(app)] \(request.identifier) is being prepared by its service extension")
+            Terminal.write("[\(AppNames.shown.label(app))] \(request.identifier) is being prepared by its service extension")
         case .contentPrepared(let request, let outcome):
             let identifier = request.identifier
             switch outcome {
-            case .prepared: Terminal.write("[\(app)] \(identifier) prepared by its service extension")
-            case .timedOut: Terminal.write("[\(app)] \(identifier): its service extension ran out of time; shown as it came")
-            case .interrupted: Terminal.write("[\(app)] \(identifier): its service extension was interrupted twice; shown as it came")
-            case .failed(let reason): Terminal.write("[\(app)] \(identifier): its service extension failed (\(reason)); shown as it came")
+            case .prepared: Terminal.write("[\(AppNames.shown.label(app))] \(identifier) prepared by its service extension")
+            case .timedOut: Terminal.write("[\(AppNames.shown.label(app))] \(identifier): its service extension ran out of time; shown as it came")
+            case .interrupted: Terminal.write("[\(AppNames.shown.label(app))] \(identifier): its service extension was interrupted twice; shown as it came")
+            case .failed(let reason): Terminal.write("[\(AppNames.shown.label(app))] \(identifier): its service extension failed (\(reason)); shown as it came")
             }
         case .actedOn(let identifier, let actionIdentifier):
             let which = shown.number(of: identifier, of: app).map { "#\($0)" } ?? identifier
@@ -183,13 +189,13 @@ struct WatchCommand: AsyncParsableCommand {
             case SystemActionIdentifier.dismiss: "dismissed"
             default: "answered with \(actionIdentifier)"
             }
-            Terminal.write("[\(app)] \(which) \(what)")
+            Terminal.write("[\(AppNames.shown.label(app))] \(which) \(what)")
         case .notificationsRemoved(let identifiers):
-            Terminal.write("[\(app)] removed \(identifiers.joined(separator: ", "))")
+            Terminal.write("[\(AppNames.shown.label(app))] removed \(identifiers.joined(separator: ", "))")
         case .summaryDelivered(let delivered):
             let notifications = delivered.map { LocalAPI.VisibleNotification(bundleIdentifier: app, $0) }
-            Terminal.write("[\(app)] the Scheduled Summary came with \(notifications.count) notification\(notifications.count == 1 ? "" : "s"):")
-            for notification in notifications { Terminal.write("#\(shown.add(notification)) \(describe(notification))") }
+            Terminal.write("[\(AppNames.shown.label(app))] the Scheduled Summary came with \(notifications.count) notification\(notifications.count == 1 ? "" : "s"):")
+            for notification in notifications { Terminal.write("#\(shown.add(notification)) \(describe(notification, as: AppNames.shown.label(notification.bundleIdentifier)))") }
         case .settingsChanged, .responseNotCompleted, .willPresentTimedOut, .discardedOverLimit:
             break
         }
@@ -232,6 +238,31 @@ struct WatchCommand: AsyncParsableCommand {
 enum Terminal {
     static func write(_ line: String) {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+}
+
+/// The names the watch shows apps by (their display names, else their bundle identifiers).
+final class AppNames: Sendable {
+    static let shown = AppNames()
+
+    private let names = Mutex<[String: String]>([:])
+
+    /// What `app` is shown as: its name, or its bundle identifier.
+    func label(_ app: String) -> String {
+        names.withLock { $0[app] } ?? app
+    }
+
+    /// Whether the app's name was never read.
+    func isUnknown(_ app: String) -> Bool {
+        names.withLock { $0[app] == nil }
+    }
+
+    /// Takes the names of `apps`; `asked` is known from now on even when it is not among them.
+    func update(_ apps: [LocalAPI.AppSummary], asked: String? = nil) {
+        names.withLock { names in
+            for app in apps { names[app.bundleIdentifier] = app.name ?? app.bundleIdentifier }
+            if let asked, names[asked] == nil { names[asked] = asked }
+        }
     }
 }
 

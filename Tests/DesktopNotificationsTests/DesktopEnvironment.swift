@@ -44,14 +44,13 @@ final class DesktopEnvironment: Sendable {
     }
 
     /// Starts the desktop; with `notificationServer` false, the session bus alone (for the daemon to be
-    /// the server on it).
-    static func start(notificationServer: Bool = true) async throws -> DesktopEnvironment {
+    /// the server on it). With `activated`, dunst is not started: the bus starts it when a program
+    /// first calls the notification server (D-Bus activation, as Debian installs dunst), and again
+    /// after it died.
+    static func start(notificationServer: Bool = true, activated: Bool = false) async throws -> DesktopEnvironment {
         let directory = try makeTestDirectory()
-        let bus = try ChildProcess(URL(fileURLWithPath: "/usr/bin/dbus-daemon"),
-                                   ["--session", "--nofork", "--nopidfile", "--print-address=1",
-                                    "--address=unix:path=\(directory.appendingPathComponent("bus").path)"], name: "dbus-daemon")
-        let busAddress = try await bus.line(within: 20, "its address") { $0.hasPrefix("unix:") }
         guard notificationServer else {
+            let (bus, busAddress) = try await startBus(directory, display: nil)
             return DesktopEnvironment(directory: directory, busAddress: busAddress, display: "", bus: bus, xServer: nil, dunst: nil)
         }
 
@@ -87,6 +86,10 @@ final class DesktopEnvironment: Sendable {
             printf '%s\\037%s\\037%s\\037%s\\037%s\\037%s\\n' "$1" "$2" "$3" "$4" "$5" "$DUNST_ID" >> '\(directory.appendingPathComponent("shown.txt").path)'
             """, executable: true)
         let display = ":\(number)"
+        let (bus, busAddress) = try await startBus(directory, display: activated ? display : nil)
+        if activated {
+            return DesktopEnvironment(directory: directory, busAddress: busAddress, display: display, bus: bus, xServer: xServer, dunst: nil)
+        }
         let environment = ["DBUS_SESSION_BUS_ADDRESS": busAddress, "DISPLAY": display]
         let dunst = try ChildProcess(URL(fileURLWithPath: "/usr/bin/dunst"), ["-config", directory.appendingPathComponent("dunstrc").path],
                                      environment: environment, name: "dunst")
@@ -98,9 +101,62 @@ final class DesktopEnvironment: Sendable {
         return DesktopEnvironment(directory: directory, busAddress: busAddress, display: display, bus: bus, xServer: xServer, dunst: dunst)
     }
 
+    /// A session bus in `directory`; with a `display`, one that starts dunst on it when the notification
+    /// server is first called (and only this test's dunst: the machine's own activation files are not read).
+    private static func startBus(_ directory: URL, display: String?) async throws -> (ChildProcess, String) {
+        let socket = "unix:path=\(directory.appendingPathComponent("bus").path)"
+        guard let display else {
+            let bus = try ChildProcess(URL(fileURLWithPath: "/usr/bin/dbus-daemon"),
+                                       ["--session", "--nofork", "--nopidfile", "--print-address=1", "--address=\(socket)"], name: "dbus-daemon")
+            return (bus, try await bus.line(within: 20, "its address") { $0.hasPrefix("unix:") })
+        }
+        let services = directory.appendingPathComponent("services", isDirectory: true)
+        try FileManager.default.createDirectory(at: services, withIntermediateDirectories: true)
+        try write(services.appendingPathComponent("org.freedesktop.Notifications.service"), """
+            [D-BUS Service]
+            Name=org.freedesktop.Notifications
+            Exec=/usr/bin/dunst -config \(directory.appendingPathComponent("dunstrc").path)
+            """)
+        try write(directory.appendingPathComponent("bus.conf"), """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>session</type>
+              <listen>\(socket)</listen>
+              <servicedir>\(services.path)</servicedir>
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+            </busconfig>
+            """)
+        // What the bus starts inherits its environment: dunst finds the display there.
+        let bus = try ChildProcess(URL(fileURLWithPath: "/usr/bin/dbus-daemon"),
+                                   ["--config-file=\(directory.appendingPathComponent("bus.conf").path)", "--nofork", "--nopidfile", "--print-address=1"],
+                                   environment: ["DISPLAY": display], name: "dbus-daemon")
+        return (bus, try await bus.line(within: 20, "its address") { $0.hasPrefix("unix:") })
+    }
+
+    /// The process id of the notification server the bus started, if one runs.
+    func activatedServer() async throws -> pid_t? {
+        let probe = try await DBusConnection.connect(to: busAddress)
+        defer { Task { await probe.close() } }
+        guard let owner = try await probe.owner(of: "org.freedesktop.Notifications") else { return nil }
+        return try await probe.callBus("GetConnectionUnixProcessID", [.string(owner)]).first?.uint32Value.map { pid_t($0) }
+    }
+
+    /// Kills the notification server the bus started (as a crash would), and waits until it is gone.
+    func killActivatedServer() async throws {
+        guard let pid = try await activatedServer() else { throw Unavailable(description: "no notification server runs") }
+        kill(pid, SIGKILL)
+        try await waitFor("the notification server to be gone", within: 20) { (try? await self.activatedServer()) == nil }
+    }
+
     /// Ends the desktop session at once (SIGKILL: the test process's blocked signals are inherited,
     /// so these programs would not see a SIGTERM).
     func stop() async {
+        if dunst == nil, xServer != nil, let pid = try? await activatedServer() { kill(pid, SIGKILL) }
         await dunst?.stop(kill: true)
         await xServer?.stop(kill: true)
         await bus.stop(kill: true)

@@ -35,7 +35,7 @@ import Testing
         let notification = try #require(DesktopNotification(Self.shown(), of: "com.example.todo", capabilities: Self.full, replacing: 7))
         #expect(notification.arguments.map(\.signature).joined() == "susssasa{sv}i")
         #expect(notification.appName == "com.example.todo")
-        #expect(notification.appIcon == "com.example.todo")
+        #expect(notification.appIcon == "")
         #expect(notification.replacesID == 7)
         #expect(notification.summary == "Daily reminder — Work")
         #expect(notification.actions.map(\.key) == ["default", "DONE", "DELETE", "inline-reply"])
@@ -70,13 +70,76 @@ import Testing
         (Presentation(banner: true, list: true, sound: true), InterruptionLevel.critical, UInt8(2), true),
         (Presentation(banner: true, list: true, sound: true), .passive, 0, true),
         (Presentation(banner: false, list: true, sound: false), .active, 0, false),
-        (Presentation(banner: true, list: true, sound: true), .timeSensitive, 1, true),
+        (Presentation(banner: true, list: true, sound: true), .timeSensitive, 2, true),
+        (Presentation(banner: true, list: true, sound: true), .active, 1, true),
     ])
     func urgencyFollowsTheInterruptionLevelAndQuietDelivery(presentation: Presentation, level: InterruptionLevel, urgency: UInt8, sound: Bool) throws {
         let notification = try #require(DesktopNotification(Self.shown(presentation, level: level), of: "a.b", capabilities: Self.full))
         #expect(notification.hint("urgency") == .byte(urgency))
         #expect(notification.hint("suppress-sound") == (sound ? nil : .boolean(true)))
         #expect(notification.expireTimeout == (level == .critical ? 0 : -1))
+    }
+
+    @Test func theAppIsShownByItsNameAndIconAndAThreadIsAGroup() throws {
+        let file = ShownAppIdentity(name: "Todo", iconFile: "/opt/todo/todo.png", desktopEntry: "com.example.todo")
+        var shown = Self.shown()
+        shown.notification.request.content.threadIdentifier = "work"
+        let notification = try #require(DesktopNotification(shown, of: "com.example.todo", capabilities: Self.full, identity: file))
+        #expect(notification.appName == "Todo")
+        #expect(notification.appIcon == "/opt/todo/todo.png")
+        #expect(notification.hint("desktop-entry") == .string("com.example.todo"))
+        #expect(notification.hint("x-dunst-stack-tag") == .string("com.example.todo/work"))
+        #expect(notification.hint("category") == .string("x-unotify.thread.com.example.todo/work"))
+        // An icon of the desktop's theme goes by its name, for the server to look up.
+        let themed = ShownAppIdentity(name: "Files", iconName: "org.gnome.Nautilus", desktopEntry: "org.gnome.Nautilus")
+        #expect(DesktopNotification(Self.shown(), of: "org.gnome.Nautilus", capabilities: Self.full, identity: themed)?.appIcon == "org.gnome.Nautilus")
+        // No thread, no group.
+        #expect(DesktopNotification(Self.shown(), of: "a.b", capabilities: Self.full)?.hint("x-dunst-stack-tag") == nil)
+    }
+
+    @Test func whereTheServerHasNoReplyFieldReplyOpensTheWebCenter() throws {
+        let buttons = DesktopCapabilities(["actions", "body"])
+        let notification = try #require(DesktopNotification(Self.shown(), of: "a.b", capabilities: buttons, repliesInCenter: true))
+        #expect(notification.actions.map(\.key) == ["default", "DONE", "DELETE", DesktopNotification.replyInCenterKey])
+        #expect(notification.actions.last?.label == "Reply…")
+        #expect(notification.replyAction == "REPLY")
+        var table = DesktopNotificationTable()
+        let key = DesktopNotificationTable.Key(bundleIdentifier: "a.b", identifier: "report")
+        table.shown(key, as: 5, replyAction: notification.replyAction)
+        #expect(table.replyInCenter(5)! == (key, "REPLY"))
+        // The server closing it after the action is no dismissal.
+        #expect(table.personAction(for: .closed(5, reason: .dismissedByUser)) == nil)
+        // Without the web center, no such button.
+        #expect(DesktopNotification(Self.shown(), of: "a.b", capabilities: buttons)?.replyAction == nil)
+    }
+
+    @Test func aDesktopEntryGivesTheNameAndIcon() throws {
+        let entry = try #require(DesktopEntry.parse("""
+            [Desktop Entry]
+            Type=Application
+            Name=Todo
+            Name[fr]=Tâches
+            Icon=/opt/todo/todo.svg
+            [Desktop Action New]
+            Name=New Task
+            """, id: "com.example.todo"))
+        #expect(entry.name == "Todo" && entry.icon == "/opt/todo/todo.svg")
+        #expect(DesktopEntry.parse("[Desktop Entry]\nName=Hidden\nNoDisplay=true\n", id: "x") == nil)
+        // Registered wins, the entry completes, the bundle identifier stands in for the rest.
+        let both = ShownAppIdentity.of("com.example.todo", registered: AppIdentity(name: "My Todo"), entry: entry)
+        #expect(both == ShownAppIdentity(name: "My Todo", iconFile: "/opt/todo/todo.svg", desktopEntry: "com.example.todo"))
+        #expect(ShownAppIdentity.of("a.b", registered: nil, entry: nil) == ShownAppIdentity(name: "a.b"))
+        // An entry found where the specification says, its themed icon's file found in hicolor.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("entries-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("applications"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("icons/hicolor/48x48/apps"), withIntermediateDirectories: true)
+        try Data("[Desktop Entry]\nName=Chat\nIcon=org.example.Chat\n".utf8).write(to: folder.appendingPathComponent("applications/org.example.Chat.desktop"))
+        try Data([0x89]).write(to: folder.appendingPathComponent("icons/hicolor/48x48/apps/org.example.Chat.png"))
+        let found = try #require(DesktopEntry.find("org.example.Chat", environment: ["XDG_DATA_HOME": folder.path, "XDG_DATA_DIRS": "/nonexistent"]))
+        #expect(found.name == "Chat" && found.icon == "org.example.Chat")
+        #expect(found.iconFile == folder.appendingPathComponent("icons/hicolor/48x48/apps/org.example.Chat.png").path)
+        #expect(DesktopEntry.find("org.example.Other", environment: ["XDG_DATA_HOME": folder.path, "XDG_DATA_DIRS": "/nonexistent"]) == nil)
     }
 
     @Test func whereTheDesktopShowsNothingNothingIsSent() {

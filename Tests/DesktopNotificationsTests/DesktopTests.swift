@@ -27,24 +27,29 @@ import Testing
                                                "--metrics-port", "0", "--web-port", "0"], environment: environment, name: "unotify serve")
         let ready = try await serve.line(containing: "desktop notifications on")
         #expect(ready.contains("server=dunst"))
-        #expect(await (try ChildProcess(unotify, ["apps", "add", "com.example.todo"], environment: environment)).waitUntilExit() == 0)
+        // Registered with its name and icon, as a person shipping it does.
+        let icon = directory.appendingPathComponent("todo.png")
+        try MediaFiles.png(width: 32, height: 32) { _, _ in (0x30, 0x7A, 0xF6) }.write(to: icon)
+        #expect(await (try ChildProcess(unotify, ["apps", "add", "com.example.todo", "--name", "Todo", "--icon", icon.path],
+                                        environment: environment)).waitUntilExit() == 0)
         #expect(await (try ChildProcess(unotify, ["authorize", "--app", "com.example.todo", "grant"], environment: environment)).waitUntilExit() == 0)
 
         let app = try ChildProcess(ChildProcess.built("todo-example"), ["--schedule", "1"],
                                    environment: environment.merging(["UNOTIFY_APP_ID": "com.example.todo"]) { $1 }, name: "todo-example")
         let shown = try await desktop.shown(number: 1)
-        #expect(shown == .init(appName: "com.example.todo", summary: "📌 Daily reminder", body: "Write the report!",
-                               icon: "com.example.todo", urgency: "NORMAL", id: shown.id))
+        #expect(shown == .init(appName: "Todo", summary: "📌 Daily reminder", body: "Write the report!",
+                               icon: icon.path, urgency: "NORMAL", id: shown.id))
         try await desktop.waitUntilDisplayed(1)
         try desktop.screenshot(to: Self.screenshots.appendingPathComponent("desktop-reminder.png"))
 
         try await desktop.pick("Done")
         try await app.line(containing: "the person marked \"daily-report\" done")
-        // The menu offered the category's button and the tap; the reply field needs a server with inline replies.
+        // The menu offered the category's button and the tap; dunst has no reply field, so "Reply…"
+        // opens the reply in the web notification center.
         let menu = try String(contentsOf: desktop.directory.appendingPathComponent("menu.txt"), encoding: .utf8)
         #expect(menu.contains("#Done (📌 Daily reminder)"))
         #expect(menu.contains("#Open (📌 Daily reminder)"))
-        #expect(!menu.contains("Reply"))
+        #expect(menu.contains("#Reply… (📌 Daily reminder)"))
         // Answered, it leaves the desktop.
         try await desktop.waitUntilDisplayed(0)
 
@@ -133,6 +138,64 @@ import Testing
         }
     }
 
+    /// Where the server has no reply field (dunst), "Reply…" opens the web center at the notification's
+    /// reply field; the notification leaves the desktop, and stays in the list until the person replies.
+    @Test func replyOnADesktopWithoutAReplyFieldOpensTheWebCenter() async throws {
+        let desktop = try await DesktopEnvironment.start()
+        defer { Task { await desktop.stop() } }
+        let categories = [NotificationCategory(identifier: "MESSAGE", actions: [
+            NotificationAction(identifier: "REPLY", title: "Reply", textInput: .init(buttonTitle: "Send", placeholder: "Answer Ada")),
+        ])]
+        let (opened, open) = AsyncStream<String>.makeStream()
+        try await Self.withPresenter(on: desktop, categories: categories, configure: {
+            $0.centerAddress = { "http://127.0.0.1:2202/" }
+            $0.openURL = { open.yield($0) }
+        }) { engine in
+            let app = Self.chat
+            try await waitFor("the presenter to find dunst", within: 20) {
+                try? await engine.add(app, Self.message("lunch", "Lunch?"))
+                return !desktop.shown.isEmpty
+            }
+            try await desktop.pick("Reply…")
+            var urls = opened.makeAsyncIterator()
+            #expect(await urls.next() == "http://127.0.0.1:2202/#reply/com.example.chat/lunch/REPLY")
+            try await desktop.waitUntilDisplayed(0)
+            // Not a dismissal: it waits in the list for the reply.
+            #expect(try await engine.deliveredNotifications(app).map(\.request.identifier) == ["lunch"])
+        }
+    }
+
+    /// The desktop's server started by the bus (as Debian installs dunst) is killed while the system
+    /// runs: the next notification asks the bus to start it again, and is shown.
+    @Test func aNotificationServerThatDiedIsStartedAgainForTheNextNotification() async throws {
+        let desktop = try await DesktopEnvironment.start(activated: true)
+        defer { Task { await desktop.stop() } }
+        let directory = try makeTestDirectory()
+        let environment = ServedSystem.environment(directory).merging(desktop.environment) { $1 }
+        let unotify = ChildProcess.built("unotify")
+        let serve = try ChildProcess(unotify, ["serve", "--sandbox-port", "0", "--production-port", "0", "--device-link-port", "0",
+                                               "--metrics-port", "0", "--web-port", "0"], environment: environment, name: "unotify serve")
+        try await serve.line(containing: "desktop notifications on")
+        let first = try #require(try await desktop.activatedServer())
+        #expect(await (try ChildProcess(unotify, ["apps", "add", "com.example.todo"], environment: environment)).waitUntilExit() == 0)
+        #expect(await (try ChildProcess(unotify, ["authorize", "--app", "com.example.todo", "grant"], environment: environment)).waitUntilExit() == 0)
+        func push(_ title: String) async throws {
+            let command = try ChildProcess(unotify, ["push", "com.example.todo", "--payload", #"{"aps":{"alert":{"title":"\#(title)"}}}"#],
+                                           environment: environment, name: "unotify push")
+            #expect(await command.waitUntilExit() == 0)
+        }
+        try await push("Before")
+        #expect(try await desktop.shown(number: 1).summary == "Before")
+
+        try await desktop.killActivatedServer()
+        try await serve.line(containing: "the desktop's notification server went away")
+        try await push("After")
+        #expect(try await desktop.shown(number: 2).summary == "After")
+        let second = try #require(try await desktop.activatedServer())
+        #expect(second != first)
+        #expect(await serve.stop() == 0)
+    }
+
     /// Hidden previews stay hidden on the desktop: the category's placeholder, no buttons.
     @Test func aHiddenPreviewShowsThePlaceholderAndNoButtons() async throws {
         let desktop = try await DesktopEnvironment.start()
@@ -161,7 +224,8 @@ import Testing
     /// Runs `body` with an in-process daemon whose desktop presenter shows on `desktop`, and its app
     /// `com.example.chat` allowed, with `categories`.
     static func withPresenter(
-        on desktop: DesktopEnvironment, categories: [NotificationCategory], _ body: @Sendable (DaemonEngine) async throws -> Void
+        on desktop: DesktopEnvironment, categories: [NotificationCategory], configure: @Sendable (inout DesktopPresenter.Configuration) -> Void = { _ in },
+        _ body: @Sendable (DaemonEngine) async throws -> Void
     ) async throws {
         try await withDaemon { daemon in
             let engine = daemon.engine
@@ -169,7 +233,9 @@ import Testing
             try await engine.setCategories(chat, categories)
             var logger = Logger(label: "test.desktop")
             logger.logLevel = .critical
-            let presenter = DesktopPresenter(engine: engine, configuration: .init(busAddress: desktop.busAddress), logger: logger)
+            var configuration = DesktopPresenter.Configuration(busAddress: desktop.busAddress)
+            configure(&configuration)
+            let presenter = DesktopPresenter(engine: engine, configuration: configuration, logger: logger)
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 tasks.addTask { try await presenter.run() }
                 defer { tasks.cancelAll() }
@@ -295,6 +361,28 @@ import Testing
         #expect(await serve.stop() == 0)
     }
 
+    /// A program waiting on its notification (`notify-send --wait`) is released when the notification
+    /// leaves, however it leaves: here pushed out of the list by a hundred newer ones.
+    @Test func aWaitingProgramIsReleasedWhenItsNotificationIsPushedOut() async throws {
+        let (desktop, directory, serve) = try await Self.startServer()
+        defer { Task { await desktop.stop() } }
+        let waiting = try ChildProcess(URL(fileURLWithPath: "/usr/bin/notify-send"), ["--wait", "First"], environment: desktop.environment, name: "notify-send --wait")
+        try await waitFor("the first notification to be listed", within: 20) {
+            (try? await Self.unotify(["notifications"], directory, on: desktop).joined().contains("desktop-1")) == true
+        }
+        let program = try await DBusConnection.connect(to: desktop.busAddress)
+        for index in 1...100 {
+            _ = try await program.call(.methodCall(
+                destination: "org.freedesktop.Notifications", path: "/org/freedesktop/Notifications", interface: "org.freedesktop.Notifications",
+                member: "Notify", body: [.string("notify-send"), .uint32(0), .string(""), .string("Newer \(index)"), .string(""),
+                                         .strings([]), .variantDictionary([]), .int32(-1)]))
+        }
+        await program.close()
+        #expect(await waiting.waitUntilExit(within: 20) == 0, "notify-send --wait was not released")
+        #expect(try await Self.unotify(["notifications"], directory, on: desktop).joined().contains("desktop-1 ") == false)
+        #expect(await serve.stop() == 0)
+    }
+
     /// Inline replies through both halves: an app of one daemon, shown through its desktop presenter on
     /// a desktop whose server is another daemon (`--freedesktop`); the person replies there, and the
     /// first daemon's app receives the text.
@@ -327,9 +415,16 @@ import Testing
     @Test func anotherServerKeepsTheNameAndNoBusLeavesTheRestRunning() async throws {
         let desktop = try await DesktopEnvironment.start()
         defer { Task { await desktop.stop() } }
-        let serve = try Self.serve(try makeTestDirectory(), on: desktop)
+        let beside = try makeTestDirectory()
+        let serve = try Self.serve(beside, on: desktop)
         try await serve.line(containing: "not the desktop's notification server: another one owns the name")
         try await serve.line(containing: "local API listening")
+        // The daemon's own notifications are shown on the server that owns the name.
+        try await serve.line(containing: "desktop notifications on")
+        _ = try await Self.unotify(["apps", "add", "com.example.todo"], beside, on: desktop)
+        _ = try await Self.unotify(["authorize", "--app", "com.example.todo", "grant"], beside, on: desktop)
+        _ = try await Self.unotify(["push", "com.example.todo", "--payload", #"{"aps":{"alert":{"title":"Shown on dunst"}}}"#], beside, on: desktop)
+        #expect(try await desktop.shown(number: 1).summary == "Shown on dunst")
         #expect(await serve.stop() == 0)
 
         let directory = try makeTestDirectory()

@@ -293,11 +293,14 @@ package enum LocalAPI {
         package var state: String?
         /// Why the app is quarantined (its stored state cannot be read), when it is.
         package var quarantined: String?
-        package init(bundleIdentifier: String, launchCommand: String?, state: String? = nil, quarantined: String? = nil) {
+        /// The name surfaces show (``ShownAppIdentity/name``).
+        package var name: String?
+        package init(bundleIdentifier: String, launchCommand: String?, state: String? = nil, quarantined: String? = nil, name: String? = nil) {
             self.bundleIdentifier = bundleIdentifier
             self.launchCommand = launchCommand
             self.state = state
             self.quarantined = quarantined
+            self.name = name
         }
     }
 

@@ -24,10 +24,14 @@ package struct AdminRoutes: Sendable {
         router.get("/v1/admin/apps") { request, _ in
             try authenticate(request)
             let running = await engine.runningApps()
-            return jsonResponse(try await engine.apps().map { app in
-                LocalAPI.AppSummary(bundleIdentifier: app.bundleIdentifier, launchCommand: app.launchCommand,
-                                    state: (running[app.bundleIdentifier] ?? .notRunning).rawValue, quarantined: app.quarantined?.reason)
-            })
+            var summaries: [LocalAPI.AppSummary] = []
+            for app in try await engine.apps() {
+                let name = app.quarantined == nil ? await engine.shownIdentity(of: app.bundleIdentifier).name : app.bundleIdentifier
+                summaries.append(LocalAPI.AppSummary(bundleIdentifier: app.bundleIdentifier, launchCommand: app.launchCommand,
+                                                     state: (running[app.bundleIdentifier] ?? .notRunning).rawValue, quarantined: app.quarantined?.reason,
+                                                     name: name))
+            }
+            return jsonResponse(summaries)
         }
         router.post("/v1/admin/apps/:app/reset") { request, context in
             try authenticate(request)
@@ -100,6 +104,12 @@ package struct AdminRoutes: Sendable {
             try authenticate(request)
             let bundle = try context.parameters.decoded("app")
             try await engine.setStrings(bundle, try await decode([String: String].self, request, context))
+            return Response(status: .noContent)
+        }
+        router.put("/v1/admin/apps/:app/identity") { request, context in
+            try authenticate(request)
+            let bundle = try context.parameters.decoded("app")
+            try await engine.setIdentity(bundle, try await decode(AppIdentity.self, request, context))
             return Response(status: .noContent)
         }
         router.put("/v1/admin/apps/:app/service-extension") { request, context in

@@ -264,6 +264,20 @@ package final class SQLiteDaemonStore: DaemonStore {
                 ) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("v14: an app's name and icon among its resources") { db in
+            // A table's CHECK cannot be changed in place: the table is made anew with the wider one.
+            try db.execute(sql: """
+                CREATE TABLE app_resource_new (
+                    app TEXT NOT NULL,
+                    kind TEXT NOT NULL CHECK (kind IN ('strings', 'serviceExtension', 'contentExtension', 'identity')),
+                    value BLOB NOT NULL,
+                    PRIMARY KEY (app, kind)
+                ) WITHOUT ROWID;
+                INSERT INTO app_resource_new SELECT app, kind, value FROM app_resource;
+                DROP TABLE app_resource;
+                ALTER TABLE app_resource_new RENAME TO app_resource;
+                """)
+        }
         return migrator
     }
 

@@ -86,6 +86,13 @@ const extensionViews = new Map();
 let afterUnlock = null;
 let refreshing = null;
 let refreshAgain = false;
+// How each app is shown (its name and icon's link), by bundle identifier, as the daemon last said.
+const identities = new Map();
+// The device's clock less the browser's, in milliseconds: how long ago is told on the device's clock.
+let deviceClockOffset = 0;
+// The notification the page was opened to reply to (`#reply/<app>/<identifier>/<action>`), from a
+// desktop notification whose server has no reply field.
+let openedToReply = replyFragment();
 // The live events: the socket while one is open or opening, and when the next try is when none is.
 let socket = null;
 let reconnectTimer = null;
@@ -106,6 +113,82 @@ function dateOf(notification) {
 /** A date the daemon sent: seconds since 2001-01-01, Foundation's reference date. */
 function dateFromReference(seconds) {
   return new Date((seconds + SECONDS_FROM_1970_TO_2001) * 1000);
+}
+
+/** The name the app is shown by: its display name, else its bundle identifier. */
+function appName(app) {
+  return identities.get(app)?.name ?? app;
+}
+
+/** The app's icon, or its name's first letter where it has none; decorative (the name is beside it). */
+function appIcon(app) {
+  const link = identities.get(app)?.icon;
+  if (link) {
+    const image = make("img", "app-icon");
+    image.src = link;
+    image.alt = "";
+    return image;
+  }
+  const letter = make("span", "app-icon letter", Array.from(appName(app))[0]?.toUpperCase() ?? "?");
+  letter.setAttribute("aria-hidden", "true");
+  return letter;
+}
+
+/** Takes the apps' names and icons the daemon sent. */
+function learnIdentities(apps) {
+  for (const app of apps) identities.set(app.bundleIdentifier, app);
+}
+
+/** The device's time now, by its clock. */
+function deviceNow() {
+  return new Date(Date.now() + deviceClockOffset);
+}
+
+/**
+ * How long ago `date` was, as iOS tells it beside a notification: "now", "5m ago", "2h ago" the same
+ * day, "Yesterday", the weekday within a week, else the date.
+ */
+function ago(date) {
+  const seconds = (deviceNow() - date) / 1000;
+  if (seconds < 60) return "now";
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m ago`;
+  const day = (value) => dayOf(value);
+  const today = day(deviceNow());
+  const then = day(date);
+  if (then === today) return `${Math.floor(seconds / 3600)}h ago`;
+  const yesterday = day(new Date(deviceNow() - 86400000));
+  if (then === yesterday) return "Yesterday";
+  const options = seconds < 7 * 86400 ? { weekday: "long" } : { month: "short", day: "numeric" };
+  try {
+    return date.toLocaleDateString([], { ...options, timeZone: state.device.timeZone });
+  } catch (_) {
+    return date.toLocaleDateString([], options);
+  }
+}
+
+/** The calendar day of `date` in the device's time zone, as text to compare. */
+function dayOf(date) {
+  try {
+    return date.toLocaleDateString("en-CA", { timeZone: state.device.timeZone });
+  } catch (_) {
+    return date.toLocaleDateString("en-CA");
+  }
+}
+
+/** A `<time>` telling how long ago `date` was; its clock time (in the device's zone) as its title. */
+function timeElement(date) {
+  const time = make("time", "time", ago(date));
+  time.dateTime = date.toISOString();
+  time.title = timeOfDay(date);
+  return time;
+}
+
+/** Tells every shown time again: "now" becomes "1m ago" as time passes. */
+function retellTimes() {
+  for (const time of document.querySelectorAll("time.time[datetime]")) {
+    const told = ago(new Date(time.dateTime));
+    if (time.textContent !== told) time.textContent = told;
+  }
 }
 
 /** The time of day as the device tells it: in the daemon's time zone, which may not be the browser's. */
@@ -181,10 +264,9 @@ function card(notification, { inBanner }) {
   const open = make("button", "open");
   open.type = "button";
   const meta = make("span", "meta");
-  meta.append(make("span", "app-name", notification.bundleIdentifier));
-  const time = make("time", "time", timeOfDay(dateOf(notification)));
-  time.dateTime = dateOf(notification).toISOString();
-  meta.append(time);
+  const from = make("span", "app");
+  from.append(appIcon(notification.bundleIdentifier), make("span", "app-name", appName(notification.bundleIdentifier)));
+  meta.append(from, timeElement(dateOf(notification)));
   open.append(meta);
   const row = make("span", "content-row");
   const text = make("span", "text");
@@ -196,7 +278,7 @@ function card(notification, { inBanner }) {
   const attachments = notification.attachments || [];
   if (attachments.length > 0 && !attachments[0].thumbnailHidden) row.append(thumbnail(attachments[0]));
   open.append(row);
-  open.setAttribute("aria-label", `Open: ${[notification.bundleIdentifier, content.title, content.subtitle, content.body].filter(Boolean).join(", ")}`);
+  open.setAttribute("aria-label", `Open: ${[appName(notification.bundleIdentifier), content.title, content.subtitle, content.body].filter(Boolean).join(", ")}`);
   open.addEventListener("click", () => whenUnlocked(`to open ${content.title || "the notification"}`,
     () => respond(notification, { kind: "open" })));
   if (notification.previewHidden) article.classList.add("preview-hidden");
@@ -827,7 +909,7 @@ function renderPrompts() {
     const section = make("section", "prompt");
     section.dataset.app = prompt.bundleIdentifier;
     section.setAttribute("role", "alertdialog");
-    const heading = make("h2", "", `“${prompt.bundleIdentifier}” Would Like to Send You Notifications`);
+    const heading = make("h2", "", `“${appName(prompt.bundleIdentifier)}” Would Like to Send You Notifications`);
     heading.id = `prompt-${prompt.bundleIdentifier}`;
     section.setAttribute("aria-labelledby", heading.id);
     section.append(heading);
@@ -1063,7 +1145,8 @@ function appGroup(container, app, threads, scope) {
   const group = make("section", "group");
   group.dataset.app = app;
   const header = make("div", "group-header");
-  const title = make("h2", "", app);
+  const title = make("h2", "", appName(app));
+  header.append(appIcon(app));
   title.id = `group-${container.id}-${scope}${app}`.replaceAll("\n", "-");
   group.setAttribute("aria-labelledby", title.id);
   header.append(title);
@@ -1106,6 +1189,37 @@ function appGroup(container, app, threads, scope) {
   return group;
 }
 
+/** The notification and action `#reply/<app>/<identifier>/<action>` names, or null. */
+function replyFragment() {
+  const match = /^#reply\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(location.hash);
+  if (!match) return null;
+  try {
+    return { app: decodeURIComponent(match[1]), identifier: decodeURIComponent(match[2]), action: decodeURIComponent(match[3]) };
+  } catch (_) {
+    return null;
+  }
+}
+
+/** Shows the notification the page was opened to reply to, expanded, its reply field focused. */
+function openToReply() {
+  const wanted = openedToReply;
+  openedToReply = null;
+  history.replaceState(null, "", "/");
+  if (state.device.locked) return;
+  const notification = state.notifications.find((n) => n.bundleIdentifier === wanted.app && n.notification.request.identifier === wanted.identifier);
+  const action = notification?.actions.find((a) => a.identifier === wanted.action && a.textInput);
+  if (!notification || !action) return showError("That notification is no longer in the list.");
+  const draft = draftOf(notification);
+  draft.expanded = true;
+  draft.replyAction = action.identifier;
+  showSettings(false);
+  showComposer(false);
+  render();
+  const article = elements.list.querySelector(`article[data-key="${CSS.escape(keyOf(notification))}"]`);
+  article?.scrollIntoView({ block: "center" });
+  article?.querySelector("form.reply input")?.focus();
+}
+
 /** Reads what is on screen; calls that come meanwhile read it once more afterwards. */
 async function refresh() {
   if (refreshing) {
@@ -1125,6 +1239,8 @@ async function refresh() {
         }
         state = await answer.json();
         showPaired();
+        learnIdentities(Object.values(state.apps || {}));
+        if (typeof state.device.now === "number") deviceClockOffset = dateFromReference(state.device.now) - Date.now();
         // An interface whose notification left closes with it.
         const listed = new Set(state.notifications.map(keyOf));
         for (const key of [...extensionViews.keys()]) if (!listed.has(key)) closeInterface(key);
@@ -1136,6 +1252,8 @@ async function refresh() {
           if (!present.has(`${banner.dataset.app}\n${banner.dataset.identifier}`)) banner.remove();
         }
         render();
+        retellTimes();
+        if (openedToReply) openToReply();
       } catch (error) {
         showError(`The notification center cannot be reached: ${error.message}`);
       }
@@ -1248,7 +1366,9 @@ async function getJSON(path) {
 /** Every registered app's bundle identifier; null, with the error shown, when they cannot be read. */
 async function registeredApps() {
   try {
-    return await getJSON("/api/apps");
+    const apps = await getJSON("/api/apps");
+    learnIdentities(apps);
+    return apps.map((app) => app.bundleIdentifier);
   } catch (error) {
     showError(`The apps cannot be read: ${error.message}`);
     return null;
@@ -1520,7 +1640,9 @@ async function showApps(reading = registeredApps()) {
     const open = make("button");
     open.type = "button";
     open.dataset.app = app;
-    open.append(make("span", "", app), make("span", "summary", "›"));
+    const name = make("span", "app");
+    name.append(appIcon(app), make("span", "", appName(app)));
+    open.append(name, make("span", "summary", "›"));
     open.addEventListener("click", () => showAppSettings(app));
     item.append(open);
     elements.settingsApps.append(item);
@@ -1555,7 +1677,7 @@ async function showAppSettings(app) {
     const back = make("button", "back", "‹ Notifications");
     back.type = "button";
     back.addEventListener("click", () => showApps());
-    form.append(back, make("h3", "", app));
+    form.append(back, make("h3", "", appName(app)));
 
     const allowed = ALLOWED_STATUSES.includes(current.authorizationStatus);
     const allow = make("input");
@@ -1672,7 +1794,7 @@ async function showComposer(shown) {
   const apps = (await registeredApps()) ?? [];
   const chosen = elements.composeApp.value;
   elements.composeApp.replaceChildren(...apps.map((app) => {
-    const option = make("option", "", app);
+    const option = make("option", "", appName(app) === app ? app : `${appName(app)} (${app})`);
     option.value = app;
     option.selected = app === chosen;
     return option;
@@ -1780,7 +1902,19 @@ elements.compose.addEventListener("submit", async (event) => {
   if (await send("POST", path, body, underEditor)) elements.composeSent.textContent = `Sent to ${app}`;
 });
 
+// Where the header ends on screen, for banners to come in under it.
+const bar = document.querySelector(".bar");
+const placeBanners = () => document.documentElement.style.setProperty("--bar-bottom", `${Math.max(0, bar.getBoundingClientRect().bottom)}px`);
+new ResizeObserver(placeBanners).observe(bar);
+window.addEventListener("scroll", placeBanners, { passive: true });
+placeBanners();
+
 window.addEventListener("online", reconnectNow);
+window.addEventListener("hashchange", () => {
+  openedToReply = replyFragment();
+  if (openedToReply) refresh();
+});
+setInterval(retellTimes, 15000);
 document.addEventListener("visibilitychange", () => { if (!document.hidden) reconnectNow(); });
 
 document.documentElement.dataset.ready = "true";
