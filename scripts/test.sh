@@ -46,6 +46,9 @@ command -v schemathesis >/dev/null 2>&1 || python3 -m pip install --quiet "schem
 python3 -c "import aioapns" 2>/dev/null || python3 -m pip install --quiet "aioapns>=4,<5"
 # The HTTP/2 conformance suite (Tests/HTTP2Conformance) writes raw frames with hyperframe and hpack.
 python3 -c "import hyperframe, hpack" 2>/dev/null || python3 -m pip install --quiet hyperframe hpack
+# The web center's accessibility check runs axe-core's rules in the browser: axe.min.js (4.12) ships in
+# this wheel, whose Python part (and its Playwright dependency) the tests do not use.
+python3 -c "import axe_playwright_python" 2>/dev/null || python3 -m pip install --quiet --no-deps "axe-playwright-python==0.1.8"
 
 # Every module a target imports is one Package.swift declares for it: the build checks it for the
 # modules of the package graph (`--explicit-target-dependency-import-check error`, below), and the

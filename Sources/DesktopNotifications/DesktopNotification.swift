@@ -145,9 +145,15 @@ extension DesktopNotification {
             hints.append(Hint(name: "category", value: .string("x-unotify.thread.\(thread)")))
         }
         if presentation.sound, let sound = content.sound {
+            // The app's own sound is its file (from the app's sounds folder, or an absolute path).
+            let ownFile: String? = if case .named(let name) = sound.kind {
+                (identity ?? ShownAppIdentity(name: bundleIdentifier)).soundFile(named: name)
+            } else {
+                nil
+            }
             switch sound.kind {
-            case .named(let name) where name.hasPrefix("/"):
-                hints.append(Hint(name: "sound-file", value: .string(name)))
+            case .named where ownFile != nil:
+                hints.append(Hint(name: "sound-file", value: .string(ownFile ?? "")))
             case .defaultRingtone, .ringtone:
                 hints.append(Hint(name: "sound-name", value: .string("phone-incoming-call")))
             case .default, .named:

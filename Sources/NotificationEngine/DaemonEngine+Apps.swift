@@ -110,7 +110,7 @@ extension DaemonEngine {
     /// - Throws: `invalidRequest` for a name or icon that breaks ``AppIdentity/violation``; `appNotFound`.
     package func setIdentity(_ bundleIdentifier: String, _ identity: AppIdentity?) async throws {
         _ = try await appState(bundleIdentifier)
-        let kept = identity.flatMap { $0.name == nil && $0.icon == nil ? nil : $0 }
+        let kept = identity.flatMap { $0.isEmpty ? nil : $0 }
         if let violation = kept?.violation { throw DaemonError(.invalidRequest, violation) }
         try await store.setResource(.identity, of: bundleIdentifier, to: kept.map(AppResources.encode))
         resources.wrote(bundleIdentifier) { $0.identity = kept }

@@ -239,6 +239,7 @@ enum WebRoutes {
                 let visible = LocalAPI.VisibleNotification(bundleIdentifier: app, presented)
                 let shown = PagePreview.shown(visible, among: [visible], settings: settings, locked: await engine.lockState.isLocked, files: files)
                 sent.notification = shown.value
+                sent.app = PageApp(app, await engine.shownIdentity(of: app))
                 return try? AdminRoutes.eventEncoder.encode(AsShown(value: sent, previewHidden: shown.previewHidden, onLockScreen: shown.onLockScreen,
                                                                     attachments: shown.attachments))
             }
@@ -271,6 +272,8 @@ struct PageEvent: Encodable {
     var type: String
     var bundleIdentifier: String
     var notification: LocalAPI.VisibleNotification?
+    /// How the presented notification's app is shown, for its banner.
+    var app: WebRoutes.PageApp?
     var date: Date?
 }
 

@@ -30,6 +30,8 @@ struct AppsCommand: AsyncParsableCommand {
         var name: String?
         @Option(name: .long, help: "Its icon: a PNG, SVG or JPEG file (its .desktop entry's Icon unless given).")
         var icon: String?
+        @Option(name: .long, help: "The folder of its sound files: a notification's named sound is the file of that name there.")
+        var sounds: String?
 
         func run() async throws {
             let admin = try location.adminClient()
@@ -42,8 +44,9 @@ struct AppsCommand: AsyncParsableCommand {
                 _ = try await admin.call(.PUT, "/v1/admin/apps/\(segment(bundleIdentifier))/background-pushes",
                                      body: LocalAPI.BackgroundPushBudget(perHour: backgroundPushesPerHour.perHour), as: LocalAPI.BackgroundPushBudget.self)
             }
-            if name != nil || icon != nil {
-                try await admin.call(.PUT, "/v1/admin/apps/\(segment(bundleIdentifier))/identity", body: AppIdentity(name: name, icon: icon.map(absolutePath)))
+            if name != nil || icon != nil || sounds != nil {
+                try await admin.call(.PUT, "/v1/admin/apps/\(segment(bundleIdentifier))/identity",
+                                     body: AppIdentity(name: name, icon: icon.map(absolutePath), sounds: sounds.map(absolutePath)))
             }
             print(issued.key)
             FileHandle.standardError.write(Data("Registered \(bundleIdentifier); its key is in \(path).\n".utf8))
@@ -59,13 +62,15 @@ struct AppsCommand: AsyncParsableCommand {
         @Argument(help: "The app's bundle identifier.") var bundleIdentifier: String
         @Option(name: .long, help: "The name shown beside its notifications.") var name: String?
         @Option(name: .long, help: "Its icon: a PNG, SVG or JPEG file.") var icon: String?
+        @Option(name: .long, help: "The folder of its sound files: a notification's named sound is the file of that name there.") var sounds: String?
 
         func run() async throws {
             try await location.adminClient().call(.PUT, "/v1/admin/apps/\(segment(bundleIdentifier))/identity",
-                                                  body: AppIdentity(name: name, icon: icon.map(absolutePath)))
+                                                  body: AppIdentity(name: name, icon: icon.map(absolutePath), sounds: sounds.map(absolutePath)))
             var said: [String] = []
             if let name { said.append("named \"\(name)\"") }
             if let icon { said.append("with the icon \(absolutePath(icon))") }
+            if let sounds { said.append("with its sounds in \(absolutePath(sounds))") }
             print(said.isEmpty ? "\(bundleIdentifier) is shown as its .desktop entry or its bundle identifier says now."
                                : "\(bundleIdentifier) is shown \(said.joined(separator: " and ")) now.")
         }

@@ -113,6 +113,23 @@ import Testing
         #expect(DesktopNotification(Self.shown(), of: "a.b", capabilities: buttons)?.replyAction == nil)
     }
 
+    @Test func aNamedSoundIsTheFileOfThatNameInTheAppsSoundsFolder() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sounds-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data("RIFF".utf8).write(to: folder.appendingPathComponent("chime.wav"))
+        let identity = ShownAppIdentity(name: "Todo", sounds: folder.path)
+        func hints(_ name: String) throws -> DesktopNotification {
+            var shown = Self.shown()
+            shown.notification.request.content.sound = NotificationSound(kind: .named(name))
+            return try #require(DesktopNotification(shown, of: "com.example.todo", capabilities: Self.full, identity: identity))
+        }
+        #expect(try hints("chime.wav").hint("sound-file") == .string(folder.appendingPathComponent("chime.wav").path))
+        // A name the folder does not have, or one that leaves it, is the desktop's own sound.
+        #expect(try hints("missing.wav").hint("sound-name") == .string("message-new-instant"))
+        #expect(try hints("../chime.wav").hint("sound-file") == nil)
+    }
+
     @Test func aDesktopEntryGivesTheNameAndIcon() throws {
         let entry = try #require(DesktopEntry.parse("""
             [Desktop Entry]

@@ -103,6 +103,15 @@ import TestSupport
         let identifier = try #require(listed.split(separator: "\t").first.map(String.init))
         #expect(identifier == identifier.lowercased() && UUID(uuidString: identifier) != nil, "\(identifier)")
 
+        // An app registered with a name is shown by it in the watch.
+        #expect(try await said(["apps", "identity", "com.example.todo", "--name", "Todo"]) == ["com.example.todo is shown named \"Todo\" now."])
+        let named = try ChildProcess(ChildProcess.built("unotify"), ["watch"], environment: environment, name: "unotify watch (named)")
+        try await named.line(containing: "Watching")
+        _ = try await said(["push", "com.example.todo", "--payload", #"{"aps":{"alert":"By name"}}"#])
+        try await named.line(containing: "[Todo] ")
+        try named.endInput()
+        _ = await named.waitUntilExit()
+
         #expect(try await said(["apps", "remove", "com.example.todo"]) == ["Removed com.example.todo and all its notifications."])
         await app.stop()
         try watch.endInput()

@@ -95,6 +95,65 @@ final class BrowserSession: Sendable {
         get async throws { try await call(.GET, "/cookie", nil) as? [[String: Any]] ?? [] }
     }
 
+    /// Lets `origin`'s pages show notifications, as a person answering the browser's prompt does.
+    func allowNotifications(for origin: String) async throws {
+        _ = try await call(.POST, "/goog/cdp/execute", ["cmd": "Browser.grantPermissions", "params": ["origin": origin, "permissions": ["notifications"]]])
+    }
+
+    /// The window (tab) in front.
+    var window: String {
+        get async throws { try await call(.GET, "/window", nil) as? String ?? "" }
+    }
+
+    /// Opens a new tab and brings it to the front (the others go to the background); returns it.
+    func newTab() async throws -> String {
+        let opened = try await call(.POST, "/window/new", ["type": "tab"]) as? [String: Any]
+        let handle = opened?["handle"] as? String ?? ""
+        try await switchTo(handle)
+        return handle
+    }
+
+    /// Brings the tab `handle` to the front.
+    func switchTo(_ handle: String) async throws {
+        _ = try await call(.POST, "/window", ["handle": handle])
+    }
+
+    /// Every tab's title, in the background ones included, as the browser's tab strip shows them.
+    var tabTitles: [String] {
+        get async throws {
+            let targets = try await call(.POST, "/goog/cdp/execute", ["cmd": "Target.getTargets", "params": [String: Any]()]) as? [String: Any]
+            let infos = targets?["targetInfos"] as? [[String: Any]] ?? []
+            return infos.filter { $0["type"] as? String == "page" }.compactMap { $0["title"] as? String }
+        }
+    }
+
+    /// Resizes the window, as a person does (a phone's width, a desktop's).
+    func resize(width: Int, height: Int) async throws {
+        _ = try await call(.POST, "/window/rect", ["width": width, "height": height])
+    }
+
+    /// Presses keys on whatever has the focus, one after the other, as a person types them
+    /// (WebDriver's key codes: `Key.down`, `Key.tab`…).
+    func press(_ keys: String...) async throws {
+        var actions: [[String: Any]] = []
+        for key in keys {
+            actions.append(["type": "keyDown", "value": key])
+            actions.append(["type": "keyUp", "value": key])
+        }
+        _ = try await call(.POST, "/actions", ["actions": [["type": "key", "id": "keyboard", "actions": actions]]])
+    }
+
+    /// WebDriver's codes of the keys that are not characters.
+    enum Key {
+        static let tab = "\u{E004}"
+        static let enter = "\u{E007}"
+        static let delete = "\u{E017}"
+        static let up = "\u{E013}"
+        static let down = "\u{E015}"
+        static let home = "\u{E011}"
+        static let end = "\u{E010}"
+    }
+
     /// The first element matching a CSS selector, waited for.
     func element(_ selector: String) async throws -> String {
         let found = try await call(.POST, "/element", ["using": "css selector", "value": selector])
@@ -161,6 +220,11 @@ final class BrowserSession: Sendable {
     /// Runs a script in the page and returns its result.
     func execute(_ script: String, _ arguments: [Any] = []) async throws -> Any? {
         try await call(.POST, "/execute/sync", ["script": script, "args": arguments])
+    }
+
+    /// Runs a script that calls its last argument with its result, and returns that result.
+    func executeAsync(_ script: String, _ arguments: [Any] = [], within seconds: Double = 20) async throws -> Any? {
+        try await call(.POST, "/execute/async", ["script": script, "args": arguments], timeout: seconds)
     }
 
     /// Waits until `script` returns true in the page, or fails after `seconds`.

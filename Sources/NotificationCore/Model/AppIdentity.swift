@@ -9,11 +9,19 @@ package struct AppIdentity: Codable, Sendable, Hashable {
     package var name: String?
     /// An image file (PNG, SVG or JPEG), by its absolute path.
     package var icon: String?
+    /// The folder of the app's sound files, by its absolute path: a notification's named sound
+    /// (`UNNotificationSound(named:)`) is the file of that name there, as iOS finds it in the app's
+    /// bundle or `Library/Sounds`.
+    package var sounds: String?
 
-    package init(name: String? = nil, icon: String? = nil) {
+    package init(name: String? = nil, icon: String? = nil, sounds: String? = nil) {
         self.name = name
         self.icon = icon
+        self.sounds = sounds
     }
+
+    /// Whether it says nothing (no name, icon or sounds): the app is shown as if none were registered.
+    package var isEmpty: Bool { name == nil && icon == nil && sounds == nil }
 
     /// The longest name, in characters.
     package static let maximumNameLength = 64
@@ -44,6 +52,13 @@ package struct AppIdentity: Codable, Sendable, Hashable {
             let size = (try? FileManager.default.attributesOfItem(atPath: icon)[.size] as? Int) ?? 0
             if size > Self.maximumIconBytes { return "An app's icon is at most 1 MiB; \(icon) is \(size) bytes." }
         }
+        if let sounds {
+            guard sounds.hasPrefix("/") else { return "An app's sounds folder is an absolute path; got \"\(sounds)\"." }
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: sounds, isDirectory: &isDirectory), isDirectory.boolValue else {
+                return "No folder at \(sounds)."
+            }
+        }
         return nil
     }
 }
@@ -60,17 +75,29 @@ package struct ShownAppIdentity: Codable, Sendable, Hashable {
     package var iconName: String?
     /// The `.desktop` entry's id (its file name without `.desktop`), when the app has one.
     package var desktopEntry: String?
+    /// The folder of the app's sound files, when it registered one.
+    package var sounds: String?
 
-    package init(name: String, iconFile: String? = nil, iconName: String? = nil, desktopEntry: String? = nil) {
+    package init(name: String, iconFile: String? = nil, iconName: String? = nil, desktopEntry: String? = nil, sounds: String? = nil) {
         self.name = name
         self.iconFile = iconFile
         self.iconName = iconName
         self.desktopEntry = desktopEntry
+        self.sounds = sounds
+    }
+
+    /// The file of the sound named `name` (a file name, as `UNNotificationSound(named:)` takes it), if
+    /// the app's sounds folder has it; an absolute path is its own file.
+    package func soundFile(named name: String) -> String? {
+        if name.hasPrefix("/") { return FileManager.default.isReadableFile(atPath: name) ? name : nil }
+        guard let sounds, !name.contains("/"), !name.isEmpty, name != ".", name != ".." else { return nil }
+        let path = (sounds as NSString).appendingPathComponent(name)
+        return FileManager.default.isReadableFile(atPath: path) ? path : nil
     }
 
     /// `bundleIdentifier`'s identity: what was registered, then the entry's, then the bundle identifier.
     package static func of(_ bundleIdentifier: String, registered: AppIdentity?, entry: DesktopEntry?) -> ShownAppIdentity {
-        var shown = ShownAppIdentity(name: registered?.name ?? entry?.name ?? bundleIdentifier, desktopEntry: entry?.id)
+        var shown = ShownAppIdentity(name: registered?.name ?? entry?.name ?? bundleIdentifier, desktopEntry: entry?.id, sounds: registered?.sounds)
         if let icon = registered?.icon {
             shown.iconFile = icon
         } else if let icon = entry?.icon {

@@ -86,6 +86,8 @@ const extensionViews = new Map();
 let afterUnlock = null;
 let refreshing = null;
 let refreshAgain = false;
+// The notification whose card takes the focus when the list is next drawn (the one after a cleared one).
+let focusAfterRender = null;
 // How each app is shown (its name and icon's link), by bundle identifier, as the daemon last said.
 const identities = new Map();
 // The device's clock less the browser's, in milliseconds: how long ago is told on the device's clock.
@@ -818,11 +820,12 @@ function showReply(notification, action, article, focus) {
 }
 
 /** A banner for a notification just presented, with its sound where the settings and the browser allow one. */
-function showBanner(notification) {
+function showBanner(notification, { silent = false } = {}) {
   const banner = card(notification, { inBanner: true });
   banner.classList.add("banner");
   putUp(banner);
-  if (notification.presentation.sound) playSound();
+  // Its sound, as the app's settings allow, unless the system notification plays it.
+  if (notification.presentation.sound && !silent) playSound();
 }
 
 /**
@@ -886,10 +889,25 @@ function putUp(banner) {
   }, 1000);
 }
 
+// The page's sound: browsers let a page play only after the person's first gesture on it, so the
+// first click or key press (any) makes it ready, and it then plays in the background too.
+let audio = null;
+function readyAudio() {
+  try {
+    audio ??= new AudioContext();
+    if (audio.state !== "running") audio.resume();
+  } catch (_) {
+    // No Web Audio: notifications come without the page's tone.
+  }
+}
+document.addEventListener("pointerdown", readyAudio, { capture: true });
+document.addEventListener("keydown", readyAudio, { capture: true });
+
 /** A short tone, where the browser lets the page play one. */
 function playSound() {
   try {
-    const context = new AudioContext();
+    if (!audio) return;
+    const context = audio;
     const tone = context.createOscillator();
     const volume = context.createGain();
     tone.frequency.value = 880;
@@ -1026,6 +1044,9 @@ function renderList(container, shown) {
   const typing = active && active.name === "reply" && container.contains(active)
     ? { key: active.closest(".notification").dataset.key, start: active.selectionStart, end: active.selectionEnd }
     : null;
+  // A notification the keys are on keeps the focus when the list is drawn again (or the next one
+  // takes it, when it was cleared).
+  const onCard = active && active.matches("button.open") && container.contains(active) ? active.closest(".notification").dataset.key : null;
   // What is on screen goes once the new list is in place, so that a kept frame moves straight into it.
   const previous = [...container.childNodes];
   container.dataset.renders = String(Number(container.dataset.renders || "0") + 1);
@@ -1053,6 +1074,14 @@ function renderList(container, shown) {
   for (const [app, threads] of byApp(rest)) container.append(appGroup(container, app, threads, ""));
   keepFrames(container);
   for (const node of previous) node.remove();
+  const refocus = focusAfterRender ?? onCard;
+  if (refocus) {
+    const article = [...container.querySelectorAll(".notification")].find((candidate) => candidate.dataset.key === refocus);
+    if (article) {
+      article.querySelector("button.open")?.focus();
+      focusAfterRender = null;
+    }
+  }
   if (typing) {
     for (const article of container.querySelectorAll(".notification")) {
       if (article.dataset.key !== typing.key) continue;
@@ -1189,36 +1218,183 @@ function appGroup(container, app, threads, scope) {
   return group;
 }
 
+// MARK: The person reached in the background
+
+// The worker that shows system notifications with actions, once registered.
+let worker = null;
+if ("serviceWorker" in navigator) {
+  navigator.serviceWorker.register("/worker.js").then(() => navigator.serviceWorker.ready).then((registration) => { worker = registration; })
+    .catch(() => {});
+  // What the person did with a system notification that the center does itself.
+  navigator.serviceWorker.addEventListener("message", (event) => { openedToReply = event.data; refresh(); });
+}
+const SYSTEM_NOTIFICATIONS_KEY = "unotify-system-notifications";
+// The notifications presented while the tab was in the background, not seen yet.
+const unseen = new Set();
+
+/** Whether the person turned system notifications on here, and the browser allows them. */
+function systemNotificationsOn() {
+  return "Notification" in window && Notification.permission === "granted" && localStorage.getItem(SYSTEM_NOTIFICATIONS_KEY) === "on";
+}
+
+/**
+ * Shows `notification` as a system notification, with the actions the browser can show (a typed
+ * reply as "Reply…", which opens the center); returns whether it was shown.
+ */
+function showSystemNotification(notification) {
+  if (!systemNotificationsOn()) return false;
+  const content = notification.notification.request.content;
+  const app = notification.bundleIdentifier;
+  const shown = notification.previewHidden ? [] : notification.actions;
+  const options = {
+    body: [content.subtitle, content.body].filter(Boolean).join("\n"),
+    tag: keyOf(notification),
+    icon: identities.get(app)?.icon ?? "/icon.svg",
+    silent: !notification.presentation.sound,
+    timestamp: dateOf(notification).getTime(),
+    data: {
+      app, identifier: notification.notification.request.identifier,
+      actions: shown.map((action) => ({ identifier: action.identifier, textInput: Boolean(action.textInput), options: action.options })),
+    },
+  };
+  const title = content.title || appName(app);
+  if (worker) {
+    options.actions = shown.slice(0, Notification.maxActions ?? 2)
+      .map((action) => ({ action: action.identifier, title: action.textInput ? `${action.title}…` : action.title }));
+    worker.showNotification(title, options).catch(() => {});
+  } else {
+    const plain = new Notification(title, options);
+    plain.onclick = () => {
+      window.focus();
+      openedToReply = { type: "open", app, identifier: options.data.identifier };
+      refresh();
+    };
+  }
+  return true;
+}
+
+function markUnseen(notification) {
+  unseen.add(keyOf(notification));
+  showUnseen();
+}
+
+/** The unseen count in the tab's title and on its icon. */
+function showUnseen() {
+  const count = unseen.size;
+  document.title = count > 0 ? `(${count}) Notification Center` : "Notification Center";
+  const icon = document.getElementById("favicon");
+  if (count === 0) return icon.setAttribute("href", "/icon.svg");
+  const canvas = document.createElement("canvas");
+  canvas.width = canvas.height = 64;
+  const context = canvas.getContext("2d");
+  context.fillStyle = "#ff3b30";
+  context.beginPath();
+  context.arc(32, 32, 32, 0, Math.PI * 2);
+  context.fill();
+  context.fillStyle = "#ffffff";
+  context.font = "bold 40px sans-serif";
+  context.textAlign = "center";
+  context.textBaseline = "middle";
+  context.fillText(count > 99 ? "99" : String(count), 32, 35);
+  icon.setAttribute("href", canvas.toDataURL("image/png"));
+}
+
+/** What left the list leaves the unseen count and the system's notifications too. */
+function forgetWhatLeft() {
+  const present = new Set(state.notifications.map(keyOf));
+  let changed = false;
+  for (const key of [...unseen]) if (!present.has(key)) changed = unseen.delete(key) || changed;
+  if (changed) showUnseen();
+  worker?.getNotifications().then((shown) => {
+    for (const notification of shown) if (!present.has(notification.tag)) notification.close();
+  }).catch(() => {});
+}
+
+document.addEventListener("visibilitychange", () => {
+  if (document.visibilityState !== "visible") return;
+  // Seen: the count goes, and so do the system's copies of what is now on screen.
+  unseen.clear();
+  showUnseen();
+  worker?.getNotifications().then((shown) => shown.forEach((notification) => notification.close())).catch(() => {});
+});
+
 /** The notification and action `#reply/<app>/<identifier>/<action>` names, or null. */
 function replyFragment() {
-  const match = /^#reply\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(location.hash);
+  const match = /^#(reply|act|open)\/([^/]+)\/([^/]+)(?:\/([^/]+))?$/.exec(location.hash);
   if (!match) return null;
   try {
-    return { app: decodeURIComponent(match[1]), identifier: decodeURIComponent(match[2]), action: decodeURIComponent(match[3]) };
+    const type = match[1] === "reply" ? "action" : match[1] === "act" ? "action" : "open";
+    return { type, app: decodeURIComponent(match[2]), identifier: decodeURIComponent(match[3]), action: match[4] ? decodeURIComponent(match[4]) : null };
   } catch (_) {
     return null;
   }
 }
 
-/** Shows the notification the page was opened to reply to, expanded, its reply field focused. */
+/**
+ * Opens the notification the page was opened for (from a system or desktop notification): expanded
+ * and focused; for a typed reply, its reply field focused; for another action, the action done as
+ * its button does it (the passcode asked first where it needs one).
+ */
 function openToReply() {
   const wanted = openedToReply;
   openedToReply = null;
-  history.replaceState(null, "", "/");
-  if (state.device.locked) return;
+  if (location.hash) history.replaceState(null, "", "/");
   const notification = state.notifications.find((n) => n.bundleIdentifier === wanted.app && n.notification.request.identifier === wanted.identifier);
-  const action = notification?.actions.find((a) => a.identifier === wanted.action && a.textInput);
-  if (!notification || !action) return showError("That notification is no longer in the list.");
+  const action = wanted.action ? notification?.actions.find((a) => a.identifier === wanted.action) : null;
+  if (!notification || (wanted.action && !action)) return showError("That notification is no longer in the list.");
+  if (action && !action.textInput) {
+    const perform = () => respond(notification, { kind: "action", actionIdentifier: action.identifier });
+    return action.options & (ACTION_AUTHENTICATION_REQUIRED | ACTION_FOREGROUND) ? whenUnlocked(`to choose “${action.title}”`, perform) : perform();
+  }
+  if (state.device.locked) return;
   const draft = draftOf(notification);
   draft.expanded = true;
-  draft.replyAction = action.identifier;
+  if (action) draft.replyAction = action.identifier;
   showSettings(false);
   showComposer(false);
   render();
   const article = elements.list.querySelector(`article[data-key="${CSS.escape(keyOf(notification))}"]`);
   article?.scrollIntoView({ block: "center" });
-  article?.querySelector("form.reply input")?.focus();
+  (article?.querySelector("form.reply input") ?? article?.querySelector("button.open"))?.focus();
 }
+
+// MARK: Keys
+
+/**
+ * The lists by keyboard: up and down (or j and k) move between notifications, Home and End to the
+ * first and last, Delete (or Backspace) clears the one the focus is in; Tab reaches its buttons.
+ */
+function listKeys(event) {
+  if (event.target.closest("input, textarea, select, iframe") || event.altKey || event.ctrlKey || event.metaKey) return;
+  const list = event.currentTarget;
+  const cards = [...list.querySelectorAll("article.notification")].filter((article) => article.offsetParent !== null);
+  const current = event.target.closest("article.notification");
+  const index = cards.indexOf(current);
+  const focusCard = (article) => {
+    if (!article) return;
+    event.preventDefault();
+    (article.querySelector("button.open") ?? article).focus();
+    article.scrollIntoView({ block: "nearest" });
+  };
+  switch (event.key) {
+    case "ArrowDown": case "j": return focusCard(cards[index + 1] ?? cards[0]);
+    case "ArrowUp": case "k": return focusCard(index > 0 ? cards[index - 1] : cards[cards.length - 1]);
+    case "Home": return focusCard(cards[0]);
+    case "End": return focusCard(cards[cards.length - 1]);
+    case "Delete": case "Backspace": {
+      if (!current) return;
+      event.preventDefault();
+      // The focus goes on to the next one, as the cleared one leaves.
+      const next = cards[index + 1] ?? cards[index - 1];
+      focusAfterRender = next?.dataset.key ?? null;
+      current.querySelector("button.close")?.click();
+      return;
+    }
+    default:
+  }
+}
+elements.list.addEventListener("keydown", listKeys);
+elements.lockList.addEventListener("keydown", listKeys);
 
 /** Reads what is on screen; calls that come meanwhile read it once more afterwards. */
 async function refresh() {
@@ -1253,6 +1429,7 @@ async function refresh() {
         }
         render();
         retellTimes();
+        forgetWhatLeft();
         if (openedToReply) openToReply();
       } catch (error) {
         showError(`The notification center cannot be reached: ${error.message}`);
@@ -1287,9 +1464,18 @@ function connect() {
     } catch (_) {
       return;
     }
-    // A locked device shows new notifications on the lock screen, not as banners.
-    if (event.type === "presented" && event.notification && event.notification.presentation.banner && !state.device.locked) {
-      showBanner({ ...event.notification, previewHidden: event.previewHidden, attachments: event.attachments });
+    if (event.app) learnIdentities([event.app]);
+    if (event.type === "presented" && event.notification) {
+      const presented = { ...event.notification, previewHidden: event.previewHidden, attachments: event.attachments };
+      // A tab in the background reaches the person through the system (where they allowed it), and
+      // counts what they have not seen yet.
+      let system = false;
+      if (document.visibilityState === "hidden") {
+        if (presented.presentation.banner || presented.presentation.list) markUnseen(presented);
+        if (presented.presentation.banner) system = showSystemNotification(presented);
+      }
+      // A locked device shows new notifications on the lock screen, not as banners.
+      if (presented.presentation.banner && !state.device.locked) showBanner(presented, { silent: system });
     }
     // Whatever happened, what is on screen is read again: the daemon is the one truth. A summary that
     // came (one event per app in it) is announced once what it brought has been read.
@@ -1445,7 +1631,35 @@ function showPairingSettings() {
   const form = elements.pairingSettings;
   form.replaceChildren();
   const group = make("fieldset");
-  group.append(make("legend", "", "Browsers"));
+  group.append(make("legend", "", "This Browser"));
+  // System notifications while this tab is in the background: the browser asks the person, on a click.
+  const system = make("div", "row");
+  const systemState = make("span", "hint");
+  const toggle = make("button", "app-link", "");
+  toggle.type = "button";
+  toggle.id = "system-notifications";
+  const drawSystem = () => {
+    const supported = "Notification" in window;
+    const blocked = supported && Notification.permission === "denied";
+    toggle.hidden = !supported || blocked;
+    toggle.textContent = systemNotificationsOn() ? "Turn Off Background Notifications" : "Turn On Background Notifications";
+    toggle.setAttribute("aria-pressed", String(systemNotificationsOn()));
+    systemState.textContent = !supported ? "This browser cannot show system notifications."
+      : blocked ? "This browser blocks this page's notifications: allow them in its site settings."
+      : systemNotificationsOn() ? "Notifications show on this computer while this tab is in the background."
+      : "Show notifications on this computer while this tab is in the background.";
+  };
+  toggle.addEventListener("click", async () => {
+    if (systemNotificationsOn()) {
+      localStorage.setItem(SYSTEM_NOTIFICATIONS_KEY, "off");
+    } else if (await Notification.requestPermission() === "granted") {
+      localStorage.setItem(SYSTEM_NOTIFICATIONS_KEY, "on");
+    }
+    drawSystem();
+  });
+  drawSystem();
+  system.append(systemState, toggle);
+  group.append(system);
   group.append(make("p", "hint", "This browser stays paired across restarts. `unotify center link` prints the link that pairs another one."));
   const buttons = make("div", "row");
   const replace = make("button", "app-link destructive", "Sign Out Other Browsers");
