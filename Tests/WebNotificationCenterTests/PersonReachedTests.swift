@@ -190,6 +190,18 @@ extension WebNotificationCenterTests {
                         func check(_ state: String) async throws {
                             violations += try await Self.accessibilityViolations(browser, axe: axe).map { "\(look), \(state): \($0)" }
                         }
+                        // A new message's banner: it never covers the header's controls, which stay in reach.
+                        try await chat.call(.POST, "/v1/requests", body: Self.message("banner-\(look)", "Are you there?"))
+                        try await browser.waitUntil("the banner", "return document.querySelector('.banners .notification .body')?.textContent === 'Are you there?'")
+                        try await browser.waitUntil("the banner to settle", "return document.getAnimations().length === 0")
+                        let covered = try await browser.execute("""
+                            const banners = [...document.querySelectorAll('.banners .notification')].map((banner) => banner.getBoundingClientRect());
+                            return [...document.querySelectorAll('.bar button')].filter((button) => {
+                              const b = button.getBoundingClientRect();
+                              return banners.some((r) => r.left < b.right && b.left < r.right && r.top < b.bottom && b.top < r.bottom);
+                            }).map((button) => button.id)
+                            """) as? [String]
+                        #expect(covered == [], "\(look): the banner covers \(covered ?? [])")
                         try await check("list")
                         try await browser.screenshot(to: Self.screenshots.appendingPathComponent("web-\(look).png"))
                         try await browser.click("#toggle-settings")
