@@ -989,7 +989,7 @@ function renderFocus() {
 /** What a Focus lets through, in words. */
 function focusSummary(focus) {
   const through = ["critical", ...(focus.allowsTimeSensitive ? ["time-sensitive"] : [])].join(" and ");
-  const apps = focus.allowedApps.length > 0 ? `, and everything from ${new Intl.ListFormat("en").format(focus.allowedApps)}` : "";
+  const apps = focus.allowedApps.length > 0 ? `, and everything from ${new Intl.ListFormat("en").format(focus.allowedApps.map(appName))}` : "";
   return `${focus.name} is on: notifications arrive silenced, but for ${through} ones${apps}.`;
 }
 
@@ -1116,7 +1116,7 @@ function byRelevance(notifications) {
 
 /** How many notifications, from which apps: "3 notifications from news and shop". */
 function countFromApps(notifications) {
-  const apps = [...new Set(notifications.map((notification) => notification.bundleIdentifier))];
+  const apps = [...new Set(notifications.map((notification) => appName(notification.bundleIdentifier)))];
   return `${notifications.length} notification${notifications.length === 1 ? "" : "s"} from ${new Intl.ListFormat("en").format(apps)}`;
 }
 
@@ -1718,7 +1718,7 @@ async function showFocusSettings(reading) {
         await setFocus({ ...focus, allowedApps: allowed.checked ? [...others, app] : others });
         draw();
       });
-      group.append(row(app, allowed));
+      group.append(row(appName(app), allowed));
     }
     form.append(group);
   };
@@ -1833,7 +1833,7 @@ async function showSummarySettings(reading) {
         if (next) settings.set(app, next);
         draw();
       });
-      group.append(row(app, member));
+      group.append(row(appName(app), member));
     }
     form.append(group);
   };
