@@ -208,8 +208,9 @@ struct WatchCommand: AsyncParsableCommand {
             if first == "allow" || first == "deny", words.count >= 2 {
                 let settings = try await admin.call(.POST, "/v1/admin/apps/\(segment(words[1]))/authorization",
                                                     body: LocalAPI.AuthorizationDecision(decision: first == "allow" ? "grant" : "deny"), as: NotificationSettings.self)
-                Terminal.write(first == "allow" ? "[\(words[1])] may send you notifications (\(settings.authorizationStatus))."
-                                                : "[\(words[1])] may not send you notifications (\(settings.authorizationStatus)).")
+                let app = AppNames.shown.label(words[1])
+                Terminal.write(first == "allow" ? "[\(app)] may send you notifications (\(settings.authorizationStatus))."
+                                                : "[\(app)] may not send you notifications (\(settings.authorizationStatus)).")
                 return
             }
             guard let number = Int(first.trimmingCharacters(in: CharacterSet(charactersIn: "#"))), let target = shown[number], words.count >= 2 else {
