@@ -1,6 +1,7 @@
 package import DBus
 import Foundation
 package import NotificationCore
+import NotificationEngine
 
 /// What a desktop's notification server can do, read from its `GetCapabilities`.
 package struct DesktopCapabilities: Sendable, Hashable {

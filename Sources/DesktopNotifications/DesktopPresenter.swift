@@ -102,8 +102,9 @@ actor DesktopSession {
         }
     }
 
-    /// Asks the bus for the notification server (starting it, when the bus can and `startingIt`).
-    private func findServer(startingIt: Bool) async {
+    /// Asks the bus for the notification server (starting it, when the bus can and `startingIt`); says
+    /// in the log when there is none, unless `quietly`.
+    private func findServer(startingIt: Bool, quietly: Bool = false) async {
         var call = DBusMessage.methodCall(destination: Self.serverName, path: Self.serverPath, interface: Self.serverName, member: "GetCapabilities")
         if !startingIt { call.flags.insert(.noAutoStart) }
         do {
@@ -118,7 +119,9 @@ actor DesktopSession {
             ])
         } catch {
             server = nil
-            logger.notice("desktop notifications wait for a notification server on the session bus", metadata: ["reason": .string(error.message)])
+            if !quietly {
+                logger.notice("desktop notifications wait for a notification server on the session bus", metadata: ["reason": .string(error.message)])
+            }
         }
     }
 
@@ -155,7 +158,7 @@ actor DesktopSession {
 
     private func show(_ shown: NotificationCenterMachine.VisibleNotification, of app: String) async {
         // The server went away since: the bus is asked to start one again, as notify-send would.
-        if server == nil { await findServer(startingIt: true) }
+        if server == nil { await findServer(startingIt: true, quietly: true) }
         guard let server else {
             if !saidNoServer {
                 saidNoServer = true
@@ -219,22 +222,26 @@ actor DesktopSession {
                 continue
             }
             if message.interface == DBusConnection.busName, message.member == "NameOwnerChanged" {
-                // The server left or another took its place: what the old one showed is gone with it.
-                table = DesktopNotificationTable()
-                let hadServer = server != nil
-                server = nil
-                if let newOwner = message.body.last?.stringValue, !newOwner.isEmpty {
-                    await findServer(startingIt: false)
-                } else if hadServer {
-                    logger.notice("the desktop's notification server went away; the next notification asks the session bus to start one")
+                let oldOwner = message.body.count == 3 ? message.body[1].stringValue ?? "" : ""
+                let newOwner = message.body.last?.stringValue ?? ""
+                // The server a notification just had started: already known, and what it shows is kept.
+                if !newOwner.isEmpty, newOwner == server?.owner { continue }
+                if let server, oldOwner == server.owner {
+                    // The server left or another took its place: what it showed is gone with it.
+                    table = DesktopNotificationTable()
+                    self.server = nil
+                    if newOwner.isEmpty {
+                        logger.notice("the desktop's notification server went away; the next notification asks the session bus to start one")
+                    }
                 }
+                if !newOwner.isEmpty, server == nil { await findServer(startingIt: false, quietly: true) }
                 continue
             }
             // Only the server's own signals count: any other client of the bus could send these.
             guard message.interface == Self.serverName, let server, message.sender == server.owner, let signal = Self.signal(message) else { continue }
             // "Reply…" where the server has no reply field: the reply is written in the web center.
-            if case .actionInvoked(let desktopID, DesktopNotification.replyInCenterKey) = signal, let (key, action) = table.replyInCenter(desktopID),
-               let address = configuration.centerAddress() {
+            if case .actionInvoked(let desktopID, DesktopNotification.replyInCenterKey) = signal, let address = configuration.centerAddress(),
+               let (key, action) = table.replyInCenter(desktopID) {
                 configuration.openURL(Self.replyLink(address: address, key: key, action: action))
                 _ = try? await connection.call(.methodCall(destination: server.owner, path: Self.serverPath, interface: Self.serverName,
                                                        member: "CloseNotification", body: [.uint32(desktopID)]))

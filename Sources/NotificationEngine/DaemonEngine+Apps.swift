@@ -3,6 +3,7 @@ package import Foundation
 import Logging
 import NotificationAttachmentStore
 package import NotificationCore
+import Synchronization
 
 /// The apps on the device: registered with a key, listed, removed; their strings and extensions (kept
 /// in the store, ``AppResources``) and the folders their extensions run in.
@@ -45,6 +46,7 @@ extension DaemonEngine {
         try await store.delete(bundleIdentifier)
         noteWakeUp(bundleIdentifier, nil)
         resources.forget(bundleIdentifier)
+        shownIdentities.withLock { $0.forget(bundleIdentifier) }
         if let folder = extensionFolder(of: bundleIdentifier) { try? FileManager.default.removeItem(at: folder) }
         keys.forgetAll()
         forget(bundleIdentifier)
@@ -111,9 +113,10 @@ extension DaemonEngine {
     package func setIdentity(_ bundleIdentifier: String, _ identity: AppIdentity?) async throws {
         _ = try await appState(bundleIdentifier)
         let kept = identity.flatMap { $0.isEmpty ? nil : $0 }
-        if let violation = kept?.violation { throw DaemonError(.invalidRequest, violation) }
+        if let violation = kept?.violation ?? kept?.fileViolation { throw DaemonError(.invalidRequest, violation) }
         try await store.setResource(.identity, of: bundleIdentifier, to: kept.map(AppResources.encode))
         resources.wrote(bundleIdentifier) { $0.identity = kept }
+        shownIdentities.withLock { $0.forget(bundleIdentifier) }
     }
 
     /// The app's display name and icon as registered, if they were.
@@ -123,11 +126,18 @@ extension DaemonEngine {
 
     /// How surfaces show the app: its registered identity, completed from its `.desktop` entry when the
     /// machine has one, else its bundle identifier. Never throws: an app whose resources cannot be
-    /// read now is shown by its bundle identifier.
-    package func shownIdentity(of bundleIdentifier: String) async -> ShownAppIdentity {
+    /// read now is shown by its bundle identifier. The machine's files are read off the engine, and
+    /// what was found is kept for half a minute (a change of the app's identity is seen at once).
+    package nonisolated func shownIdentity(of bundleIdentifier: String) async -> ShownAppIdentity {
+        let now = ContinuousClock.now
+        let (known, generation) = shownIdentities.withLock { ($0.known(bundleIdentifier, at: now), $0.generation) }
+        if let known { return known }
         let registered = try? await identity(of: bundleIdentifier)
-        let entry = registered?.name != nil && registered?.icon != nil ? nil : DesktopEntry.find(bundleIdentifier)
-        return ShownAppIdentity.of(bundleIdentifier, registered: registered, entry: entry)
+        let entry = registered?.name != nil && registered?.icon != nil
+            ? nil : DesktopEntries.find(bundleIdentifier, environment: ProcessInfo.processInfo.environment)
+        let shown = ShownAppIdentity.of(bundleIdentifier, registered: registered, entry: entry)
+        shownIdentities.withLock { $0.keep(shown, of: bundleIdentifier, at: now, foundIn: generation) }
+        return shown
     }
 
     /// Whether something shows apps' content extensions: see ``Configuration/hostsContentExtensions``.

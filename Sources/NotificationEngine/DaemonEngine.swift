@@ -2,6 +2,7 @@ package import Foundation
 package import Logging
 package import CoreMetrics
 package import NotificationCore
+import Synchronization
 
 /// The notification system of a device, for every app on it: each app's ``NotificationCenterMachine``,
 /// kept in a ``DaemonStore`` and saved after every step, with the apps' connections and the presenters.
@@ -91,6 +92,10 @@ package actor DaemonEngine {
 
     /// The device's time now, on its clock (a manual one in tests).
     package nonisolated var now: Date { clock.now }
+
+    /// How apps are shown, as last found (``shownIdentity(of:)``), each for half a minute: surfaces ask at
+    /// every event, and the answer reads the machine's desktop entries.
+    let shownIdentities = Mutex(ShownIdentities())
     let configuration: Configuration
     /// How long a replaced app connection has to let go (``Configuration/takeoverGrace``).
     package nonisolated var takeoverGrace: Duration { configuration.takeoverGrace }

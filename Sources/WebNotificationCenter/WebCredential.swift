@@ -1,38 +1,22 @@
 import Foundation
 import NotificationCore
-import NotificationEngine
-import PrivateFiles
+package import NotificationEngine
 import Synchronization
 
 /// The secret that pairs a browser with the web notification center.
 ///
 /// It is kept in a file of the data directory (`center.key`, mode 0600), so a pairing outlives restarts:
 /// a tab left open reconnects, and a bookmark still opens the page. Replacing the secret
-/// (``rotate(at:)``: the page's Settings, or `unotify center revoke`) signs every browser out at once;
-/// the file is read again whenever it changed, so a replacement made by another process counts from
-/// the next request.
+/// (``rotate()``: the page's Settings, or `unotify center revoke` through ``rotate(at:)``) signs every
+/// browser out at once; the file is read again whenever it changed, so a replacement made by another
+/// process counts from the next request. A new secret is always written to a file of its own and
+/// renamed into place: a reader sees the old secret or the new one, never half of one, and two
+/// replacements at once leave one of them whole.
 package final class WebCredential: Sendable {
     /// What is known of the file: its secret, and the file's identity when it was read.
     private struct Reading: Sendable {
         var secret: String
         var identity: FileIdentity?
-    }
-
-    /// A file's inode, size and change time: any replacement changes one of them.
-    private struct FileIdentity: Sendable, Equatable {
-        var inode: UInt64
-        var size: Int64
-        var changed: timespec
-
-        static func == (a: FileIdentity, b: FileIdentity) -> Bool {
-            a.inode == b.inode && a.size == b.size && a.changed.tv_sec == b.changed.tv_sec && a.changed.tv_nsec == b.changed.tv_nsec
-        }
-
-        static func of(_ path: String) -> FileIdentity? {
-            var status = stat()
-            guard stat(path, &status) == 0 else { return nil }
-            return FileIdentity(inode: UInt64(status.st_ino), size: Int64(status.st_size), changed: status.st_ctim)
-        }
     }
 
     /// The file, or `nil` for a secret kept in memory only.
@@ -45,20 +29,26 @@ package final class WebCredential: Sendable {
         reading = Mutex(Reading(secret: secret, identity: nil))
     }
 
-    /// The credential kept at `path`, made (0600) when there is none yet.
+    /// The credential kept at `path`, made (0600) when there is none yet, or when the file holds none
+    /// (an empty file left by a crash).
     ///
-    /// - Throws: ``WebCredential/Failure`` when it can be neither read nor made.
-    package init(at path: String) throws {
+    /// - Throws: `storageFailed` when it can be neither read nor made.
+    package init(at path: String) throws(DaemonError) {
         self.path = path
         if Self.read(path) == nil {
-            // Made once, never overwritten here: two processes starting at once keep the one written first.
-            _ = PrivateFiles.createFile(atPath: path, contents: Data((DaemonEngine.makeKey() + "\n").utf8))
+            // Linked into place only where there is no file: of two processes starting at once, both
+            // keep the one linked first.
+            let made = try Self.writeAside(DaemonEngine.makeKey(), beside: path)
+            if link(made.file, path) != 0 && errno == EEXIST && Self.read(path) == nil {
+                // A file is there, and holds no secret: replaced.
+                rename(made.file, path)
+            }
+            unlink(made.file)
         }
-        let identity = FileIdentity.of(path)
         guard let secret = Self.read(path) else {
-            throw Failure("Cannot read or create the notification center's credential at \(path).")
+            throw DaemonError(.storageFailed, "Cannot read or create the notification center's credential at \(path).")
         }
-        reading = Mutex(Reading(secret: secret, identity: identity))
+        reading = Mutex(Reading(secret: secret, identity: FileIdentity.of(path)))
     }
 
     /// The secret now: the file's, read again when the file changed since it was last read.
@@ -80,33 +70,35 @@ package final class WebCredential: Sendable {
         return constantTimeEqual(value, secret)
     }
 
-    /// Replaces the secret: every browser paired with the old one is signed out. Kept in memory, or
-    /// written to the file whole (a new file renamed over the old one) so no reader sees half of one.
+    /// Replaces the secret: every browser paired with the old one is signed out.
     ///
     /// - Returns: the new secret.
     @discardableResult
-    package func rotate() throws -> String {
+    package func rotate() throws(DaemonError) -> String {
         guard let path else {
             let secret = DaemonEngine.makeKey()
             reading.withLock { $0 = Reading(secret: secret, identity: nil) }
             return secret
         }
-        let secret = try Self.rotate(at: path)
-        reading.withLock { $0 = Reading(secret: secret, identity: FileIdentity.of(path)) }
+        let (secret, identity) = try Self.rotate(at: path)
+        // The identity is the new file's own, taken before it was renamed: a replacement by another
+        // process meanwhile is another file, read at the next request.
+        reading.withLock { $0 = Reading(secret: secret, identity: identity) }
         return secret
     }
 
     /// Writes a new secret to the credential file at `path` (another process's center reads it at its
-    /// next request) and returns it.
-    package static func rotate(at path: String) throws -> String {
+    /// next request); returns it, and its file's identity.
+    @discardableResult
+    package static func rotate(at path: String) throws(DaemonError) -> (secret: String, identity: FileIdentity) {
         let secret = DaemonEngine.makeKey()
-        let fresh = path + ".new"
-        unlink(fresh)
-        guard PrivateFiles.createFile(atPath: fresh, contents: Data((secret + "\n").utf8)), rename(fresh, path) == 0 else {
-            unlink(fresh)
-            throw Failure("Cannot write the notification center's credential at \(path): \(String(cString: strerror(errno))).")
+        let made = try writeAside(secret, beside: path)
+        guard rename(made.file, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(made.file)
+            throw DaemonError(.storageFailed, "Cannot write the notification center's credential at \(path): \(reason).")
         }
-        return secret
+        return (secret, made.identity)
     }
 
     /// The secret in the file at `path`, if it holds one.
@@ -116,9 +108,51 @@ package final class WebCredential: Sendable {
         return secret.isEmpty ? nil : secret
     }
 
-    /// Why the credential could not be read or written.
-    package struct Failure: Error, CustomStringConvertible {
-        package var description: String
-        init(_ description: String) { self.description = description }
+    /// `secret` written (0600, to the disk) to a new file of its own beside `path`, and that file's identity.
+    private static func writeAside(_ secret: String, beside path: String) throws(DaemonError) -> (file: String, identity: FileIdentity) {
+        var template = Array((path + ".XXXXXX").utf8CString)
+        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard descriptor >= 0 else {
+            throw DaemonError(.storageFailed, "Cannot write the notification center's credential beside \(path): \(String(cString: strerror(errno))).")
+        }
+        defer { close(descriptor) }
+        let file = String(cString: template)
+        let bytes = Array((secret + "\n").utf8)
+        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        var status = stat()
+        guard written == bytes.count, fsync(descriptor) == 0, fstat(descriptor, &status) == 0 else {
+            unlink(file)
+            throw DaemonError(.storageFailed, "Cannot write the notification center's credential beside \(path): \(String(cString: strerror(errno))).")
+        }
+        return (file, FileIdentity(status))
+    }
+}
+
+/// A file's inode, size and change time: any replacement changes one of them.
+package struct FileIdentity: Sendable, Equatable {
+    var device: UInt64
+    var inode: UInt64
+    var size: Int64
+    var changedSeconds: Int
+    var changedNanoseconds: Int
+
+    init(_ status: stat) {
+        device = UInt64(status.st_dev)
+        inode = UInt64(status.st_ino)
+        size = Int64(status.st_size)
+        #if canImport(Darwin)
+        changedSeconds = Int(status.st_ctimespec.tv_sec)
+        changedNanoseconds = Int(status.st_ctimespec.tv_nsec)
+        #else
+        changedSeconds = Int(status.st_ctim.tv_sec)
+        changedNanoseconds = Int(status.st_ctim.tv_nsec)
+        #endif
+    }
+
+    /// The identity of the file at `path`, if there is one.
+    static func of(_ path: String) -> FileIdentity? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return FileIdentity(status)
     }
 }

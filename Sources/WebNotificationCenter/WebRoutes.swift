@@ -202,7 +202,9 @@ enum WebRoutes {
                 return ProblemMiddleware<Context>.response(for: LocalAPI.Problem(status: 404, code: "iconNotFound", title: "Not Found",
                                                                                  detail: "The app has no icon that can be read."))
             }
-            return Response(status: .ok, headers: [.contentType: type], body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+            // An SVG is a document: opened by itself, it runs nothing and loads nothing.
+            return Response(status: .ok, headers: [.contentType: type, .contentSecurityPolicy: "default-src 'none'; style-src 'unsafe-inline'; sandbox; frame-ancestors 'none'"],
+                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
         }
         router.get("/api/apps/:app/settings") { _, context in
             jsonResponse(try await engine.settings(try context.parameters.decoded("app")))

@@ -34,6 +34,9 @@ struct AppsCommand: AsyncParsableCommand {
         var sounds: String?
 
         func run() async throws {
+            // Checked first: an app is registered whole or not at all.
+            let identity = AppIdentity(name: name, icon: icon.map(absolutePath), sounds: sounds.map(absolutePath))
+            if let violation = identity.violation ?? identity.fileViolation { throw CommandFailure(violation) }
             let admin = try location.adminClient()
             let issued = try await admin.call(.POST, "/v1/admin/apps",
                                               body: LocalAPI.RegisterApp(bundleIdentifier: bundleIdentifier, launchCommand: launchCommand),
@@ -44,9 +47,8 @@ struct AppsCommand: AsyncParsableCommand {
                 _ = try await admin.call(.PUT, "/v1/admin/apps/\(segment(bundleIdentifier))/background-pushes",
                                      body: LocalAPI.BackgroundPushBudget(perHour: backgroundPushesPerHour.perHour), as: LocalAPI.BackgroundPushBudget.self)
             }
-            if name != nil || icon != nil || sounds != nil {
-                try await admin.call(.PUT, "/v1/admin/apps/\(segment(bundleIdentifier))/identity",
-                                     body: AppIdentity(name: name, icon: icon.map(absolutePath), sounds: sounds.map(absolutePath)))
+            if !identity.isEmpty {
+                try await admin.call(.PUT, "/v1/admin/apps/\(segment(bundleIdentifier))/identity", body: identity)
             }
             print(issued.key)
             FileHandle.standardError.write(Data("Registered \(bundleIdentifier); its key is in \(path).\n".utf8))
@@ -55,8 +57,8 @@ struct AppsCommand: AsyncParsableCommand {
 
     struct Identity: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Set the name and icon an app is shown with.",
-            discussion: "What is not given comes from the app's freedesktop .desktop entry (<bundle identifier>.desktop in the applications folders), when the machine has one, else the bundle identifier stands for the name. Give neither to go back to that."
+            abstract: "Set the name, icon and sounds folder an app is shown with.",
+            discussion: "The three are set together: what is not given is not registered, and comes from the app's freedesktop .desktop entry (<bundle identifier>.desktop in the applications folders) when the machine has one, else the bundle identifier stands for the name. Give none to go back to that."
         )
         @OptionGroup var location: LocationOptions
         @Argument(help: "The app's bundle identifier.") var bundleIdentifier: String

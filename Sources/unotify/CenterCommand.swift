@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import NotificationCore
 import NotificationDaemon
+import NotificationEngine
 import WebNotificationCenter
 
 /// The web notification center's pairing: the link that pairs a browser, and signing every browser out.
@@ -40,9 +41,9 @@ struct CenterCommand: ParsableCommand {
             }
             let secret: String
             do {
-                secret = try WebCredential.rotate(at: place.centerKeyPath)
+                secret = try WebCredential.rotate(at: place.centerKeyPath).secret
             } catch {
-                throw CommandFailure("\(error)")
+                throw CommandFailure(error.message)
             }
             FileHandle.standardError.write(Data("Signed every browser out of the notification center. The link that pairs one now:\n".utf8))
             print(WebNotificationCenter.link(address: try CenterCommand.address(place), secret: secret))

@@ -155,11 +155,11 @@ struct DaemonOptions: ParsableArguments {
             do {
                 web.credential = try WebCredential(at: configuration.location.centerKeyPath)
             } catch {
-                throw CommandFailure("\(error)")
+                throw CommandFailure(error.message)
             }
             web.addressFile = configuration.location.centerAddressPath
             // Under systemd, what is printed is collected in the journal: the link's secret stays out of it.
-            let collected = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil
+            let collected = Self.standardOutputIsTheJournal()
             services.append(WebNotificationCenter(engine: daemon.engine, configuration: web, logger: logger) { link in
                 // The one line a person needs: printed whatever the log level, and at once.
                 let line = collected
@@ -187,6 +187,19 @@ struct DaemonOptions: ParsableArguments {
         }
         let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()
+    }
+}
+
+extension DaemonOptions {
+    /// Whether standard output is the journal's stream: systemd says which stream it gave as
+    /// `JOURNAL_STREAM` (`device:inode`), which a child process inherits with another output; only
+    /// the same file counts (as `sd_journal_stream_fd`'s documentation says to check).
+    static func standardOutputIsTheJournal(environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+        guard let stream = environment["JOURNAL_STREAM"] else { return false }
+        let parts = stream.split(separator: ":")
+        var status = stat()
+        guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]), fstat(STDOUT_FILENO, &status) == 0 else { return false }
+        return UInt64(status.st_dev) == device && UInt64(status.st_ino) == inode
     }
 }
 

@@ -2,6 +2,7 @@ import DBus
 import DesktopNotifications
 import Foundation
 import NotificationCore
+import NotificationEngine
 import Testing
 
 /// What the desktop is asked to show for a notification, for each kind of server.
@@ -153,10 +154,10 @@ import Testing
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("icons/hicolor/48x48/apps"), withIntermediateDirectories: true)
         try Data("[Desktop Entry]\nName=Chat\nIcon=org.example.Chat\n".utf8).write(to: folder.appendingPathComponent("applications/org.example.Chat.desktop"))
         try Data([0x89]).write(to: folder.appendingPathComponent("icons/hicolor/48x48/apps/org.example.Chat.png"))
-        let found = try #require(DesktopEntry.find("org.example.Chat", environment: ["XDG_DATA_HOME": folder.path, "XDG_DATA_DIRS": "/nonexistent"]))
+        let found = try #require(DesktopEntries.find("org.example.Chat", environment: ["XDG_DATA_HOME": folder.path, "XDG_DATA_DIRS": "/nonexistent"]))
         #expect(found.name == "Chat" && found.icon == "org.example.Chat")
         #expect(found.iconFile == folder.appendingPathComponent("icons/hicolor/48x48/apps/org.example.Chat.png").path)
-        #expect(DesktopEntry.find("org.example.Other", environment: ["XDG_DATA_HOME": folder.path, "XDG_DATA_DIRS": "/nonexistent"]) == nil)
+        #expect(DesktopEntries.find("org.example.Other", environment: ["XDG_DATA_HOME": folder.path, "XDG_DATA_DIRS": "/nonexistent"]) == nil)
     }
 
     @Test func whereTheDesktopShowsNothingNothingIsSent() {

@@ -193,6 +193,13 @@ import Testing
         #expect(try await desktop.shown(number: 2).summary == "After")
         let second = try #require(try await desktop.activatedServer())
         #expect(second != first)
+        // What the new server shows is known: a click on it opens the notification, which leaves the list.
+        try await desktop.click()
+        try await waitFor("the opened notification to leave the list", within: 20) {
+            let listed = try? ChildProcess(unotify, ["delivered", "--app", "com.example.todo"], environment: environment, name: "unotify delivered")
+            guard let lines = await listed?.completeOutput() else { return false }
+            return lines.contains { $0.hasSuffix("\tBefore") } && !lines.contains { $0.hasSuffix("\tAfter") }
+        }
         #expect(await serve.stop() == 0)
     }
 

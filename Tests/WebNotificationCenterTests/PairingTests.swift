@@ -109,17 +109,26 @@ extension WebNotificationCenterTests {
         }
     }
 
-    /// Under systemd (whose journal collects what is printed), the printed line has the address only.
+    /// Under systemd (whose journal collects what is printed), the printed line has the address only;
+    /// a `JOURNAL_STREAM` inherited with another output (a terminal's shell started by a service) is not
+    /// the journal, and the link is printed whole.
     @Test func underTheJournalThePrintedLineHoldsNoSecret() async throws {
-        let directory = try makeTestDirectory()
-        let serve = try ChildProcess(ChildProcess.built("unotify"), ["serve", "--sandbox-port", "0", "--production-port", "0", "--device-link-port", "0",
-                                                                     "--metrics-port", "0", "--web-port", "0"],
-                                     environment: ServedSystem.environment(directory).merging(["JOURNAL_STREAM": "8:12345"]) { $1 }, name: "unotify serve")
-        let printed = try await serve.line(containing: "Notification center: ")
-        #expect(await serve.stop() != nil)
-        let secret = try #require(WebCredentialFile.read(directory))
-        #expect(!printed.contains(secret) && printed.contains("unotify center link"), "\(printed)")
-        #expect(!serve.lines.contains { $0.contains(secret) })
+        let serveArguments = "--sandbox-port 0 --production-port 0 --device-link-port 0 --metrics-port 0 --web-port 0"
+        func printed(_ journal: String) async throws -> (line: String, lines: [String], secret: String) {
+            let directory = try makeTestDirectory()
+            // As systemd gives it: JOURNAL_STREAM names the very stream standard output is.
+            let serve = try ChildProcess(URL(fileURLWithPath: "/bin/sh"),
+                                         ["-c", "JOURNAL_STREAM=\(journal) exec \"$0\" serve \(serveArguments)", ChildProcess.built("unotify").path],
+                                         environment: ServedSystem.environment(directory), name: "unotify serve")
+            let line = try await serve.line(containing: "Notification center: ")
+            #expect(await serve.stop() != nil)
+            return (line, serve.lines, try #require(WebCredentialFile.read(directory)))
+        }
+        let journal = try await printed("$(stat -L -c %d:%i /proc/$$/fd/1)")
+        #expect(!journal.line.contains(journal.secret) && journal.line.contains("unotify center link"), "\(journal.line)")
+        #expect(!journal.lines.contains { $0.contains(journal.secret) })
+        let inherited = try await printed("8:12345")
+        #expect(inherited.line.contains("?secret=\(inherited.secret)"), "\(inherited.line)")
     }
 }
 

@@ -49,8 +49,21 @@ extension WebNotificationCenterTests {
                       .then((shown) => done(shown.map((n) => [n.title, n.body, n.tag, n.silent, n.actions.map((a) => a.title).join("|")])))
                       .catch((error) => done(String(error)));
                     """
-                try await waitFor("the system notification", within: 20) {
-                    ((try? await browser.executeAsync(shown)) as? [[Any]])?.isEmpty == false
+                do {
+                    try await waitFor("the system notification", within: 20) {
+                        ((try? await browser.executeAsync(shown)) as? [[Any]])?.isEmpty == false
+                    }
+                } catch {
+                    // What the center's page knew, to tell why.
+                    try await browser.switchTo(center)
+                    let known = try? await browser.executeAsync("""
+                        const done = arguments[arguments.length - 1];
+                        navigator.serviceWorker.getRegistration('/').then((registration) => done(
+                          `permission ${Notification.permission}, background notifications ${localStorage.getItem('unotify-system-notifications')}, ` +
+                          `worker ${registration?.active?.state ?? 'none'}, title ${document.title}, list ${document.querySelectorAll('#list .notification').length}`));
+                        """)
+                    Issue.record("No system notification came; the center's page had \(known ?? "nothing to say")")
+                    throw error
                 }
                 let notifications = try #require(try await browser.executeAsync(shown) as? [[Any]])
                 #expect(notifications.count == 1)

@@ -105,7 +105,8 @@ package struct NotificationDaemonServices: Sendable {
     /// notifications and the person's replies. They are left as they are (someone chose that).
     private static func warnAboutLooseFiles(_ configuration: DaemonConfiguration, logger: Logger) {
         let database = configuration.databasePath
-        let paths = [configuration.dataDirectory.path, database, database + "-wal", database + "-shm", configuration.adminKeyPath]
+        let paths = [configuration.dataDirectory.path, database, database + "-wal", database + "-shm", configuration.adminKeyPath,
+                     configuration.location.centerKeyPath]
         for (path, mode) in PrivateFiles.looserThanPrivate(paths) {
             logger.warning(
                 "others than this user can read the daemon's file; run `chmod go-rwx` on it",

@@ -1220,13 +1220,15 @@ function appGroup(container, app, threads, scope) {
 
 // MARK: The person reached in the background
 
-// The worker that shows system notifications with actions, once registered.
-let worker = null;
+// The worker that shows system notifications with their actions (the browser shows actions only for a worker's).
 if ("serviceWorker" in navigator) {
-  navigator.serviceWorker.register("/worker.js").then(() => navigator.serviceWorker.ready).then((registration) => { worker = registration; })
-    .catch(() => {});
+  navigator.serviceWorker.register("/worker.js").catch(() => {});
   // What the person did with a system notification that the center does itself.
-  navigator.serviceWorker.addEventListener("message", (event) => { openedToReply = event.data; refresh(); });
+  navigator.serviceWorker.addEventListener("message", (event) => {
+    if (document.body.dataset.unpaired === "true") return;
+    openedToReply = event.data;
+    refresh();
+  });
 }
 const SYSTEM_NOTIFICATIONS_KEY = "unotify-system-notifications";
 // The notifications presented while the tab was in the background, not seen yet.
@@ -1254,14 +1256,22 @@ function showSystemNotification(notification) {
     timestamp: dateOf(notification).getTime(),
     data: {
       app, identifier: notification.notification.request.identifier,
-      actions: shown.map((action) => ({ identifier: action.identifier, textInput: Boolean(action.textInput), options: action.options })),
+      // What the worker may do itself (an action that needs no typed reply, no unlocked device and no
+      // app in front), and what it leaves to the page.
+      actions: shown.map((action) => ({
+        identifier: action.identifier, textInput: Boolean(action.textInput),
+        direct: !action.textInput && !(action.options & (ACTION_AUTHENTICATION_REQUIRED | ACTION_FOREGROUND)),
+      })),
     },
   };
   const title = content.title || appName(app);
-  if (worker) {
+  if ("serviceWorker" in navigator) {
     options.actions = shown.slice(0, Notification.maxActions ?? 2)
       .map((action) => ({ action: action.identifier, title: action.textInput ? `${action.title}…` : action.title }));
-    worker.showNotification(title, options).catch(() => {});
+    // The worker as registered now (it may have been installed since the page started).
+    navigator.serviceWorker.getRegistration("/")
+      .then((registration) => registration?.active ? registration.showNotification(title, options) : new Notification(title, options))
+      .catch(() => {});
   } else {
     const plain = new Notification(title, options);
     plain.onclick = () => {
@@ -1305,9 +1315,9 @@ function forgetWhatLeft() {
   let changed = false;
   for (const key of [...unseen]) if (!present.has(key)) changed = unseen.delete(key) || changed;
   if (changed) showUnseen();
-  worker?.getNotifications().then((shown) => {
+  systemNotifications().then((shown) => {
     for (const notification of shown) if (!present.has(notification.tag)) notification.close();
-  }).catch(() => {});
+  });
 }
 
 document.addEventListener("visibilitychange", () => {
@@ -1315,8 +1325,18 @@ document.addEventListener("visibilitychange", () => {
   // Seen: the count goes, and so do the system's copies of what is now on screen.
   unseen.clear();
   showUnseen();
-  worker?.getNotifications().then((shown) => shown.forEach((notification) => notification.close())).catch(() => {});
+  systemNotifications().then((shown) => shown.forEach((notification) => notification.close()));
 });
+
+/** The system notifications the worker shows now (none where there is no worker). */
+async function systemNotifications() {
+  try {
+    const registration = "serviceWorker" in navigator ? await navigator.serviceWorker.getRegistration("/") : null;
+    return registration ? await registration.getNotifications() : [];
+  } catch (_) {
+    return [];
+  }
+}
 
 /** The notification and action `#reply/<app>/<identifier>/<action>` names, or null. */
 function replyFragment() {
@@ -1346,7 +1366,13 @@ function openToReply() {
     const perform = () => respond(notification, { kind: "action", actionIdentifier: action.identifier });
     return action.options & (ACTION_AUTHENTICATION_REQUIRED | ACTION_FOREGROUND) ? whenUnlocked(`to choose “${action.title}”`, perform) : perform();
   }
-  if (state.device.locked) return;
+  // Opened, or a reply to write: in the list, so once the device is unlocked.
+  if (state.device.locked) {
+    return whenUnlocked(action ? `to choose “${action.title}”` : `to open ${notification.notification.request.content.title || "the notification"}`, () => {
+      openedToReply = wanted;
+      refresh();
+    });
+  }
   const draft = draftOf(notification);
   draft.expanded = true;
   if (action) draft.replyAction = action.identifier;
@@ -1469,8 +1495,9 @@ function connect() {
       const presented = { ...event.notification, previewHidden: event.previewHidden, attachments: event.attachments };
       // A tab in the background reaches the person through the system (where they allowed it), and
       // counts what they have not seen yet.
+      // While locked, only what the lock screen shows (the app's Lock Screen setting), previews hidden as there.
       let system = false;
-      if (document.visibilityState === "hidden") {
+      if (document.visibilityState === "hidden" && (!state.device.locked || event.onLockScreen)) {
         if (presented.presentation.banner || presented.presentation.list) markUnseen(presented);
         if (presented.presentation.banner) system = showSystemNotification(presented);
       }
@@ -1523,6 +1550,7 @@ function reconnectNow() {
 function showUnpaired() {
   if (document.body.dataset.unpaired === "true") return;
   document.body.dataset.unpaired = "true";
+  openedToReply = null;
   state = { ...state, notifications: [], prompts: [], badges: {}, provisionalApps: [] };
   state.device = { ...state.device, locked: false };
   showSettings(false);

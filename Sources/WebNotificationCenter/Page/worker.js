@@ -1,11 +1,8 @@
 // The notification center's service worker: it shows the page's system notifications with their
 // actions (the browser shows actions only for a worker's notifications) and handles what the person
-// does with them. An action that needs nothing more (no typed reply, no unlocked device, no app in
+// does with them. An action the page marked `direct` (no typed reply, no unlocked device, no app in
 // front) is sent from here; everything else opens the notification in the center, which does it as
 // its own buttons do.
-
-const AUTHENTICATION_REQUIRED = 1 << 0;
-const FOREGROUND = 1 << 2;
 
 self.addEventListener("install", () => self.skipWaiting());
 self.addEventListener("activate", (event) => event.waitUntil(self.clients.claim()));
@@ -19,7 +16,7 @@ self.addEventListener("notificationclick", (event) => {
 
 async function handle(data, actionIdentifier) {
   const action = (data.actions || []).find((candidate) => candidate.identifier === actionIdentifier);
-  if (action && !action.textInput && !(action.options & (AUTHENTICATION_REQUIRED | FOREGROUND))) {
+  if (action && action.direct) {
     const path = `/api/apps/${encodeURIComponent(data.app)}/notifications/${encodeURIComponent(data.identifier)}/respond`;
     const answer = await fetch(path, {
       method: "POST",
