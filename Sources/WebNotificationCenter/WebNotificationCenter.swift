@@ -19,10 +19,9 @@ package import ServiceLifecycle
 /// **Security.** A secret (``WebCredential``, kept in the data directory so pairings outlive restarts) is
 /// in the URL printed at start; opening that URL trades it for an HttpOnly, SameSite=Strict cookie, and
 /// every other request needs the cookie. Replacing the secret signs every browser out, their open pages
-/// included. The secret is never logged. The `Host` of
-/// every request must be the center's own address (no DNS rebinding), and a request that changes
-/// anything, the WebSocket included, must come from the center's own `Origin` (no cross-site actions).
-/// Every answer carries a strict Content-Security-Policy.
+/// included. The secret is never logged. The `Host` of every request must be the center's own address
+/// (no DNS rebinding), and a request that changes anything, the WebSocket included, must come from the
+/// center's own `Origin` (no cross-site actions). Every answer carries a strict Content-Security-Policy.
 package struct WebNotificationCenter: Sendable {
     package struct Configuration: Sendable {
         /// The address to bind: loopback unless told otherwise.
