@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 package import NotificationCore
 
 /// The machine's desktop entries and icons, found where the freedesktop.org specifications say they

@@ -116,7 +116,7 @@ package final class WebCredential: Sendable {
             throw DaemonError(.storageFailed, "Cannot write the notification center's credential beside \(path): \(String(cString: strerror(errno))).")
         }
         defer { close(descriptor) }
-        let file = String(cString: template)
+        let file = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let bytes = Array((secret + "\n").utf8)
         let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         var status = stat()

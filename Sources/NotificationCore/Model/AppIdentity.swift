@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 
 /// How the person knows an app: its display name and its icon, as iOS shows them beside every
 /// notification. Registered with the app (`unotify apps add --name --icon`); what is not registered
