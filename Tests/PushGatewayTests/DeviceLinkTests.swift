@@ -439,9 +439,10 @@ import TestSupport
             let keyFile = FileManager.default.temporaryDirectory.appendingPathComponent("AuthKey_\(UUID().uuidString).p8")
             try Data(running.signingKey.pemRepresentation.utf8).write(to: keyFile)
             defer { try? FileManager.default.removeItem(at: keyFile) }
-            @Sendable func aioapns(_ pushes: [(token: String, payload: String)]) throws -> [[String: String]] {
+            // Waited for without blocking a thread: the gateway answering it runs on the same threads.
+            @Sendable func aioapns(_ pushes: [(token: String, payload: String)]) async throws -> [[String: String]] {
                 let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Clients/aioapns_send.py")
-                let run = try Program.run("/usr/bin/env", ["python3", script.path, "--host", "localhost", "--port", String(running.sandboxPort), "--ca", running.authorityPath,
+                let run = try await Program.run("/usr/bin/env", ["python3", script.path, "--host", "localhost", "--port", String(running.sandboxPort), "--ca", running.authorityPath,
                                                            "--key-file", keyFile.path, "--key-id", "KEY1234567", "--team", "TEAM123456", "--topic", "com.example.todo"]
                     + pushes.flatMap { ["--push", "\($0.token)=\($0.payload)"] })
                 #expect(run.succeeded, "\(run.errors)")
@@ -456,7 +457,7 @@ import TestSupport
             try await running.link { side in
                 let issued = try await side.register("com.example.todo")
                 token.withLock { $0 = issued }
-                let results = try aioapns([
+                let results = try await aioapns([
                     (issued, #"{"aps":{"alert":{"title":"From aioapns","body":"One"}}}"#),
                     (issued, #"{"aps":{"alert":"Two","badge":2},"custom":"value"}"#),
                     (String(repeating: "ab", count: 32), #"{"aps":{"alert":"Nobody"}}"#),
@@ -474,7 +475,7 @@ import TestSupport
                     if case .unregistered = message { break }
                 }
             }
-            let gone = try aioapns([(try #require(token.withLock { $0 }), #"{"aps":{"alert":"After"}}"#)])
+            let gone = try await aioapns([(try #require(token.withLock { $0 }), #"{"aps":{"alert":"After"}}"#)])
             #expect(gone.first?["status"] == "410")
             #expect(gone.first?["reason"] == "Unregistered")
             #expect(gone.first?["timestamp"].flatMap { Int($0) }.map { $0 > 1_700_000_000_000 } == true)

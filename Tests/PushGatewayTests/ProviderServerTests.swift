@@ -214,9 +214,10 @@ final class HoldingAcceptor: PushAcceptor {
     }
 
     /// Runs nghttp (verbose: every frame it sends and receives) on one connection, posting `payload`
-    /// to each of `urls` in turn; returns what it printed.
-    static func nghttp(payload: URL, headers: [(String, String)], urls: [String]) throws -> String {
-        try Program.run("/usr/bin/nghttp", ["-v", "-n", "-y", "-d", payload.path] + headers.flatMap { ["-H", "\($0.0): \($0.1)"] } + urls,
+    /// to each of `urls` in turn; returns what it printed. Waited for without blocking a thread: the
+    /// server answering it runs on the same threads.
+    static func nghttp(payload: URL, headers: [(String, String)], urls: [String]) async throws -> String {
+        try await Program.run("/usr/bin/nghttp", ["-v", "-n", "-y", "-d", payload.path] + headers.flatMap { ["-H", "\($0.0): \($0.1)"] } + urls,
                         mergingErrors: true).output
     }
 
@@ -227,11 +228,11 @@ final class HoldingAcceptor: PushAcceptor {
             let payload = FileManager.default.temporaryDirectory.appendingPathComponent("payload-\(UUID().uuidString).json")
             try Data(#"{"aps":{"alert":"Hello"}}"#.utf8).write(to: payload)
             defer { try? FileManager.default.removeItem(at: payload) }
-            func nghttp(_ path: String, _ headers: [(String, String)]) throws -> String {
-                try Self.nghttp(payload: payload, headers: headers, urls: [running.url.replacingOccurrences(of: "localhost", with: "127.0.0.1") + path])
+            func nghttp(_ path: String, _ headers: [(String, String)]) async throws -> String {
+                try await Self.nghttp(payload: payload, headers: headers, urls: [running.url.replacingOccurrences(of: "localhost", with: "127.0.0.1") + path])
             }
             let bearer = try running.bearer()
-            let success = try nghttp("/3/device/\(Self.token)", [("authorization", bearer), ("apns-topic", "com.example.todo")])
+            let success = try await nghttp("/3/device/\(Self.token)", [("authorization", bearer), ("apns-topic", "com.example.todo")])
             // The reply to stream 13 (nghttp's first request stream) is one HEADERS frame with END_STREAM and END_HEADERS.
             #expect(success.contains("recv HEADERS frame <length="), "\(success)")
             let replyHeaders = success.split(separator: "\n").filter { $0.contains("recv HEADERS frame") }
@@ -241,7 +242,7 @@ final class HoldingAcceptor: PushAcceptor {
             #expect(success.contains(":status: 200"))
             #expect(success.contains("apns-id: "))
 
-            let refused = try nghttp("/3/device/\(Self.token)", [("authorization", bearer), ("apns-topic", "org.other.app")])
+            let refused = try await nghttp("/3/device/\(Self.token)", [("authorization", bearer), ("apns-topic", "org.other.app")])
             #expect(refused.contains(":status: 400"))
             let headers = refused.split(separator: "\n").filter { $0.contains("recv HEADERS frame") }
             #expect(headers.first?.contains("flags=0x04") == true, "\(refused)")
@@ -261,7 +262,7 @@ final class HoldingAcceptor: PushAcceptor {
             let base = running.url.replacingOccurrences(of: "localhost", with: "127.0.0.1")
             // One connection: a valid push first (it authenticates), then twelve to a malformed token.
             let urls = [base + "/3/device/\(Self.token)"] + (0..<12).map { base + "/3/device/zz\($0)" }
-            let text = try Self.nghttp(payload: payload, headers: [("authorization", try running.bearer()), ("apns-topic", "com.example.todo")], urls: urls)
+            let text = try await Self.nghttp(payload: payload, headers: [("authorization", try running.bearer()), ("apns-topic", "com.example.todo")], urls: urls)
             let goAway = text.split(separator: "\n").filter { $0.contains("recv GOAWAY frame") }
             #expect(goAway.count == 1, "\(text)")
             #expect(text.contains(#"{"reason":"BadDeviceToken"}"#))
@@ -551,7 +552,7 @@ final class HoldingAcceptor: PushAcceptor {
             try Data(running.endpoint.authorityPEM.utf8).write(to: authority)
             defer { try? FileManager.default.removeItem(at: authority) }
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Clients/h2_frames.py")
-            let run = try Program.run("/usr/bin/env", [
+            let run = try await Program.run("/usr/bin/env", [
                 "python3", script.path, "--port", String(running.endpoint.port), "--ca", authority.path, "--authorization", try running.bearer(),
                 "--token", Self.token, "--topic", "com.example.todo",
             ])

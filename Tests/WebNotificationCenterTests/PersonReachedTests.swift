@@ -150,8 +150,8 @@ extension WebNotificationCenterTests {
 
 extension WebNotificationCenterTests {
     /// axe-core's script, from the Python wheel the test script installs.
-    static func axeScript() throws -> String {
-        let found = try Program.run("/usr/bin/env", ["python3", "-c",
+    static func axeScript() async throws -> String {
+        let found = try await Program.run("/usr/bin/env", ["python3", "-c",
             "import axe_playwright_python, os; print(os.path.join(os.path.dirname(axe_playwright_python.__file__), 'axe.min.js'))"])
         #expect(found.succeeded, "axe-core is not installed (scripts/test.sh installs it): \(found.errors)")
         return try String(contentsOfFile: found.output.trimmingCharacters(in: .whitespacesAndNewlines), encoding: .utf8)
@@ -177,7 +177,7 @@ extension WebNotificationCenterTests {
     /// banner, Settings, an app's settings, the composer, the lock screen), at a desktop's width and a
     /// phone's, light and dark; screenshots of each are kept.
     @Test func thePageHasNoSeriousAccessibilityViolationsAtAnyWidthLightOrDark() async throws {
-        let axe = try Self.axeScript()
+        let axe = try await Self.axeScript()
         try await Self.withServed(app: "com.example.todo") { environment, url in
             let (chat, _, _) = try await Self.allowedApp("com.example.chat", categories: Self.chatCategories, environment)
             let icon = try #require(environment["UNOTIFY_DATA_DIR"]).appending("/chat.png")
