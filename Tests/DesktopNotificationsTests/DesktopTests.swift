@@ -173,8 +173,7 @@ import Testing
         let directory = try makeTestDirectory()
         let environment = ServedSystem.environment(directory).merging(desktop.environment) { $1 }
         let unotify = ChildProcess.built("unotify")
-        let serve = try ChildProcess(unotify, ["serve", "--sandbox-port", "0", "--production-port", "0", "--device-link-port", "0",
-                                               "--metrics-port", "0", "--web-port", "0"], environment: environment, name: "unotify serve")
+        let serve = try FreedesktopServerTests.serve(directory, on: desktop, [])
         try await serve.line(containing: "desktop notifications on")
         let first = try #require(try await desktop.activatedServer())
         #expect(await (try ChildProcess(unotify, ["apps", "add", "com.example.todo"], environment: environment)).waitUntilExit() == 0)

@@ -2,6 +2,7 @@ import DaemonTestSupport
 import Foundation
 import Testing
 import TestSupport
+import WebNotificationCenter
 
 /// A browser's pairing with the center, as a person lives with it: it outlives restarts of `serve` and
 /// of the browser, it can be revoked from the page or with `unotify center revoke`, and a page signed
@@ -122,19 +123,12 @@ extension WebNotificationCenterTests {
                                          environment: ServedSystem.environment(directory), name: "unotify serve")
             let line = try await serve.line(containing: "Notification center: ")
             #expect(await serve.stop() != nil)
-            return (line, serve.lines, try #require(WebCredentialFile.read(directory)))
+            return (line, serve.lines, try #require(WebCredential.read(directory.appendingPathComponent("center.key").path)))
         }
         let journal = try await printed("$(stat -L -c %d:%i /proc/$$/fd/1)")
         #expect(!journal.line.contains(journal.secret) && journal.line.contains("unotify center link"), "\(journal.line)")
         #expect(!journal.lines.contains { $0.contains(journal.secret) })
         let inherited = try await printed("8:12345")
         #expect(inherited.line.contains("?secret=\(inherited.secret)"), "\(inherited.line)")
-    }
-}
-
-/// The center's credential as the data directory holds it.
-enum WebCredentialFile {
-    static func read(_ directory: URL) -> String? {
-        (try? String(contentsOf: directory.appendingPathComponent("center.key"), encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

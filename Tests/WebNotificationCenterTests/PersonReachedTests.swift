@@ -84,7 +84,7 @@ extension WebNotificationCenterTests {
                 // What the worker tells the page when the person clicks the system notification (the
                 // click itself is the system's, not the page's): the notification opens in the list.
                 _ = try await browser.execute("""
-                    navigator.serviceWorker.dispatchEvent(new MessageEvent("message", { data: { type: "open", app: "com.example.chat", identifier: "lunch", action: null } }));
+                    navigator.serviceWorker.dispatchEvent(new MessageEvent("message", { data: { app: "com.example.chat", identifier: "lunch", action: null } }));
                     return null
                     """)
                 try await browser.waitUntil("the notification opened in the list", """

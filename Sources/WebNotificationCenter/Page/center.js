@@ -92,9 +92,9 @@ let focusAfterRender = null;
 const identities = new Map();
 // The device's clock less the browser's, in milliseconds: how long ago is told on the device's clock.
 let deviceClockOffset = 0;
-// The notification the page was opened to reply to (`#reply/<app>/<identifier>/<action>`), from a
-// desktop notification whose server has no reply field.
-let openedToReply = replyFragment();
+// What the page was opened for from a system or desktop notification (a notification to open, an
+// action to take, a reply to write): `{ app, identifier, action }`, done once what is on screen is read.
+let openedFor = requestedByFragment();
 // The live events: the socket while one is open or opening, and when the next try is when none is.
 let socket = null;
 let reconnectTimer = null;
@@ -1226,7 +1226,7 @@ if ("serviceWorker" in navigator) {
   // What the person did with a system notification that the center does itself.
   navigator.serviceWorker.addEventListener("message", (event) => {
     if (document.body.dataset.unpaired === "true") return;
-    openedToReply = event.data;
+    openedFor = event.data;
     refresh();
   });
 }
@@ -1276,7 +1276,7 @@ function showSystemNotification(notification) {
     const plain = new Notification(title, options);
     plain.onclick = () => {
       window.focus();
-      openedToReply = { type: "open", app, identifier: options.data.identifier };
+      openedFor = { app, identifier: options.data.identifier, action: null };
       refresh();
     };
   }
@@ -1338,13 +1338,15 @@ async function systemNotifications() {
   }
 }
 
-/** The notification and action `#reply/<app>/<identifier>/<action>` names, or null. */
-function replyFragment() {
+/**
+ * What the address's fragment asks for: `#open/<app>/<identifier>`, or `#reply/…/<action>` and
+ * `#act/…/<action>` (a typed reply, another action); null for none.
+ */
+function requestedByFragment() {
   const match = /^#(reply|act|open)\/([^/]+)\/([^/]+)(?:\/([^/]+))?$/.exec(location.hash);
   if (!match) return null;
   try {
-    const type = match[1] === "reply" ? "action" : match[1] === "act" ? "action" : "open";
-    return { type, app: decodeURIComponent(match[2]), identifier: decodeURIComponent(match[3]), action: match[4] ? decodeURIComponent(match[4]) : null };
+    return { app: decodeURIComponent(match[2]), identifier: decodeURIComponent(match[3]), action: match[4] ? decodeURIComponent(match[4]) : null };
   } catch (_) {
     return null;
   }
@@ -1355,9 +1357,9 @@ function replyFragment() {
  * and focused; for a typed reply, its reply field focused; for another action, the action done as
  * its button does it (the passcode asked first where it needs one).
  */
-function openToReply() {
-  const wanted = openedToReply;
-  openedToReply = null;
+function openWhatWasRequested() {
+  const wanted = openedFor;
+  openedFor = null;
   if (location.hash) history.replaceState(null, "", "/");
   const notification = state.notifications.find((n) => n.bundleIdentifier === wanted.app && n.notification.request.identifier === wanted.identifier);
   const action = wanted.action ? notification?.actions.find((a) => a.identifier === wanted.action) : null;
@@ -1369,7 +1371,7 @@ function openToReply() {
   // Opened, or a reply to write: in the list, so once the device is unlocked.
   if (state.device.locked) {
     return whenUnlocked(action ? `to choose “${action.title}”` : `to open ${notification.notification.request.content.title || "the notification"}`, () => {
-      openedToReply = wanted;
+      openedFor = wanted;
       refresh();
     });
   }
@@ -1456,7 +1458,7 @@ async function refresh() {
         render();
         retellTimes();
         forgetWhatLeft();
-        if (openedToReply) openToReply();
+        if (openedFor) openWhatWasRequested();
       } catch (error) {
         showError(`The notification center cannot be reached: ${error.message}`);
       }
@@ -1550,7 +1552,7 @@ function reconnectNow() {
 function showUnpaired() {
   if (document.body.dataset.unpaired === "true") return;
   document.body.dataset.unpaired = "true";
-  openedToReply = null;
+  openedFor = null;
   state = { ...state, notifications: [], prompts: [], badges: {}, provisionalApps: [] };
   state.device = { ...state.device, locked: false };
   showSettings(false);
@@ -2153,8 +2155,8 @@ placeBanners();
 
 window.addEventListener("online", reconnectNow);
 window.addEventListener("hashchange", () => {
-  openedToReply = replyFragment();
-  if (openedToReply) refresh();
+  openedFor = requestedByFragment();
+  if (openedFor) refresh();
 });
 setInterval(retellTimes, 15000);
 document.addEventListener("visibilitychange", () => { if (!document.hidden) reconnectNow(); });

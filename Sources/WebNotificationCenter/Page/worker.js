@@ -26,7 +26,7 @@ async function handle(data, actionIdentifier) {
     }).catch(() => null);
     if (answer && answer.ok) return;
   }
-  const message = { type: action ? "action" : "open", app: data.app, identifier: data.identifier, action: action ? action.identifier : null };
+  const message = { app: data.app, identifier: data.identifier, action: action ? action.identifier : null };
   const pages = await self.clients.matchAll({ type: "window", includeUncontrolled: true });
   const page = pages.find((client) => new URL(client.url).pathname === "/");
   if (page) {
