@@ -24,6 +24,8 @@ package enum DeliveryLog {
         case acknowledged
         /// Its `apns-expiration` passed before the device took it.
         case expired
+        /// An emulator injected a fault for it (`Docs/emulator.md`); the detail says which.
+        case injected
 
         // On the device.
         /// The app's service extension started preparing its content.
@@ -54,7 +56,7 @@ package enum DeliveryLog {
         /// Whether the device reports it (the gateway records the others itself).
         package var isReportedByDevice: Bool {
             switch self {
-            case .accepted, .stored, .dropped, .collapsed, .sent, .acknowledged, .expired: false
+            case .accepted, .stored, .dropped, .collapsed, .sent, .acknowledged, .expired, .injected: false
             default: true
             }
         }

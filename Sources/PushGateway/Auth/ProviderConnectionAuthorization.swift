@@ -132,7 +132,11 @@ package struct ProviderConnectionAuthorization: Sendable {
     /// The first step, before the request's other headers are read: whether its token is valid on
     /// this connection. Returns true for the connection's first accepted token (the connection may
     /// now open more streams).
-    package mutating func authenticate(authorization: String?, now: Date, credentials: ProviderCredentials) -> Result<Bool, APNs.Rejection> {
+    ///
+    /// `tokenIssuedAt` gives a new token's issue time on the clock of `now` from its text and its
+    /// `iat` (an emulator's clock, ``ProviderEmulation``); without it, the `iat` is that time.
+    package mutating func authenticate(authorization: String?, now: Date, credentials: ProviderCredentials,
+                                       tokenIssuedAt: ((Substring, Int64) -> Int64)? = nil) -> Result<Bool, APNs.Rejection> {
         if authorization == nil, let certificate { return authenticate(certificate: certificate, credentials: credentials) }
         guard binding?.certificateTopics == nil else {
             // A certificate connection stays one: a token cannot take it over.
@@ -160,13 +164,14 @@ package struct ProviderConnectionAuthorization: Sendable {
               token.isSigned(by: key.publicKey)
         else { return .failure(APNs.Rejection(.invalidProviderToken)) }
         if let required = key.environment, required != environment { return .failure(APNs.Rejection(environmentKeyReason)) }
-        guard seconds - token.issuedAt <= Self.tokenLifetime else { return .failure(APNs.Rejection(.expiredProviderToken)) }
-        guard token.issuedAt - seconds <= Self.tokenLifetime else { return .failure(APNs.Rejection(.invalidProviderToken)) }
+        let issuedAt = tokenIssuedAt?(Substring(text), token.issuedAt) ?? token.issuedAt
+        guard seconds - issuedAt <= Self.tokenLifetime else { return .failure(APNs.Rejection(.expiredProviderToken)) }
+        guard issuedAt - seconds <= Self.tokenLifetime else { return .failure(APNs.Rejection(.invalidProviderToken)) }
         if let binding, binding.keyID != token.keyID { return .failure(APNs.Rejection(.unrelatedKeyIdInToken)) }
         if let current, now.timeIntervalSince(current.acceptedAt) < Self.minimumTokenInterval {
             return .failure(APNs.Rejection(.tooManyProviderTokenUpdates))
         }
-        current = Current(header: authorization, token: text, keyID: token.keyID, issuedAt: token.issuedAt, acceptedAt: now)
+        current = Current(header: authorization, token: text, keyID: token.keyID, issuedAt: issuedAt, acceptedAt: now)
         guard binding == nil else { return .success(false) }
         let teamApps = credentials.appsByTeam[key.teamID] ?? []
         binding = Binding(keyID: key.keyID, teamID: key.teamID, bundleIdentifiers: key.bundleIdentifiers.map { $0.intersection(teamApps) } ?? teamApps)

@@ -71,6 +71,8 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
         /// Changes of `connectedDevices` not yet recorded in the store (for other nodes), the latest
         /// of each device; and whether they are being written.
         var unrecordedLinks: [String: Bool] = [:]
+        /// When the latest of them happened: the time their devices last held a link.
+        var lastLinkChange = Date.distantPast
         var isRecordingLinks = false
     }
 
@@ -203,9 +205,11 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
     /// Notes whether a device holds a link to this node now (a push for now only reaches a linked
     /// device), and records it in the store for the other nodes, in the order of the changes.
     package func setConnected(_ deviceID: String, _ connected: Bool) {
+        let now = clock()
         let startsRecording = state.withLock { state -> Bool in
             if connected { state.connectedDevices.insert(deviceID) } else { state.connectedDevices.remove(deviceID) }
             state.unrecordedLinks[deviceID] = connected
+            state.lastLinkChange = max(state.lastLinkChange, now)
             guard !state.isRecordingLinks else { return false }
             state.isRecordingLinks = true
             return true
@@ -217,16 +221,16 @@ package final class GatewayCore: PushAcceptor, DeliveryLogReader {
     /// a second later (what changed meanwhile is recorded with it).
     private func recordLinks() async {
         while true {
-            let changes = state.withLock { state in
+            let (changes, changedAt) = state.withLock { state in
                 defer { state.unrecordedLinks.removeAll() }
                 if state.unrecordedLinks.isEmpty { state.isRecordingLinks = false }
-                return state.unrecordedLinks
+                return (state.unrecordedLinks, state.lastLinkChange)
             }
             guard !changes.isEmpty else { return }
             do {
                 try await store.setLinked(changes)
-                // Linked or unlinked, each held a link now: its tokens' expiry counts from here.
-                try await store.noteLinked(changes.keys.sorted(), at: clock())
+                // Linked or unlinked, each held a link when it changed: its tokens' expiry counts from then.
+                try await store.noteLinked(changes.keys.sorted(), at: changedAt)
             } catch {
                 logger.warning("could not record device links for the other nodes", metadata: ["error": .string("\(error)")])
                 state.withLock { state in

@@ -73,11 +73,12 @@ package final class DeviceLinkServer: Listener {
         port: Int,
         tls: ProviderServer.Configuration.TLS?,
         keepAlive: KeepAlive = KeepAlive(),
+        grace: Duration = .seconds(5),
         logger: Logger,
         onListening: @escaping @Sendable (Int) -> Void = { _ in }
     ) -> any Service {
         ListenerService(server: DeviceLinkServer(links: links, host: host, port: port, tls: tls, keepAlive: keepAlive, logger: logger),
-                        onListening: onListening)
+                        grace: grace, onListening: onListening)
     }
 
     /// Starts listening; returns the address it listens on.
@@ -124,7 +125,7 @@ package final class DeviceLinkServer: Listener {
         let channels = lifecycle.connections.all.map(\.channel)
         let deadline = ContinuousClock.now + grace
         await Self.waitUntilClosed(channels, until: deadline)
-        for (channel, _) in lifecycle.connections.all { try? await channel.close() }
+        Self.closeAll(lifecycle.connections.all.map(\.channel))
     }
 
     /// HTTP/1 until a request to ``DeviceLink/path`` with a device's credential upgrades to a WebSocket;
@@ -147,11 +148,12 @@ package final class DeviceLinkServer: Listener {
                 guard let deviceID = head.headers.first(name: "authorization").flatMap(bearer).flatMap(DeviceLinks.deviceID(in:)) else {
                     return channel.close()
                 }
-                let session = LinkSession(deviceID: deviceID, channel: channel)
+                let transport = WebSocketLinkTransport(channel: channel)
+                let session = LinkSession(deviceID: deviceID, transport: transport)
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandlers([
                         NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 64, maxAccumulatedFrameSize: DeviceLink.maximumMessageSize),
-                        DeviceLinkHandler(links: links, session: session, keepAlive: keepAlive),
+                        DeviceLinkHandler(links: links, session: session, transport: transport, keepAlive: keepAlive),
                     ])
                 }
             }
@@ -188,14 +190,16 @@ private final class DeviceLinkHandler: ChannelInboundHandler {
 
     private let links: DeviceLinks
     private let session: LinkSession
+    private let transport: WebSocketLinkTransport
     private let keepAlive: DeviceLinkServer.KeepAlive
     private var lastHeard = NIODeadline.now()
     private var pinger: RepeatedTask?
     private let decoder = JSONDecoder()
 
-    init(links: DeviceLinks, session: LinkSession, keepAlive: DeviceLinkServer.KeepAlive) {
+    init(links: DeviceLinks, session: LinkSession, transport: WebSocketLinkTransport, keepAlive: DeviceLinkServer.KeepAlive) {
         self.links = links
         self.session = session
+        self.transport = transport
         self.keepAlive = keepAlive
     }
 
@@ -235,7 +239,7 @@ private final class DeviceLinkHandler: ChannelInboundHandler {
         case .ping:
             context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)), promise: nil)
         case .connectionClose:
-            session.peerClosed(frame.unmaskedData)
+            transport.peerClosed(frame.unmaskedData, session: session)
         case .binary:
             links.ignoredMalformedMessage(on: session)
         default:
@@ -253,7 +257,7 @@ private final class DeviceLinkHandler: ChannelInboundHandler {
             session.close(code: .goingAway, reason: "silent")
             return
         }
-        session.channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .ping, data: ByteBuffer()), promise: nil)
+        transport.channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .ping, data: ByteBuffer()), promise: nil)
     }
 }
 

@@ -4,7 +4,7 @@ package import Foundation
 import NIOCore
 package import Logging
 import NIOWebSocket
-import NotificationCore
+package import NotificationCore
 import Synchronization
 
 /// The devices linked to the gateway right now, and the work of each link (`Docs/device-link.md`):
@@ -134,7 +134,7 @@ package final class DeviceLinks: Sendable {
 
     /// Takes a device's new link: it replaces the device's previous one, is welcomed, and is sent
     /// what is stored for the device.
-    func attach(_ session: LinkSession) {
+    package func attach(_ session: LinkSession) {
         let previous = links.withLock { links in
             defer { links[session.deviceID] = session }
             return links[session.deviceID]
@@ -159,7 +159,7 @@ package final class DeviceLinks: Sendable {
     }
 
     /// Forgets a link that closed.
-    func detach(_ session: LinkSession) {
+    package func detach(_ session: LinkSession) {
         let isLast = links.withLock { links in
             guard links[session.deviceID] === session else { return false }
             links[session.deviceID] = nil
@@ -188,7 +188,7 @@ package final class DeviceLinks: Sendable {
     }
 
     /// Handles a device's message after those before it; cuts off a device with too many waiting.
-    func received(_ message: DeviceLink.DeviceMessage, on session: LinkSession) {
+    package func received(_ message: DeviceLink.DeviceMessage, on session: LinkSession) {
         let receipt = session.withState { $0.receive(message, inboxLimit: Self.inboxLimit) }
         switch receipt {
         case .queued:
@@ -410,66 +410,5 @@ final class AcknowledgementWriter: Sendable {
             }
             for pending in batch { pending.written.resume() }
         }
-    }
-}
-
-/// One device's link, from its upgrade to its close: what it has sent the device, what the device
-/// sent that waits to be handled, and whether a send is under way.
-final class LinkSession: Sendable {
-    let deviceID: String
-    let channel: any Channel
-    private let state = Mutex(LinkState())
-
-    init(deviceID: String, channel: any Channel) {
-        self.deviceID = deviceID
-        self.channel = channel
-    }
-
-    /// Steps the link's state (``LinkState``) under its lock.
-    func withState<T>(_ body: (inout LinkState) -> T) -> T { state.withLock { body(&$0) } }
-
-    /// Writes messages to the device, in order, as text frames; nothing once the link is closed.
-    func send(_ messages: [DeviceLink.GatewayMessage]) {
-        let channel = self.channel
-        let encoder = StreamingJSONEncoder()
-        let frames = messages.compactMap { message -> WebSocketFrame? in
-            // A push, the message of every push, is written straight to its bytes.
-            let bytes: [UInt8]? = if case .push(let push) = message { try? DeviceLink.pushMessage(push) } else { try? encoder.encodeBytes(message) }
-            guard let bytes else { return nil }
-            return WebSocketFrame(fin: true, opcode: .text, data: channel.allocator.buffer(bytes: bytes))
-        }
-        channel.eventLoop.execute {
-            for frame in frames { channel.write(frame, promise: nil) }
-            channel.flush()
-        }
-    }
-
-    /// The device closed the link: the gateway answers with its own close frame unless it sent one,
-    /// then closes the connection.
-    func peerClosed(_ data: ByteBuffer) {
-        var closing = data
-        let closeCode = closing.readInteger(as: UInt16.self)
-        let closeReason = closing.readString(length: closing.readableBytes) ?? ""
-        let answered = withState { $0.deviceClosed(code: closeCode, reason: closeReason) }
-        guard !answered else {
-            channel.close(promise: nil)
-            return
-        }
-        var code = data
-        let echoed = code.readInteger(as: UInt16.self).map { ByteBuffer(integer: $0) } ?? ByteBuffer()
-        let channel = self.channel
-        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, data: echoed)).whenComplete { _ in channel.close(promise: nil) }
-    }
-
-    /// Sends a close frame with `code` (once) and closes the connection once the device answers, or
-    /// after a couple of seconds.
-    func close(code: WebSocketErrorCode, reason: String) {
-        guard withState({ $0.gatewayCloses() }) else { return }
-        let channel = self.channel
-        var data = channel.allocator.buffer(capacity: 2 + reason.utf8.count)
-        data.write(webSocketErrorCode: code)
-        data.writeString(reason)
-        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, data: data), promise: nil)
-        channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
     }
 }

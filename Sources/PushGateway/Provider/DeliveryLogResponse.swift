@@ -46,7 +46,7 @@ package struct DeliveryLogResponse: Sendable, Hashable, Codable {
         }
     }
 
-    static func json(id: String, records: [DeliveryRecord]) -> [UInt8] {
+    package static func json(id: String, records: [DeliveryRecord]) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return Array((try? encoder.encode(DeliveryLogResponse(id: id, records: records))) ?? Data(notFound))

@@ -302,23 +302,54 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
         )
         // As APNs, only the development environment tells the provider its push's unique id.
         let uniqueID = connection.authorization.environment == .sandbox ? push.uniqueID : nil
+        let delay: TimeAmount?
+        switch server.emulation?.fault(push) {
+        case nil: delay = nil
+        case .refuse(let rejection)?: return refuse(rejection, apnsID: pushHeaders.apnsID, stream: stream, context: context)
+        case .delay(let amount)?: delay = amount
+        case .goAway(let reason)?: return injectGoAway(APNs.Rejection(reason), before: stream, context: context)
+        case .resetStream?:
+            http2.reset(stream, code: .internalError)
+            return flushSoon(context: context)
+        case .closeConnection?:
+            isClosing = true
+            return context.close(promise: nil)
+        }
         let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
         let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
         // The answer needs these alone (not the push, its payload and headers, kept until then).
         let (apnsID, environment, pushType) = (pushHeaders.apnsID, push.environment, pushHeaders.pushType)
-        server.acceptor.accept(push) { rejection in
-            eventLoop.execute {
-                let handler = loopBoundSelf.value
-                let context = loopBoundContext.value
-                if let rejection {
-                    handler.refuse(rejection, apnsID: apnsID, stream: stream, context: context)
-                } else {
-                    handler.server.metrics.accepted(environment, pushType)
-                    handler.answer(status: 200, apnsID: apnsID, uniqueID: uniqueID, body: nil, stream: stream, context: context)
-                }
+        let answerOnLoop: @Sendable (APNs.Rejection?) -> Void = { rejection in
+            let handler = loopBoundSelf.value
+            let context = loopBoundContext.value
+            if let rejection {
+                handler.refuse(rejection, apnsID: apnsID, stream: stream, context: context)
+            } else {
+                handler.server.metrics.accepted(environment, pushType)
+                handler.answer(status: 200, apnsID: apnsID, uniqueID: uniqueID, body: nil, stream: stream, context: context)
             }
         }
+        server.acceptor.accept(push) { rejection in
+            if let delay {
+                eventLoop.scheduleTask(in: delay) { answerOnLoop(rejection) }
+            } else {
+                eventLoop.execute { answerOnLoop(rejection) }
+            }
+        }
+    }
+
+    /// An emulator's GOAWAY for a push (``InjectedFault/goAway(reason:)``): the last stream processed
+    /// is the one before it, so that the push and those after it may be sent again elsewhere, and the
+    /// connection closes once the streams before it are answered.
+    private func injectGoAway(_ rejection: APNs.Rejection, before stream: UInt32, context: ChannelHandlerContext) {
+        // Refused first: a client forgets the streams a GOAWAY puts beyond its last, and would not
+        // see a reset sent after it.
+        http2.refuseUnprocessed(stream)
+        for (open, state) in http2.streams where open > stream && !state.request.isAnswered { http2.refuseUnprocessed(open) }
+        http2.goAway(lastStream: stream > 2 ? stream - 2 : 0, code: .noError, debugData: rejection.body)
+        isStopping = true
+        writeOutput(context: context, flush: true)
     }
 
     /// Checks the request's provider token (or the connection's certificate) and returns whether it
@@ -327,7 +358,8 @@ final class ProviderConnectionHandler: ChannelDuplexHandler {
     private func authenticate(_ stream: UInt32, now: Date, apnsID: String?, refreshed: Bool, context: ChannelHandlerContext) -> Bool {
         let connection = self.connection
         let authorization = http2.streams[stream]?.request.headers?.first(name: "authorization")
-        switch connection.authorization.authenticate(authorization: authorization, now: now, credentials: server.credentials()) {
+        switch connection.authorization.authenticate(authorization: authorization, now: now, credentials: server.credentials(),
+                                                     tokenIssuedAt: server.emulation?.tokenIssuedAt) {
         case .failure(let rejection) where rejection.reason == .invalidProviderToken && !refreshed:
             let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
             let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)

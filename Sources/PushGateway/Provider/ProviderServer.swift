@@ -119,6 +119,8 @@ package final class ProviderServer: Listener {
         let channels: (any BroadcastChannels)?
         let metrics: GatewayMetrics
         let clock: @Sendable () -> Date
+        /// What an emulator changes of the provider API; nil in a gateway.
+        let emulation: ProviderEmulation?
         let shutdown: ShutdownFlag
         /// Where a request's work away from the event loop runs (a delivery-log read, a broadcast
         /// request): the gateway's ``OwnedTasks``.
@@ -145,6 +147,8 @@ package final class ProviderServer: Listener {
     ///   - refreshCredentials: reads them again before a token of an unknown key is refused, then calls back.
     ///   - metrics: where pushes accepted and refused are counted.
     ///   - clock: the time the token rules count with.
+    ///   - emulation: what an emulator changes of the provider API (scripted faults, tokens aged on
+    ///     its clock); nil in a gateway.
     ///   - tasks: where requests' work away from the event loop runs (the core's, in the gateway).
     package init(
         configuration: Configuration,
@@ -155,12 +159,13 @@ package final class ProviderServer: Listener {
         channels: (any BroadcastChannels)? = nil,
         metrics: GatewayMetrics = GatewayMetrics(),
         clock: @escaping @Sendable () -> Date = { Date() },
+        emulation: ProviderEmulation? = nil,
         tasks: OwnedTasks = OwnedTasks(),
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger
     ) {
         shared = Shared(configuration: configuration, credentials: credentials, refreshCredentials: refreshCredentials, acceptor: acceptor,
-                        deliveryLog: deliveryLog, channels: channels, metrics: metrics, clock: clock, shutdown: ShutdownFlag(), tasks: tasks)
+                        deliveryLog: deliveryLog, channels: channels, metrics: metrics, clock: clock, emulation: emulation, shutdown: ShutdownFlag(), tasks: tasks)
         lifecycle = ListenerLifecycle(
             capacity: configuration.maximumConnections ?? ConnectionBudget.now.capacity(of: .providerPort),
             deadlines: ConnectionDeadlines.Configuration(
@@ -276,9 +281,7 @@ package final class ProviderServer: Listener {
         // Waits for the connections to finish, up to the grace.
         let deadline = ContinuousClock.now + grace
         await Self.waitUntilClosed(open, until: deadline)
-        for (connection, _) in lifecycle.connections.all {
-            try? await connection.close()
-        }
+        Self.closeAll(lifecycle.connections.all.map(\.channel))
     }
 
     private static func configureHTTP2(_ channel: any Channel, shared: Shared, certificate: ProviderCertificate.Verdict?) throws {

@@ -59,6 +59,15 @@ package struct GatewayConfiguration: Sendable {
     package var linksHeldInterval: Duration = .seconds(3600)
     /// Where the gateway's metrics go (``GatewayMetrics``); by default nowhere.
     package var metrics: any MetricsFactory = NOOPMetricsHandler.instance
+    /// The time every rule of the provider API and of storage counts with: provider tokens' age and
+    /// refresh, expiration, throttling, tokens' `410` timestamps, the delivery log. The system's
+    /// clock; an emulator's moves when told (`Docs/emulator.md`).
+    package var clock: @Sendable () -> Date = { Date() }
+    /// What an emulator changes of the provider API; nil in a gateway.
+    package var emulation: ProviderEmulation?
+    /// How long a stop waits for the connections it told (GOAWAY `Shutdown`, a link's close) to end
+    /// before closing them.
+    package var stopGrace: Duration = .seconds(5)
 
     package init(dataDirectory: URL) {
         self.dataDirectory = dataDirectory
@@ -81,6 +90,7 @@ package struct PushGatewayServices: Sendable {
     package let metrics: GatewayMetrics
     /// The certificate given to serve (``GatewayConfiguration/certificateFiles``), as it is now.
     package let servedCertificate: ServedCertificate?
+    private let housekeeping: HousekeepingService
 
     /// Prepares the gateway: its private folder, database, certificate authority and server
     /// certificate (made on first start), and its endpoints.
@@ -110,9 +120,10 @@ package struct PushGatewayServices: Sendable {
         let metrics = GatewayMetrics(factory: configuration.metrics)
         self.metrics = metrics
         core = GatewayCore(store: store, admission: configuration.admission, logsDeliveries: configuration.deliveryLogRetention > 0,
-                           logger: logger, queued: { pushes in relay.links?.stored(pushes) }, wake: { devices in relay.links?.wake(devices) })
+                           clock: configuration.clock, logger: logger,
+                           queued: { pushes in relay.links?.stored(pushes) }, wake: { devices in relay.links?.wake(devices) })
         links = DeviceLinks(store: store, core: core, window: configuration.deviceLinkWindow, triesPerPush: configuration.deviceLinkTriesPerPush,
-                            metrics: metrics, logger: logger)
+                            metrics: metrics, logger: logger, clock: configuration.clock)
         relay.links = links
         try await core.reloadProviders()
         let tls = configuration.cleartext ? nil : try Self.serverCertificate(configuration)
@@ -128,23 +139,29 @@ package struct PushGatewayServices: Sendable {
         keepAlive.maximumConnections = configuration.maximumDeviceLinks
         let endpoints = EndpointsFile(directory: configuration.dataDirectory, cleartext: configuration.cleartext, listening: configuration.host,
                                       served: servedCertificate)
+        housekeeping = HousekeepingService(store: store, configuration: configuration, metrics: metrics, logger: logger)
         var services: [any Service] = [
             // First, so that it stops last: the listeners' links and connections end before it waits
             // for what they started.
             OwnedTasksService(tasks: core.tasks),
             endpoints,
             ProviderChangesService(core: core, store: store, fullReloadInterval: configuration.providerReloadInterval, logger: logger),
-            HousekeepingService(store: store, configuration: configuration, metrics: metrics, logger: logger),
+            housekeeping,
             LinksHeldService(core: core, interval: configuration.linksHeldInterval),
             StoreChangesService(store: store, core: core, links: links),
             DeviceLinkServer.service(links: links, host: configuration.host, port: configuration.deviceLinkPort, tls: tls,
-                                     keepAlive: keepAlive, logger: logger, onListening: { port in
+                                     keepAlive: keepAlive, grace: configuration.stopGrace, logger: logger, onListening: { port in
                                          endpoints.listening(deviceLink: port)
                                          onDeviceLinkListening(port)
                                      }),
         ]
         if let served = tls?.renewals {
             services.append(ServedCertificateWatch(certificate: served, interval: configuration.certificateCheckInterval, logger: logger))
+        }
+        let deliveryLog: any DeliveryLogReader = if let emulation = configuration.emulation {
+            EmulatedDeliveryLog(log: core, injected: emulation.injectedRecords)
+        } else {
+            core
         }
         for (environment, port) in [(APNs.Environment.sandbox, configuration.sandboxPort), (.production, configuration.productionPort)] {
             var server = ProviderServer.Configuration()
@@ -157,7 +174,9 @@ package struct PushGatewayServices: Sendable {
             let core = self.core
             services.append(ListenerService(
                 server: ProviderServer(configuration: server, credentials: { core.credentials }, refreshCredentials: { core.refreshProviders($0) },
-                                       acceptor: core, deliveryLog: core, channels: core, metrics: metrics, tasks: core.tasks, logger: logger),
+                                       acceptor: core, deliveryLog: deliveryLog, channels: core, metrics: metrics, clock: configuration.clock,
+                                       emulation: configuration.emulation, tasks: core.tasks, logger: logger),
+                grace: configuration.stopGrace,
                 onListening: { port in
                     if environment == .sandbox { endpoints.listening(sandbox: port) } else { endpoints.listening(production: port) }
                     onListening(environment, port)
@@ -165,6 +184,12 @@ package struct PushGatewayServices: Sendable {
             ))
         }
         self.services = services
+    }
+
+    /// Removes the pushes whose expiration has passed and trims the delivery log now, as the
+    /// gateway does every ``GatewayConfiguration/housekeepingInterval``: after its clock moved.
+    package func removeExpired() async {
+        await housekeeping.sweep(now: housekeeping.configuration.clock())
     }
 
     /// Sets the gauges that describe the gateway now (links, pushes in flight, stored, unwritten);
@@ -258,11 +283,19 @@ extension Listener {
             try? await Task.sleep(for: .milliseconds(20))
         }
     }
+
+    /// Closes the channels still open once the grace is over, all at once, without waiting: the
+    /// TLS of one whose peer no longer reads waits seconds for its close_notify, and one after
+    /// another they held a stop for as many times that.
+    static func closeAll(_ channels: [any Channel]) {
+        for channel in channels { channel.close(promise: nil) }
+    }
 }
 
 /// One listener of the gateway (a provider endpoint, the device links), from start to graceful shutdown.
 struct ListenerService<Server: Listener>: Service {
     let server: Server
+    var grace: Duration = .seconds(5)
     let onListening: @Sendable (Int) -> Void
 
     func run() async throws {
@@ -270,7 +303,7 @@ struct ListenerService<Server: Listener>: Service {
         onListening(address.port ?? 0)
         // Runs until the group shuts down; then every connection closes.
         try? await gracefulShutdown()
-        await server.stop(grace: .seconds(5))
+        await server.stop(grace: grace)
     }
 }
 
@@ -369,7 +402,7 @@ struct HousekeepingService: Service {
     func run() async throws {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
-                await sweep(now: Date())
+                await sweep(now: configuration.clock())
                 try? await Task.sleep(for: configuration.housekeepingInterval)
             }
         }

@@ -27,6 +27,7 @@ struct ProviderEndpoint {
         acceptor: any PushAcceptor,
         channels: (any BroadcastChannels)? = nil,
         clock: @escaping @Sendable () -> Date = { Date() },
+        emulation: ProviderEmulation? = nil,
         requestIdleTimeout: TimeAmount = .seconds(10),
         _ body: (ProviderEndpoint) async throws -> Void
     ) async throws {
@@ -39,7 +40,7 @@ struct ProviderEndpoint {
         configuration.tls = .init(certificateChainPEM: issued.certificatePEM, privateKeyPEM: issued.privateKeyPEM,
                                   clientAuthorityPEM: try authority.certificatePEM)
         let server = ProviderServer(configuration: configuration, credentials: credentials, refreshCredentials: refreshCredentials, acceptor: acceptor,
-                                    channels: channels, clock: clock, logger: Logger(label: "test"))
+                                    channels: channels, clock: clock, emulation: emulation, logger: Logger(label: "test"))
         let address = try await server.start()
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(try authority.certificatePEM.utf8), format: .pem)])
