@@ -232,6 +232,24 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The APNs emulator for providers' tests: the gateway on a clock that moves when told, with
+        // scripted faults, simulated devices and a control API (Docs/emulator.md).
+        .target(
+            name: "APNsEmulator",
+            dependencies: [
+                "ConnectionLifecycle",
+                "NotificationCore",
+                "PrivateFiles",
+                "PushGateway",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // The D-Bus wire protocol, spoken over the bus's Unix socket: no C library needed to build or run.
         .target(
             name: "DBus",
@@ -321,6 +339,7 @@ let package = Package(
                 "DesktopNotifications",
                 "PrivateFiles",
                 "PushGateway",
+                "APNsEmulator",
                 "MetricsEndpoint",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -467,6 +486,7 @@ let package = Package(
                 "ProcessSpawning",
                 "NotificationCore",
                 "PushGateway",
+                "APNsEmulator",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -484,6 +504,25 @@ let package = Package(
             ],
             // APNs clients of other languages, run by the tests.
             exclude: ["Clients"],
+            swiftSettings: testSettings
+        ),
+        .testTarget(
+            // The APNs emulator: its parts alone, and providers' tests (Swift, Python, the shell)
+            // against the real `unotify emulator`.
+            name: "APNsEmulatorTests",
+            dependencies: [
+                "TestSupport",
+                "APNsEmulator",
+                "NotificationCore",
+                "PushGateway",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: testSettings
         ),
         .testTarget(

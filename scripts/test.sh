@@ -12,6 +12,8 @@ fi
 # Debian packages the build and the tests use.
 needed=()
 dpkg -s libsqlite3-dev >/dev/null 2>&1 || needed+=(libsqlite3-dev)
+# curl sends pushes over HTTP/2 in the tests and in the APNs emulator's shell example.
+command -v curl >/dev/null 2>&1 || needed+=(curl)
 # nghttp shows the provider API's answers frame by frame, as APNs clients read them; nghttpd is the
 # reference server the HTTP/2 conformance suite is run against beside the provider API.
 command -v nghttp >/dev/null 2>&1 || needed+=(nghttp2-client)
@@ -44,6 +46,8 @@ python3 -c "import openapi_spec_validator, yaml" 2>/dev/null || python3 -m pip i
 command -v schemathesis >/dev/null 2>&1 || python3 -m pip install --quiet "schemathesis>=4.3,<5"
 # aioapns, an APNs client library used in production, sends pushes to the gateway in the tests.
 python3 -c "import aioapns" 2>/dev/null || python3 -m pip install --quiet "aioapns>=4,<5"
+# The APNs emulator's guide has a Python backend's tests, run with pytest (Examples/emulator/python).
+python3 -c "import pytest" 2>/dev/null || python3 -m pip install --quiet "pytest>=8"
 # The HTTP/2 conformance suite (Tests/HTTP2Conformance) writes raw frames with hyperframe and hpack.
 python3 -c "import hyperframe, hpack" 2>/dev/null || python3 -m pip install --quiet hyperframe hpack
 # The web center's accessibility check runs axe-core's rules in the browser: axe.min.js (4.12) ships in

@@ -16,6 +16,7 @@ struct Unotify: AsyncParsableCommand {
             ServeCommand.self, DaemonCommand.self, AppsCommand.self, AuthorizeCommand.self, SettingsCommand.self,
             PendingCommand.self, DeliveredCommand.self, NotificationsCommand.self, RespondCommand.self,
             WatchCommand.self, CenterCommand.self, LocationCommand.self, DeviceCommand.self, FocusCommand.self, SummaryCommand.self, GatewayCommand.self, PushCommand.self,
+            EmulatorCommand.self,
         ]
     )
 

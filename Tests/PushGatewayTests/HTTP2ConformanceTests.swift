@@ -43,12 +43,13 @@ import TestSupport
         return outcome
     }
 
-    @Test func theProviderPortPassesEveryCaseNghttpdPasses() async throws {
+    /// And as the APNs emulator runs it, with no fault scripted (`emulated`).
+    @Test(arguments: [false, true]) func theProviderPortPassesEveryCaseNghttpdPasses(emulated: Bool) async throws {
         let reference = try await Self.runAgainstNghttpd()
         #expect(reference.passed.count >= 140, "nghttpd is a fair reference: \(reference.failed)")
 
         let provider = ProviderServerTests()
-        try await provider.withServer { running in
+        try await provider.withServer(emulated: emulated) { running in
             let authority = try TemporaryFolders.make("h2c-ca-").appendingPathComponent("ca.pem")
             try Data(running.endpoint.authorityPEM.utf8).write(to: authority)
             let authorized = try await Self.run(port: running.endpoint.port, authority: authority, arguments: [

@@ -1,3 +1,4 @@
+import APNsEmulator
 import AsyncHTTPClient
 import Crypto
 import Foundation
@@ -94,21 +95,41 @@ final class HoldingAcceptor: PushAcceptor {
 
     func withServer(acceptor: RecordingAcceptor = RecordingAcceptor(refusals: [gone: APNs.Rejection(.unregistered, timestamp: 1_767_225_600_123)]),
                     requestIdleTimeout: TimeAmount = .seconds(10),
+                    emulation: ProviderEmulation? = nil,
+                    emulated: Bool = false,
                     _ body: (Running) async throws -> Void) async throws {
         let signingKey = P256.Signing.PrivateKey()
         let now = Date()
+        // As the APNs emulator runs it with no fault scripted: its answers are the gateway's.
+        let emulation = emulation ?? (emulated ? Self.emulatorWithoutFaults(now: now) : nil)
         let credentials = ProviderCredentials(
             keys: [ProviderKey(keyID: "KEY1234567", teamID: "TEAM123456", environment: nil, publicKey: signingKey.publicKey)],
             appsByTeam: ["TEAM123456": ["com.example.todo"]]
         )
-        try await ProviderEndpoint.with(credentials: { credentials }, acceptor: acceptor, clock: { now }, requestIdleTimeout: requestIdleTimeout) { endpoint in
+        try await ProviderEndpoint.with(credentials: { credentials }, acceptor: acceptor, clock: { now }, emulation: emulation,
+                                        requestIdleTimeout: requestIdleTimeout) { endpoint in
             try await body(Running(server: endpoint.server, url: endpoint.url, client: endpoint.client, acceptor: acceptor, signingKey: signingKey, now: now,
                                    endpoint: endpoint))
         }
     }
 
-    @Test func anAcceptedPushIsAnsweredWithItsApnsIDAndNoBody() async throws {
-        try await withServer { running in
+    /// What the APNs emulator changes of the provider API, with no fault scripted and its clock at `now`.
+    static func emulatorWithoutFaults(now: Date) -> ProviderEmulation {
+        let clock = EmulatorClock(system: { now })
+        let issues = ProviderTokenIssues(clock: clock)
+        let script = Mutex(FaultScript())
+        return ProviderEmulation(
+            fault: { push in
+                let met = script.withLock { $0.meet(token: push.headers.deviceToken, topic: push.headers.topic, bundleIdentifier: push.bundleIdentifier, at: now) }
+                return met.answer.map { _ in InjectedFault.closeConnection }
+            },
+            tokenIssuedAt: { issues.issuedAt(token: $0, iat: $1) },
+            injectedRecords: { _ in [] }
+        )
+    }
+
+    @Test(arguments: [false, true]) func anAcceptedPushIsAnsweredWithItsApnsIDAndNoBody(emulated: Bool) async throws {
+        try await withServer(emulated: emulated) { running in
             let answer = try await running.post(headers: [
                 ("authorization", try running.bearer()), ("apns-topic", "com.example.todo"), ("apns-push-type", "alert"),
                 ("apns-id", "eabeae54-14a8-11e5-b60b-1697f925ec7b"), ("apns-expiration", "0"), ("apns-priority", "10"),
@@ -169,8 +190,8 @@ final class HoldingAcceptor: PushAcceptor {
         }
     }
 
-    @Test func refusalsCarryApplesStatusReasonAndApnsID() async throws {
-        try await withServer { running in
+    @Test(arguments: [false, true]) func refusalsCarryApplesStatusReasonAndApnsID(emulated: Bool) async throws {
+        try await withServer(emulated: emulated) { running in
             let bearer = try running.bearer()
             let valid = [("authorization", bearer), ("apns-topic", "com.example.todo")]
             func expectRefusal(_ answer: (status: Int, apnsID: String?, contentType: String?, body: String), _ status: Int, _ reason: String,
@@ -205,8 +226,8 @@ final class HoldingAcceptor: PushAcceptor {
         }
     }
 
-    @Test func anUnregisteredTokenAnswers410WithItsTimestamp() async throws {
-        try await withServer { running in
+    @Test(arguments: [false, true]) func anUnregisteredTokenAnswers410WithItsTimestamp(emulated: Bool) async throws {
+        try await withServer(emulated: emulated) { running in
             let answer = try await running.post(path: "/3/device/\(Self.gone)", headers: [("authorization", try running.bearer()), ("apns-topic", "com.example.todo")])
             #expect(answer.status == 410)
             #expect(answer.body == #"{"reason":"Unregistered","timestamp":1767225600123}"#)
@@ -223,8 +244,8 @@ final class HoldingAcceptor: PushAcceptor {
 
     /// What a frame-level client sees: APNs ends a `200` on its HEADERS frame (END_STREAM), and an
     /// error with one DATA frame after its headers; some clients break on anything else.
-    @Test func answersEndOnTheFramesAPNsEndsThemOn() async throws {
-        try await withServer { running in
+    @Test(arguments: [false, true]) func answersEndOnTheFramesAPNsEndsThemOn(emulated: Bool) async throws {
+        try await withServer(emulated: emulated) { running in
             let payload = FileManager.default.temporaryDirectory.appendingPathComponent("payload-\(UUID().uuidString).json")
             try Data(#"{"aps":{"alert":"Hello"}}"#.utf8).write(to: payload)
             defer { try? FileManager.default.removeItem(at: payload) }
