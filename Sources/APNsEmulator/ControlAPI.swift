@@ -105,6 +105,10 @@ struct ControlAPI: Service {
                 return Self.json(ControlJSON.received(token: token, pushes))
             }
         }
+        router.get("v1/received") { _, _ in
+            let counts = emulator.devices.receivedCounts
+            return Self.json(ControlJSON.encode(["total": counts.values.reduce(0, +), "byToken": counts]))
+        }
         router.delete("v1/received") { _, _ in
             emulator.devices.clearInboxes()
             return Response(status: .noContent)

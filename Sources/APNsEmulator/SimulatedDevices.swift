@@ -202,6 +202,11 @@ package final class SimulatedDevices: Sendable {
         }
     }
 
+    /// How many pushes each token's device received for it, for the tokens that received any.
+    package var receivedCounts: [String: Int] {
+        state.withLock { $0.inbox.mapValues(\.count) }
+    }
+
     /// Forgets what every device received.
     package func clearInboxes() {
         state.withLock { $0.inbox.removeAll() }

@@ -85,6 +85,7 @@ struct EmulatorCommand: AsyncParsableCommand {
             umask(0o077)
             var logger = Logger(label: "unotify.emulator")
             logger.logLevel = Logger.Level(rawValue: logLevel) ?? .warning
+            Self.removeLeftovers()
             var template = Array(URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("unotify-emulator-XXXXXX").path.utf8CString)
             guard let made = mkdtemp(&template) else { throw CommandFailure("Could not make the emulator's folder in \(NSTemporaryDirectory()).") }
             let folder = URL(fileURLWithPath: String(cString: made))
@@ -121,6 +122,10 @@ struct EmulatorCommand: AsyncParsableCommand {
             } catch let error as EmulatorError {
                 throw CommandFailure(error.message)
             }
+            if !["127.0.0.1", "::1", "localhost"].contains(host) {
+                // Said whatever the log level: anyone who reaches the control API scripts the emulator.
+                FileHandle.standardError.write(Data("Warning: the emulator listens on \(host): its control API has no authentication, and anyone who reaches it can move its clock and script its faults.\n".utf8))
+            }
             let group = ServiceGroup(services: emulator.services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
             try await group.run()
         }
@@ -143,6 +148,26 @@ struct EmulatorCommand: AsyncParsableCommand {
             }
             lines.append("Endpoints file: \(endpointsFile)")
             return lines.joined(separator: "\n")
+        }
+
+        /// Removes the folders of emulators that were killed (`kill -9` leaves its folder): those
+        /// whose gateway's `endpoints.json` names a process that is gone, and those an hour old
+        /// without one (killed while starting).
+        static func removeLeftovers() {
+            let temporary = URL(fileURLWithPath: NSTemporaryDirectory())
+            let files = FileManager.default
+            for name in (try? files.contentsOfDirectory(atPath: temporary.path)) ?? [] where name.hasPrefix("unotify-emulator-") {
+                let folder = temporary.appendingPathComponent(name)
+                guard let attributes = try? files.attributesOfItem(atPath: folder.path), attributes[.type] as? FileAttributeType == .typeDirectory,
+                      (attributes[.ownerAccountID] as? NSNumber)?.uint32Value == getuid() else { continue }
+                if let data = files.contents(atPath: folder.appendingPathComponent("endpoints.json").path),
+                   let pid = (try? JSONSerialization.jsonObject(with: data) as? [String: Any])?["pid"] as? Int {
+                    guard kill(pid_t(pid), 0) != 0, errno == ESRCH else { continue }
+                } else {
+                    guard let modified = attributes[.modificationDate] as? Date, modified < Date().addingTimeInterval(-3_600) else { continue }
+                }
+                try? files.removeItem(at: folder)
+            }
         }
 
         /// Written aside, then renamed over: a reader sees a whole file or none.
@@ -183,6 +208,9 @@ struct EmulatorCommand: AsyncParsableCommand {
             }
             guard let document = try? JSONDecoder().decode(EmulatorDocument.self, from: data) else {
                 throw CommandFailure("\(path) is not an emulator's endpoints file.")
+            }
+            guard kill(document.pid, 0) == 0 || errno == EPERM else {
+                throw CommandFailure("The emulator of \(path) (process \(document.pid)) has stopped: start one with `unotify emulator run`.")
             }
             return document.control
         }
@@ -403,20 +431,28 @@ struct EmulatorCommand: AsyncParsableCommand {
     struct Received: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print the pushes a simulated device received for a token, in order, with their headers and payloads.",
-            discussion: "With --wait, waits up to that long for --count of them (1 by default) and fails if fewer came."
+            discussion: "With --wait, waits up to that long for --count of them (1 by default) and fails if fewer came. Without --token, prints how many every token's device received."
         )
         @OptionGroup var location: Location
-        @Option(name: .long, help: "The device token.") var token: String
+        @Option(name: .long, help: "The device token.") var token: String?
         @Option(name: .long, help: "The pushes to wait for.") var count: Int?
         @Option(name: .long, help: "Seconds to wait for them, such as 3.") var wait: String?
         @Flag(name: .long, help: "Print the answer as JSON.") var json = false
 
         func validate() throws {
+            guard token != nil || (wait == nil && count == nil) else { throw ValidationError("--wait and --count are for one --token.") }
             if let wait { guard EmulatorDuration.seconds(wait) != nil else { throw ValidationError("--wait is a number of seconds, such as 3.") } }
             if let count { guard count >= 0 else { throw ValidationError("--count is 0 or more.") } }
         }
 
         func run() async throws {
+            guard let token else {
+                let counts = try await location.call(.GET, "/v1/received")
+                if json { return print(Show.pretty(counts)) }
+                for (token, count) in (counts["byToken"] as? [String: Int] ?? [:]).sorted(by: { $0.key < $1.key }) { print("\(token)  \(count)") }
+                print("\(counts["total"] as? Int ?? 0) pushes received in all.")
+                return
+            }
             var query: [String] = []
             if let count { query.append("count=\(count)") }
             if let wait { query.append("wait=\(wait)") }
