@@ -82,6 +82,8 @@ package final class Emulator: Sendable {
         gatewayConfiguration.stopGrace = .milliseconds(250)
         // Expired pushes go as the clock passes their expiration (and at once when it is moved).
         gatewayConfiguration.housekeepingInterval = .seconds(1)
+        // A load test's log stays within a test's means: the latest 100,000 pushes.
+        gatewayConfiguration.deliveryLogLimit = 100_000
         gatewayConfiguration.emulation = ProviderEmulation(
             fault: { push in relay.emulator?.meet(push) },
             tokenIssuedAt: { token, iat in issues.issuedAt(token: token, iat: iat) },

@@ -12,8 +12,10 @@ final class InjectedFaultLog: Sendable {
 
     /// Notes that `fault` met `push` at `now`.
     func record(_ fault: Fault, for push: ProviderPush, at now: Date) {
+        // As the gateway would have kept it: 30 days without apns-expiration, for now only with 0.
         let expiresAt: Date = switch push.headers.expiration {
         case nil: now.addingTimeInterval(30 * 86_400)
+        case 0?: now
         case let seconds?: Date(timeIntervalSince1970: TimeInterval(seconds))
         }
         let record = DeliveryRecord(

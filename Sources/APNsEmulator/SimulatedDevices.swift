@@ -111,29 +111,51 @@ package final class SimulatedDevices: Sendable {
         for topic in topics {
             if let violation = RequestRules.violation(inBundleIdentifier: topic) { throw EmulatorError(.invalidRequest, violation.message) }
         }
-        var made: [SimulatedDevice] = []
+        // Eight at a time: each is two writes of the store, whose waits overlap.
+        let made: [SimulatedDevice]
         do {
-            for _ in 0..<count {
-                let credential = try await DeviceLinks.enroll(in: store, prefix: "sim-", at: clock.now())
-                let deviceID = String(credential.prefix { $0 != "." })
-                var tokens: [String: String] = [:]
-                for topic in topics {
-                    tokens[topic] = try await core.register(deviceID: deviceID, bundleIdentifier: topic, environment: environment, at: clock.now()).token
+            made = try await withThrowingTaskGroup(of: (Int, SimulatedDevice).self) { group in
+                var made = [SimulatedDevice?](repeating: nil, count: count)
+                var started = 0
+                while started < min(8, count) {
+                    let index = started
+                    group.addTask { (index, try await self.makeOne(topics: topics, environment: environment, acknowledgement: acknowledgement)) }
+                    started += 1
                 }
-                let device = SimulatedDevice(deviceID: deviceID, tokens: tokens, environment: environment, acknowledgement: acknowledgement,
-                                             isOnline: false, uninstalled: [])
-                state.withLock { state in
-                    state.devices[deviceID] = Device(device: device)
-                    state.order.append(deviceID)
-                    for token in tokens.values { state.deviceByToken[token] = deviceID }
+                while let (index, device) = try await group.next() {
+                    made[index] = device
+                    guard started < count else { continue }
+                    let next = started
+                    group.addTask { (next, try await self.makeOne(topics: topics, environment: environment, acknowledgement: acknowledgement)) }
+                    started += 1
                 }
-                made.append(device)
+                return made.compactMap { $0 }
             }
         } catch {
-            throw EmulatorError(.internalError, "The emulator could not make its devices: \(error.message)")
+            throw EmulatorError(.internalError, "The emulator could not make its devices: \(error)")
+        }
+        // Kept in the order asked for, whichever was written first.
+        state.withLock { state in
+            for device in made {
+                state.devices[device.deviceID] = Device(device: device)
+                state.order.append(device.deviceID)
+                for token in device.tokens.values { state.deviceByToken[token] = device.deviceID }
+            }
         }
         for device in made { setOnline(device.deviceID, true) }
         return made.map { device in state.withLock { $0.devices[device.deviceID]?.device } ?? device }
+    }
+
+    /// Enrolls one device in the store and registers its apps: a simulated device, not linked yet.
+    private func makeOne(topics: [String], environment: APNs.Environment, acknowledgement: AcknowledgementTiming) async throws -> SimulatedDevice {
+        let credential = try await DeviceLinks.enroll(in: store, prefix: "sim-", at: clock.now())
+        let deviceID = String(credential.prefix { $0 != "." })
+        var tokens: [String: String] = [:]
+        for topic in topics {
+            tokens[topic] = try await core.register(deviceID: deviceID, bundleIdentifier: topic, environment: environment, at: clock.now()).token
+        }
+        return SimulatedDevice(deviceID: deviceID, tokens: tokens, environment: environment, acknowledgement: acknowledgement, isOnline: false,
+                               uninstalled: [])
     }
 
     /// Every simulated device, in the order they were made.

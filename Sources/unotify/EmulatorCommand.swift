@@ -86,8 +86,9 @@ struct EmulatorCommand: AsyncParsableCommand {
             var logger = Logger(label: "unotify.emulator")
             logger.logLevel = Logger.Level(rawValue: logLevel) ?? .warning
             Self.removeLeftovers()
-            var template = Array(URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("unotify-emulator-XXXXXX").path.utf8CString)
-            guard let made = mkdtemp(&template) else { throw CommandFailure("Could not make the emulator's folder in \(NSTemporaryDirectory()).") }
+            let parent = Self.parentFolder()
+            var template = Array(parent.appendingPathComponent("unotify-emulator-XXXXXX").path.utf8CString)
+            guard let made = mkdtemp(&template) else { throw CommandFailure("Could not make the emulator's folder in \(parent.path).") }
             let folder = URL(fileURLWithPath: String(cString: made))
             defer { try? FileManager.default.removeItem(at: folder) }
 
@@ -150,11 +151,27 @@ struct EmulatorCommand: AsyncParsableCommand {
             return lines.joined(separator: "\n")
         }
 
+        /// Where the emulator's folder goes: in memory (`/dev/shm`) when it has a gigabyte free, as
+        /// nothing in it outlives the emulator and a sync there costs nothing; else the temporary
+        /// directory.
+        static func parentFolder() -> URL {
+            var space = statvfs()
+            if access("/dev/shm", W_OK) == 0, statvfs("/dev/shm", &space) == 0, UInt64(space.f_bavail) * UInt64(space.f_frsize) >= 1 << 30 {
+                return URL(fileURLWithPath: "/dev/shm")
+            }
+            return URL(fileURLWithPath: NSTemporaryDirectory())
+        }
+
         /// Removes the folders of emulators that were killed (`kill -9` leaves its folder): those
         /// whose gateway's `endpoints.json` names a process that is gone, and those an hour old
         /// without one (killed while starting).
         static func removeLeftovers() {
-            let temporary = URL(fileURLWithPath: NSTemporaryDirectory())
+            for parent in Set([URL(fileURLWithPath: "/dev/shm"), URL(fileURLWithPath: NSTemporaryDirectory())]) {
+                removeLeftovers(in: parent)
+            }
+        }
+
+        private static func removeLeftovers(in temporary: URL) {
             let files = FileManager.default
             for name in (try? files.contentsOfDirectory(atPath: temporary.path)) ?? [] where name.hasPrefix("unotify-emulator-") {
                 let folder = temporary.appendingPathComponent(name)
@@ -312,7 +329,7 @@ struct EmulatorCommand: AsyncParsableCommand {
             @OptionGroup var location: Location
             @Argument(help: "status, delay, goaway, reset, close, offline or uninstalled.") var action: String
             @Option(name: .long, help: "APNs' reason, for status and goaway: Unregistered, TooManyRequests, ServiceUnavailable, …") var reason: String?
-            @Option(name: .long, help: "How long, for delay: 2s, 500ms is 0.5.") var delay: String?
+            @Option(name: .long, help: "How long, for delay: 2s, or seconds such as 0.5 (at most 300).") var delay: String?
             @Option(name: .long, help: "Only pushes to this device token.") var token: String?
             @Option(name: .long, help: "Only pushes of this topic (or app).") var topic: String?
             @Option(name: .long, help: "Only the next N such pushes.") var requests: Int?

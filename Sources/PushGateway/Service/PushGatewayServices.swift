@@ -418,6 +418,8 @@ struct HousekeepingService: Service {
                 logger.debug("housekeeping", metadata: ["expired": .stringConvertible(expired), "forgotten": .stringConvertible(forgotten)])
             }
         } catch {
+            // Stopping cancels a sweep under way: nothing went wrong.
+            guard !Task.isCancelled else { return }
             logger.error("could not remove expired pushes or trim the delivery log", metadata: ["error": .string("\(error)")])
         }
     }
