@@ -108,7 +108,7 @@ package final class Emulator: Sendable {
             let key = P256.Signing.PrivateKey()
             (keyPEM, publicKey) = (key.pemRepresentation, key.publicKey)
         }
-        let keyID = configuration.keyID ?? Self.makeIdentifier()
+        let keyID = configuration.keyID ?? AppleIdentifier.make()
         credentials = (keyID, keyPEM)
         let store = gateway.store
         do {
@@ -307,12 +307,6 @@ package final class Emulator: Sendable {
         } catch {
             throw EmulatorError(.internalError, "The emulator could not count its stored pushes: \(error.message)")
         }
-    }
-
-    private static func makeIdentifier() -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
-        var generator = SystemRandomNumberGenerator()
-        return String((0..<10).map { _ in alphabet.randomElement(using: &generator)! })
     }
 }
 

@@ -29,6 +29,20 @@ package enum PrivateFiles {
         }
     }
 
+    /// Replaces the file at `path` (or creates it) with `contents`, as 0600: written aside, then
+    /// renamed over, so that a reader sees the whole old file or the whole new one, never half.
+    @discardableResult
+    package static func replaceFile(atPath path: String, contents: Data) -> Bool {
+        let aside = path + ".\(getpid()).new"
+        unlink(aside)
+        guard createFile(atPath: aside, contents: contents) else { return false }
+        guard rename(aside, path) == 0 else {
+            unlink(aside)
+            return false
+        }
+        return true
+    }
+
     /// Makes sure an empty file exists at `path`, created as 0600 if it is new: SQLite then creates
     /// its WAL and shared-memory files with the same mode as the database.
     package static func touch(_ path: String) throws {

@@ -72,10 +72,8 @@ package struct WebNotificationCenter: Sendable {
                 access.setPort(port)
                 let address = "http://\(WebAccess.urlHost(configuration.host)):\(port)/"
                 if let file = configuration.addressFile {
-                    // Written aside and renamed over the old one: `unotify center link` never reads half of it.
-                    let fresh = file + ".new"
-                    unlink(fresh)
-                    if PrivateFiles.createFile(atPath: fresh, contents: Data((address + "\n").utf8)) { rename(fresh, file) }
+                    // Replaced whole: `unotify center link` never reads half of it.
+                    PrivateFiles.replaceFile(atPath: file, contents: Data((address + "\n").utf8))
                 }
                 // The log has the address only: logs are collected, and the secret is a credential.
                 logger.info("web notification center listening", metadata: ["address": .string(address)])

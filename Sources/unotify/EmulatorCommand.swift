@@ -7,6 +7,7 @@ import NIOCore
 import NIOHTTP1
 import NotificationCore
 import PrivateFiles
+import PushGateway
 import ServiceLifecycle
 import UnixSignals
 
@@ -64,10 +65,10 @@ struct EmulatorCommand: AsyncParsableCommand {
                 if let violation = RequestRules.violation(inBundleIdentifier: name) { throw ValidationError(violation.message) }
                 guard count >= 0, count <= 100_000 else { throw ValidationError("\(name): 0 to 100000 devices, not \(count).") }
             }
-            guard team.count == 10, team.allSatisfy({ $0.isASCII && ($0.isUppercase || $0.isNumber) }) else {
+            guard AppleIdentifier.isValid(team) else {
                 throw ValidationError("A team identifier is 10 upper-case letters or digits, such as ABCDE12345.")
             }
-            if let keyID, !(keyID.count == 10 && keyID.allSatisfy({ $0.isASCII && ($0.isUppercase || $0.isNumber) })) {
+            if let keyID, !AppleIdentifier.isValid(keyID) {
                 throw ValidationError("A key identifier is 10 upper-case letters or digits.")
             }
             guard AcknowledgementTiming(acknowledge) != nil else { throw ValidationError("--acknowledge is immediately, never, or a delay such as 2s.") }
@@ -114,9 +115,9 @@ struct EmulatorCommand: AsyncParsableCommand {
             let emulator: Emulator
             do {
                 emulator = try await Emulator(configuration: configuration, logger: logger) { document in
-                    if let endpointsFile { Self.write(document.json(), to: endpointsFile) }
-                    Self.write(document.json(), to: EmulatorCommand.lastStartedFile.path)
-                    if let envFile { Self.write(Data(document.shellVariables().utf8), to: envFile) }
+                    if let endpointsFile { PrivateFiles.replaceFile(atPath: endpointsFile, contents: document.json()) }
+                    PrivateFiles.replaceFile(atPath: EmulatorCommand.lastStartedFile.path, contents: document.json())
+                    if let envFile { PrivateFiles.replaceFile(atPath: envFile, contents: Data(document.shellVariables().utf8)) }
                     // Unbuffered: a test or a person reads it at once, whatever stdout is.
                     FileHandle.standardOutput.write(Data((Self.summary(document, endpointsFile: endpointsFile ?? EmulatorCommand.lastStartedFile.path) + "\n").utf8))
                 }
@@ -185,14 +186,6 @@ struct EmulatorCommand: AsyncParsableCommand {
                 }
                 try? files.removeItem(at: folder)
             }
-        }
-
-        /// Written aside, then renamed over: a reader sees a whole file or none.
-        static func write(_ data: Data, to path: String) {
-            let aside = path + ".\(getpid()).tmp"
-            try? FileManager.default.removeItem(atPath: aside)
-            guard PrivateFiles.createFile(atPath: aside, contents: data) else { return }
-            _ = rename(aside, path)
         }
 
         /// Removes a file this process wrote (an endpoints file names its process): another emulator's

@@ -183,7 +183,7 @@ struct GatewayCommand: AsyncParsableCommand {
             @Option(name: .long, help: "A name to recognize it by.") var name: String?
 
             func validate() throws {
-                guard isAppleIdentifier(teamID) else { throw ValidationError("A team identifier is 10 upper-case letters or digits, such as ABCDE12345.") }
+                guard AppleIdentifier.isValid(teamID) else { throw ValidationError("A team identifier is 10 upper-case letters or digits, such as ABCDE12345.") }
             }
 
             func run() async throws {
@@ -282,7 +282,7 @@ struct GatewayCommand: AsyncParsableCommand {
 
             func run() async throws {
                 let key = P256.Signing.PrivateKey()
-                let keyID = makeAppleIdentifier()
+                let keyID = AppleIdentifier.make()
                 let path = output ?? "AuthKey_\(keyID).p8"
                 guard !FileManager.default.fileExists(atPath: path) else { throw CommandFailure("\(path) exists already.") }
                 let stored = StoredKey(keyID: keyID, teamID: team, environment: environment,
@@ -482,17 +482,6 @@ struct TokenExpiryOptions: ParsableArguments {
     func apply(to configuration: inout GatewayConfiguration) {
         configuration.admission.tokenExpiry = tokenExpiryDays == 0 ? nil : tokenExpiryDays * 86_400
     }
-}
-
-/// Apple's 10-character identifiers (team, key): upper-case letters and digits.
-private func isAppleIdentifier(_ text: String) -> Bool {
-    text.count == 10 && text.allSatisfy { $0.isASCII && ($0.isUppercase || $0.isNumber) }
-}
-
-private func makeAppleIdentifier() -> String {
-    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
-    var generator = SystemRandomNumberGenerator()
-    return String((0..<10).map { _ in alphabet.randomElement(using: &generator)! })
 }
 
 /// A certificate given to the gateway to serve (`Docs/certificates.md`).

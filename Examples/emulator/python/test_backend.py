@@ -117,7 +117,9 @@ def test_the_backend_retries_through_a_503_window(emulator, backend):
     async def scenario():
         sending = asyncio.create_task(backend.send(token, "Eventually"))
         # Once the backend has met the window, the test closes it by moving time past it.
+        deadline = time.monotonic() + 10
         while emulator.call("GET", "/v1/faults")["faults"][0]["fired"] < 1:
+            assert time.monotonic() < deadline, "the backend never met the window"
             await asyncio.sleep(0.05)
         await asyncio.to_thread(emulator.advance, "5m")
         return await sending

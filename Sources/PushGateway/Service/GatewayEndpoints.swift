@@ -78,12 +78,8 @@ final class EndpointsFile: Service, Sendable {
         let endpoints = GatewayEndpoints(pid: getpid(), sandbox: "\(scheme.http)://\(host.name):\(sandbox)", production: "\(scheme.http)://\(host.name):\(production)",
                                          deviceLink: "\(scheme.webSocket)://\(host.name):\(deviceLink)", address: host.address, givenCertificate: givenCertificate)
         guard let data = try? JSONEncoder().encode(endpoints) else { return }
-        // Written aside (0600), then renamed over the last one: a reader sees a whole file or none.
-        let path = GatewayEndpoints.path(in: directory).path
-        let written = path + ".\(getpid()).tmp"
-        try? FileManager.default.removeItem(atPath: written)
-        guard PrivateFiles.createFile(atPath: written, contents: data) else { return }
-        _ = rename(written, path)
+        // Replaced whole (0600): a reader sees a whole file or none.
+        PrivateFiles.replaceFile(atPath: GatewayEndpoints.path(in: directory).path, contents: data)
     }
 
     func run() async throws {
