@@ -135,8 +135,12 @@ struct ControlAPI: Service {
 
     /// The request's body, up to ``maximumBody`` bytes.
     static func body(_ request: Request) async throws -> [UInt8] {
-        let buffer = try await request.body.collect(upTo: maximumBody)
-        return Array(buffer.readableBytesView)
+        do {
+            let buffer = try await request.body.collect(upTo: maximumBody)
+            return Array(buffer.readableBytesView)
+        } catch is NIOTooManyBytesError {
+            throw EmulatorError(.tooLarge, "The body is over \(maximumBody / 1024) KiB: the control API's requests are small JSON objects.")
+        }
     }
 
     /// Runs `body`; an ``EmulatorError`` is answered with its status and `{"error":{"code","message"}}`.

@@ -10,6 +10,8 @@ package struct EmulatorError: Error, Sendable, CustomStringConvertible {
         package static let invalidRequest = Code(name: "invalidRequest", status: 400)
         /// No such fault, device or token.
         package static let notFound = Code(name: "notFound", status: 404)
+        /// A request whose body is over the 64 KiB the control API reads.
+        package static let tooLarge = Code(name: "tooLarge", status: 413)
         /// A well-formed request the emulator will not do as it stands: the clock moved back or
         /// beyond reach, a window that ends before it starts, a delay over 300 s.
         package static let refused = Code(name: "refused", status: 422)

@@ -18,6 +18,26 @@ import TestSupport
         #expect(run.succeeded, "openapi-spec-validator: \(run.errors)")
     }
 
+    /// A body too large to read, one that is not JSON, one of the wrong shape: each refused with its
+    /// code and a message that says what to send.
+    @Test(arguments: [
+        (String(repeating: "x", count: 70_000), 413, "tooLarge"),
+        ("not json", 400, "invalidRequest"),
+        (#"{"action":"status","requests":"three"}"#, 400, "invalidRequest"),
+        (#"{"action":"status","reason":"Unregistered","topic":null}"#, 400, "invalidRequest"),
+        (#"{"action":"delay","delay":"10m"}"#, 422, "refused"),
+    ])
+    func aRequestTheAPIDoesNotTakeIsRefusedWithItsCode(body: String, status: Int, code: String) async throws {
+        try await LocalEmulator.with(devices: 1) { local in
+            let answer = try await local.control(.POST, "/v1/faults", body)
+            #expect(answer.status == status)
+            let error = try #require(answer.json["error"] as? [String: Any])
+            #expect(error["code"] as? String == code)
+            #expect((error["message"] as? String)?.isEmpty == false)
+            #expect(local.emulator.faults.isEmpty, "nothing was scripted")
+        }
+    }
+
     @Test func generatedRequestsGetDocumentedAnswers() async throws {
         let emulator = try await RunningEmulator.start(topics: ["com.example.app=2"])
         let seed = ProcessInfo.processInfo.environment["UNOTIFY_FUZZ_SEED"] ?? "20261129"
