@@ -1,7 +1,6 @@
 import Crypto
 package import Foundation
 package import Logging
-import NIOCore
 package import NotificationCore
 import PrivateFiles
 package import PushGateway
@@ -50,8 +49,7 @@ package final class Emulator: Sendable {
     package let configuration: EmulatorConfiguration
     let gateway: PushGatewayServices
     package let devices: SimulatedDevices
-    private let faultScript: Mutex<FaultScript>
-    let injected: InjectedFaultLog
+    private let injector: FaultInjector
     private let credentials: (keyID: String, keyPEM: String)
     private let listening = Mutex<[String: Int]>([:])
     private let onReady: @Sendable (EmulatorDocument) -> Void
@@ -66,11 +64,9 @@ package final class Emulator: Sendable {
         self.onReady = onReady
         let clock = EmulatorClock(frozen: configuration.frozenClock)
         self.clock = clock
-        faultScript = Mutex(FaultScript())
-        let injected = InjectedFaultLog()
-        self.injected = injected
-        let issues = ProviderTokenIssues(clock: clock)
         let relay = Relay()
+        let injector = FaultInjector(clock: clock, deviceFaultEnded: { relay.emulator?.reconcileDevices() })
+        self.injector = injector
 
         var gatewayConfiguration = GatewayConfiguration(dataDirectory: configuration.folder)
         gatewayConfiguration.host = configuration.host
@@ -84,11 +80,7 @@ package final class Emulator: Sendable {
         gatewayConfiguration.housekeepingInterval = .seconds(1)
         // A load test's log stays within a test's means: the latest 100,000 pushes.
         gatewayConfiguration.deliveryLogLimit = 100_000
-        gatewayConfiguration.emulation = ProviderEmulation(
-            fault: { push in relay.emulator?.meet(push) },
-            tokenIssuedAt: { token, iat in issues.issuedAt(token: token, iat: iat) },
-            injectedRecords: { id in injected.records(matching: id) }
-        )
+        gatewayConfiguration.emulation = injector.emulation
         gateway = try await PushGatewayServices(
             configuration: gatewayConfiguration, logger: logger,
             onListening: { environment, port in relay.emulator?.listening(environment.rawValue, port) },
@@ -185,29 +177,6 @@ package final class Emulator: Sendable {
 
     // MARK: - Faults
 
-    /// What a push the provider API passed meets: the fault for its answer, if any; each fault it
-    /// meets is noted in the delivery log.
-    func meet(_ push: ProviderPush) -> InjectedFault? {
-        let now = push.receivedAt
-        let met = faultScript.withLock {
-            $0.meet(token: push.headers.deviceToken, topic: push.headers.topic, bundleIdentifier: push.bundleIdentifier, at: now)
-        }
-        for fault in met.device { injected.record(fault, for: push, at: now) }
-        if met.device.contains(where: { $0.remaining == 0 }) { reconcileDevices() }
-        guard let fault = met.answer else { return nil }
-        injected.record(fault, for: push, at: now)
-        switch fault.action {
-        case .status(let reason):
-            let timestamp = reason.status == 410 ? Int64((now.timeIntervalSince1970 * 1000).rounded(.down)) : nil
-            return .refuse(APNs.Rejection(reason, timestamp: timestamp))
-        case .delay(let seconds): return .delay(.nanoseconds(Int64(seconds * 1_000_000_000)))
-        case .goAway(let reason): return .goAway(reason: reason)
-        case .resetStream: return .resetStream
-        case .closeConnection: return .closeConnection
-        case .offline, .uninstalled: return nil
-        }
-    }
-
     /// Scripts a fault; returns it with its identifier. An `uninstalled` fault removes its apps at once.
     package func script(_ fault: Fault) async throws(EmulatorError) -> Fault {
         if fault.action == .uninstalled, fault.remaining != nil || fault.until != nil || fault.from != nil {
@@ -225,7 +194,7 @@ package final class Emulator: Sendable {
         if fault.action.isDeviceFault, let token = fault.token, devices.device(holding: token) == nil {
             throw EmulatorError(.notFound, "No simulated device holds the token \(token): only simulated devices go offline or lose apps.")
         }
-        let added = faultScript.withLock { $0.add(fault) }
+        let added = injector.add(fault)
         if added.action == .uninstalled {
             let ended = try await devices.uninstall(added)
             logger.info("emulator uninstalled apps", metadata: ["fault": .stringConvertible(added.id), "tokens": .stringConvertible(ended.count)])
@@ -236,23 +205,22 @@ package final class Emulator: Sendable {
 
     /// Removes a fault (a device it kept offline comes back).
     package func removeFault(_ id: Int) throws(EmulatorError) {
-        guard faultScript.withLock({ $0.remove(id) }) != nil else { throw EmulatorError(.notFound, "There is no fault \(id).") }
+        guard injector.remove(id) != nil else { throw EmulatorError(.notFound, "There is no fault \(id).") }
         reconcileDevices()
     }
 
     /// Removes every fault.
     package func removeFaults() {
-        faultScript.withLock { $0.removeAll() }
+        injector.removeAll()
         reconcileDevices()
     }
 
     /// The faults scripted, in order.
-    package var faults: [Fault] { faultScript.withLock { $0.faults } }
+    package var faults: [Fault] { injector.faults }
 
     /// Links the simulated devices no `offline` fault in force names, and unlinks the others.
     func reconcileDevices() {
-        let offline = faultScript.withLock { $0.offline(at: clock.now()) }
-        devices.reconcile(offline: offline)
+        devices.reconcile(offline: injector.offline)
     }
 
     // MARK: - Clock
@@ -282,9 +250,9 @@ package final class Emulator: Sendable {
     /// The delivery log of the pushes whose `apns-id` or `apns-unique-id` is `id`, with the faults
     /// injected for them.
     package func deliveryRecords(matching id: String) async throws(EmulatorError) -> [DeliveryRecord] {
-        let injected = self.injected
+        let injector = self.injector
         do {
-            return try await EmulatedDeliveryLog(log: gateway.core, injected: { injected.records(matching: $0) }).deliveryRecords(matching: id)
+            return try await EmulatedDeliveryLog(log: gateway.core, injected: { injector.injectedRecords(matching: $0) }).deliveryRecords(matching: id)
         } catch {
             throw EmulatorError(.internalError, "The emulator could not read its delivery log: \(error.message)")
         }

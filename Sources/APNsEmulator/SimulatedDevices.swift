@@ -84,6 +84,8 @@ package final class SimulatedDevices: Sendable {
         var order: [String] = []
         var deviceByToken: [String: String] = [:]
         var inbox: [String: [ReceivedPush]] = [:]
+        /// Requests waiting for a token's inbox to hold a count of pushes.
+        var waiters: [UUID: (token: String, count: Int, arrived: CheckedContinuation<Void, Never>)] = [:]
     }
 
     private let state = Mutex(State())
@@ -216,11 +218,33 @@ package final class SimulatedDevices: Sendable {
         guard device(holding: token) != nil else {
             throw EmulatorError(.notFound, "No simulated device holds the token \(token).")
         }
-        let deadline = ContinuousClock.now + .milliseconds(Int64(max(0, min(wait, 300)) * 1000))
-        while true {
-            let pushes = state.withLock { $0.inbox[token] ?? [] }
-            if pushes.count >= count || ContinuousClock.now >= deadline || Task.isCancelled { return pushes }
-            try? await Task.sleep(for: .milliseconds(10))
+        if wait > 0 {
+            // Whichever comes first: the pushes, or the end of the wait.
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await self.arrival(of: count, for: token) }
+                group.addTask { try? await Task.sleep(for: .milliseconds(Int64(min(wait, 300) * 1000))) }
+                await group.next()
+                group.cancelAll()
+            }
+        }
+        return state.withLock { $0.inbox[token] ?? [] }
+    }
+
+    /// Returns once the inbox of `token` holds `count` pushes, or when cancelled.
+    private func arrival(of count: Int, for token: String) async {
+        let id = UUID()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { arrived in
+                let now = state.withLock { state -> Bool in
+                    // Cancelled before it waited: the cancellation found no waiter to resume.
+                    if Task.isCancelled || state.inbox[token, default: []].count >= count { return true }
+                    state.waiters[id] = (token, count, arrived)
+                    return false
+                }
+                if now { arrived.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.waiters.removeValue(forKey: id) }?.arrived.resume()
         }
     }
 
@@ -259,7 +283,7 @@ package final class SimulatedDevices: Sendable {
     /// A link's pushes reached the device: kept in its inbox, then acknowledged as the device does.
     fileprivate func received(_ pushes: [DeviceLink.Push], on link: SimulatedLink) {
         let now = clock.now()
-        let acknowledgement = state.withLock { state -> AcknowledgementTiming in
+        let (acknowledgement, arrived) = state.withLock { state -> (AcknowledgementTiming, [CheckedContinuation<Void, Never>]) in
             for push in pushes {
                 let received = ReceivedPush(
                     token: push.token, bundleIdentifier: push.bundleIdentifier, environment: push.environment, apnsID: push.apnsID,
@@ -269,8 +293,11 @@ package final class SimulatedDevices: Sendable {
                 )
                 state.inbox[push.token, default: []].append(received)
             }
-            return state.devices[link.deviceID]?.device.acknowledgement ?? .immediately
+            let arrived = state.waiters.filter { _, waiter in state.inbox[waiter.token, default: []].count >= waiter.count }
+            for id in arrived.keys { state.waiters[id] = nil }
+            return (state.devices[link.deviceID]?.device.acknowledgement ?? .immediately, arrived.values.map(\.arrived))
         }
+        for waiter in arrived { waiter.resume() }
         guard let last = pushes.last?.sequence, let session = link.session else { return }
         switch acknowledgement {
         case .immediately:

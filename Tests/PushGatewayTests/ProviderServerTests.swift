@@ -115,17 +115,7 @@ final class HoldingAcceptor: PushAcceptor {
 
     /// What the APNs emulator changes of the provider API, with no fault scripted and its clock at `now`.
     static func emulatorWithoutFaults(now: Date) -> ProviderEmulation {
-        let clock = EmulatorClock(system: { now })
-        let issues = ProviderTokenIssues(clock: clock)
-        let script = Mutex(FaultScript())
-        return ProviderEmulation(
-            fault: { push in
-                let met = script.withLock { $0.meet(token: push.headers.deviceToken, topic: push.headers.topic, bundleIdentifier: push.bundleIdentifier, at: now) }
-                return met.answer.map { _ in InjectedFault.closeConnection }
-            },
-            tokenIssuedAt: { issues.issuedAt(token: $0, iat: $1) },
-            injectedRecords: { _ in [] }
-        )
+        FaultInjector(clock: EmulatorClock(system: { now })).emulation
     }
 
     @Test(arguments: [false, true]) func anAcceptedPushIsAnsweredWithItsApnsIDAndNoBody(emulated: Bool) async throws {
